@@ -1,0 +1,3 @@
+from glider_cli.cli import main
+
+main()

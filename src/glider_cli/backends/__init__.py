@@ -1,0 +1,1 @@
+"""Upstream backends: named, with timeouts and auth taken from env-var names."""

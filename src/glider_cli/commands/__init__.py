@@ -1,0 +1,1 @@
+"""One module per subcommand. Each owns a `typer.Typer()`; `cli.py` composes them."""

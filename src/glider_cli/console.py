@@ -1,0 +1,43 @@
+"""The only module that imports Rich. Data goes to stdout, diagnostics to stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def emit_json(value: Any) -> None:
+    """Plain JSON on stdout: no Rich wrapping, no colour."""
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def error(message: str, hint: str | None = None) -> None:
+    err.print(f"[bold red]Error:[/] {message}", markup=True, highlight=False)
+    if hint:
+        err.print(f"[dim]Hint:[/] {hint}", markup=True, highlight=False)
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]Warning:[/] {message}", markup=True, highlight=False)
+
+
+def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    t = Table(title=title, show_lines=False)
+    for c in columns:
+        t.add_column(c)
+    for r in rows:
+        t.add_row(*(str(x) if x is not None else "" for x in r))
+    out.print(t)
+
+
+def line(text: str = "", *, markup: bool = False) -> None:
+    out.print(text, markup=markup, highlight=False)

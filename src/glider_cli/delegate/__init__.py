@@ -1,0 +1,1 @@
+"""Delegation to other agent CLIs, with the per-workspace continuity record."""

@@ -1,0 +1,145 @@
+"""Glider's shared vocabulary: the request model the router sees, and the decision it makes.
+
+Every protocol parser builds a ChatRequest; `router.decide` returns a RouteDecision; the proxy
+logs `RouteDecision.to_dict()` as a `RouteDecided` event and `glider route explain --json`
+prints the same dict. Values are frozen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Protocol_ = Literal["anthropic", "openai_chat", "openai_responses"]
+Target = Literal["local", "cloud"]
+Strategy = Literal["single", "fan_out", "pipeline", "ensemble"]
+
+TARGETS: tuple[str, ...] = ("local", "cloud")
+STRATEGIES: tuple[str, ...] = ("single", "fan_out", "pipeline", "ensemble")
+DELEGATE_FLAGS: tuple[str, ...] = ("/claude", "/cursor-agent", "/agy")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message flattened for routing: `content` is its text (text blocks joined by newlines).
+
+    `tool_calls` are the calls an assistant message makes; `tool_results` the ids of the calls a
+    user/tool message answers.
+    """
+
+    role: str
+    content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_results: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses."""
+
+    protocol: Protocol_
+    model: str
+    stream: bool
+    messages: tuple[Message, ...]
+    system: str = ""
+    tool_names: tuple[str, ...] = ()
+    estimated_tokens: int = 0
+    temperature: float | None = None
+    max_tokens: int | None = None
+    session_id: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def has_tools(self) -> bool:
+        return bool(self.tool_names)
+
+    @property
+    def last_text(self) -> str:
+        """The most recent message's text (what `regex` and `explicit` triggers look at)."""
+        return self.messages[-1].content if self.messages else ""
+
+    @property
+    def last_user_text(self) -> str:
+        for m in reversed(self.messages):
+            if m.role == "user" and m.content:
+                return m.content
+        return ""
+
+
+@dataclass(frozen=True)
+class Reason:
+    """One line of a decision's trace: a rule, whether it matched, and why."""
+
+    rule: str
+    priority: int | None
+    matched: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RequestSummary:
+    estimated_tokens: int
+    has_tools: bool
+    complexity_score: int
+    complexity_source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "estimated_tokens": self.estimated_tokens,
+            "has_tools": self.has_tools,
+            "complexity_score": self.complexity_score,
+            "complexity_source": self.complexity_source,
+        }
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    """What the router decided and the ordered reasons that produced it."""
+
+    target: Target
+    rule: str
+    priority: int | None
+    backend: str | None
+    model: str | None
+    adapter: str | None
+    strategy: Strategy
+    delegate: str | None
+    request: RequestSummary
+    trace: tuple[Reason, ...]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "target": self.target,
+            "rule": self.rule,
+            "priority": self.priority,
+            "backend": self.backend,
+            "model": self.model,
+            "adapter": self.adapter,
+            "strategy": self.strategy,
+            "delegate": self.delegate,
+            "request": self.request.to_dict(),
+            "trace": [r.to_dict() for r in self.trace],
+        }
+        d.update(self.extra)
+        return d
+
+
+class EventSink(Protocol):
+    """Where the proxy and the delegate runner put events. Must not block on disk."""
+
+    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None: ...
+
+
+class Clock(Protocol):
+    def __call__(self) -> float: ...

@@ -1,0 +1,124 @@
+"""Glider's one exception tree.
+
+    GliderError
+    ├── ConfigError            a config or profile file is wrong (names file, rule, key)
+    │   ├── ProfileError       an unknown bundled profile, an unreadable file
+    │   └── RuleError          one rule is wrong
+    ├── StoreError             the on-disk stores
+    │   └── CorruptEvent       a line that cannot be read back
+    ├── RoutingError           no decision could be made
+    │   └── NoRoute
+    ├── RequestError           a malformed client request (the proxy maps it to a protocol 4xx)
+    ├── QueryError             a malformed `context query` (points at the bad token)
+    ├── BackendError           an upstream failed
+    │   ├── BackendTimeout
+    │   └── UpstreamStatus     the upstream answered with an error status
+    └── DelegateError          a delegate CLI could not be run
+
+`cli.py` catches GliderError once: `Error: <message>` (and the hint) on stderr, exit 1.
+Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class GliderError(Exception):
+    """Base of every error Glider reports to a user."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(GliderError):
+    """A configuration file is wrong. Carries where: file, rule, key (any may be None)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        rule: str | None = None,
+        key: str | None = None,
+        line: int | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.file = file
+        self.rule = rule
+        self.key = key
+        self.line = line
+        where = []
+        if file:
+            where.append(f"{file}:{line}" if line else file)
+        if rule:
+            where.append(f"rule {rule!r}")
+        if key:
+            where.append(f"key {key!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message, hint=hint)
+        self.detail = message
+
+
+class ProfileError(ConfigError):
+    """A profile cannot be found or read."""
+
+
+class RuleError(ConfigError):
+    """One routing rule is wrong."""
+
+
+class StoreError(GliderError):
+    """The on-disk stores could not be read or written."""
+
+
+class CorruptEvent(StoreError):
+    """An event line could not be parsed."""
+
+
+class RoutingError(GliderError):
+    """The router could not decide."""
+
+
+class NoRoute(RoutingError):
+    """No rule matched and there is no default."""
+
+
+class RequestError(GliderError):
+    """A client request is malformed. `status` is the HTTP status the proxy answers with."""
+
+    def __init__(self, message: str, *, status: int = 400, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+
+
+class QueryError(GliderError):
+    """A context query is malformed; `position` is the offset of the bad token."""
+
+    def __init__(self, message: str, *, position: int | None = None, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.position = position
+
+
+class BackendError(GliderError):
+    """An upstream backend failed."""
+
+
+class BackendTimeout(BackendError):
+    """The upstream did not answer in time."""
+
+
+class UpstreamStatus(BackendError):
+    """The upstream answered with an error status."""
+
+    def __init__(self, message: str, *, status: int, body: bytes = b"", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.body = body
+
+
+class DelegateError(GliderError):
+    """A delegate CLI could not be run."""

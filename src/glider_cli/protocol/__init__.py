@@ -1,0 +1,1 @@
+"""Wire protocols: pure parse, translate and stream conversion. No I/O."""

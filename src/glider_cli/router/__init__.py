@@ -1,0 +1,1 @@
+"""The router: pure functions from a ChatRequest and a profile to a RouteDecision."""

@@ -1,0 +1,1 @@
+"""`glider serve`: the Starlette app and the proxy pipeline."""

@@ -1,0 +1,1 @@
+"""The context store: append-only event log, entity graph, queries, prune."""

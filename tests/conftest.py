@@ -1,0 +1,35 @@
+"""Autouse fixtures: GLIDER_HOME in a temporary directory, no proxy variables, plain output."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+_PROXY_VARS = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+)
+
+
+@pytest.fixture(autouse=True)
+def glider_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "glider-home"
+    monkeypatch.setenv("GLIDER_HOME", str(home))
+    monkeypatch.delenv("GLIDER_CONFIG", raising=False)
+    monkeypatch.delenv("GLIDER_TOKEN", raising=False)
+    for var in _PROXY_VARS:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERM", "dumb")
+    yield home
