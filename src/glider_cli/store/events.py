@@ -1,0 +1,132 @@
+"""The event schema: one JSON object per line in `$GLIDER_HOME/context/events-YYYY-MM-DD.jsonl`.
+
+Contract (schema version 1), every line is exactly one event:
+
+    {"v": 1, "id": "<32 hex>", "type": "RouteDecided", "ts": "2026-11-29T21:50:01.123Z",
+     "turn_id": "<id or null>", "prov": "RUNTIME", "data": {...}}
+
+- `id` is time-ordered: 12 hex digits of Unix milliseconds then 20 hex digits that start random and
+  are incremented within one millisecond, so ids sort as they were made in one process, and by
+  millisecond across processes.
+- `ts` is ISO-8601 UTC with milliseconds; the file an event goes to is the UTC day of its `ts`.
+- `prov` is always RUNTIME for the log (EXTRACTED/INFERRED belong to the entity store).
+- `data` is redacted (see `store.redact`) before the line is written.
+- Readers upgrade older versions in `upgrade()`; a line of a newer version than this module knows is
+  skipped and counted, never guessed at. The log is never rewritten in place.
+
+Event types and the `data` keys the views read (all optional; extra keys are kept as they are):
+
+    TurnOpened        ask (the user's text), session_id, clone_path, goal, plan, client
+    RouteDecided      RouteDecision.to_dict(): target, rule, backend, model, strategy, delegate, ...
+    StickyBound       family, target, ttl
+    FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files
+    OriginPassthrough backend, status, input_tokens, output_tokens, ms, files
+    FallbackUsed      from, to, reason
+    UpstreamFailed    backend, status, error
+    DelegateRun       vendor, exit_code, ms, files, summary
+    Note              text (a free note attached to a turn; it becomes a `note` entity)
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+SCHEMA_VERSION = 1
+PROV_RUNTIME = "RUNTIME"
+
+TURN_OPENED = "TurnOpened"
+ROUTE_DECIDED = "RouteDecided"
+STICKY_BOUND = "StickyBound"
+FULFILLED_LOCAL = "FulfilledLocal"
+ORIGIN_PASSTHROUGH = "OriginPassthrough"
+FALLBACK_USED = "FallbackUsed"
+UPSTREAM_FAILED = "UpstreamFailed"
+DELEGATE_RUN = "DelegateRun"
+NOTE = "Note"
+
+EVENT_TYPES: tuple[str, ...] = (
+    TURN_OPENED,
+    ROUTE_DECIDED,
+    STICKY_BOUND,
+    FULFILLED_LOCAL,
+    ORIGIN_PASSTHROUGH,
+    FALLBACK_USED,
+    UPSTREAM_FAILED,
+    DELEGATE_RUN,
+    NOTE,
+)
+
+# Events that close a turn's request, in the order an episode reports them.
+OUTCOME_TYPES: tuple[str, ...] = (FULFILLED_LOCAL, ORIGIN_PASSTHROUGH, UPSTREAM_FAILED, DELEGATE_RUN)
+
+_REQUIRED = ("id", "type", "ts")
+
+
+class IdGenerator:
+    """Monotonic time-ordered ids (see the module contract). Thread-safe."""
+
+    def __init__(self, clock: Any = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._counter = 0
+
+    def __call__(self) -> str:
+        ms = int(self._clock() * 1000)
+        with self._lock:
+            if ms <= self._last_ms:
+                ms = self._last_ms
+                self._counter += 1
+            else:
+                self._last_ms = ms
+                # Leave headroom so the counter never overflows its 80 bits within one millisecond.
+                self._counter = random.getrandbits(79)
+            counter = self._counter
+        return f"{ms:012x}{counter:020x}"
+
+
+def format_ts(t: float) -> str:
+    """Unix seconds -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC)."""
+    ms = int(t * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+
+
+def make_event(
+    id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {
+        "v": SCHEMA_VERSION,
+        "id": id_,
+        "type": type_,
+        "ts": ts,
+        "turn_id": turn_id,
+        "prov": PROV_RUNTIME,
+        "data": dict(data),
+    }
+
+
+def upgrade(raw: Any) -> dict[str, Any] | None:
+    """A parsed line -> a current-version event, or None when it is not a readable event.
+
+    Version 1 is the only version so far; a line without `v` predates versioning and is read as
+    version 1 when it has the required fields.
+    """
+    if not isinstance(raw, dict):
+        return None
+    v = raw.get("v", SCHEMA_VERSION)
+    if v != SCHEMA_VERSION:
+        return None
+    for k in _REQUIRED:
+        if not isinstance(raw.get(k), str):
+            return None
+    if "v" not in raw:
+        raw["v"] = SCHEMA_VERSION
+    if not isinstance(raw.get("data"), dict):
+        raw["data"] = {}
+    raw.setdefault("turn_id", None)
+    raw.setdefault("prov", PROV_RUNTIME)
+    return raw

@@ -1,0 +1,187 @@
+"""The append-only event log: one append function and one tolerant reader.
+
+Files are `<context dir>/events-YYYY-MM-DD.jsonl`, one per UTC day (the day of the event's `ts`).
+
+Writing: `append_events` serialises a batch with orjson and hands each day's lines to the kernel in
+one `os.write` on an `O_APPEND` descriptor. On a local filesystem the kernel serialises appends to a
+file, so lines from two processes never interleave and no lock file is needed; a short write (disk
+full, a signal during a huge write) is continued until the batch is written or an OSError is raised.
+
+Reading: `read_file` never fails on content. A last line without its newline (a writer killed in the
+middle of a write) is skipped and counted as torn; a line that is not an event is skipped and counted
+as corrupt. If a torn line had another writer's line glued to it, the glued event is recovered.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from glider_cli.errors import StoreError
+from glider_cli.store.events import upgrade
+
+_DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
+_EVENT_START = b'{"v":'
+
+
+@dataclass
+class ReadStats:
+    files: int = 0
+    lines: int = 0
+    events: int = 0
+    torn: int = 0
+    corrupt: int = 0
+    recovered: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def day_path(context_dir: Path, day: dt.date | str) -> Path:
+    d = day if isinstance(day, str) else day.isoformat()
+    return context_dir / f"events-{d}.jsonl"
+
+
+def list_day_files(context_dir: Path) -> list[tuple[dt.date, Path]]:
+    """Every event file under `context_dir`, oldest day first."""
+    if not context_dir.is_dir():
+        return []
+    out: list[tuple[dt.date, Path]] = []
+    for entry in os.scandir(context_dir):
+        m = _DAY_FILE.match(entry.name)
+        if not m:
+            continue
+        try:
+            day = dt.date.fromisoformat(m.group(1))
+        except ValueError:
+            continue
+        out.append((day, Path(entry.path)))
+    out.sort()
+    return out
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append whole lines to `path` with one write on an O_APPEND descriptor (see the contract)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+    finally:
+        os.close(fd)
+
+
+def encode(event: dict[str, Any]) -> bytes:
+    return orjson.dumps(event, default=str) + b"\n"
+
+
+def append_events(context_dir: Path, events: Iterable[dict[str, Any]]) -> int:
+    """Append already-built (and redacted) events, grouped by their UTC day. Returns the count."""
+    by_day: dict[str, list[bytes]] = {}
+    n = 0
+    for ev in events:
+        by_day.setdefault(ev["ts"][:10], []).append(encode(ev))
+        n += 1
+    if not by_day:
+        return 0
+    try:
+        context_dir.mkdir(parents=True, exist_ok=True)
+        for day, lines in by_day.items():
+            append_bytes(day_path(context_dir, day), b"".join(lines))
+    except OSError as exc:
+        raise StoreError(f"cannot append to the event log in {context_dir}: {exc}") from exc
+    return n
+
+
+def _parse(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
+    try:
+        ev = upgrade(orjson.loads(line))
+    except orjson.JSONDecodeError:
+        ev = None
+        # A torn line followed by another writer's complete line: recover the complete one.
+        at = line.rfind(_EVENT_START)
+        if at > 0:
+            try:
+                ev = upgrade(orjson.loads(line[at:]))
+            except orjson.JSONDecodeError:
+                ev = None
+            if ev is not None:
+                stats.recovered += 1
+                stats.torn += 1
+                return ev
+    if ev is None:
+        stats.corrupt += 1
+    return ev
+
+
+def read_file(path: Path, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """All readable events of one file, in file order (see the contract for what is skipped)."""
+    st = stats if stats is not None else ReadStats()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+    st.files += 1
+    lines = raw.split(b"\n")
+    tail = lines.pop()
+    if tail.strip():
+        st.torn += 1
+    out: list[dict[str, Any]] = []
+    append = out.append
+    loads = orjson.loads
+    for line in lines:
+        if not line:
+            continue
+        st.lines += 1
+        try:
+            ev = loads(line)
+        except orjson.JSONDecodeError:
+            ev = _parse(line, st)
+            if ev is not None:
+                append(ev)
+            continue
+        if type(ev) is dict and ev.get("v") == 1 and "id" in ev and "type" in ev and "ts" in ev:
+            append(ev)
+        else:
+            ev = upgrade(ev)
+            if ev is None:
+                st.corrupt += 1
+            else:
+                append(ev)
+    st.events += len(out)
+    return out
+
+
+def select_days(
+    context_dir: Path, *, days: int | None = None, today: dt.date | None = None
+) -> list[Path]:
+    """The event files of the last `days` UTC days (today included); all files when `days` is None."""
+    files = list_day_files(context_dir)
+    if days is None:
+        return [p for _, p in files]
+    now = today or dt.datetime.now(dt.UTC).date()
+    first = now - dt.timedelta(days=max(days, 1) - 1)
+    return [p for d, p in files if d >= first]
+
+
+def iter_events(
+    context_dir: Path,
+    *,
+    days: int | None = None,
+    today: dt.date | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Events of the selected days, oldest file first, in file order within a file."""
+    st = stats if stats is not None else ReadStats()
+    for path in select_days(context_dir, days=days, today=today):
+        yield from read_file(path, st)

@@ -1,0 +1,99 @@
+"""Redaction: secrets never reach disk.
+
+`redact(value)` returns a copy of a JSON-like value in which
+- the value under a key-ish name (Authorization, x-api-key, `*-token`, `*_secret`, cookies, ...) is
+  replaced by "[REDACTED]" when it is a string (numbers such as `max_tokens` are not secrets);
+- header pairs given as `[name, value]` lists are treated like mapping entries;
+- inside every other string, substrings that look like keys or tokens (`sk-…`, `sk-ant-…`, `ghp_…`,
+  `github_pat_…`, `AKIA…`, `xox…`, `AIza…`, `glpat-…`, `Bearer …`, PEM private-key blocks) are
+  replaced by "[REDACTED]".
+It is applied to every event before it is queued, so the in-memory ring is redacted too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+REDACTED = "[REDACTED]"
+
+_EXACT_NAMES = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "apikey",
+        "api-key",
+        "x-api-key",
+        "token",
+        "access-token",
+        "refresh-token",
+        "id-token",
+        "session-token",
+        "secret",
+        "client-secret",
+        "password",
+        "passwd",
+        "private-key",
+        "credentials",
+        "credential",
+        "bearer",
+    }
+)
+_NAME_SUFFIXES = ("-api-key", "-apikey", "-secret", "-password", "-token", "-credentials", "-private-key")
+
+_VALUE_RE = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)"
+    r"|\bsk-(?:ant-)?[A-Za-z0-9_\-]{8,}"
+    r"|\bgh[pousr]_[A-Za-z0-9]{16,}"
+    r"|\bgithub_pat_[A-Za-z0-9_]{16,}"
+    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+    r"|\bxox[abposr]-[A-Za-z0-9\-]{8,}"
+    r"|\bAIza[0-9A-Za-z_\-]{30,}"
+    r"|\bglpat-[A-Za-z0-9_\-]{16,}"
+    r"|\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{6,}",
+    re.DOTALL,
+)
+# Cheap pre-check: a string with none of these cannot match _VALUE_RE.
+_TRIGGERS = ("sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "earer", "PRIVATE KEY")
+
+
+def sensitive_name(name: str) -> bool:
+    """True for header/field names whose string values are credentials."""
+    n = name.strip().lower().replace("_", "-")
+    if n in _EXACT_NAMES:
+        return True
+    if n.endswith(_NAME_SUFFIXES):
+        return True
+    return n.startswith("x-") and n.endswith("-key")
+
+
+def redact_text(text: str) -> str:
+    if not any(t in text for t in _TRIGGERS):
+        return text
+    return _VALUE_RE.sub(REDACTED, text)
+
+
+def redact(value: Any) -> Any:
+    """A redacted copy of a JSON-like value (see the module contract)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if isinstance(k, str) and isinstance(v, str) and sensitive_name(k):
+                out[k] = REDACTED
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, list | tuple):
+        if (
+            len(value) == 2
+            and isinstance(value[0], str)
+            and isinstance(value[1], str)
+            and sensitive_name(value[0])
+        ):
+            return [value[0], REDACTED]
+        return [redact(v) for v in value]
+    return value

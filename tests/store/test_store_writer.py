@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from glider_cli.errors import StoreError
+from glider_cli.paths import Paths
+from glider_cli.settings import ContextSettings
+from glider_cli.store import log
+from glider_cli.store.events import format_ts, make_event
+from glider_cli.store.redact import REDACTED, redact, sensitive_name
+from glider_cli.store.writer import EventWriter
+
+SECRETS = {
+    "anthropic": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "openai": "sk-proj-1234567890abcdefGHIJKLmnop",
+    "github": "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "github_pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+    "aws": "AKIAIOSFODNN7EXAMPLE",
+    "slack": "xoxb-123456789012-abcdefghij",
+    "plain-header-value": "opaque-value-without-shape-42",
+}
+PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7secretbody\n-----END RSA PRIVATE KEY-----"
+
+
+def test_sensitive_names() -> None:
+    for name in ("Authorization", "x-api-key", "X_Goog_Api_Key", "openai_api_key", "refresh_token", "Cookie"):
+        assert sensitive_name(name), name
+    for name in ("max_tokens", "estimated_tokens", "model", "content-type", "keyword"):
+        assert not sensitive_name(name), name
+
+
+def test_redact_values_and_names() -> None:
+    data = {
+        "headers": {"authorization": "Bearer whatever", "x-api-key": SECRETS["plain-header-value"]},
+        "pairs": [["Authorization", "Basic Zm9vOmJhcg=="], ["accept", "*/*"]],
+        "max_tokens": 1024,
+        "text": f"use {SECRETS['anthropic']} and {SECRETS['aws']} then\n{PEM}\nbye",
+        "nested": [{"msg": f"token {SECRETS['github']}"}],
+    }
+    out = redact(data)
+    assert out["headers"] == {"authorization": REDACTED, "x-api-key": REDACTED}
+    assert out["pairs"] == [["Authorization", REDACTED], ["accept", "*/*"]]
+    assert out["max_tokens"] == 1024
+    assert out["text"] == f"use {REDACTED} and {REDACTED} then\n{REDACTED}\nbye"
+    assert out["nested"][0]["msg"] == f"token {REDACTED}"
+    assert data["headers"]["x-api-key"] == SECRETS["plain-header-value"]  # the input is not changed
+    assert redact("Bearer abc.def-ghi") == REDACTED
+    assert redact("a bearer of news") == "a bearer of news"
+
+
+def test_no_key_from_a_request_reaches_any_file(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    with EventWriter(paths) as w:
+        headers = {
+            "authorization": f"Bearer {SECRETS['openai']}",
+            "x-api-key": SECRETS["plain-header-value"],
+            "anthropic-version": "2023-06-01",
+        }
+        # A value with no key shape is only recognisable by the header it travels in.
+        shaped = [v for k, v in SECRETS.items() if k != "plain-header-value"]
+        body = {"messages": [{"role": "user", "content": " ".join(shaped) + "\n" + PEM}]}
+        w.emit("TurnOpened", {"headers": headers, "body": body, "ask": "hi"}, turn_id="t1")
+        w.emit("UpstreamFailed", {"error": f"401 for key {SECRETS['anthropic']}"}, turn_id="t1")
+        ring = w.recent()
+    files = [p for p in glider_env.rglob("*") if p.is_file()]
+    assert files
+    blob = b"".join(p.read_bytes() for p in files)
+    for secret in [*SECRETS.values(), "MIIEowIBAAKCAQEA7secretbody"]:
+        assert secret.encode() not in blob, secret
+        assert secret not in repr(ring)
+    assert b"2023-06-01" in blob
+
+
+def test_emit_flush_close_and_ring(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    w = EventWriter(paths, ContextSettings(max_events=5))
+    w.start()
+    for i in range(12):
+        w.emit("Note", {"i": i}, turn_id="t")
+    assert w.flush(timeout=30)
+    assert [e["data"]["i"] for e in w.recent()] == [7, 8, 9, 10, 11]
+    assert [e["data"]["i"] for e in w.recent(2)] == [10, 11]
+    w.close()
+    events = list(log.iter_events(paths.context))
+    assert [e["data"]["i"] for e in events] == list(range(12))
+    assert w.stats.written == 12
+    with pytest.raises(StoreError, match="closed"):
+        w.emit("Note", {})
+
+
+def test_warm_load_reads_recent_days_only(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    import time
+
+    now = time.time()
+    old = make_event("0" * 32, "Note", format_ts(now - 10 * 86400), "old", {})
+    new = make_event("1" * 32, "Note", format_ts(now), "new", {})
+    log.append_events(paths.context, [old, new])
+    with EventWriter(paths, ContextSettings(warm_load_days=2)) as w:
+        assert [e["turn_id"] for e in w.recent()] == ["new"]
+        assert w.stats.warm_loaded == 1
+
+
+def test_emit_from_the_event_loop_does_not_wait(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+
+    async def handler(w: EventWriter) -> int:
+        for i in range(2000):
+            w.emit("RouteDecided", {"target": "local", "i": i}, turn_id=f"t{i % 7}")
+        await asyncio.sleep(0)
+        return 2000
+
+    with EventWriter(paths) as w:
+        assert asyncio.run(handler(w)) == 2000
+    assert sum(1 for _ in log.iter_events(paths.context)) == 2000
+
+
+def test_write_failure_is_reported_on_close(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    glider_env.mkdir(parents=True)
+    paths.context.write_text("not a directory")  # appending under it fails
+    w = EventWriter(paths)
+    w.start()
+    w.emit("Note", {"x": 1})
+    w.flush(timeout=30)
+    assert w.stats.failed == 1
+    with pytest.raises(StoreError, match="could not be written"):
+        w.close()
+    assert os.path.isfile(paths.context)
