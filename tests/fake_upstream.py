@@ -1,0 +1,368 @@
+"""A fake LLM upstream for tests: a small Starlette app served by uvicorn on 127.0.0.1.
+
+It speaks the real wire formats, written out by hand (deliberately independent of
+`glider_cli.protocol`, so that it checks the translation layer instead of mirroring it):
+
+    Anthropic  POST /v1/messages (+ ?beta=true)  JSON, or SSE with the exact event names
+               POST /v1/messages/count_tokens     {"input_tokens": N}
+    OpenAI     POST /v1/chat/completions          JSON, or SSE chunks ending in `data: [DONE]`
+               POST /v1/responses                 JSON, or SSE: `event:` lines, `type`, `sequence_number`
+               GET  /v1/models                    Anthropic shape if `anthropic-version` was sent
+    Ollama     POST /api/chat                     NDJSON stream (the default) or one JSON object
+               GET  /api/tags
+
+Replies: the text is "hello from fake <protocol> <model>" (protocol is anthropic, openai_chat,
+openai_responses or ollama) unless `set_reply(text=...)` says otherwise. A tool call is answered when
+the request carries tools and its last user message contains `GLIDER_TOOL:<name>`, or when
+`set_reply(tool=...)` forces one. `set_reply(thinking=...)` adds a thinking/reasoning block.
+
+Faults (`set_fault`): an error status with the protocol's error body, a delay before the first
+byte, and a stream cut after N events (the connection is dropped without a proper end). A refused
+connection is simply `closed_port_url()`. Every request is recorded (`.requests`).
+
+Usage:
+    with FakeUpstream() as fake:
+        httpx.post(fake.url + "/v1/messages", json=...)
+        fake.requests[-1].headers["x-api-key"]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from fake_wire import (
+    DEFAULT_USAGE,
+    Reply,
+    ToolReply,
+    anthropic_events,
+    anthropic_json,
+    chat_events,
+    chat_json,
+    error_body,
+    ollama_events,
+    ollama_json,
+    plan_reply,
+    responses_events,
+    responses_json,
+)
+
+__all__ = ["FakeUpstream", "RecordedRequest", "ToolReply", "closed_port_url", "fake_upstream"]
+
+MODELS = ("fake-model", "fake-model-2")
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]
+    body: Any
+    raw: bytes
+
+
+@dataclass
+class Fault:
+    """One injectable failure. `times=None` keeps it until reset; otherwise it hits that many requests."""
+
+    status: int | None = None
+    message: str = "injected fault"
+    delay: float = 0.0
+    cut_after: int | None = None
+    times: int | None = None
+    paths: tuple[str, ...] = ()
+
+
+@dataclass
+class _State:
+    reply: Reply = field(default_factory=Reply)
+    fault: Fault | None = None
+    requests: list[RecordedRequest] = field(default_factory=list)
+
+
+def _free_socket() -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def closed_port_url() -> str:
+    """A base URL on which nothing listens (connection refused)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return f"http://127.0.0.1:{port}"
+
+
+# --------------------------------------------------------------------------- the app
+
+
+class FakeUpstream:
+    """The fake upstream server, run in a thread. Use as a context manager (or `start()`/`stop()`)."""
+
+    def __init__(self) -> None:
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.app = self._build_app()
+
+    # ---- control
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._state.requests)
+
+    def set_reply(
+        self,
+        *,
+        text: str | None = None,
+        tool: ToolReply | str | None = None,
+        thinking: str | None = None,
+        usage: tuple[int, int] = DEFAULT_USAGE,
+        event_delay: float = 0.0,
+        count_tokens: int = 42,
+    ) -> None:
+        """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema)."""
+        if isinstance(tool, str):
+            tool = ToolReply(tool)
+        with self._lock:
+            self._state.reply = Reply(text, tool, thinking, usage, event_delay, count_tokens)
+
+    def set_fault(
+        self,
+        *,
+        status: int | None = None,
+        message: str = "injected fault",
+        delay: float = 0.0,
+        cut_after: int | None = None,
+        times: int | None = None,
+        paths: tuple[str, ...] = (),
+    ) -> None:
+        """Inject a failure: `status` (error body in the protocol's shape), `delay` seconds before the
+        first byte, or `cut_after` N stream events then drop the connection. `times` limits it to the
+        next N requests; `paths` to requests whose path is one of these."""
+        with self._lock:
+            self._state.fault = Fault(status, message, delay, cut_after, times, paths)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._state = _State()
+
+    # ---- lifecycle
+    def start(self) -> FakeUpstream:
+        sock = _free_socket()
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="off", access_log=False, timeout_graceful_shutdown=1
+        )
+        self._server = uvicorn.Server(config)
+        self._stopping = False
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("fake upstream did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._stopping = True
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> FakeUpstream:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- internals
+    def _take_fault(self, path: str) -> Fault | None:
+        with self._lock:
+            fault = self._state.fault
+            if fault is None or (fault.paths and path not in fault.paths):
+                return None
+            if fault.times is not None:
+                fault.times -= 1
+                if fault.times <= 0:
+                    self._state.fault = None
+            return fault
+
+    async def _sleep(self, seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while not self._stopping and time.monotonic() < end:
+            await asyncio.sleep(min(0.05, max(0.0, end - time.monotonic())))
+
+    async def _record(self, request: Request) -> tuple[RecordedRequest, Fault | None, Reply]:
+        raw = await request.body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        rec = RecordedRequest(
+            method=request.method,
+            path=request.url.path,
+            query=dict(request.query_params),
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=body,
+            raw=raw,
+        )
+        with self._lock:
+            self._state.requests.append(rec)
+            reply = self._state.reply
+        fault = self._take_fault(rec.path)
+        if fault is not None and fault.delay:
+            await self._sleep(fault.delay)
+        return rec, fault, reply
+
+    def _stream(self, events: list[bytes], fault: Fault | None, delay: float, media: str) -> Response:
+        cut = fault.cut_after if fault is not None else None
+
+        async def gen() -> AsyncIterator[bytes]:
+            for n, event in enumerate(events):
+                if cut is not None and n >= cut:
+                    # Dropping the connection mid-body: uvicorn closes it without the chunked terminator.
+                    raise ConnectionAbortedError("fake upstream: stream cut")
+                if delay and n:
+                    await self._sleep(delay)
+                yield event
+
+        headers = {"cache-control": "no-cache"}
+        return StreamingResponse(gen(), media_type=media, headers=headers)
+
+    async def _handle(self, request: Request, protocol: str) -> Response:
+        rec, fault, reply = await self._record(request)
+        if fault is not None and fault.status is not None:
+            return JSONResponse(error_body(protocol, fault.status, fault.message), status_code=fault.status)
+        body = rec.body if isinstance(rec.body, dict) else None
+        if body is None:
+            return JSONResponse(error_body(protocol, 400, "body is not a JSON object"), status_code=400)
+        plan = plan_reply(protocol, body, reply)
+        if protocol == "ollama":
+            if body.get("stream", True) is False:
+                return JSONResponse(ollama_json(plan))
+            return self._stream(ollama_events(plan), fault, plan.event_delay, "application/x-ndjson")
+        if not body.get("stream"):
+            builder = {
+                "anthropic": anthropic_json,
+                "openai_chat": chat_json,
+                "openai_responses": responses_json,
+            }
+            return JSONResponse(builder[protocol](plan))
+        if protocol == "anthropic":
+            events = anthropic_events(plan)
+        elif protocol == "openai_chat":
+            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            events = chat_events(plan, include)
+        else:
+            events = responses_events(plan)
+        return self._stream(events, fault, plan.event_delay, "text/event-stream")
+
+    def _build_app(self) -> Starlette:
+        async def messages(request: Request) -> Response:
+            return await self._handle(request, "anthropic")
+
+        async def count_tokens(request: Request) -> Response:
+            _, fault, reply = await self._record(request)
+            if fault is not None and fault.status is not None:
+                return JSONResponse(error_body("anthropic", fault.status, fault.message), fault.status)
+            return JSONResponse({"input_tokens": reply.count_tokens})
+
+        async def chat(request: Request) -> Response:
+            return await self._handle(request, "openai_chat")
+
+        async def responses(request: Request) -> Response:
+            return await self._handle(request, "openai_responses")
+
+        async def ollama_chat(request: Request) -> Response:
+            return await self._handle(request, "ollama")
+
+        async def models(request: Request) -> Response:
+            await self._record(request)
+            if "anthropic-version" in request.headers:
+                data = [
+                    {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                    for m in MODELS
+                ]
+                return JSONResponse(
+                    {"data": data, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]}
+                )
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": [
+                        {"id": m, "object": "model", "created": 1767225600, "owned_by": "fake"}
+                        for m in MODELS
+                    ],
+                }
+            )
+
+        async def tags(request: Request) -> Response:
+            await self._record(request)
+            return JSONResponse(
+                {
+                    "models": [
+                        {
+                            "name": m,
+                            "model": m,
+                            "modified_at": "2026-01-01T00:00:00Z",
+                            "size": 1000,
+                            "digest": "0" * 64,
+                            "details": {
+                                "format": "gguf",
+                                "family": "fake",
+                                "parameter_size": "1B",
+                                "quantization_level": "Q4_0",
+                            },
+                        }
+                        for m in MODELS
+                    ]
+                }
+            )
+
+        return Starlette(
+            routes=[
+                Route("/v1/messages", messages, methods=["POST"]),
+                Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
+                Route("/v1/chat/completions", chat, methods=["POST"]),
+                Route("/v1/responses", responses, methods=["POST"]),
+                Route("/v1/models", models, methods=["GET"]),
+                Route("/api/chat", ollama_chat, methods=["POST"]),
+                Route("/api/tags", tags, methods=["GET"]),
+            ]
+        )
+
+
+@pytest.fixture
+def fake_upstream() -> Iterator[FakeUpstream]:
+    """A fresh fake upstream per test. Use via `pytest_plugins = ["fake_upstream"]` or by importing it."""
+    with FakeUpstream() as fake:
+        yield fake

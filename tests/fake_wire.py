@@ -1,0 +1,701 @@
+"""Hand-written wire replies for the fake upstream (see fake_upstream.py): plan a reply from a
+request, then build the exact JSON bodies and SSE/NDJSON event sequences of each protocol.
+
+Deliberately independent of `glider_cli.protocol`, so the fake checks the translation layer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+TOOL_MARKER = "GLIDER_TOOL:"
+DEFAULT_USAGE = (21, 9)
+
+
+@dataclass
+class ToolReply:
+    name: str
+    arguments: dict[str, Any] | None = None
+
+
+@dataclass
+class Reply:
+    text: str | None = None
+    tool: ToolReply | None = None
+    thinking: str | None = None
+    usage: tuple[int, int] = DEFAULT_USAGE
+    event_delay: float = 0.0
+    count_tokens: int = 42
+
+
+# --------------------------------------------------------------------------- request inspection
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") in ("text", "input_text") and "text" in block:
+                parts.append(str(block["text"]))
+        return "\n".join(parts)
+    return ""
+
+
+def _last_user_text(protocol: str, body: dict[str, Any]) -> str:
+    """The last message's text when it is a user message (a tool result turn yields "")."""
+    if protocol == "openai_responses":
+        items = body.get("input")
+        if isinstance(items, str):
+            return items
+        if not isinstance(items, list) or not items:
+            return ""
+        last = items[-1]
+        if isinstance(last, dict) and last.get("role") == "user":
+            return _text_of(last.get("content"))
+        return ""
+    messages = body.get("messages") or []
+    if not messages:
+        return ""
+    last = messages[-1]
+    if not isinstance(last, dict) or last.get("role") != "user":
+        return ""
+    return _text_of(last.get("content"))
+
+
+def _tool_schemas(protocol: str, body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for tool in body.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        if protocol == "anthropic" and "name" in tool:
+            out[tool["name"]] = tool.get("input_schema") or {}
+        elif protocol == "openai_responses" and tool.get("type") == "function":
+            out[tool["name"]] = tool.get("parameters") or {}
+        elif isinstance(tool.get("function"), dict):
+            out[tool["function"]["name"]] = tool["function"].get("parameters") or {}
+    return out
+
+
+def _arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
+    props = schema.get("properties") or {}
+    if not props:
+        return {}
+    key = next((k for k in ("command", "cmd") if k in props), next(iter(props)))
+    kind = props[key].get("type") if isinstance(props[key], dict) else None
+    if kind == "array":
+        return {key: ["echo", "glider-tool-ok"]}
+    if kind in ("number", "integer"):
+        return {key: 1}
+    if kind == "boolean":
+        return {key: True}
+    return {key: "echo glider-tool-ok"}
+
+
+@dataclass
+class _Plan:
+    """What to answer for one request."""
+
+    protocol: str
+    model: str
+    text: str
+    tool_name: str | None
+    tool_args: dict[str, Any]
+    thinking: str | None
+    usage: tuple[int, int]
+    event_delay: float
+
+    @property
+    def args_json(self) -> str:
+        return json.dumps(self.tool_args)
+
+
+def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> _Plan:
+    model = str(body.get("model") or "fake-model")
+    schemas = _tool_schemas(protocol, body)
+    tool_name: str | None = None
+    tool_args: dict[str, Any] = {}
+    if reply.tool is not None:
+        tool_name = reply.tool.name
+        tool_args = (
+            reply.tool.arguments
+            if reply.tool.arguments is not None
+            else _arguments_for(schemas.get(tool_name, {}))
+        )
+    elif schemas:
+        last = _last_user_text(protocol, body)
+        if TOOL_MARKER in last:
+            wanted = last.split(TOOL_MARKER, 1)[1].split()[0] if last.split(TOOL_MARKER, 1)[1].split() else ""
+            if wanted in schemas:
+                tool_name = wanted
+                tool_args = _arguments_for(schemas[wanted])
+    if reply.text is not None:
+        text = reply.text
+    elif tool_name is not None:
+        text = "Using a tool."
+    else:
+        text = f"hello from fake {protocol} {model}"
+    return _Plan(protocol, model, text, tool_name, tool_args, reply.thinking, reply.usage, reply.event_delay)
+
+
+def _pieces(text: str) -> list[str]:
+    """Split text into a few stream deltas (words with their following space)."""
+    words = text.split(" ")
+    out = [w + " " for w in words[:-1]] + [words[-1]]
+    return [p for p in out if p] or [""]
+
+
+def _halves(s: str) -> list[str]:
+    mid = len(s) // 2
+    return [s[:mid], s[mid:]] if mid else [s]
+
+
+def _id(prefix: str) -> str:
+    return prefix + uuid.uuid4().hex[:24]
+
+
+# --------------------------------------------------------------------------- error bodies
+
+_ANTHROPIC_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    408: "timeout_error",
+    409: "invalid_request_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+    503: "overloaded_error",
+}
+
+
+def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
+    if protocol == "anthropic":
+        kind = _ANTHROPIC_ERROR_TYPES.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    if protocol == "ollama":
+        return {"error": message}
+    kind = (
+        "invalid_request_error"
+        if status < 500 and status != 429
+        else ("rate_limit_exceeded" if status == 429 else "server_error")
+    )
+    return {"error": {"message": message, "type": kind, "param": None, "code": None}}
+
+
+# --------------------------------------------------------------------------- event builders
+
+
+def _sse(event: str | None, data: Any) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def anthropic_events(plan: _Plan) -> list[bytes]:
+    msg_id = _id("msg_")
+    tin, tout = plan.usage
+    events: list[bytes] = [
+        _sse(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": plan.model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": tin, "output_tokens": 1},
+                },
+            },
+        )
+    ]
+    index = 0
+    if plan.thinking is not None:
+        events.append(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+        )
+        for piece in _pieces(plan.thinking):
+            events.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece},
+                    },
+                )
+            )
+        events.append(
+            _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": "fakesig" + "A" * 16},
+                },
+            )
+        )
+        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    events.append(
+        _sse(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            },
+        )
+    )
+    events.append(_sse("ping", {"type": "ping"}))
+    for piece in _pieces(plan.text):
+        events.append(
+            _sse(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+            )
+        )
+    events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    if plan.tool_name is not None:
+        index += 1
+        events.append(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": _id("toolu_"),
+                        "name": plan.tool_name,
+                        "input": {},
+                    },
+                },
+            )
+        )
+        for part in _halves(plan.args_json):
+            events.append(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": part},
+                    },
+                )
+            )
+        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(
+        _sse(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use" if plan.tool_name else "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": tout},
+            },
+        )
+    )
+    events.append(_sse("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def anthropic_json(plan: _Plan) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if plan.thinking is not None:
+        content.append({"type": "thinking", "thinking": plan.thinking, "signature": "fakesig" + "A" * 16})
+    content.append({"type": "text", "text": plan.text})
+    if plan.tool_name is not None:
+        content.append(
+            {"type": "tool_use", "id": _id("toolu_"), "name": plan.tool_name, "input": plan.tool_args}
+        )
+    return {
+        "id": _id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": plan.model,
+        "content": content,
+        "stop_reason": "tool_use" if plan.tool_name else "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": plan.usage[0], "output_tokens": plan.usage[1]},
+    }
+
+
+def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
+    cid = _id("chatcmpl-")
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        data: dict[str, Any] = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": plan.model,
+            "system_fingerprint": None,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+        if include_usage:
+            data["usage"] = None
+        return _sse(None, data)
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    if plan.thinking is not None:
+        events.extend(chunk({"reasoning_content": p}) for p in _pieces(plan.thinking))
+    events.extend(chunk({"content": p}) for p in _pieces(plan.text))
+    if plan.tool_name is not None:
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": _id("call_"),
+                            "type": "function",
+                            "function": {"name": plan.tool_name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+        )
+        for part in _halves(plan.args_json):
+            events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
+    events.append(chunk({}, "tool_calls" if plan.tool_name else "stop"))
+    if include_usage:
+        tin, tout = plan.usage
+        events.append(
+            _sse(
+                None,
+                {
+                    "id": cid,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": plan.model,
+                    "choices": [],
+                    "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+                },
+            )
+        )
+    events.append(b"data: [DONE]\n\n")
+    return events
+
+
+def chat_json(plan: _Plan) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text, "refusal": None}
+    if plan.thinking is not None:
+        message["reasoning_content"] = plan.thinking
+    if plan.tool_name is not None:
+        message["tool_calls"] = [
+            {
+                "id": _id("call_"),
+                "type": "function",
+                "function": {"name": plan.tool_name, "arguments": plan.args_json},
+            }
+        ]
+    tin, tout = plan.usage
+    return {
+        "id": _id("chatcmpl-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": plan.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": "tool_calls" if plan.tool_name else "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+    }
+
+
+def _responses_output(plan: _Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
+    output: list[dict[str, Any]] = []
+    if plan.thinking is not None:
+        output.append(
+            {
+                "id": ids["rs"],
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": plan.thinking}],
+                "encrypted_content": "fake-encrypted",
+            }
+        )
+    output.append(
+        {
+            "id": ids["msg"],
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}],
+        }
+    )
+    if plan.tool_name is not None:
+        output.append(
+            {
+                "id": ids["fc"],
+                "type": "function_call",
+                "status": "completed",
+                "call_id": ids["call"],
+                "name": plan.tool_name,
+                "arguments": plan.args_json,
+            }
+        )
+    return output
+
+
+def _responses_object(plan: _Plan, ids: dict[str, str], status: str, output: list[Any]) -> dict[str, Any]:
+    tin, tout = plan.usage
+    done = status == "completed"
+    return {
+        "id": ids["resp"],
+        "object": "response",
+        "created_at": ids["created"],
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": plan.model,
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "reasoning": {"effort": None, "summary": None},
+        "store": False,
+        "temperature": 1.0,
+        "text": {"format": {"type": "text"}},
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "metadata": {},
+        "usage": {
+            "input_tokens": tin,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": tout,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": tin + tout,
+        }
+        if done
+        else None,
+    }
+
+
+def _responses_ids() -> dict[str, Any]:
+    return {
+        "resp": _id("resp_"),
+        "msg": _id("msg_"),
+        "fc": _id("fc_"),
+        "call": _id("call_"),
+        "rs": _id("rs_"),
+        "created": int(time.time()),
+    }
+
+
+def responses_events(plan: _Plan) -> list[bytes]:
+    ids = _responses_ids()
+    seq = 0
+    events: list[bytes] = []
+
+    def emit(kind: str, **data: Any) -> None:
+        nonlocal seq
+        events.append(_sse(kind, {"type": kind, "sequence_number": seq, **data}))
+        seq += 1
+
+    final = _responses_output(plan, ids)
+    emit("response.created", response=_responses_object(plan, ids, "in_progress", []))
+    emit("response.in_progress", response=_responses_object(plan, ids, "in_progress", []))
+    oi = 0
+    if plan.thinking is not None:
+        item = final[oi]
+        emit("response.output_item.added", output_index=oi, item={**item, "summary": []})
+        emit(
+            "response.reasoning_summary_part.added",
+            item_id=item["id"],
+            output_index=oi,
+            summary_index=0,
+            part={"type": "summary_text", "text": ""},
+        )
+        for p in _pieces(plan.thinking):
+            emit(
+                "response.reasoning_summary_text.delta",
+                item_id=item["id"],
+                output_index=oi,
+                summary_index=0,
+                delta=p,
+            )
+        emit(
+            "response.reasoning_summary_text.done",
+            item_id=item["id"],
+            output_index=oi,
+            summary_index=0,
+            text=plan.thinking,
+        )
+        emit(
+            "response.reasoning_summary_part.done",
+            item_id=item["id"],
+            output_index=oi,
+            summary_index=0,
+            part={"type": "summary_text", "text": plan.thinking},
+        )
+        emit("response.output_item.done", output_index=oi, item=item)
+        oi += 1
+    msg = final[oi]
+    emit(
+        "response.output_item.added",
+        output_index=oi,
+        item={
+            "id": msg["id"],
+            "type": "message",
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [],
+        },
+    )
+    emit(
+        "response.content_part.added",
+        item_id=msg["id"],
+        output_index=oi,
+        content_index=0,
+        part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+    )
+    for p in _pieces(plan.text):
+        emit(
+            "response.output_text.delta",
+            item_id=msg["id"],
+            output_index=oi,
+            content_index=0,
+            delta=p,
+            logprobs=[],
+        )
+    emit(
+        "response.output_text.done",
+        item_id=msg["id"],
+        output_index=oi,
+        content_index=0,
+        text=plan.text,
+        logprobs=[],
+    )
+    emit(
+        "response.content_part.done",
+        item_id=msg["id"],
+        output_index=oi,
+        content_index=0,
+        part=msg["content"][0],
+    )
+    emit("response.output_item.done", output_index=oi, item=msg)
+    oi += 1
+    if plan.tool_name is not None:
+        fc = final[oi]
+        emit(
+            "response.output_item.added",
+            output_index=oi,
+            item={**fc, "status": "in_progress", "arguments": ""},
+        )
+        for part in _halves(plan.args_json):
+            emit("response.function_call_arguments.delta", item_id=fc["id"], output_index=oi, delta=part)
+        emit(
+            "response.function_call_arguments.done",
+            item_id=fc["id"],
+            output_index=oi,
+            name=fc["name"],
+            arguments=plan.args_json,
+        )
+        emit("response.output_item.done", output_index=oi, item=fc)
+    emit("response.completed", response=_responses_object(plan, ids, "completed", final))
+    return events
+
+
+def responses_json(plan: _Plan) -> dict[str, Any]:
+    ids = _responses_ids()
+    return _responses_object(plan, ids, "completed", _responses_output(plan, ids))
+
+
+def _ollama_line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":")).encode() + b"\n"
+
+
+def _ollama_base(plan: _Plan) -> dict[str, Any]:
+    return {"model": plan.model, "created_at": "2026-11-29T12:00:00.000000Z"}
+
+
+def _ollama_done(plan: _Plan) -> dict[str, Any]:
+    return {
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 1000000,
+        "load_duration": 1000,
+        "prompt_eval_count": plan.usage[0],
+        "prompt_eval_duration": 1000,
+        "eval_count": plan.usage[1],
+        "eval_duration": 1000,
+    }
+
+
+def _ollama_tool_calls(plan: _Plan) -> list[dict[str, Any]]:
+    return [{"function": {"name": plan.tool_name, "arguments": plan.tool_args}}]
+
+
+def ollama_events(plan: _Plan) -> list[bytes]:
+    lines: list[bytes] = []
+    if plan.thinking is not None:
+        for p in _pieces(plan.thinking):
+            lines.append(
+                _ollama_line(
+                    {
+                        **_ollama_base(plan),
+                        "message": {"role": "assistant", "content": "", "thinking": p},
+                        "done": False,
+                    }
+                )
+            )
+    for p in _pieces(plan.text):
+        lines.append(
+            _ollama_line(
+                {**_ollama_base(plan), "message": {"role": "assistant", "content": p}, "done": False}
+            )
+        )
+    if plan.tool_name is not None:
+        lines.append(
+            _ollama_line(
+                {
+                    **_ollama_base(plan),
+                    "message": {"role": "assistant", "content": "", "tool_calls": _ollama_tool_calls(plan)},
+                    "done": False,
+                }
+            )
+        )
+    lines.append(
+        _ollama_line(
+            {**_ollama_base(plan), "message": {"role": "assistant", "content": ""}, **_ollama_done(plan)}
+        )
+    )
+    return lines
+
+
+def ollama_json(plan: _Plan) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text}
+    if plan.thinking is not None:
+        message["thinking"] = plan.thinking
+    if plan.tool_name is not None:
+        message["tool_calls"] = _ollama_tool_calls(plan)
+    return {**_ollama_base(plan), "message": message, **_ollama_done(plan)}
