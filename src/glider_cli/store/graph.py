@@ -1,0 +1,296 @@
+"""The entity and edge store: `$GLIDER_HOME/context/entities.jsonl`, and the graph view over it.
+
+File contract (append-only JSONL, schema version 1; later records win):
+
+    {"v": 1, "rec": "entity", "id", "kind", "name", "path", "prov", "turn", "data"}
+    {"v": 1, "rec": "edge",   "src", "dst", "type", "prov"}
+    {"v": 1, "rec": "drop",   "id"}                 the entity and every edge touching it are gone
+    {"v": 1, "rec": "unlink", "src", "type"}        every edge of `type` leaving `src` is gone
+    {"v": 1, "rec": "key",    "turn", "key", "value", "prov"}   one turn-index key
+
+- kinds: file, dir, symbol, note, turn; provenance: EXTRACTED (read from the source), INFERRED
+  (resolved by a heuristic, e.g. an import), RUNTIME (seen by `glider serve`).
+- Entity ids are `file:<abs path>`, `dir:<abs path>`, `sym:<abs path>#<qualified name>`,
+  `note:<event id>`, `turn:<turn id>`.
+- Turn-index keys: clone_path, goal, plan, file-tree.
+- The reader tolerates a torn last line exactly like the event log.
+
+`Graph` is the in-memory view: entities, directed typed edges (traversed undirected by queries), the
+turn index, and `add_runtime(events)`, which derives turn and note entities, `touched` edges and
+goal/plan/clone_path keys from the event log, so the graph is rebuilt from files alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from glider_cli.errors import StoreError
+from glider_cli.paths import Paths
+from glider_cli.store import log
+
+PROVENANCES: tuple[str, ...] = ("EXTRACTED", "INFERRED", "RUNTIME")
+KINDS: tuple[str, ...] = ("file", "dir", "symbol", "note", "turn")
+TURN_KEYS: tuple[str, ...] = ("clone_path", "goal", "plan", "file-tree")
+ENTITIES_FILE = "entities.jsonl"
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    id: str
+    kind: str
+    name: str
+    path: str | None
+    prov: str
+    turn: str | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "name": self.name,
+            "path": self.path,
+            "prov": self.prov,
+            "turn": self.turn,
+            "data": dict(self.data),
+        }
+
+    def record(self) -> dict[str, Any]:
+        return {"v": 1, "rec": "entity", **self.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    src: str
+    dst: str
+    type: str
+    prov: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"src": self.src, "dst": self.dst, "type": self.type, "prov": self.prov}
+
+    def record(self) -> dict[str, Any]:
+        return {"v": 1, "rec": "edge", **self.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class KeyValue:
+    value: Any
+    prov: str
+
+
+def drop_record(entity_id: str) -> dict[str, Any]:
+    return {"v": 1, "rec": "drop", "id": entity_id}
+
+
+def unlink_record(src: str, type_: str) -> dict[str, Any]:
+    return {"v": 1, "rec": "unlink", "src": src, "type": type_}
+
+
+def key_record(turn: str, key: str, value: Any, prov: str) -> dict[str, Any]:
+    return {"v": 1, "rec": "key", "turn": turn, "key": key, "value": value, "prov": prov}
+
+
+class Graph:
+    """Entities, typed directed edges and the turn index (see the module contract)."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, Entity] = {}
+        self._out: dict[str, dict[tuple[str, str], str]] = {}
+        self._in: dict[str, dict[tuple[str, str], str]] = {}
+        self.keys: dict[str, dict[str, KeyValue]] = {}
+        self.turns: dict[str, dict[str, Any]] = {}
+        self.version = 0
+
+    # -- mutation --------------------------------------------------------------------------------
+
+    def add_entity(self, e: Entity) -> None:
+        self.entities[e.id] = e
+        self.version += 1
+
+    def add_edge(self, e: Edge) -> None:
+        self._out.setdefault(e.src, {})[(e.dst, e.type)] = e.prov
+        self._in.setdefault(e.dst, {})[(e.src, e.type)] = e.prov
+        self.version += 1
+
+    def drop(self, entity_id: str) -> None:
+        self.entities.pop(entity_id, None)
+        for dst, t in self._out.pop(entity_id, {}):
+            self._in.get(dst, {}).pop((entity_id, t), None)
+        for src, t in self._in.pop(entity_id, {}):
+            self._out.get(src, {}).pop((entity_id, t), None)
+        self.version += 1
+
+    def unlink(self, src: str, type_: str) -> None:
+        out = self._out.get(src)
+        if not out:
+            return
+        for dst, t in [k for k in out if k[1] == type_]:
+            del out[(dst, t)]
+            self._in.get(dst, {}).pop((src, t), None)
+        self.version += 1
+
+    def set_key(self, turn: str, key: str, value: Any, prov: str) -> None:
+        self.keys.setdefault(turn, {})[key] = KeyValue(value, prov)
+        self.turns.setdefault(turn, {})
+
+    def apply(self, rec: Mapping[str, Any]) -> bool:
+        """Apply one file record; False when it is not a record this version understands."""
+        kind = rec.get("rec")
+        try:
+            if kind == "entity":
+                self.add_entity(
+                    Entity(
+                        rec["id"], rec["kind"], rec["name"], rec.get("path"), rec["prov"],
+                        rec.get("turn"), rec.get("data") or {},
+                    )
+                )
+                if rec.get("turn"):
+                    self.turns.setdefault(rec["turn"], {})
+            elif kind == "edge":
+                self.add_edge(Edge(rec["src"], rec["dst"], rec["type"], rec["prov"]))
+            elif kind == "drop":
+                self.drop(rec["id"])
+            elif kind == "unlink":
+                self.unlink(rec["src"], rec["type"])
+            elif kind == "key":
+                self.set_key(rec["turn"], rec["key"], rec.get("value"), rec.get("prov", "RUNTIME"))
+            else:
+                return False
+        except (KeyError, TypeError):
+            return False
+        return True
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def edges(self) -> Iterator[Edge]:
+        for src, out in self._out.items():
+            for (dst, t), prov in out.items():
+                yield Edge(src, dst, t, prov)
+
+    def edge_count(self) -> int:
+        return sum(len(o) for o in self._out.values())
+
+    def neighbours(self, entity_id: str) -> list[tuple[str, str, str, str]]:
+        """(other id, edge type, provenance, "out"|"in") for every edge touching `entity_id`."""
+        res = [(d, t, p, "out") for (d, t), p in self._out.get(entity_id, {}).items()]
+        res += [(s, t, p, "in") for (s, t), p in self._in.get(entity_id, {}).items()]
+        return res
+
+    def adjacent(self, entity_id: str) -> set[str]:
+        adj = {d for d, _ in self._out.get(entity_id, {})}
+        adj.update(s for s, _ in self._in.get(entity_id, {}))
+        adj.discard(entity_id)
+        return adj
+
+    def degree(self, entity_id: str) -> int:
+        return len(self.adjacent(entity_id))
+
+    def out_edges(self, entity_id: str, type_: str | None = None) -> list[str]:
+        return [d for (d, t) in self._out.get(entity_id, {}) if type_ is None or t == type_]
+
+    def key(self, turn: str, key: str) -> KeyValue | None:
+        return self.keys.get(turn, {}).get(key)
+
+    def turn_roots(self, turn: str) -> list[str]:
+        """Directories a turn is about: its clone_path and its file-tree root."""
+        roots: list[str] = []
+        cp = self.key(turn, "clone_path")
+        if cp is not None and isinstance(cp.value, str) and cp.value:
+            roots.append(cp.value.rstrip("/") or "/")
+        ft = self.key(turn, "file-tree")
+        if ft is not None and isinstance(ft.value, dict) and isinstance(ft.value.get("root"), str):
+            roots.append(ft.value["root"].rstrip("/") or "/")
+        return roots
+
+    # -- the runtime layer -------------------------------------------------------------------------
+
+    def add_runtime(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Derive turn/note entities, `touched` edges and turn keys from events (RUNTIME)."""
+        for ev in events:
+            turn = ev.get("turn_id")
+            if not isinstance(turn, str) or not turn:
+                continue
+            data = ev.get("data") or {}
+            tid = f"turn:{turn}"
+            info = self.turns.setdefault(turn, {})
+            info.setdefault("first_ts", ev.get("ts"))
+            info["last_ts"] = ev.get("ts")
+            if tid not in self.entities:
+                self.add_entity(Entity(tid, "turn", turn, None, "RUNTIME", turn, {}))
+            etype = ev.get("type")
+            if etype == "TurnOpened":
+                ask = data.get("ask") or data.get("goal")
+                if isinstance(ask, str) and ask:
+                    self.add_entity(Entity(tid, "turn", turn, None, "RUNTIME", turn, {"ask": ask[:500]}))
+                for k in ("clone_path", "goal", "plan"):
+                    if isinstance(data.get(k), str) and data[k]:
+                        self.set_key(turn, k, data[k], "RUNTIME")
+            elif etype == "Note" and isinstance(data.get("text"), str):
+                nid = f"note:{ev.get('id')}"
+                text = data["text"]
+                self.add_entity(Entity(nid, "note", text[:80], None, "RUNTIME", turn, {"text": text}))
+                self.add_edge(Edge(tid, nid, "noted", "RUNTIME"))
+            files = data.get("files")
+            if isinstance(files, list):
+                self._touch(turn, tid, [f for f in files if isinstance(f, str) and f])
+
+    def _touch(self, turn: str, tid: str, files: list[str]) -> None:
+        cp = self.key(turn, "clone_path")
+        base = cp.value if cp is not None and isinstance(cp.value, str) else None
+        for f in files:
+            p = f if f.startswith("/") or base is None else str(Path(base) / f)
+            fid = f"file:{p}"
+            if fid not in self.entities:
+                self.add_entity(Entity(fid, "file", Path(p).name, p, "RUNTIME", turn, {"rel": f}))
+            self.add_edge(Edge(tid, fid, "touched", "RUNTIME"))
+
+
+class EntityStore:
+    """Reads and appends `entities.jsonl` (see the module contract)."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.dir = paths.context
+        self.path = paths.context / ENTITIES_FILE
+
+    def load(self, stats: log.ReadStats | None = None) -> Graph:
+        st = stats if stats is not None else log.ReadStats()
+        g = Graph()
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return g
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc}") from exc
+        st.files += 1
+        lines = raw.split(b"\n")
+        if lines.pop().strip():
+            st.torn += 1
+        for line in lines:
+            if not line:
+                continue
+            st.lines += 1
+            try:
+                rec = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                st.corrupt += 1
+                continue
+            if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
+                st.corrupt += 1
+        return g
+
+    def append(self, records: Iterable[Mapping[str, Any]]) -> int:
+        blob = b"".join(orjson.dumps(r, default=str) + b"\n" for r in records)
+        if not blob:
+            return 0
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            log.append_bytes(self.path, blob)
+        except OSError as exc:
+            raise StoreError(f"cannot append to {self.path}: {exc}") from exc
+        return blob.count(b"\n")
