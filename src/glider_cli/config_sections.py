@@ -1,0 +1,257 @@
+"""Validation of the config sections that are not routing rules -> `settings.Settings` pieces.
+
+Each `read_*` takes the section's LDict (or None when absent) and a Checker, records every problem
+as an Issue, and returns the frozen value with the spec's defaults for what is not given.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import TypeVar
+
+from glider_cli.config_schema import Checker, LDict, looks_like_secret, scan_secrets
+from glider_cli.settings import (
+    BackendSettings,
+    BackgroundSettings,
+    ContextSettings,
+    DelegateSettings,
+    ServerSettings,
+    StickySettings,
+    SummarySettings,
+    Timeout,
+    ToolFollowupSettings,
+    TransformSettings,
+)
+
+BACKEND_TYPES: tuple[str, ...] = ("ollama", "openai", "anthropic", "origin")
+SIDES: tuple[str, ...] = ("local", "cloud")
+DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
+SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
+T = TypeVar("T")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+BACKEND_KEYS = ("type", "side", "base_url", "api_key_env", "model", "timeout", "fallback", "headers")
+TIMEOUT_KEYS = ("connect", "read", "write", "pool")
+
+
+def _timeout(ck: Checker, backend: LDict, path: str) -> Timeout:
+    raw = backend.get("timeout")
+    if raw is None:
+        return Timeout()
+    if isinstance(raw, bool) or not isinstance(raw, int | float | LDict):
+        ck.error(
+            "must be a number of seconds or a mapping of connect/read/write/pool",
+            backend.where("timeout"),
+            key=f"{path}.timeout",
+        )
+        return Timeout()
+    if isinstance(raw, int | float):
+        if raw <= 0:
+            ck.error(
+                f"must be more than 0 seconds, got {raw}", backend.where("timeout"), key=f"{path}.timeout"
+            )
+            return Timeout()
+        # One number is the read timeout (the one long generations need); connect stays short.
+        return Timeout(read=float(raw), write=max(Timeout.write, float(raw)))
+    ck.keys(raw, TIMEOUT_KEYS, path=f"{path}.timeout")
+    base = Timeout()
+    values = {k: ck.number(raw, k, path=f"{path}.timeout") for k in TIMEOUT_KEYS}
+    return Timeout(**{k: (v if v is not None else getattr(base, k)) for k, v in values.items()})
+
+
+def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettings]:
+    out: dict[str, BackendSettings] = {}
+    if section is None:
+        return out
+    for name, raw in section.items():
+        path = f"backends.{name}"
+        if not isinstance(raw, LDict):
+            ck.error("must be a mapping", section.where(name), key=path)
+            continue
+        ck.keys(raw, BACKEND_KEYS, path=path)
+        kind = ck.string(raw, "type", path=path, choices=BACKEND_TYPES)
+        if "type" not in raw:
+            ck.error(f"needs a type ({', '.join(BACKEND_TYPES)})", raw.where(), key=f"{path}.type")
+        side = ck.string(raw, "side", path=path, choices=SIDES) or ("local" if kind == "ollama" else "cloud")
+        key_env = ck.string(raw, "api_key_env", path=path)
+        if key_env is not None and not _ENV_NAME.match(key_env):
+            what = "a literal key" if looks_like_secret(key_env) else f"{key_env!r}"
+            ck.error(
+                f"must name an environment variable (like ANTHROPIC_API_KEY), not {what}",
+                raw.where("api_key_env"),
+                key=f"{path}.api_key_env",
+            )
+            key_env = None
+        headers = ck.str_map(raw, "headers", path=path) or {}
+        scan_secrets(raw.get("headers"), ck, raw.where("headers"), f"{path}.headers")
+        for k in ("base_url", "model"):
+            scan_secrets(raw.get(k), ck, raw.where(k), f"{path}.{k}")
+        out[name] = BackendSettings(
+            name=name,
+            type=kind or "openai",
+            side=side,
+            base_url=ck.string(raw, "base_url", path=path),
+            api_key_env=key_env,
+            model=ck.string(raw, "model", path=path),
+            timeout=_timeout(ck, raw, path),
+            fallback=ck.string(raw, "fallback", path=path),
+            headers=MappingProxyType(headers),
+        )
+    for name, backend in out.items():
+        fb = backend.fallback
+        if fb is not None and fb != "none" and fb not in out:
+            ck.error(
+                f"fallback {fb!r} is not a backend; known: {', '.join(out) or 'none'}",
+                section[name].where("fallback"),
+                key=f"backends.{name}.fallback",
+            )
+        if fb == name:
+            ck.error(
+                "a backend cannot fall back to itself",
+                section[name].where("fallback"),
+                key=f"backends.{name}.fallback",
+            )
+    return out
+
+
+def read_context(ck: Checker, top: LDict) -> ContextSettings:
+    sec = ck.section(
+        top,
+        "context",
+        ("max_events", "retain_days", "warm_load_days", "background", "summary"),
+        path="context",
+    )
+    if sec is None:
+        return ContextSettings()
+    d = ContextSettings()
+    bg_sec = ck.section(
+        sec, "background", ("token_budget", "max_entries", "max_entry_chars"), path="context.background"
+    )
+    bg = BackgroundSettings()
+    if bg_sec is not None:
+        p = "context.background"
+        bg = BackgroundSettings(
+            token_budget=_or(ck.integer(bg_sec, "token_budget", path=p, minimum=0), bg.token_budget),
+            max_entries=_or(ck.integer(bg_sec, "max_entries", path=p, minimum=0), bg.max_entries),
+            max_entry_chars=_or(ck.integer(bg_sec, "max_entry_chars", path=p, minimum=1), bg.max_entry_chars),
+        )
+    sm_sec = ck.section(sec, "summary", ("enabled", "sources"), path="context.summary")
+    sm = SummarySettings()
+    if sm_sec is not None:
+        sources = ck.str_list(sm_sec, "sources", path="context.summary")
+        for s in sources or ():
+            if s not in SUMMARY_SOURCES:
+                ck.error(
+                    f"{s!r} is not one of {', '.join(SUMMARY_SOURCES)}",
+                    sm_sec.where("sources"),
+                    key="context.summary.sources",
+                )
+        sm = SummarySettings(
+            enabled=_or(ck.boolean(sm_sec, "enabled", path="context.summary"), sm.enabled),
+            sources=sources if sources is not None else sm.sources,
+        )
+    return ContextSettings(
+        max_events=_or(ck.integer(sec, "max_events", path="context", minimum=1), d.max_events),
+        retain_days=_or(ck.integer(sec, "retain_days", path="context", minimum=0), d.retain_days),
+        warm_load_days=_or(ck.integer(sec, "warm_load_days", path="context", minimum=0), d.warm_load_days),
+        background=bg,
+        summary=sm,
+    )
+
+
+def read_transform(ck: Checker, top: LDict) -> TransformSettings:
+    sec = ck.section(top, "transform", ("local_context", "local_episode_count"), path="transform")
+    d = TransformSettings()
+    if sec is None:
+        return d
+    return TransformSettings(
+        local_context=_or(ck.boolean(sec, "local_context", path="transform"), d.local_context),
+        local_episode_count=_or(
+            ck.integer(sec, "local_episode_count", path="transform", minimum=0), d.local_episode_count
+        ),
+    )
+
+
+def read_server(ck: Checker, top: LDict) -> ServerSettings:
+    sec = ck.section(top, "server", ("host", "port", "allowed_hosts", "max_body_bytes"), path="server")
+    d = ServerSettings()
+    if sec is None:
+        return d
+    port = ck.integer(sec, "port", path="server", minimum=0)
+    if port is not None and port > 65535:
+        ck.error(f"must be a TCP port (0-65535), got {port}", sec.where("port"), key="server.port")
+        port = None
+    return ServerSettings(
+        host=_or(ck.string(sec, "host", path="server"), d.host),
+        port=_or(port, d.port),
+        allowed_hosts=_or(ck.str_list(sec, "allowed_hosts", path="server"), d.allowed_hosts),
+        max_body_bytes=_or(ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes),
+    )
+
+
+def read_delegates(ck: Checker, top: LDict) -> dict[str, DelegateSettings]:
+    sec = ck.section(top, "delegate", DELEGATE_VENDORS, path="delegate")
+    out: dict[str, DelegateSettings] = {}
+    if sec is None:
+        return out
+    for vendor in DELEGATE_VENDORS:
+        if vendor not in sec:
+            continue
+        p = f"delegate.{vendor}"
+        raw = ck.section(sec, vendor, ("command", "args", "model", "timeout", "unsafe_permissions"), path=p)
+        if raw is None:
+            out[vendor] = DelegateSettings(vendor=vendor, command=vendor)
+            continue
+        scan_secrets(raw, ck, raw.where(), p)
+        timeout = ck.number(raw, "timeout", path=p)
+        out[vendor] = DelegateSettings(
+            vendor=vendor,
+            command=_or(ck.string(raw, "command", path=p), vendor),
+            args=_or(ck.str_list(raw, "args", path=p), ()),
+            model=ck.string(raw, "model", path=p),
+            timeout=timeout if timeout else DelegateSettings.timeout,
+            unsafe_permissions=_or(ck.boolean(raw, "unsafe_permissions", path=p), False),
+        )
+    return out
+
+
+def read_sticky(ck: Checker, routing: LDict) -> StickySettings:
+    sec = ck.section(routing, "sticky", ("ttl_seconds", "grace_seconds"), path="routing.sticky")
+    d = StickySettings()
+    if sec is None:
+        return d
+    return StickySettings(
+        ttl_seconds=_or(ck.number(sec, "ttl_seconds", path="routing.sticky"), d.ttl_seconds),
+        grace_seconds=_or(ck.number(sec, "grace_seconds", path="routing.sticky"), d.grace_seconds),
+    )
+
+
+def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:
+    sec = ck.section(routing, "tool_followup", ("allowlist", "denylist"), path="routing.tool_followup")
+    if sec is None:
+        return ToolFollowupSettings()
+    allow = ck.str_list(sec, "allowlist", path="routing.tool_followup") or ()
+    deny = ck.str_list(sec, "denylist", path="routing.tool_followup") or ()
+    both = sorted(set(allow) & set(deny))
+    if both:
+        ck.error(
+            f"tools on both the allowlist and the denylist: {', '.join(both)}",
+            sec.where("denylist"),
+            key="routing.tool_followup",
+        )
+    return ToolFollowupSettings(allowlist=allow, denylist=deny)
+
+
+def read_fan_out(ck: Checker, top: LDict) -> bool:
+    sec = ck.section(top, "orchestration", ("fan_out",), path="orchestration")
+    if sec is None:
+        return False
+    fan = ck.section(sec, "fan_out", ("enabled",), path="orchestration.fan_out")
+    if fan is None:
+        return False
+    return bool(ck.boolean(fan, "enabled", path="orchestration.fan_out"))
+
+
+def _or(value: T | None, default: T) -> T:
+    return default if value is None else value

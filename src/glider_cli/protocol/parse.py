@@ -1,0 +1,365 @@
+"""Build the one internal request model (`domain.ChatRequest`) from the three request shapes clients send.
+
+Contract:
+- `parse_request(protocol, body, headers)` accepts `anthropic` (Messages), `openai_chat` (Chat
+  Completions) and `openai_responses` (Responses). It is pure: no I/O, the body is not modified.
+- Unknown fields, block types and item types are never rejected; they are skipped for routing
+  (their text still counts towards the token estimate when it is text). A body whose *known*
+  fields have the wrong shape (messages not a list, a message that is not an object, a model that
+  is not a string...) raises `errors.RequestError` (status 400) naming the field.
+- `role: "system"` / `"developer"` messages inside `messages`/`input` are folded into
+  `ChatRequest.system`, so `messages[-1]` is always the most recent user/assistant/tool turn.
+- `Message.content` is what a person or model wrote: the text blocks joined by newlines. Tool
+  outputs (`tool_result`, `function_call_output`, role `tool`) are not content (the message
+  records the ids it answers); Claude Code's injected `<system-reminder>` text blocks are not
+  content either. Both still count towards `estimated_tokens`.
+- `session_id` comes from `X-Claude-Code-Session-Id`, then `metadata.user_id` (a JSON string with a
+  `session_id`), then the `session-id` header (Codex).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
+from glider_cli.errors import RequestError
+from glider_cli.router.tokens import estimate_tokens
+
+PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses")
+_FOLDED_ROLES = frozenset({"system", "developer"})
+_REMINDER = "<system-reminder>"
+
+
+class _Acc:
+    """Collects messages, system text and every text part (for the token estimate)."""
+
+    __slots__ = ("messages", "parts", "system")
+
+    def __init__(self) -> None:
+        self.system: list[str] = []
+        self.messages: list[Message] = []
+        self.parts: list[str] = []
+
+
+def _lower_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    if not headers:
+        return {}
+    return {str(k).lower(): str(v) for k, v in headers.items()}
+
+
+def _opt_str(body: Mapping[str, Any], key: str, *, required: bool = False) -> str:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise RequestError(f"request body has no {key!r}")
+        return ""
+    if not isinstance(value, str):
+        raise RequestError(f"{key!r} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _number(body: Mapping[str, Any], *keys: str) -> float | None:
+    for key in keys:
+        value = body.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise RequestError(f"{key!r} must be a number, got {type(value).__name__}")
+        return float(value)
+    return None
+
+
+def _int(body: Mapping[str, Any], *keys: str) -> int | None:
+    value = _number(body, *keys)
+    return None if value is None else int(value)
+
+
+def _stream(body: Mapping[str, Any]) -> bool:
+    value = body.get("stream", False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise RequestError(f"'stream' must be true or false, got {type(value).__name__}")
+    return value
+
+
+def _as_text(value: Any) -> str:
+    """Any tool output / unknown content as text for the token estimate."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(_as_text(v) for v in value)
+    if isinstance(value, Mapping):
+        text = value.get("text")
+        if isinstance(text, str):
+            return text
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
+
+
+def _blocks(content: Any, where: str, acc: _Acc) -> tuple[str, list[ToolCall], list[str]]:
+    """Text, tool calls and tool-result ids of a content value (a string or a list of blocks)."""
+    if content is None:
+        return "", [], []
+    if isinstance(content, str):
+        acc.parts.append(content)
+        return content, [], []
+    if not isinstance(content, list):
+        raise RequestError(f"{where} must be a string or a list of blocks, got {type(content).__name__}")
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    results: list[str] = []
+    for i, block in enumerate(content):
+        if isinstance(block, str):
+            acc.parts.append(block)
+            texts.append(block)
+            continue
+        if not isinstance(block, Mapping):
+            raise RequestError(f"{where}[{i}] must be an object, got {type(block).__name__}")
+        kind = block.get("type")
+        if kind in ("text", "input_text", "output_text") or (kind is None and "text" in block):
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise RequestError(f"{where}[{i}].text must be a string")
+            acc.parts.append(text)
+            if not text.lstrip().startswith(_REMINDER):
+                texts.append(text)
+        elif kind == "tool_use":
+            calls.append(ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or "")))
+            acc.parts.append(_as_text(block.get("input")))
+        elif kind == "tool_result":
+            results.append(str(block.get("tool_use_id") or ""))
+            acc.parts.append(_as_text(block.get("content")))
+        else:
+            # thinking, images, documents, refusals...: unknown to routing; keep their text size.
+            acc.parts.append(_as_text(block.get("text") or block.get("thinking") or ""))
+    return "\n".join(t for t in texts if t), calls, results
+
+
+def _role(item: Mapping[str, Any], where: str) -> str:
+    role = item.get("role")
+    if not isinstance(role, str):
+        raise RequestError(f"{where}.role must be a string")
+    return role
+
+
+def _message_list(body: Mapping[str, Any], key: str) -> list[Any]:
+    value = body.get(key)
+    if value is None:
+        raise RequestError(f"request body has no {key!r}")
+    if not isinstance(value, list):
+        raise RequestError(f"{key!r} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
+    if tools is None:
+        return (), []
+    if not isinstance(tools, list):
+        raise RequestError(f"'tools' must be a list, got {type(tools).__name__}")
+    names: list[str] = []
+    for tool in tools:
+        if not isinstance(tool, Mapping):
+            continue
+        fn = tool.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
+        if not isinstance(name, str):
+            name = tool.get("type") if isinstance(tool.get("type"), str) else None
+        if name:
+            names.append(name)
+        nested = tool.get("tools")
+        if isinstance(nested, list):
+            names.extend(_tool_names(nested, acc)[0])
+    return tuple(names), tools
+
+
+def _parse_anthropic(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
+    system = body.get("system")
+    if system is not None:
+        text, _, _ = _blocks(system, "system", acc)
+        if isinstance(system, list):
+            # The system prompt's reminders and billing header are all system text.
+            text = "\n".join(_as_text(b) for b in system)
+        acc.system.append(text)
+    for i, item in enumerate(_message_list(body, "messages")):
+        where = f"messages[{i}]"
+        if not isinstance(item, Mapping):
+            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
+        role = _role(item, where)
+        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
+        if role in _FOLDED_ROLES:
+            acc.system.append(text)
+            continue
+        acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
+    tools = body.get("tools")
+    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
+
+
+def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
+    for i, item in enumerate(_message_list(body, "messages")):
+        where = f"messages[{i}]"
+        if not isinstance(item, Mapping):
+            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
+        role = _role(item, where)
+        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
+        if role in _FOLDED_ROLES:
+            acc.system.append(text)
+            continue
+        raw_calls = item.get("tool_calls")
+        if isinstance(raw_calls, list):
+            for call in raw_calls:
+                if isinstance(call, Mapping):
+                    fn = call.get("function")
+                    fn = fn if isinstance(fn, Mapping) else {}
+                    calls.append(ToolCall(id=str(call.get("id") or ""), name=str(fn.get("name") or "")))
+                    acc.parts.append(_as_text(fn.get("arguments")))
+        if role == "tool":
+            results.append(str(item.get("tool_call_id") or ""))
+            text = ""
+        acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
+    tools = body.get("tools")
+    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
+
+
+def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
+    instructions = _opt_str(body, "instructions")
+    if instructions:
+        acc.system.append(instructions)
+        acc.parts.append(instructions)
+    raw = body.get("input")
+    if raw is None:
+        raise RequestError("request body has no 'input'")
+    extra_tools: list[Any] = []
+    if isinstance(raw, str):
+        acc.parts.append(raw)
+        acc.messages.append(Message("user", raw))
+        items: list[Any] = []
+    elif isinstance(raw, list):
+        items = raw
+    else:
+        raise RequestError(f"'input' must be a string or a list, got {type(raw).__name__}")
+    for i, item in enumerate(items):
+        where = f"input[{i}]"
+        if not isinstance(item, Mapping):
+            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
+        kind = item.get("type")
+        if kind == "message" or (kind is None and "role" in item):
+            role = _role(item, where)
+            text, _, _ = _blocks(item.get("content"), f"{where}.content", acc)
+            if role in _FOLDED_ROLES:
+                acc.system.append(text)
+            else:
+                acc.messages.append(Message(role, text))
+        elif kind == "function_call":
+            call = ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""))
+            acc.parts.append(_as_text(item.get("arguments")))
+            acc.messages.append(Message("assistant", "", tool_calls=(call,)))
+        elif kind == "function_call_output":
+            acc.parts.append(_as_text(item.get("output")))
+            acc.messages.append(Message("tool", "", tool_results=(str(item.get("call_id") or ""),)))
+        elif kind == "additional_tools":
+            tools = item.get("tools")
+            if isinstance(tools, list):
+                extra_tools.extend(tools)
+        else:
+            acc.parts.append(_as_text(item.get("text") or item.get("summary") or ""))
+    tools = body.get("tools")
+    listed = tools if isinstance(tools, list) else ([] if tools is None else [tools])
+    return listed + extra_tools
+
+
+def _session_id(body: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
+    sid = headers.get("x-claude-code-session-id")
+    if sid:
+        return sid
+    metadata = body.get("metadata")
+    if isinstance(metadata, Mapping):
+        user_id = metadata.get("user_id")
+        if isinstance(user_id, str) and user_id.startswith("{"):
+            try:
+                decoded = json.loads(user_id)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, Mapping) and isinstance(decoded.get("session_id"), str):
+                return str(decoded["session_id"]) or None
+    return headers.get("session-id") or None
+
+
+_PARSERS = {"anthropic": _parse_anthropic, "openai_chat": _parse_chat, "openai_responses": _parse_responses}
+
+
+def parse_request(
+    protocol: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+) -> ChatRequest:
+    """A ChatRequest from a client's request body. Raises RequestError for a malformed body."""
+    parser = _PARSERS.get(protocol)
+    if parser is None:
+        raise RequestError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
+    if not isinstance(body, Mapping):
+        raise RequestError(f"request body must be a JSON object, got {type(body).__name__}")
+    model = _opt_str(body, "model", required=True)
+    acc = _Acc()
+    raw_tools = parser(body, acc)
+    names, tool_defs = _tool_names(raw_tools, acc)
+    system = "\n".join(s for s in acc.system if s)
+    low = _lower_headers(headers)
+    proto: Protocol_ = protocol  # type: ignore[assignment]
+    return ChatRequest(
+        protocol=proto,
+        model=model,
+        stream=_stream(body),
+        messages=tuple(acc.messages),
+        system=system,
+        tool_names=names,
+        estimated_tokens=estimate_tokens(system=system, messages=acc.parts, tools=tool_defs),
+        temperature=_number(body, "temperature"),
+        max_tokens=_int(body, "max_tokens", "max_completion_tokens", "max_output_tokens"),
+        session_id=_session_id(body, low),
+        headers=low,
+    )
+
+
+def protocol_for_path(path: str) -> str | None:
+    """The protocol a proxy path speaks (`/v1/messages` -> anthropic), or None."""
+    p = path.split("?", 1)[0].rstrip("/")
+    if p.endswith("/messages") or p.endswith("/messages/count_tokens"):
+        return "anthropic"
+    if p.endswith("/chat/completions"):
+        return "openai_chat"
+    if p.endswith("/responses"):
+        return "openai_responses"
+    return None
+
+
+def guess_protocol(body: Mapping[str, Any]) -> str:
+    """Best guess of a bare body's shape, for `route explain --request` without `--protocol`."""
+    if "input" in body and "messages" not in body:
+        return "openai_responses"
+    messages = body.get("messages")
+    if "system" in body or ("metadata" in body and isinstance(body.get("metadata"), Mapping)):
+        return "anthropic"
+    if isinstance(messages, list):
+        for m in messages:
+            if not isinstance(m, Mapping):
+                continue
+            if m.get("role") in ("developer", "tool") or "tool_calls" in m:
+                return "openai_chat"
+            if m.get("role") == "system" and isinstance(m.get("content"), str):
+                return "openai_chat"
+            content = m.get("content")
+            if isinstance(content, list):
+                for b in content:
+                    if isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "image"):
+                        return "anthropic"
+                    if isinstance(b, Mapping) and b.get("type") in ("image_url", "input_audio"):
+                        return "openai_chat"
+    if "max_tokens" in body and "tools" not in body:
+        return "anthropic"
+    tools = body.get("tools")
+    if isinstance(tools, list) and tools and isinstance(tools[0], Mapping):
+        return "openai_chat" if "function" in tools[0] else "anthropic"
+    return "openai_chat"

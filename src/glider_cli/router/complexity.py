@@ -1,0 +1,91 @@
+"""The complexity heuristic: a 0-100 score with the signals that moved it.
+
+Signals (each capped at its weight; the weights are configurable under `routing.complexity.weights`):
+- `length`: the last user message's length, full marks at 2,000 characters;
+- `keywords`: words that suggest a hard task (`routing.complexity.keywords`, literal, case-insensitive),
+  a third of the weight per distinct word found;
+- `code`: fenced code blocks in the message, half the weight each;
+- `files`: file paths mentioned (`src/app.py`), a fifth of the weight each;
+- `conversation`: how long the conversation already is, full marks at 40 messages;
+- `tools`: the request carries tools (weight 0 by default: the classifier already routes on that).
+Only the first 20,000 characters of the message are scanned, so the cost stays flat.
+`complexity_source` is `heuristic`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DEFAULT_WEIGHTS: dict[str, int] = {
+    "length": 30,
+    "keywords": 30,
+    "code": 15,
+    "files": 15,
+    "conversation": 10,
+    "tools": 0,
+}
+_SCAN = 20_000
+_FENCE = re.compile(r"^\s*```", re.MULTILINE)
+_FILE = re.compile(
+    r"(?<![\w/.])(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|c|cc|cpp|h|hpp|rb|php"
+    r"|cs|swift|scala|sql|sh|md|yaml|yml|json|toml|ini|cfg|html|css)\b"
+)
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    points: int
+    detail: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"signal": self.name, "points": self.points, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Complexity:
+    score: int
+    signals: tuple[Signal, ...]
+    source: str = "heuristic"
+
+    def explain(self) -> str:
+        moved = [f"{s.name} +{s.points} ({s.detail})" for s in self.signals if s.points]
+        return ", ".join(moved) if moved else "no signal"
+
+
+class ComplexityScorer:
+    """Compiled once per Router from `routing.complexity`."""
+
+    def __init__(self, keywords: tuple[str, ...] = (), weights: tuple[tuple[str, int], ...] = ()) -> None:
+        self.weights = dict(DEFAULT_WEIGHTS)
+        self.weights.update(dict(weights))
+        words = sorted({k.lower() for k in keywords if k.strip()}, key=len, reverse=True)
+        self._keywords = (
+            re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
+            if words
+            else None
+        )
+
+    def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
+        body = text[:_SCAN]
+        w = self.weights
+        signals: list[Signal] = []
+        length_pts = round(min(len(text) / 2000, 1.0) * w["length"])
+        signals.append(Signal("length", length_pts, f"{len(text)} chars"))
+        if self._keywords is not None and w["keywords"]:
+            found = sorted({m.group(0).lower() for m in self._keywords.finditer(body)})
+            pts = min(w["keywords"], round(len(found) * w["keywords"] / 3))
+            signals.append(Signal("keywords", pts, ", ".join(found) if found else "none"))
+        fences = len(_FENCE.findall(body)) // 2
+        signals.append(Signal("code", min(w["code"], round(fences * w["code"] / 2)), f"{fences} code blocks"))
+        files = len({m.group(0) for m in _FILE.finditer(body)})
+        signals.append(Signal("files", min(w["files"], round(files * w["files"] / 5)), f"{files} file paths"))
+        conv = round(min(messages / 40, 1.0) * w["conversation"])
+        signals.append(Signal("conversation", conv, f"{messages} messages"))
+        if w["tools"]:
+            signals.append(
+                Signal("tools", w["tools"] if has_tools else 0, "tools present" if has_tools else "no tools")
+            )
+        total = max(0, min(100, sum(s.points for s in signals)))
+        return Complexity(total, tuple(signals))

@@ -1,0 +1,321 @@
+"""The Router: a config compiled once, then `decide(request, sticky=...)` per request.
+
+Contract:
+- `Router(config)` compiles every rule (RE2 patterns, Starlark scripts, the classifier and complexity
+  rules the config adds) and sorts them by priority, largest first; equal priorities keep file order.
+  A script that cannot load raises RuleError naming the file, line and column.
+- `decide` is pure apart from each script's wall-clock deadline: no I/O, no randomness. Steps, each
+  appending to the trace as it happens:
+  1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in the latest user message -> `delegate`;
+  2. the rules in priority order: a disabled rule is skipped, the first match has control, a script
+     that fails is "no match", the rules after the winner are listed as not reached;
+  3. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
+     is not new user text): the rule is recorded as refused and the next rule is tried. When only
+     local rules matched, the request stays on the cloud (rule `sticky`).
+  No rule matching at all raises NoRoute.
+- The decision's `backend` is the action's backend or the side's default backend (config);
+  `model` is the action's model, or None (keep the client's model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from glider_cli.config_model import Action, Config
+from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
+from glider_cli.errors import NoRoute, RuleError
+from glider_cli.router.complexity import Complexity, ComplexityScorer
+from glider_cli.router.sticky_view import StickyView
+from glider_cli.router.triggers import Match, Matcher, command_pattern, compile_trigger, find_command
+
+_ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    name: str
+    priority: int
+    enabled: bool
+    action: Action
+    matcher: Matcher
+    kind: str
+    fallback: str | None = None
+    where: str | None = None
+    disabled_reason: str = "disabled (enabled: false)"
+
+
+@dataclass
+class _Ctx:
+    request: ChatRequest
+    last_text: str
+    user_text: str
+    complexity: Complexity
+    _payload: Any = field(default=None)
+
+    def script_payload(self) -> Any:
+        if self._payload is None:
+            from glider_cli.router.scripts import build_payload
+
+            req = self.request
+            fields: dict[str, Any] = {
+                "model": req.model,
+                "stream": req.stream,
+                "estimated_tokens": req.estimated_tokens,
+                "has_tools": req.has_tools,
+                "complexity_score": self.complexity.score,
+                "complexity_source": self.complexity.source,
+            }
+            if req.temperature is not None:
+                fields["temperature"] = req.temperature
+            if req.max_tokens is not None:
+                fields["max_tokens"] = req.max_tokens
+            self._payload = build_payload(
+                fields, [m.role for m in req.messages], [m.content for m in req.messages]
+            )
+        return self._payload
+
+
+def _compile_rules(config: Config) -> list[CompiledRule]:
+    from glider_cli.router.classifier import complexity_matcher, patterns_matcher, tools_matcher
+    from glider_cli.router.scripts import ScriptError
+
+    out: list[CompiledRule] = []
+    for rule in config.rules:
+        try:
+            matcher = compile_trigger(rule.trigger)
+        except ScriptError as exc:
+            d = exc.diagnostic
+            raise RuleError(
+                f"script {exc.filename}:{d.line}:{d.col}: {d.message}",
+                file=rule.file,
+                line=rule.line,
+                rule=rule.name,
+                key="trigger.file",
+            ) from None
+        out.append(
+            CompiledRule(
+                rule.name,
+                rule.priority,
+                rule.enabled,
+                rule.action,
+                matcher,
+                rule.trigger.type,
+                rule.fallback,
+                rule.where,
+            )
+        )
+    cls = config.routing.classifier
+    off = "disabled (routing.task_classifier.enabled: false)"
+    out.append(
+        CompiledRule(
+            "task_classifier.tools",
+            cls.tools_priority,
+            cls.enabled,
+            Action("cloud", model=cls.cloud_model),
+            tools_matcher(),
+            "task_classifier",
+            disabled_reason=off,
+        )
+    )
+    out.append(
+        CompiledRule(
+            "task_classifier.cloud",
+            cls.cloud_priority,
+            cls.enabled,
+            Action("cloud", model=cls.cloud_model),
+            patterns_matcher(cls.cloud_patterns, "cloud"),
+            "task_classifier",
+            disabled_reason=off,
+        )
+    )
+    out.append(
+        CompiledRule(
+            "task_classifier.small",
+            cls.small_priority,
+            cls.enabled,
+            Action("local", model=cls.local_model),
+            patterns_matcher(cls.small_patterns, "small", max_chars=cls.small_max_chars),
+            "task_classifier",
+            disabled_reason=off,
+        )
+    )
+    cx = config.routing.complexity
+    out.append(
+        CompiledRule(
+            "complexity",
+            cx.priority,
+            cx.enabled,
+            Action("cloud"),
+            complexity_matcher(cx),
+            "complexity",
+            disabled_reason="off until routing.complexity.enabled: true",
+        )
+    )
+    # Stable sort: equal priorities keep the order they were written in.
+    out.sort(key=lambda r: -r.priority)
+    return out
+
+
+def _merge_action(base: Action, override: dict[str, Any] | None, config: Config) -> tuple[Action | None, str]:
+    """The rule's action with a script's returned action on top; (None, why) when it is invalid."""
+    if not override:
+        return base, ""
+    unknown = sorted(set(override) - set(_ACTION_KEYS))
+    if unknown:
+        return None, f"returned unknown action keys {', '.join(unknown)}"
+    values = base.to_dict()
+    for key, value in override.items():
+        if value is not None and not isinstance(value, str):
+            return None, f"returned a non-string action.{key}"
+        values[key] = value
+    if values["target"] not in ("local", "cloud"):
+        return None, f"returned target {values['target']!r} (expected local or cloud)"
+    if values["strategy"] not in ("single", "fan_out", "pipeline", "ensemble"):
+        return None, f"returned strategy {values['strategy']!r}"
+    if values["strategy"] == "fan_out" and not config.settings.fan_out_enabled:
+        return None, "asked for fan_out, but orchestration.fan_out.enabled is false"
+    backend = values["backend"]
+    if backend is not None:
+        known = config.settings.backends.get(backend)
+        if known is None:
+            return None, f"returned unknown backend {backend!r}"
+        if known.side != values["target"]:
+            return None, f"returned backend {backend!r}, which serves the {known.side} side"
+    return Action(
+        target=str(values["target"]),
+        backend=values["backend"],
+        model=values["model"],
+        adapter=values["adapter"],
+        strategy=str(values["strategy"]),
+    ), " (the script's action wins)"
+
+
+class Router:
+    """Compiled routing for one Config. Thread-safe: decide() shares no mutable state."""
+
+    def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
+        self.config = config
+        self.rules: tuple[CompiledRule, ...] = tuple(_compile_rules(config))
+        cx = config.routing.complexity
+        self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
+        self._delegate = command_pattern(DELEGATE_FLAGS)
+
+    def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
+        user_text = request.last_user_text
+        complexity = self._scorer.score(
+            user_text, messages=len(request.messages), has_tools=request.has_tools
+        )
+        ctx = _Ctx(request, request.last_text, user_text, complexity)
+        trace: list[Reason] = []
+        delegate = find_command(self._delegate, DELEGATE_FLAGS, user_text)
+        if delegate:
+            trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
+        refuse_local = sticky is not None and sticky.bound and sticky.is_follow_on(request)
+        refused = False
+        winner: CompiledRule | None = None
+        action: Action | None = None
+        for i, rule in enumerate(self.rules):
+            if not rule.enabled:
+                trace.append(Reason(rule.name, rule.priority, False, rule.disabled_reason))
+                continue
+            m: Match = rule.matcher(ctx)
+            if not m.matched:
+                trace.append(Reason(rule.name, rule.priority, False, m.reason))
+                continue
+            merged, note = _merge_action(rule.action, m.action, self.config)
+            if merged is None:
+                trace.append(
+                    Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
+                )
+                continue
+            if refuse_local and merged.target == "local":
+                assert sticky is not None
+                refused = True
+                trace.append(
+                    Reason(
+                        rule.name,
+                        rule.priority,
+                        False,
+                        f"{m.reason}, but local is refused: {sticky.describe()}",
+                    )
+                )
+                continue
+            trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
+            winner, action = rule, merged
+            for later in self.rules[i + 1 :]:
+                trace.append(
+                    Reason(later.name, later.priority, False, f"not reached: {rule.name} has control")
+                )
+            break
+        if winner is None or action is None:
+            if not refused:
+                raise NoRoute(
+                    "no rule matched this request and the config has no `always` rule",
+                    hint="add a rule with `trigger: {type: always}` at priority 0",
+                )
+            assert sticky is not None
+            trace.append(Reason("sticky", None, True, f"only local rules matched; {sticky.describe()}"))
+            return self._decision(
+                "cloud",
+                "sticky",
+                None,
+                Action("cloud"),
+                None,
+                None,
+                delegate,
+                request,
+                complexity,
+                trace,
+                sticky,
+            )
+        return self._decision(
+            action.target,
+            winner.name,
+            winner.priority,
+            action,
+            winner.fallback,
+            winner.where,
+            delegate,
+            request,
+            complexity,
+            trace,
+            sticky,
+        )
+
+    def _decision(
+        self,
+        target: str,
+        rule: str,
+        priority: int | None,
+        action: Action,
+        fallback: str | None,
+        where: str | None,
+        delegate: str | None,
+        request: ChatRequest,
+        complexity: Complexity,
+        trace: list[Reason],
+        sticky: StickyView | None,
+    ) -> RouteDecision:
+        extra: dict[str, Any] = {
+            "where": where,
+            "fallback": fallback,
+            "complexity_signals": [s.to_dict() for s in complexity.signals],
+        }
+        if sticky is not None:
+            extra["sticky"] = sticky.to_dict()
+        return RouteDecision(
+            target="local" if target == "local" else "cloud",
+            rule=rule,
+            priority=priority,
+            backend=action.backend or self.config.default_backend(target),
+            model=action.model,
+            adapter=action.adapter,
+            strategy=action.strategy,  # type: ignore[arg-type]
+            delegate=delegate,
+            request=RequestSummary(
+                request.estimated_tokens, request.has_tools, complexity.score, complexity.source
+            ),
+            trace=tuple(trace),
+            extra=extra,
+        )

@@ -1,0 +1,203 @@
+"""Starlark rule scripts (starlark-pyo3): check, compile once, call with a deadline.
+
+Contract:
+- A script defines `evaluate(request)`. `request` has the spec's fields with attribute access:
+  `model`, `stream`, `messages` (each `.role`, `.content`), `estimated_tokens`, `has_tools`,
+  `complexity_score`, `complexity_source`, and `temperature` / `max_tokens` only when the client sent
+  them. It returns None (no match) or a dict: `matched` (default True when a dict is returned) and
+  `action` (`target`, `backend`, `model`, `adapter`, `strategy`), which wins over the rule's action.
+- `compile_script` parses and loads the file once into a frozen module; a syntax error, a load-time
+  error (an undefined name...) or a missing `evaluate` raises ScriptError with line and column.
+- `Script.call` is bounded: a wall-clock deadline (checked by the interpreter's cancel hook) and a
+  call-stack limit. Any failure is returned as `ScriptOutcome.error`, never raised: a broken
+  script is "no match" and routing goes on.
+
+Values cross into Starlark as JSON, and strings cost per byte, so the request is passed as four
+strings (the scalar fields as JSON, the roles, the message lengths, and the message texts joined)
+and rebuilt into structs by a prelude appended after the user's code (which keeps its line numbers).
+The payload is built once per decision and shared by every script rule.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import starlark as sl
+
+DEFAULT_DEADLINE_S = 0.05
+MAX_CALLSTACK = 64
+_ENTRY = "glider_entry"
+_PRELUDE = f"""
+
+def {_ENTRY}(meta, roles, lens, text):
+    fields = json.decode(meta)
+    messages = []
+    pos = 0
+    role_list = roles.split(",") if roles else []
+    len_list = lens.split(",") if lens else []
+    for i in range(len(role_list)):
+        end = pos + int(len_list[i])
+        messages.append(struct(role = role_list[i], content = text[pos:end]))
+        pos = end
+    fields["messages"] = messages
+    return evaluate(struct(**fields))
+"""
+_LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem in a script: 1-based line and column (0 when unknown) and a one-line message."""
+
+    line: int
+    col: int
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "column": self.col, "message": self.message}
+
+
+class ScriptError(Exception):
+    """A script that cannot be loaded. `diagnostic` says where."""
+
+    def __init__(self, filename: str, diagnostic: Diagnostic) -> None:
+        super().__init__(f"{filename}:{diagnostic.line}:{diagnostic.col}: {diagnostic.message}")
+        self.filename = filename
+        self.diagnostic = diagnostic
+
+
+@dataclass(frozen=True)
+class ScriptPayload:
+    """The request as the four strings a script call receives (built once per decision)."""
+
+    meta: str
+    roles: str
+    lens: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ScriptOutcome:
+    """What one call produced: a match with an optional action dict, no match, or an error."""
+
+    matched: bool
+    action: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def _globals() -> sl.Globals:
+    return sl.Globals.extended_by([sl.LibraryExtension.StructType, sl.LibraryExtension.Json])
+
+
+def _diagnostic(exc: BaseException) -> Diagnostic:
+    text = str(exc)
+    loc = _LOCATION.search(text)
+    message = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("error:"):
+            message = stripped[len("error:") :].strip()
+            break
+    if not message:
+        message = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    if loc is None:
+        return Diagnostic(0, 0, message)
+    return Diagnostic(int(loc.group("line")), int(loc.group("col")), message)
+
+
+def _load(source: str, filename: str) -> sl.FrozenModule:
+    ast = sl.parse(filename, source)
+    module = sl.Module()
+    sl.eval(module, ast, _globals())
+    return module.freeze()
+
+
+def _check_loaded(source: str, filename: str) -> None:
+    """Raise ScriptError unless `source` parses, loads and defines a callable `evaluate`."""
+    try:
+        _load(source, filename)
+    except sl.StarlarkError as exc:
+        raise ScriptError(filename, _diagnostic(exc)) from None
+    try:
+        probe = _load(source + "\n\ndef glider_kind():\n    return type(evaluate)\n", filename)
+        kind = probe.call("glider_kind")
+    except sl.StarlarkError:
+        # The script alone loaded, so the only thing the probe can miss is `evaluate` itself.
+        raise ScriptError(
+            filename, Diagnostic(1, 1, "the script defines no evaluate(request) function")
+        ) from None
+    if kind != "function":
+        raise ScriptError(filename, Diagnostic(1, 1, f"evaluate must be a function, not a {kind}"))
+
+
+def check_source(source: str, filename: str) -> list[Diagnostic]:
+    """Every problem that stops the script from loading (empty when it is fine).
+
+    Used by `glider lint` and `POST /api/playground/parse`. Does no I/O.
+    """
+    try:
+        _check_loaded(source, filename)
+    except ScriptError as exc:
+        return [exc.diagnostic]
+    return []
+
+
+class Script:
+    """A compiled script: parsed and loaded once, called many times."""
+
+    def __init__(self, source: str, filename: str, *, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
+        _check_loaded(source, filename)
+        try:
+            self._module = _load(source + _PRELUDE, filename)
+        except sl.StarlarkError as exc:  # the prelude clashes with a name the script defines
+            raise ScriptError(filename, _diagnostic(exc)) from None
+        self.filename = filename
+        self.deadline_s = deadline_s
+
+    def call(self, payload: ScriptPayload) -> ScriptOutcome:
+        deadline = time.monotonic() + self.deadline_s
+        options = sl.EvalOptions(
+            check_cancelled=lambda: time.monotonic() > deadline, max_callstack_size=MAX_CALLSTACK
+        )
+        try:
+            result = self._module.call_with(
+                options, _ENTRY, payload.meta, payload.roles, payload.lens, payload.text
+            ).value
+        except sl.StarlarkError as exc:
+            diag = _diagnostic(exc)
+            if "cancelled" in diag.message.lower():
+                return ScriptOutcome(
+                    False, error=f"stopped after {self.deadline_s * 1000:.0f} ms (line {diag.line})"
+                )
+            where = f" (line {diag.line})" if diag.line else ""
+            return ScriptOutcome(False, error=f"raised: {diag.message}{where}")
+        return interpret(result)
+
+
+def interpret(result: Any) -> ScriptOutcome:
+    """Turn what evaluate() returned into an outcome (a wrong shape is an error, not a match)."""
+    if result is None:
+        return ScriptOutcome(False)
+    if not isinstance(result, dict):
+        return ScriptOutcome(False, error=f"returned a {type(result).__name__}, expected None or a dict")
+    matched = result.get("matched", True)
+    if not isinstance(matched, bool):
+        return ScriptOutcome(False, error="returned a non-boolean 'matched'")
+    action = result.get("action")
+    if action is not None and not isinstance(action, dict):
+        return ScriptOutcome(False, error="returned an 'action' that is not a dict")
+    return ScriptOutcome(matched, action if matched else None)
+
+
+def build_payload(fields: dict[str, Any], roles: list[str], contents: list[str]) -> ScriptPayload:
+    """The call arguments for one request. `fields` holds the scalar request fields."""
+    return ScriptPayload(
+        meta=json.dumps(fields),
+        roles=",".join(r.replace(",", "_") for r in roles),
+        lens=",".join(str(len(c)) for c in contents),
+        text="".join(contents),
+    )

@@ -1,0 +1,43 @@
+"""What the router needs to know about turn-family stickiness (produced by the turn index elsewhere).
+
+A bound view means the request belongs to a turn family that is held off the local model (after a
+`/cloud` command or a cloud decision, for a TTL and a grace time). The router then refuses local for
+every follow-on: a request whose most recent message is not new user text (a tool result, an
+assistant or system continuation). `follow_on` overrides that test when the producer knows better.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from glider_cli.domain import ChatRequest
+
+
+@dataclass(frozen=True)
+class StickyView:
+    bound: bool
+    turn_id: str | None = None
+    reason: str = ""
+    follow_on: bool | None = None
+
+    def is_follow_on(self, request: ChatRequest) -> bool:
+        if self.follow_on is not None:
+            return self.follow_on
+        if not request.messages:
+            return False
+        last = request.messages[-1]
+        return not (last.role == "user" and last.content and not last.tool_results)
+
+    def describe(self) -> str:
+        turn = f" to turn {self.turn_id}" if self.turn_id else ""
+        why = f" ({self.reason})" if self.reason else ""
+        return f"sticky: bound{turn}{why}, a follow-on stays off the local model"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bound": self.bound,
+            "turn_id": self.turn_id,
+            "reason": self.reason,
+            "follow_on": self.follow_on,
+        }

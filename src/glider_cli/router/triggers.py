@@ -1,0 +1,166 @@
+"""The six trigger types, compiled once, and what each looks at.
+
+- `explicit`: one of `commands` as a word anywhere in the latest user message (`say hi /local`
+  matches, `/localhost` does not). The latest *user* message: a tool follow-up carries the command
+  of the prompt that started the turn.
+- `regex`: RE2 `pattern` searched in the most recent message (`messages[-1].content`).
+- `context_size`: `estimated_tokens <operator> value`.
+- `always`: every request.
+- `script`: a Starlark script decides (`router.scripts`).
+- `composer_wrapup` (also `wrapup_origin`, `composer_wrapup_origin`): a Cursor Composer wrap-up, the
+  summary request Composer sends when a run ends. Recognised by its wording (a request to summarise
+  the conversation or the changes just made) in the latest user message.
+
+Every matcher returns a `Match`: matched or not, and a one-line reason for the trace.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from glider_cli.config_model import Trigger
+from glider_cli.domain import ChatRequest
+from glider_cli.router.complexity import Complexity
+
+_OPS: dict[str, Callable[[int, int], bool]] = {
+    ">": operator.gt,
+    ">=": operator.ge,
+    "<": operator.lt,
+    "<=": operator.le,
+    "==": operator.eq,
+    "=": operator.eq,
+}
+_WRAPUP = re.compile(
+    r"^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise )?summary of|"
+    r"give (?:me )?(?:a |an )?(?:brief |short )?(?:summary|recap) of|recap)\b[^\n]{0,80}?"
+    r"\b(?:conversation|chat|session|changes|work|what (?:you|we|was) (?:did|done|changed|have done))",
+    re.IGNORECASE,
+)
+
+
+class Context(Protocol):
+    """What matchers read; built once per decision by the router."""
+
+    request: ChatRequest
+    last_text: str
+    user_text: str
+    complexity: Complexity
+
+    def script_payload(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Match:
+    matched: bool
+    reason: str
+    action: dict[str, Any] | None = None
+    error: bool = False
+
+
+def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
+    """A word-bounded alternation of literal commands (stdlib re is safe: the commands are escaped)."""
+    alts = "|".join(re.escape(c) for c in sorted(commands, key=len, reverse=True))
+    return re.compile(r"(?<![\w/])(?:" + alts + r")(?![\w/-])")
+
+
+def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str) -> str | None:
+    if not any(c in text for c in commands):
+        return None
+    m = pattern.search(text)
+    return m.group(0) if m else None
+
+
+class Matcher(Protocol):
+    def __call__(self, ctx: Context) -> Match: ...
+
+
+def _explicit(trigger: Trigger) -> Matcher:
+    commands = trigger.commands
+    pattern = command_pattern(commands)
+
+    def match(ctx: Context) -> Match:
+        found = find_command(pattern, commands, ctx.user_text)
+        if found:
+            return Match(True, f"command {found} in the latest user message")
+        return Match(False, f"none of {' '.join(commands)} in the latest user message")
+
+    return match
+
+
+def _regex(trigger: Trigger) -> Matcher:
+    import re2
+
+    source = trigger.pattern or ""
+    pattern = re2.compile(source)
+
+    def match(ctx: Context) -> Match:
+        if pattern.search(ctx.last_text):
+            return Match(True, f"pattern {source!r} matches the most recent message")
+        return Match(False, f"pattern {source!r} does not match the most recent message")
+
+    return match
+
+
+def _context_size(trigger: Trigger) -> Matcher:
+    op_name = trigger.operator or ">"
+    op = _OPS[op_name]
+    value = trigger.value or 0
+
+    def match(ctx: Context) -> Match:
+        tokens = ctx.request.estimated_tokens
+        ok = op(tokens, value)
+        return Match(ok, f"{tokens} estimated tokens {op_name} {value}" + ("" if ok else " is false"))
+
+    return match
+
+
+def _always(trigger: Trigger) -> Matcher:
+    def match(ctx: Context) -> Match:
+        return Match(True, "always matches")
+
+    return match
+
+
+def _composer_wrapup(trigger: Trigger) -> Matcher:
+    def match(ctx: Context) -> Match:
+        if _WRAPUP.search(ctx.user_text[:2000]):
+            return Match(True, "the latest user message asks for a wrap-up summary (Composer)")
+        return Match(False, "not a Composer wrap-up message")
+
+    return match
+
+
+def _script(trigger: Trigger) -> Matcher:
+    from glider_cli.router.scripts import Script
+
+    script = Script(trigger.source or "", trigger.file or "<script>")
+    name = (trigger.file or "script").rsplit("/", 1)[-1]
+
+    def match(ctx: Context) -> Match:
+        outcome = script.call(ctx.script_payload())
+        if outcome.error is not None:
+            return Match(False, f"script {name} {outcome.error}; counted as no match", error=True)
+        if not outcome.matched:
+            return Match(False, f"script {name} returned no match")
+        return Match(True, f"script {name} matched", outcome.action)
+
+    return match
+
+
+_BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {
+    "explicit": _explicit,
+    "regex": _regex,
+    "context_size": _context_size,
+    "always": _always,
+    "script": _script,
+    "composer_wrapup": _composer_wrapup,
+}
+
+
+def compile_trigger(trigger: Trigger) -> Matcher:
+    """A matcher for `trigger`. Raises ScriptError for a script that cannot load."""
+    return _BUILDERS[trigger.type](trigger)
