@@ -1,0 +1,294 @@
+"""Which record entries a delegate receives, and the block they make.
+
+Contract (memory-and-context.md, "How Glider selects the entries"):
+- The 2 most recent entries (the protected tail) go in unscored.
+- Every other entry is scored against THIS delegate's task with BM25 (k1=1.2, b=0.75; IDF over the
+  record, so a rare term weighs more than a frequent one). An entry sharing no term with the task
+  scores 0 and stays out. At equal score a delegate outcome (or a summary) wins over an ordinary turn
+  (the "tie-break"), then the more recent entry.
+- Ceilings, never targets: at most `max_entries` entries and `token_budget` tokens (4 characters per
+  token) for the whole block, optionally at most `max_bytes` UTF-8 bytes (a vendor that reads only so
+  much of its context file). Lower-ranked entries are dropped first; the tail is shortened last.
+- An entry longer than `max_entry_chars` loses its middle; start and end stay, joined by a visible
+  `[… N characters removed from the middle …]` marker.
+- The block is titled "Earlier in the calling session": ranked entries, most relevant first, then the
+  protected tail in time order.
+
+Pure: no I/O, no clock. `build_block` is what `glider continuity block` prints and what a delegate gets.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from glider_cli.delegate.continuity import Entry
+from glider_cli.settings import BackgroundSettings
+
+BLOCK_TITLE = "Earlier in the calling session"
+PROTECTED_TAIL = 2
+CHARS_PER_TOKEN = 4
+K1 = 1.2
+B = 0.75
+
+_TOKEN_RE = re.compile(r"[a-z0-9_]+(?:\.[a-z0-9_]+)*")
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "please",
+        "so",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "these",
+        "this",
+        "to",
+        "us",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class BlockItem:
+    """One entry as it goes into the block, with why it is there."""
+
+    entry: Entry
+    text: str
+    score: float
+    reason: str  # "protected tail" | "score" | "tie-break"
+    truncated: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.entry.id,
+            "kind": self.entry.kind,
+            "ts": self.entry.ts,
+            "source_cli": self.entry.source_cli,
+            "score": round(self.score, 4),
+            "reason": self.reason,
+            "truncated": self.truncated,
+            "chars": len(self.text),
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Excluded:
+    entry: Entry
+    score: float
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.entry.id,
+            "kind": self.entry.kind,
+            "score": round(self.score, 4),
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True)
+class Block:
+    text: str
+    items: tuple[BlockItem, ...]
+    excluded: tuple[Excluded, ...]
+    tokens: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "title": BLOCK_TITLE,
+            "tokens": self.tokens,
+            "items": [i.to_dict() for i in self.items],
+            "excluded": [x.to_dict() for x in self.excluded],
+            "text": self.text,
+        }
+
+
+def terms(text: str) -> list[str]:
+    """Lower-case words and dotted names (`parser.go`, `foo_bar`), each dotted name also split."""
+    out: list[str] = []
+    for tok in _TOKEN_RE.findall(text.lower()):
+        if "." in tok:
+            out.extend(p for p in tok.split(".") if p and p not in _STOPWORDS)
+        if len(tok) > 1 and tok not in _STOPWORDS:
+            out.append(tok)
+    return out
+
+
+def bm25_scores(query: str, docs: Sequence[str]) -> list[float]:
+    """BM25 of each doc against the query, IDF taken over `docs`."""
+    q = set(terms(query))
+    if not q or not docs:
+        return [0.0] * len(docs)
+    tfs = [Counter(t for t in terms(d)) for d in docs]
+    lengths = [sum(tf.values()) for tf in tfs]
+    avg = (sum(lengths) / len(lengths)) or 1.0
+    n = len(docs)
+    idf = {}
+    for t in q:
+        df = sum(1 for tf in tfs if t in tf)
+        idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    scores = []
+    for tf, length in zip(tfs, lengths, strict=True):
+        s = 0.0
+        norm = K1 * (1.0 - B + B * length / avg)
+        for t in q:
+            f = tf.get(t, 0)
+            if f:
+                s += idf[t] * f * (K1 + 1.0) / (f + norm)
+        scores.append(s)
+    return scores
+
+
+def truncate_middle(text: str, max_chars: int) -> tuple[str, bool]:
+    """Keep the start and the end of `text` within `max_chars`, with a visible marker in the middle."""
+    if len(text) <= max_chars:
+        return text, False
+    removed = len(text)
+    marker = ""
+    for _ in range(3):  # the marker's own length depends on the count it shows
+        marker = f"\n[… {removed} characters removed from the middle …]\n"
+        keep = max(max_chars - len(marker), 0)
+        removed = len(text) - keep
+    keep = max(max_chars - len(marker), 0)
+    if keep == 0:
+        return marker.strip()[:max_chars], True
+    head = (keep + 1) // 2
+    tail = keep - head
+    return text[:head] + marker + (text[len(text) - tail :] if tail else ""), True
+
+
+def _label(e: Entry) -> str:
+    if e.kind == "delegate":
+        status = "ok" if e.ok else "failed"
+        files = f"; changed {', '.join(e.files)}" if e.files else ""
+        return f"{e.delegate or 'delegate'} run, {status}{files} ({e.ts}, for {e.source_cli})"
+    if e.kind == "summary":
+        return f"summary ({e.ts})"
+    return f"user turn ({e.ts}, {e.source_cli})"
+
+
+def render(items: Sequence[BlockItem]) -> str:
+    if not items:
+        return ""
+    parts = [
+        f"# {BLOCK_TITLE}\n\n"
+        "Glider's continuity record for this workspace: what happened earlier in the session that sent "
+        "you this task, most relevant first, then the most recent turns.\n"
+    ]
+    for it in items:
+        parts.append(f"\n## {_label(it.entry)}\n\n{it.text}\n")
+    return "".join(parts)
+
+
+def _size_ok(text: str, token_budget: int, max_bytes: int | None) -> bool:
+    if math.ceil(len(text) / CHARS_PER_TOKEN) > token_budget:
+        return False
+    return max_bytes is None or len(text.encode("utf-8")) <= max_bytes
+
+
+def build_block(
+    entries: Sequence[Entry],
+    task: str,
+    settings: BackgroundSettings,
+    *,
+    max_bytes: int | None = None,
+) -> Block:
+    """Select, order and render the block a delegate for `task` receives (see the module contract)."""
+    entries = list(entries)
+    tail_n = min(PROTECTED_TAIL, len(entries), max(settings.max_entries, 0))
+    tail = entries[len(entries) - tail_n :] if tail_n else []
+    body = entries[: len(entries) - tail_n]
+    scores = bm25_scores(task, [e.text for e in entries])
+    excluded: list[Excluded] = []
+    ranked: list[tuple[float, bool, int, Entry]] = []
+    for i, e in enumerate(body):
+        s = scores[i]
+        if s <= 0.0:
+            excluded.append(Excluded(e, 0.0, "no term shared with the task"))
+        else:
+            ranked.append((s, e.kind != "turn", i, e))
+    ranked.sort(key=lambda r: (-r[0], not r[1], -r[2]))
+    turn_scores = {round(s, 9) for s, is_outcome, _, _ in ranked if not is_outcome}
+
+    def make(e: Entry, score: float, reason: str, limit: int) -> BlockItem:
+        text, cut = truncate_middle(e.text, limit)
+        return BlockItem(e, text, score, reason, cut)
+
+    tail_items = [
+        make(e, scores[len(body) + j], "protected tail", settings.max_entry_chars) for j, e in enumerate(tail)
+    ]
+    room = max(settings.max_entries - len(tail_items), 0)
+    chosen: list[BlockItem] = []
+    for s, is_outcome, _, e in ranked:
+        if len(chosen) >= room:
+            excluded.append(Excluded(e, s, f"max_entries ({settings.max_entries}) reached"))
+            continue
+        reason = "tie-break" if is_outcome and round(s, 9) in turn_scores else "score"
+        item = make(e, s, reason, settings.max_entry_chars)
+        if _size_ok(render([*chosen, item, *tail_items]), settings.token_budget, max_bytes):
+            chosen.append(item)
+        else:
+            excluded.append(Excluded(e, s, "token budget or size cap reached"))
+    # The tail goes in whatever its size; if it alone exceeds a ceiling, shorten it, oldest first.
+    for j in range(len(tail_items)):
+        while not _size_ok(render([*chosen, *tail_items]), settings.token_budget, max_bytes):
+            it = tail_items[j]
+            if len(it.text) <= 64:
+                break
+            text, _ = truncate_middle(it.entry.text, max(len(it.text) * 3 // 4, 64))
+            tail_items[j] = BlockItem(it.entry, text, it.score, it.reason, True)
+    items = (*chosen, *tail_items)
+    text = render(items)
+    return Block(
+        text=text, items=items, excluded=tuple(excluded), tokens=math.ceil(len(text) / CHARS_PER_TOKEN)
+    )
