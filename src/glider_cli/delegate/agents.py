@@ -1,0 +1,279 @@
+"""One adapter per delegate vendor: how it is invoked headless, and how its output is read.
+
+How each vendor is pointed at the workspace and at the private run directory (RUN):
+
+    vendor        cwd        context file (read by the vendor itself)        the workspace
+    claude        workspace  RUN/glider-context.md, --append-system-prompt-file   its cwd
+    cursor-agent  RUN        RUN/AGENTS.md                                    named in the prompt and the
+    agy           RUN        RUN/AGENTS.md                                    context file, and reachable
+    codex         RUN (-C)   RUN/AGENTS.md (codex reads at most 32 KiB)       as RUN/workspace (a symlink);
+                                                                              codex also gets --add-dir
+
+Output contracts (CLIENTS.md):
+- claude `-p --output-format json`: one `{"type":"result", subtype, is_error, result, ...}` object; success
+  needs exit 0, `is_error: false` and `subtype: "success"` (exit 0 alone is not enough).
+- cursor-agent `-p --output-format json --trust`: the same result object. It can fail to exit after
+  printing it, so the runner kills it once `result_ready` says the result is complete.
+- agy `--output-format json -p PROMPT` (its `-p` takes the prompt as its value): a JSON object with
+  `response` (or `error`). Empty output is a failure whatever the exit code.
+- codex `exec --json -C DIR`: JSONL events; `item.completed` items of type `agent_message` carry the
+  reply, `file_change` items list changed paths; `turn.failed`/`error` mean failure.
+
+Permission-widening flags (`--dangerously-skip-permissions`, `--force`, `--yolo`,
+`--dangerously-bypass-approvals-and-sandbox`) are added only when `DelegateSettings.unsafe_permissions`.
+Pure: builds argv and parses text; the runner does the I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from glider_cli.errors import DelegateError
+from glider_cli.settings import DelegateSettings
+
+CODEX_AGENTS_MD_LIMIT = 32 * 1024
+
+# In-message flags (domain.DELEGATE_FLAGS) and CLI switches -> vendor.
+FLAG_VENDOR: Mapping[str, str] = {"/claude": "claude", "/cursor-agent": "cursor-agent", "/agy": "agy"}
+
+
+@dataclass(frozen=True)
+class Invocation:
+    argv: tuple[str, ...]
+    cwd: Path
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a vendor's output says: ok, the reply (or the error), and files it reports changing."""
+
+    ok: bool
+    text: str
+    files: tuple[str, ...] = ()
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _prompt(task: str) -> str:
+    # A leading "/" is a slash command to Claude Code, a leading "-" an option to every CLI.
+    task = task.strip()
+    return f"Task: {task}" if task[:1] in ("/", "-") else task
+
+
+def _json_objects(stdout: str) -> list[dict[str, Any]]:
+    """Every JSON object in the output: the whole text, else one per line (JSONL)."""
+    text = stdout.strip()
+    if not text:
+        return []
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict):
+        return [whole]
+    out: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+class Adapter(ABC):
+    """One vendor: class attributes describe it; `build` and `parse` are its argv and output contract."""
+
+    vendor: str = ""
+    default_command: str = ""
+    context_file: str = "AGENTS.md"
+    # The vendor reads at most this many bytes of its context file (None: no known limit).
+    context_limit: int | None = None
+    works_in_run_dir: bool = True
+
+    def command(self, spec: DelegateSettings | None) -> str:
+        return spec.command if spec and spec.command else self.default_command
+
+    @abstractmethod
+    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
+        """The argv and cwd for one headless run."""
+
+    @abstractmethod
+    def parse(self, stdout: str, returncode: int | None) -> Outcome:
+        """Read the vendor's output (and exit code; None when it was killed) into an Outcome."""
+
+    def result_ready(self, stdout: str) -> bool:
+        """True once the output holds the final result (the runner may then stop a lingering process)."""
+        return False
+
+    def prompt(self, task: str, workspace: Path) -> str:
+        if not self.works_in_run_dir:
+            return _prompt(task)
+        return (
+            f"{_prompt(task)}\n\nWork in the workspace {workspace} (also reachable as ./workspace); "
+            f"read {self.context_file} in the current directory first."
+        )
+
+
+def _result_object(stdout: str) -> dict[str, Any] | None:
+    for obj in reversed(_json_objects(stdout)):
+        if obj.get("type") == "result":
+            found: dict[str, Any] = obj
+            return found
+    return None
+
+
+class ClaudeAdapter(Adapter):
+    vendor = "claude"
+    default_command = "claude"
+    context_file = "glider-context.md"
+    works_in_run_dir = False
+
+    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
+        argv = [self.command(spec), *(spec.args if spec else ()), "-p", "--output-format", "json"]
+        argv += ["--append-system-prompt-file", str(run_dir / self.context_file)]
+        if spec and spec.model:
+            argv += ["--model", spec.model]
+        if spec and spec.unsafe_permissions:
+            argv.append("--dangerously-skip-permissions")
+        argv.append(self.prompt(task, workspace))
+        return Invocation(tuple(argv), workspace)
+
+    def parse(self, stdout: str, returncode: int | None) -> Outcome:
+        obj = _result_object(stdout)
+        if obj is None:
+            return Outcome(False, f"{self.vendor} printed no result object (exit {returncode})")
+        text = obj.get("result")
+        text = text if isinstance(text, str) else ""
+        ok = returncode == 0 and obj.get("is_error") is False and obj.get("subtype") == "success"
+        detail: dict[str, Any] = {
+            k: obj[k]
+            for k in ("subtype", "is_error", "session_id", "num_turns", "terminal_reason")
+            if k in obj
+        }
+        denials = obj.get("permission_denials")
+        if isinstance(denials, list) and denials:
+            detail["permission_denials"] = len(denials)
+        if not ok and not text:
+            text = f"{self.vendor} failed: subtype={obj.get('subtype')!r}, exit {returncode}"
+        return Outcome(ok, text, (), detail)
+
+
+class CursorAgentAdapter(ClaudeAdapter):
+    vendor = "cursor-agent"
+    default_command = "cursor-agent"
+    context_file = "AGENTS.md"
+    works_in_run_dir = True
+
+    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
+        argv = [self.command(spec), *(spec.args if spec else ()), "-p", "--output-format", "json", "--trust"]
+        if spec and spec.model:
+            argv += ["--model", spec.model]
+        if spec and spec.unsafe_permissions:
+            argv.append("--force")
+        argv.append(self.prompt(task, workspace))
+        return Invocation(tuple(argv), run_dir)
+
+    def result_ready(self, stdout: str) -> bool:
+        return _result_object(stdout) is not None
+
+
+class AgyAdapter(Adapter):
+    vendor = "agy"
+    default_command = "agy"
+
+    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
+        argv = [self.command(spec), *(spec.args if spec else ()), "--output-format", "json"]
+        if spec and spec.model:
+            argv += ["--model", spec.model]
+        if spec and spec.unsafe_permissions:
+            argv.append("--yolo")
+        argv += ["-p", self.prompt(task, workspace)]
+        return Invocation(tuple(argv), run_dir)
+
+    def parse(self, stdout: str, returncode: int | None) -> Outcome:
+        if not stdout.strip():
+            return Outcome(False, f"agy printed nothing (exit {returncode})")
+        objs = _json_objects(stdout)
+        if not objs:
+            return Outcome(False, f"agy printed no JSON (exit {returncode}): {stdout.strip()[:200]}")
+        obj = objs[-1]
+        err = obj.get("error")
+        if err:
+            msg = err.get("message") if isinstance(err, dict) else err
+            return Outcome(False, f"agy failed: {msg}", (), {"exit": returncode})
+        text = obj.get("response")
+        if text is None:
+            res = obj.get("result")
+            text = res.get("response") if isinstance(res, dict) else res
+        if not isinstance(text, str) or not text.strip():
+            return Outcome(False, f"agy gave an empty response (exit {returncode})")
+        ok = returncode == 0 and obj.get("is_error") is not True
+        return Outcome(ok, text, (), {"exit": returncode})
+
+
+class CodexAdapter(Adapter):
+    vendor = "codex"
+    default_command = "codex"
+    context_limit = CODEX_AGENTS_MD_LIMIT
+
+    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
+        argv = [self.command(spec), "exec", *(spec.args if spec else ()), "--json", "-C", str(run_dir)]
+        argv += ["--skip-git-repo-check", "--add-dir", str(workspace)]
+        if spec and spec.model:
+            argv += ["-m", spec.model]
+        if spec and spec.unsafe_permissions:
+            argv.append("--dangerously-bypass-approvals-and-sandbox")
+        argv.append(self.prompt(task, workspace))
+        return Invocation(tuple(argv), run_dir)
+
+    def parse(self, stdout: str, returncode: int | None) -> Outcome:
+        messages: list[str] = []
+        files: list[str] = []
+        errors: list[str] = []
+        completed = False
+        for ev in _json_objects(stdout):
+            kind = ev.get("type")
+            raw_item = ev.get("item")
+            item: dict[str, Any] = raw_item if isinstance(raw_item, dict) else {}
+            if kind == "item.completed" and item.get("type") == "agent_message":
+                if isinstance(item.get("text"), str):
+                    messages.append(item["text"])
+            elif kind == "item.completed" and item.get("type") == "file_change":
+                for ch in item.get("changes") or ():
+                    if isinstance(ch, dict) and isinstance(ch.get("path"), str) and ch["path"] not in files:
+                        files.append(ch["path"])
+            elif kind == "turn.completed":
+                completed = True
+            elif kind == "turn.failed":
+                err = ev.get("error")
+                errors.append(str(err.get("message") if isinstance(err, dict) else err))
+            elif kind == "error":
+                errors.append(str(ev.get("message", "error")))
+        ok = returncode == 0 and completed and not errors
+        text = messages[-1] if messages else ""
+        if not ok and not text:
+            text = f"codex failed: {'; '.join(errors) or 'no completed turn'} (exit {returncode})"
+        return Outcome(ok, text, tuple(files), {"errors": errors} if errors else {})
+
+
+ADAPTERS: Mapping[str, Adapter] = {
+    a.vendor: a for a in (ClaudeAdapter(), CursorAgentAdapter(), AgyAdapter(), CodexAdapter())
+}
+
+
+def adapter_for(vendor: str) -> Adapter:
+    try:
+        return ADAPTERS[vendor]
+    except KeyError:
+        raise DelegateError(
+            f"unknown delegate vendor {vendor!r}", hint=f"expected one of: {', '.join(ADAPTERS)}"
+        ) from None

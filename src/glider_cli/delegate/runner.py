@@ -1,0 +1,282 @@
+"""Run one delegate CLI headless, in a private run directory, under a watchdog.
+
+Contract:
+- Each run gets a fresh directory under `$GLIDER_HOME/run` (mode 0700) holding the vendor's context
+  file (`context_document`) and a `workspace` symlink to the workspace. The directory is removed when
+  the run ends, whatever the outcome (success, failure, timeout, an exception). Nothing is written into
+  the user's repository by Glider: the workspace is only read (`git status`, its own AGENTS.md).
+- The user's own AGENTS.md (at the workspace root) is copied into the context document, so its
+  instructions reach vendors that read AGENTS.md from the run directory instead of the workspace.
+- Watchdog: the process group is terminated (then killed) after `timeout` seconds. A vendor whose
+  adapter reports the result complete but which does not exit is stopped after `LINGER_GRACE` seconds.
+- Captured stdout and stderr are capped at `output_cap` bytes each; the rest is drained and dropped.
+- Changed files are `git status` (plus HEAD and content hashes of dirty files) before vs after, merged
+  with the files the vendor itself reports (codex `file_change`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from glider_cli.delegate.agents import Adapter, Outcome
+from glider_cli.delegate.ranking import truncate_middle
+from glider_cli.errors import DelegateError
+from glider_cli.settings import DelegateSettings
+
+OUTPUT_CAP = 1024 * 1024
+LINGER_GRACE = 2.0
+USER_AGENTS_MD_CHARS = 16 * 1024
+
+
+@dataclass(frozen=True)
+class RunResult:
+    vendor: str
+    ok: bool
+    text: str
+    files: tuple[str, ...]
+    exit_code: int | None
+    timed_out: bool
+    stopped_after_result: bool
+    duration_s: float
+    argv: tuple[str, ...]
+    stderr_tail: str = ""
+    output_truncated: bool = False
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class GitSnapshot:
+    head: str | None
+    status: Mapping[str, str]  # path -> porcelain XY code (+ content hash for dirty files)
+
+
+def _git(workspace: Path, *args: str) -> str | None:
+    try:
+        cp = subprocess.run(
+            ["git", "-C", str(workspace), *args],
+            capture_output=True,
+            timeout=30,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return cp.stdout.decode("utf-8", "surrogateescape") if cp.returncode == 0 else None
+
+
+def _digest(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return "link:" + os.readlink(path)
+        if path.is_dir():
+            return "dir"
+        with open(path, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def git_snapshot(workspace: Path) -> GitSnapshot | None:
+    """The workspace's git state, or None outside a repository (or without git)."""
+    raw = _git(workspace, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    if raw is None:
+        return None
+    head = (_git(workspace, "rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
+    status: dict[str, str] = {}
+    parts = raw.split("\0")
+    i = 0
+    while i < len(parts):
+        item = parts[i]
+        i += 1
+        if len(item) < 4:
+            continue
+        code, path = item[:2], item[3:]
+        if code[0] in "RC":
+            i += 1  # the rename's source path follows
+        status[path] = f"{code}:{_digest(workspace / path)}"
+    return GitSnapshot(head=head, status=status)
+
+
+def changed_files(workspace: Path, before: GitSnapshot | None, after: GitSnapshot | None) -> list[str]:
+    if before is None or after is None:
+        return []
+    paths = sorted(
+        {p for p in (*before.status, *after.status) if before.status.get(p) != after.status.get(p)}
+    )
+    if before.head and after.head and before.head != after.head:
+        diff = _git(workspace, "diff", "--name-only", before.head, after.head) or ""
+        paths = sorted({*paths, *(p for p in diff.splitlines() if p)})
+    return paths
+
+
+def read_user_agents_md(workspace: Path) -> str:
+    try:
+        text = (workspace / "AGENTS.md").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return truncate_middle(text, USER_AGENTS_MD_CHARS)[0]
+
+
+def context_document(block: str, workspace: Path, user_agents_md: str) -> str:
+    """The file a vendor reads by itself: the block, where the workspace is, the user's AGENTS.md."""
+    parts = [block.rstrip() + "\n\n"] if block else []
+    parts.append(
+        "# Workspace\n\n"
+        f"The task is about the workspace at `{workspace}` (from the run directory also reachable as "
+        "`./workspace`). Work on the files there. The current directory may be Glider's private run "
+        "directory; it is removed after the run.\n"
+    )
+    if user_agents_md.strip():
+        parts.append(f"\n# The workspace's own AGENTS.md instructions\n\n{user_agents_md.rstrip()}\n")
+    return "".join(parts)
+
+
+class _Capture(threading.Thread):
+    def __init__(self, stream: IO[bytes], cap: int, on_chunk: threading.Event | None = None) -> None:
+        super().__init__(daemon=True)
+        self.stream = stream
+        self.cap = cap
+        self.buf = bytearray()
+        self.truncated = False
+        self.on_chunk = on_chunk
+
+    def run(self) -> None:
+        while True:
+            chunk = self.stream.read1(65536) if hasattr(self.stream, "read1") else self.stream.read(65536)
+            if not chunk:
+                break
+            room = self.cap - len(self.buf)
+            if room > 0:
+                self.buf += chunk[:room]
+            if len(chunk) > room:
+                self.truncated = True
+            if self.on_chunk is not None:
+                self.on_chunk.set()
+
+    def text(self) -> str:
+        return self.buf.decode("utf-8", "replace")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def make_run_dir(run_root: Path, vendor: str) -> Path:
+    run_root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    d = Path(tempfile.mkdtemp(prefix=f"{vendor}-", dir=run_root))
+    os.chmod(d, 0o700)
+    return d
+
+
+def run(
+    adapter: Adapter,
+    spec: DelegateSettings | None,
+    task: str,
+    workspace: Path,
+    context: str,
+    run_root: Path,
+    *,
+    timeout: float,
+    environ: Mapping[str, str] | None = None,
+    output_cap: int = OUTPUT_CAP,
+) -> RunResult:
+    """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract."""
+    if not workspace.is_dir():
+        raise DelegateError(f"workspace {workspace} is not a directory")
+    before = git_snapshot(workspace)
+    run_dir = make_run_dir(run_root, adapter.vendor)
+    started = time.monotonic()
+    try:
+        (run_dir / adapter.context_file).write_text(context, encoding="utf-8")
+        (run_dir / "workspace").symlink_to(workspace, target_is_directory=True)
+        inv = adapter.build(spec, task, workspace, run_dir)
+        exe = shutil.which(inv.argv[0], path=(environ or os.environ).get("PATH"))
+        if exe is None:
+            raise DelegateError(
+                f"{adapter.vendor}: command {inv.argv[0]!r} not found on PATH",
+                hint=f"install it, or set delegate.{adapter.vendor}.command in the config",
+            )
+        try:
+            proc = subprocess.Popen(
+                [exe, *inv.argv[1:]],
+                cwd=inv.cwd,
+                env=dict(environ) if environ is not None else None,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise DelegateError(f"{adapter.vendor}: cannot start {exe}: {exc}") from exc
+        assert proc.stdout is not None and proc.stderr is not None
+        chunk = threading.Event()
+        out = _Capture(proc.stdout, output_cap, chunk)
+        err = _Capture(proc.stderr, output_cap)
+        out.start()
+        err.start()
+        timed_out = stopped = False
+        result_seen: float | None = None
+        deadline = started + timeout
+        while proc.poll() is None:
+            chunk.wait(0.05)
+            if chunk.is_set():
+                chunk.clear()
+                if result_seen is None and adapter.result_ready(out.text()):
+                    result_seen = time.monotonic()
+            now = time.monotonic()
+            if result_seen is not None and now - result_seen > LINGER_GRACE:
+                stopped = True
+                _stop(proc)
+            elif now > deadline:
+                timed_out = True
+                _stop(proc)
+        out.join(1.0)
+        if out.is_alive() or err.is_alive():
+            # A grandchild still holds the pipes: end the rest of the run's process group.
+            _stop(proc)
+        out.join(10)
+        err.join(10)
+        code = None if (timed_out or stopped) else proc.returncode
+        if timed_out:
+            outcome = Outcome(False, f"{adapter.vendor} timed out after {timeout:g} s")
+        else:
+            outcome = adapter.parse(out.text(), 0 if stopped else code)
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    after = git_snapshot(workspace)
+    files = changed_files(workspace, before, after)
+    files += [f for f in outcome.files if f not in files]
+    return RunResult(
+        vendor=adapter.vendor,
+        ok=outcome.ok,
+        text=outcome.text,
+        files=tuple(files),
+        exit_code=code,
+        timed_out=timed_out,
+        stopped_after_result=stopped,
+        duration_s=round(time.monotonic() - started, 3),
+        argv=inv.argv,
+        stderr_tail=err.text()[-2000:],
+        output_truncated=out.truncated or err.truncated,
+        detail=outcome.detail,
+    )
