@@ -15,7 +15,14 @@ from glider_cli import __version__
 from glider_cli.errors import GliderError
 
 # (name, module under glider_cli.commands, "group" for a Typer with subcommands | "command" for `main`)
-COMMANDS: tuple[tuple[str, str, str], ...] = (("paths", "paths", "command"),)
+COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("paths", "paths", "command"),
+    ("delegate", "delegate", "command"),
+    ("continuity", "continuity", "group"),
+    ("serve", "serve", "command"),
+    ("route", "route", "group"),
+    ("lint", "lint", "command"),
+)
 
 app = typer.Typer(
     name="glider",

@@ -221,10 +221,12 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
 
 def check_config(
     *, config: str | None = None, profile: str | None = None, environ: Mapping[str, str] | None = None
-) -> tuple[Config | None, list[Issue]]:
-    """Load and validate, collecting every Issue. The Config is None when any error was found.
+) -> tuple[Config, list[Issue]]:
+    """Load and validate, collecting every Issue (for `glider lint`).
 
-    A file that cannot be read or parsed at all raises ConfigError (there is nothing to check).
+    When there are errors the Config is partial (wrong rules and values left out or defaulted): it is
+    only for further checks, never for routing. A file that cannot be read or parsed at all raises
+    ConfigError (there is nothing to check).
     """
     source = resolve_source(config=config, profile=profile, environ=environ)
     path = source.path if source.path is not None else _profile_path(source.profile or "default")
@@ -232,7 +234,7 @@ def check_config(
     ck = Checker()
     merged = _load_chain(doc, ck)
     built = _build(merged, ck, source)
-    return (None if ck.errors else built), ck.issues
+    return built, ck.issues
 
 
 def load_config(
@@ -241,7 +243,7 @@ def load_config(
     """The validated Config, or ConfigError naming the first problem (file:line, rule, key)."""
     loaded, issues = check_config(config=config, profile=profile, environ=environ)
     errors = [i for i in issues if i.severity == "error"]
-    if loaded is None or errors:
+    if errors:
         first = errors[0].to_error()
         if len(errors) > 1:
             more = f"{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''}; run `glider lint`"

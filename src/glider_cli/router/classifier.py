@@ -57,7 +57,7 @@ def patterns_matcher(patterns: tuple[str, ...], what: str, *, max_chars: int | N
         found = compiled.first(text)
         if found is None:
             return Match(False, f"no {what} pattern matches the latest user message")
-        return Match(True, f"{what} pattern {found!r} matches the latest user message")
+        return Match(True, f"{what} pattern /{found}/ matches the latest user message")
 
     return match
 

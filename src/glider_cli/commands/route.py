@@ -1,0 +1,64 @@
+"""`glider route`: see how the router decides (`explain`)."""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="See how the router decides.", no_args_is_help=True)
+
+
+@app.command("explain")
+def explain(
+    message: str | None = typer.Argument(None, help="One user message to route."),
+    request: str | None = typer.Option(
+        None,
+        "--request",
+        "-r",
+        help="A whole request body (Anthropic, OpenAI Chat or Responses JSON; - = stdin).",
+    ),
+    protocol: str | None = typer.Option(
+        None,
+        "--protocol",
+        help="Shape of --request: anthropic, openai_chat or openai_responses (default: guessed).",
+    ),
+    tools: bool = typer.Option(False, "--tools", help="Add a tool to the request (as coding agents send)."),
+    tokens: int | None = typer.Option(None, "--tokens", help="Use this token estimate instead of measuring."),
+    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. pure-local."),
+    config: str | None = typer.Option(
+        None, "--config", "-c", help="Config file (default: resolved as usual)."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+) -> None:
+    """Show which rule routes a message or request, every rule's verdict, and the decision."""
+    from glider_cli.router.explain import ExplainInput
+    from glider_cli.router.explain import explain as run
+
+    decision = run(ExplainInput(message, request, protocol, tools, tokens, config, profile))
+    if json_out:
+        from glider_cli.console import emit_json
+
+        emit_json(decision.to_dict())
+        return
+    from glider_cli.console import line
+
+    d = decision.to_dict()
+    req = d["request"]
+    line(f"config   {d.get('config')}")
+    line(
+        f"request  ~{req['estimated_tokens']} tokens, tools: {'yes' if req['has_tools'] else 'no'}, "
+        f"complexity {req['complexity_score']} ({req['complexity_source']})"
+    )
+    line()
+    for r in d["trace"]:
+        mark = "✓" if r["matched"] else "·"
+        prio = "" if r["priority"] is None else str(r["priority"])
+        line(f" {mark} {prio:>4}  {r['rule']:<24} {r['reason']}")
+    line()
+    where = f" ({d['where']})" if d.get("where") else ""
+    line(f"decision {d['target']} via rule {d['rule']}{where}")
+    line(
+        f"         backend {d['backend'] or '-'}, model {d['model'] or '(client model)'}, "
+        f"strategy {d['strategy']}" + (f", adapter {d['adapter']}" if d["adapter"] else "")
+    )
+    if d["delegate"]:
+        line(f"         delegate flag {d['delegate']} found (delegation runs with `glider delegate`)")

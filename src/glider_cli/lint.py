@@ -1,0 +1,154 @@
+"""`glider lint`: every problem in a configuration, not just the first.
+
+Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`line` where known:
+- everything the loader rejects (unknown keys and trigger types with a did-you-mean, missing fields,
+  wrong types, RE2 patterns that do not compile, missing script files, invalid targets and
+  strategies, unknown backends, fan_out without `orchestration.fan_out.enabled`, duplicate rule
+  names, literal secrets);
+- Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`);
+- rules that can never run because an enabled `always` rule of higher priority has control first;
+- (warning) a script whose returned action visibly disagrees with its rule's action block
+  (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's).
+The same checks back `GET /api/router/lint`. No network, no writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from glider_cli.config_model import Config, Rule
+from glider_cli.config_schema import Issue
+from glider_cli.errors import ConfigError
+
+_LITERAL = re.compile(r"""["'](target|strategy)["']\s*:\s*["']([A-Za-z_]+)["']""")
+
+
+@dataclass(frozen=True)
+class LintReport:
+    source: str
+    errors: tuple[Issue, ...] = ()
+    warnings: tuple[Issue, ...] = ()
+    rules: int = 0
+    files: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def __iter__(self) -> Iterator[Issue]:
+        yield from self.errors
+        yield from self.warnings
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "errors": [i.to_dict() for i in self.errors],
+            "warnings": [i.to_dict() for i in self.warnings],
+        }
+
+
+def _script_issues(rule: Rule) -> list[Issue]:
+    from glider_cli.router.scripts import check_source
+
+    trig = rule.trigger
+    if trig.type != "script" or trig.source is None:
+        return []
+    out = [
+        Issue(
+            f"script {trig.file}:{d.line}:{d.col}: {d.message}",
+            file=trig.file,
+            line=d.line or None,
+            rule=rule.name,
+            key="trigger.file",
+        )
+        for d in check_source(trig.source, trig.file or "<script>")
+    ]
+    if out:
+        return out
+    expected = {"target": rule.action.target, "strategy": rule.action.strategy}
+    for m in _LITERAL.finditer(trig.source):
+        key, value = m.group(1), m.group(2)
+        if value != expected[key]:
+            line = trig.source.count("\n", 0, m.start()) + 1
+            out.append(
+                Issue(
+                    f"the script returns {key} {value!r} but the rule's action says {expected[key]!r}; "
+                    "the script's action wins, so keep the two in agreement",
+                    file=trig.file,
+                    line=line,
+                    rule=rule.name,
+                    key=f"action.{key}",
+                    severity="warning",
+                )
+            )
+    return out
+
+
+def _sequence(config: Config) -> list[tuple[str, int, bool, str, Rule | None]]:
+    """(name, priority, enabled, kind, rule) in the router's order, synthesized rules included."""
+    seq: list[tuple[str, int, bool, str, Rule | None]] = [
+        (r.name, r.priority, r.enabled, r.trigger.type, r) for r in config.rules
+    ]
+    cls = config.routing.classifier
+    seq += [
+        ("task_classifier.tools", cls.tools_priority, cls.enabled, "task_classifier", None),
+        ("task_classifier.cloud", cls.cloud_priority, cls.enabled, "task_classifier", None),
+        ("task_classifier.small", cls.small_priority, cls.enabled, "task_classifier", None),
+    ]
+    cx = config.routing.complexity
+    seq.append(("complexity", cx.priority, cx.enabled, "complexity", None))
+    seq.sort(key=lambda item: -item[1])
+    return seq
+
+
+def _unreachable(config: Config) -> list[Issue]:
+    out: list[Issue] = []
+    blocker: Rule | None = None
+    for name, priority, enabled, kind, rule in _sequence(config):
+        if blocker is not None and enabled:
+            out.append(
+                Issue(
+                    f"can never run: the always rule {blocker.name!r} (priority {blocker.priority}) "
+                    "has control first",
+                    file=rule.file if rule else blocker.file,
+                    line=rule.line if rule else None,
+                    rule=name,
+                    key="priority",
+                )
+            )
+        elif blocker is None and enabled and kind == "always" and rule is not None:
+            blocker = rule
+    return out
+
+
+def lint(
+    config: Config | None = None,
+    *,
+    config_path: str | None = None,
+    profile: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LintReport:
+    """Check a loaded Config, or load one (same resolution as `load_config`) and check everything."""
+    from glider_cli.config import check_config, resolve_source
+
+    issues: list[Issue] = []
+    if config is None:
+        try:
+            config, issues = check_config(config=config_path, profile=profile, environ=environ)
+        except ConfigError as exc:
+            label = resolve_source(config=config_path, profile=profile, environ=environ).label
+            issue = Issue(exc.detail, file=exc.file or label, line=exc.line, rule=exc.rule, key=exc.key)
+            return LintReport(source=label, errors=(issue,))
+    for rule in config.rules:
+        issues.extend(_script_issues(rule))
+    issues.extend(_unreachable(config))
+    return LintReport(
+        source=config.source,
+        errors=tuple(i for i in issues if i.severity == "error"),
+        warnings=tuple(i for i in issues if i.severity == "warning"),
+        rules=len(config.rules),
+        files=config.files,
+    )

@@ -1,0 +1,99 @@
+"""`glider route explain` as a core function: build a request, load the config, decide.
+
+`explain(ExplainInput)` returns the RouteDecision the proxy would make (the same record it logs as a
+`RouteDecided` event). A MESSAGE becomes a one-message Anthropic request; `--request` takes a whole
+body in any of the three shapes (guessed unless `protocol` is given); `tools` adds a tool to the
+request and `tokens` replaces the token estimate. Reading the request file is the only I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from glider_cli.domain import ChatRequest, RouteDecision
+from glider_cli.errors import RequestError
+
+_PROBE_TOOL = {
+    "name": "Bash",
+    "description": "Run a shell command (added by route explain --tools).",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}},
+}
+
+
+@dataclass(frozen=True)
+class ExplainInput:
+    message: str | None = None
+    request_file: str | None = None
+    protocol: str | None = None
+    tools: bool = False
+    tokens: int | None = None
+    config: str | None = None
+    profile: str | None = None
+
+
+def read_body(path: str) -> dict[str, Any]:
+    """A request body from a JSON file (`-` is stdin). A captured client request with a `body` works too."""
+    import sys
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise RequestError(f"cannot read request file {path}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise RequestError(f"{path} is not valid JSON: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("body"), dict) and "messages" not in data:
+        data = data["body"]
+    if not isinstance(data, dict):
+        raise RequestError(f"{path} must hold a JSON object (a request body)")
+    return data
+
+
+def build_request(inp: ExplainInput, body: Mapping[str, Any] | None = None) -> ChatRequest:
+    from glider_cli.protocol.parse import guess_protocol, parse_request
+
+    if inp.message is not None and inp.request_file is not None:
+        raise RequestError("give a MESSAGE or --request FILE, not both")
+    if body is None:
+        if inp.request_file is not None:
+            body = read_body(inp.request_file)
+        elif inp.message is not None:
+            body = {"model": "glider-explain", "messages": [{"role": "user", "content": inp.message}]}
+        else:
+            raise RequestError("give a MESSAGE to explain, or --request FILE with a request body")
+    protocol = inp.protocol or guess_protocol(body)
+    if inp.tools:
+        body = dict(body)
+        tool: dict[str, Any] = _PROBE_TOOL
+        if protocol == "openai_chat":
+            tool = {
+                "type": "function",
+                "function": {"name": "Bash", "parameters": _PROBE_TOOL["input_schema"]},
+            }
+        elif protocol == "openai_responses":
+            tool = {"type": "function", "name": "Bash", "parameters": _PROBE_TOOL["input_schema"]}
+        body["tools"] = [*(body.get("tools") or []), tool]
+    request = parse_request(protocol, body)
+    if inp.tokens is not None:
+        if inp.tokens < 0:
+            raise RequestError("--tokens must not be negative")
+        request = dataclasses.replace(request, estimated_tokens=inp.tokens)
+    return request
+
+
+def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> RouteDecision:
+    from glider_cli.config import load_config
+    from glider_cli.router.decide import Router
+
+    request = build_request(inp)
+    config = load_config(config=inp.config, profile=inp.profile, environ=environ)
+    decision = Router(config).decide(request)
+    extra = dict(decision.extra)
+    extra["config"] = config.source
+    return dataclasses.replace(decision, extra=extra)
