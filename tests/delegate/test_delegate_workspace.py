@@ -1,0 +1,73 @@
+"""Finding the workspace from what real clients send (captured fixtures), a header, and git roots."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from glider_cli.delegate import workspace
+from glider_cli.domain import ChatRequest, Message
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
+
+
+def _texts(obj: object) -> list[str]:
+    out: list[str] = []
+    if isinstance(obj, str):
+        out.append(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            out += _texts(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            out += _texts(v)
+    return out
+
+
+def _fixture_texts(name: str, cwd: Path) -> list[str]:
+    raw = (FIXTURES / name).read_text().replace("<CWD>", str(cwd))
+    body = json.loads(raw)["requests"][0]["body"]
+    return _texts(body)
+
+
+def test_claude_code_environment_block(tmp_path: Path) -> None:
+    texts = _fixture_texts("claude-code-01-first-turn.json", tmp_path)
+    assert workspace.from_texts(texts) == str(tmp_path)
+
+
+def test_codex_environment_context(tmp_path: Path) -> None:
+    texts = _fixture_texts("codex-exec-01-tool-followup.json", tmp_path)
+    assert workspace.from_texts(texts) == str(tmp_path)
+
+
+def test_header_wins_and_relative_paths_do_not_count(tmp_path: Path) -> None:
+    assert workspace.from_texts(["Primary working directory: /a"], {"X-Glider-Workspace": "/b"}) == "/b"
+    assert workspace.from_texts(["Primary working directory: relative/dir"]) is None
+    assert workspace.from_texts(["nothing here"]) is None
+
+
+def test_from_request_normalises_to_the_git_root(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    sub = tmp_path / "pkg" / "inner"
+    sub.mkdir(parents=True)
+    req = ChatRequest(
+        protocol="anthropic",
+        model="m",
+        stream=True,
+        messages=(
+            Message("user", "hi"),
+            Message("system", f"# Environment\n - Primary working directory: {sub}"),
+        ),
+    )
+    assert workspace.from_request(req) == tmp_path.resolve()
+    plain = tmp_path.parent / "not-a-repo-dir"
+    plain.mkdir()
+    assert workspace.normalise(plain) == plain.resolve()
+
+
+def test_client_name_from_headers() -> None:
+    assert workspace.client_name({"User-Agent": "claude-cli/2.1.332 (external, sdk-cli)"}) == "claude-code"
+    assert workspace.client_name({"originator": "codex_exec", "user-agent": "codex_exec/0.171.0"}) == "codex"
+    assert workspace.client_name({"user-agent": "OpenAI/Python 3.57.0"}) == "openai-sdk"
+    assert workspace.client_name({}) == "client"
