@@ -231,7 +231,14 @@ def read_rules(
             ck.error("each rule must be a mapping", raw.where(i), key=f"routing.rules[{i}]")
             continue
         name = item.get("name")
-        if not isinstance(name, str) or not name:
+        if name is not None and not isinstance(name, str):
+            ck.error(
+                f"a rule name must be a string, got {name!r} (quote it)",
+                item.where("name"),
+                key=f"routing.rules[{i}].name",
+            )
+            name = f"routing.rules[{i}]"
+        elif not isinstance(name, str) or not name:
             ck.error("a rule needs a name", item.where(), key=f"routing.rules[{i}].name")
             name = f"routing.rules[{i}]"
         elif name in seen:

@@ -107,7 +107,7 @@ def _sequence(config: Config) -> list[tuple[str, int, bool, str, Rule | None]]:
 def _unreachable(config: Config) -> list[Issue]:
     out: list[Issue] = []
     blocker: Rule | None = None
-    for name, priority, enabled, kind, rule in _sequence(config):
+    for name, _priority, enabled, kind, rule in _sequence(config):
         if blocker is not None and enabled:
             out.append(
                 Issue(

@@ -1,0 +1,103 @@
+"""The default profile's priority sequence, case by case (spec: routing-harness.md)."""
+
+from __future__ import annotations
+
+import pytest
+from routing_helpers import message
+
+from glider_cli.config import load_config
+from glider_cli.router import Router
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    return Router(load_config(profile="default"))
+
+
+def test_sequence_order(router: Router) -> None:
+    seq = [(r.priority, r.name) for r in router.rules]
+    assert seq == [
+        (100, "explicit_local"),
+        (99, "explicit_cloud"),
+        (95, "composer_wrapup_origin"),
+        (85, "task_classifier.tools"),
+        (80, "task_classifier.cloud"),
+        (75, "complexity"),
+        (70, "task_classifier.small"),
+        (55, "swarm_fanout"),
+        (50, "refactor_local"),
+        (10, "large_context_cloud"),
+        (5, "small_context_local"),
+        (0, "default"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "tools", "rule", "target"),
+    [
+        ("/local design the whole architecture", True, "explicit_local", "local"),
+        ("/fast please", False, "explicit_local", "local"),
+        ("/cloud fix the typo", False, "explicit_cloud", "cloud"),
+        ("fix the typo /heavy", False, "explicit_cloud", "cloud"),
+        ("Summarize the changes you made in this session", False, "composer_wrapup_origin", "cloud"),
+        ("fix the typo in README", True, "task_classifier.tools", "cloud"),
+        ("design the architecture of the billing service", False, "task_classifier.cloud", "cloud"),
+        ("fix the typo in README", False, "task_classifier.small", "local"),
+        ("do this /swarm across workers", False, "swarm_fanout", "local"),
+        ("[fanout] generate docstrings", False, "swarm_fanout", "local"),
+        ("please refactor the parser module", False, "refactor_local", "local"),
+        ("what now", False, "small_context_local", "local"),
+    ],
+)
+def test_case_by_case(router: Router, text: str, tools: bool, rule: str, target: str) -> None:
+    d = router.decide(message(text, tools=tools))
+    assert (d.rule, d.target) == (rule, target)
+
+
+def test_local_rules_name_the_local_model_and_backend(router: Router) -> None:
+    d = router.decide(message("/local hi"))
+    assert (d.backend, d.model) == ("ollama", "qwen2.5-coder:14b")
+
+
+def test_wrapup_goes_to_origin(router: Router) -> None:
+    assert router.decide(message("summarize the conversation")).backend == "origin"
+
+
+def test_fan_out_strategy(router: Router) -> None:
+    d = router.decide(message("/swarm write tests"))
+    assert d.strategy == "fan_out"
+
+
+def test_context_size_split_at_8000(router: Router) -> None:
+    big = router.decide(message("x " * 20000))
+    assert (big.rule, big.target) == ("large_context_cloud", "cloud")
+    assert big.request.estimated_tokens > 8000
+
+
+def test_complexity_is_scored_but_off(router: Router) -> None:
+    d = router.decide(message("investigate the async protocol performance in src/a.py and src/b.py"))
+    assert d.request.complexity_source == "heuristic"
+    assert d.request.complexity_score > 0
+    cx = next(r for r in d.trace if r.rule == "complexity")
+    assert not cx.matched and "complexity.enabled" in cx.reason
+
+
+def test_complexity_enabled_routes_to_cloud(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("extends: default\nrouting:\n  complexity: {enabled: true, cloud_above: 20}\n")
+    router = Router(load_config(config=str(cfg)))
+    text = (
+        "investigate the distributed concurrency and async performance issue in src/a.py, src/b.py, lib/c.go"
+    )
+    d = router.decide(message(text))
+    assert (d.rule, d.target) == ("complexity", "cloud")
+    cx = next(r for r in d.trace if r.rule == "complexity")
+    assert cx.matched and "keywords +" in cx.reason and "concurrency" in cx.reason
+
+
+def test_pure_local_last_rule_goes_local() -> None:
+    router = Router(load_config(profile="pure-local"))
+    last = router.rules[-1]
+    assert (last.name, last.priority, last.action.target) == ("default", 0, "local")
+    d = router.decide(message("x " * 20000))
+    assert d.rule == "large_context_cloud"  # only the last rule changes
