@@ -12,7 +12,7 @@ Contract:
 - A translated request (client protocol differs from the backend's) carries only content headers,
   the user agent, the backend's configured headers and its auth.
 - Responses lose hop-by-hop headers, `content-length` and `content-encoding` (the body is re-framed
-  and already decoded).
+  and already decoded), and `date`/`server` (Glider's server sets its own).
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ HOP_BY_HOP: frozenset[str] = frozenset(
 AUTH_HEADERS: frozenset[str] = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
 ANTHROPIC_VERSION = "2023-06-01"
 _TRANSLATED_KEEP: frozenset[str] = frozenset({"user-agent", "accept"})
-_RESPONSE_DROP: frozenset[str] = HOP_BY_HOP | {"content-encoding"}
+# `date`/`server` are the ASGI server's to set; forwarding them would duplicate them.
+_RESPONSE_DROP: frozenset[str] = HOP_BY_HOP | {"content-encoding", "date", "server"}
 
 
 def upstream_headers(

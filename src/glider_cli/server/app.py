@@ -1,0 +1,207 @@
+"""`create_app(config, ...) -> Starlette`: the `glider serve` application factory.
+
+Contract:
+- Building the app does no I/O and starts nothing. The lifespan owns the upstream client (built
+  inside the running loop, closed on shutdown) and the event writer (started, then flushed and
+  closed on shutdown) — unless the caller injected them, in which case the caller owns them.
+- Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
+  `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
+  httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
+  it once, here).
+- Routes: the model endpoints (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
+  `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
+  `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
+  `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`).
+  A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
+  uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
+- Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.websockets import WebSocket
+
+from glider_cli import __version__
+from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.registry import BackendRegistry
+from glider_cli.domain import EventSink
+from glider_cli.server.proxy import Decider, Proxy
+from glider_cli.server.replies import error_body
+from glider_cli.server.security import SecurityMiddleware
+
+if TYPE_CHECKING:
+    import httpx
+
+    from glider_cli.config_model import Config
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+
+
+def _models(config: Config, anthropic: bool) -> dict[str, Any]:
+    names: list[str] = ["glider-auto"]
+    for b in config.settings.backends.values():
+        if b.model and b.model not in names:
+            names.append(b.model)
+    if anthropic:
+        data = [
+            {"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"} for n in names
+        ]
+        return {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
+    return {
+        "object": "list",
+        "data": [{"id": n, "object": "model", "created": 0, "owned_by": "glider"} for n in names],
+    }
+
+
+def create_app(
+    config: Config,
+    *,
+    sink: EventSink | None = None,
+    upstream: Upstream | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    environ: Mapping[str, str] | None = None,
+    router: Decider | None = None,
+    bound_host: str | None = None,
+    upstream_kind: str = "aiohttp",
+) -> Starlette:
+    from glider_cli import paths as paths_mod
+    from glider_cli.protocol.parse import parse_request
+
+    env = os.environ if environ is None else environ
+    settings = config.settings
+    registry = BackendRegistry.from_settings(
+        settings,
+        env,
+        defaults={"local": config.default_backend("local"), "cloud": config.default_backend("cloud")},
+    )
+    if router is None:
+        from glider_cli.router import Router
+
+        router = Router(config)
+    writer = None
+    if sink is None:
+        from glider_cli.store.writer import EventWriter
+
+        writer = EventWriter(paths_mod.resolve(env), settings.context)
+        sink = writer
+    from glider_cli.store.events import IdGenerator
+
+    proxy = Proxy(
+        router=router,
+        parse=parse_request,
+        registry=registry,
+        sink=sink,
+        max_body_bytes=settings.server.max_body_bytes,
+        new_id=IdGenerator(),
+        upstream=upstream,
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        owned: Upstream | None = None
+        if proxy.upstream is None:
+            if transport is not None:
+                owned = make_upstream("httpx", transport=transport)
+            else:
+                owned = make_upstream(upstream_kind)
+            proxy.upstream = owned
+        if writer is not None:
+            writer.start()
+        try:
+            yield
+        finally:
+            if owned is not None:
+                await owned.aclose()
+                proxy.upstream = None
+            if writer is not None:
+                writer.close()
+
+    async def messages(request: Request) -> Response:
+        return await proxy.handle(request, "anthropic")
+
+    async def count_tokens(request: Request) -> Response:
+        return await proxy.count_tokens(request)
+
+    async def chat(request: Request) -> Response:
+        return await proxy.handle(request, "openai_chat")
+
+    async def responses(request: Request) -> Response:
+        return await proxy.handle(request, "openai_responses")
+
+    async def responses_get(request: Request) -> Response:
+        msg = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
+        return Response(
+            error_body("openai_responses", 404, msg), status_code=404, media_type="application/json"
+        )
+
+    async def responses_ws(websocket: WebSocket) -> None:
+        await websocket.close(code=1008)
+
+    async def models(request: Request) -> Response:
+        return _json(_models(config, "anthropic-version" in request.headers))
+
+    async def root(request: Request) -> Response:
+        return Response(b"glider\n" if request.method == "GET" else b"", media_type="text/plain")
+
+    async def hello(request: Request) -> Response:
+        return (
+            _json({"ok": True}) if request.method == "GET" else Response(b"", media_type="application/json")
+        )
+
+    async def healthz(request: Request) -> Response:
+        return _json(
+            {
+                "status": "ok",
+                "version": __version__,
+                "config": config.source,
+                "profile": config.profile,
+                "backends": registry.describe(),
+            }
+        )
+
+    routes: list[BaseRoute] = [
+        Route("/", root, methods=["GET", "HEAD"]),
+        Route("/api/hello", hello, methods=["GET", "HEAD"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        WebSocketRoute("/v1/responses", responses_ws),
+    ]
+    for prefix in ("/v1", ""):
+        routes += [
+            Route(f"{prefix}/messages", messages, methods=["POST"]),
+            Route(f"{prefix}/messages/count_tokens", count_tokens, methods=["POST"]),
+            Route(f"{prefix}/chat/completions", chat, methods=["POST"]),
+            Route(f"{prefix}/responses", responses, methods=["POST"]),
+            Route(f"{prefix}/responses", responses_get, methods=["GET"]),
+            Route(f"{prefix}/models", models, methods=["GET"]),
+        ]
+    from glider_cli.server.router_api import router_routes
+
+    routes += router_routes(config, router)
+
+    host = bound_host if bound_host is not None else settings.server.host
+    middleware = [
+        Middleware(
+            SecurityMiddleware,
+            bound_host=host,
+            allowed_hosts=settings.server.allowed_hosts,
+            token=env.get("GLIDER_TOKEN") or None,
+        )
+    ]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.proxy = proxy
+    app.state.registry = registry
+    return app
+

@@ -1,0 +1,431 @@
+"""The request pipeline of `glider serve`: read, parse, route, forward (with fallback), relay, record.
+
+Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/responses`):
+1. The body is read up to `server.max_body_bytes` (413 beyond), parsed as JSON (400 when it is not a
+   JSON object) and turned into a ChatRequest by the protocol parser; a RequestError keeps its status.
+   Unknown fields are never an error here.
+2. The router decides; `RouteDecided` (the decision's `to_dict()`) is emitted, preceded by
+   `TurnOpened` when the request carries a new real user message (the last non-system message is a
+   user message with text and no tool results).
+3. The backend is the decision's, else the first configured for the decided side. When the client's
+   protocol is the backend's (always for `origin`) the body goes through unchanged apart from
+   `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
+   otherwise it is translated (`server.translation`).
+4. A refused connection, a timeout before the first byte, or a 408/409/429/5xx answer moves to the
+   fallback backend (`BackendRegistry.fallback_for`: rule, then backend, then local -> cloud),
+   recording `UpstreamFailed` and `FallbackUsed`. With no fallback the client gets its protocol's
+   error with a faithful status (the upstream's, 502 for a refused connection, 504 for a timeout).
+5. Streams are relayed chunk by chunk (no Content-Length). A failure after the first byte ends the
+   stream with the protocol's error event and records `UpstreamFailed`; a client disconnect cancels
+   the upstream request. The outcome event (`FulfilledLocal` for the local side, `OriginPassthrough`
+   for the cloud side) is written in the relay's `finally`, so disconnects are recorded too.
+6. Every reply carries `x-glider-route: <side>; rule=<rule>; backend=<name>`, plus
+   `; fallback-from=<name>` when a fallback served it. Rule names are percent-encoded outside
+   printable ASCII.
+No header value, key or Authorization is ever put into an event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from glider_cli.backends.client import Upstream, UpstreamResponse
+from glider_cli.backends.headers import response_headers, upstream_headers
+from glider_cli.backends.registry import Backend, BackendRegistry
+from glider_cli.domain import ChatRequest, EventSink, RouteDecision
+from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
+from glider_cli.server import translation
+from glider_cli.server.replies import error_body, stream_error, upstream_message
+from glider_cli.server.state import TurnTracker, Usage, UsageCalibrator
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+_SSE = "text/event-stream"
+_CLIENT_PATH = {
+    "anthropic": "/v1/messages",
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+}
+
+
+class Decider(Protocol):
+    def decide(self, request: ChatRequest, *, sticky: Any = None) -> RouteDecision: ...
+
+
+Headers = list[tuple[str, str]]
+Parser = Callable[[str, dict[str, Any], Mapping[str, str]], ChatRequest]
+
+
+def retryable(status: int) -> bool:
+    return status in RETRY_STATUSES or status >= 500
+
+
+def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
+    value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
+    if fallback_from:
+        value += f"; fallback-from={fallback_from}"
+    return value
+
+
+def is_new_turn(request: ChatRequest) -> bool:
+    for m in reversed(request.messages):
+        if m.role in ("system", "developer"):
+            continue
+        return m.role == "user" and bool(m.content.strip()) and not m.tool_results
+    return False
+
+
+@dataclass
+class Inbound:
+    """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
+
+    protocol: str
+    raw: bytes
+    body: dict[str, Any]
+    headers: Headers
+    query: str
+    chat: ChatRequest
+
+
+@dataclass
+class _Job:
+    inb: Inbound
+    decision: RouteDecision
+    turn_id: str
+
+
+@dataclass
+class _Call:
+    """One attempt at one backend."""
+
+    backend: Backend
+    passthrough: bool
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    model: str | None
+    fallback_from: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
+class Proxy:
+    """The pipeline. One per app; `upstream` is set by the lifespan before the first request."""
+
+    def __init__(
+        self,
+        *,
+        router: Decider,
+        parse: Parser,
+        registry: BackendRegistry,
+        sink: EventSink,
+        max_body_bytes: int,
+        new_id: Callable[[], str],
+        upstream: Upstream | None = None,
+    ) -> None:
+        self.router = router
+        self.parse = parse
+        self.registry = registry
+        self.sink = sink
+        self.max_body_bytes = max_body_bytes
+        self.upstream: Upstream | None = upstream
+        self.turns = TurnTracker(new_id)
+        self.usage = UsageCalibrator()
+
+    # ------------------------------------------------------------------------------ inbound
+
+    async def read_json(self, request: Request) -> tuple[bytes, dict[str, Any]]:
+        cl = request.headers.get("content-length")
+        if cl and cl.isdigit() and int(cl) > self.max_body_bytes:
+            raise RequestError(f"request body is larger than {self.max_body_bytes} bytes", status=413)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise RequestError(f"request body is larger than {self.max_body_bytes} bytes", status=413)
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise RequestError(f"request body is not valid JSON: {exc}") from None
+        if not isinstance(obj, dict):
+            raise RequestError("request body must be a JSON object")
+        return raw, obj
+
+    async def handle(self, request: Request, protocol: str) -> Response:
+        try:
+            raw, body = await self.read_json(request)
+            chat = self.parse(protocol, body, request.headers)
+        except RequestError as exc:
+            return self.error(protocol, exc.status, exc.message)
+        inb = Inbound(protocol, raw, body, request.headers.items(), request.url.query, chat)
+        try:
+            decision = self.router.decide(chat)
+        except GliderError as exc:
+            return self.error(protocol, 500, f"routing failed: {exc.message}")
+        turn_id = self.turns.observe(chat.session_id, is_new_turn(chat))
+        if is_new_turn(chat):
+            self.sink.emit(
+                "TurnOpened",
+                {"ask": chat.last_user_text, "session_id": chat.session_id, "client": protocol},
+                turn_id=turn_id,
+            )
+        self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
+        try:
+            backend = self.registry.choose(decision.target, decision.backend)
+        except GliderError as exc:
+            return self.error(protocol, 500, exc.message)
+        return await self._forward(_Job(inb, decision, turn_id), backend)
+
+    def error(self, protocol: str, status: int, message: str) -> Response:
+        return Response(
+            error_body(protocol, status, message), status_code=status, media_type="application/json"
+        )
+
+    # ------------------------------------------------------------------------------ outbound
+
+    def _call(
+        self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
+    ) -> _Call:
+        model = decision.adapter or decision.model or backend.model
+        protocol, body = inb.protocol, inb.body
+        if backend.kind == "origin" or backend.wire == protocol:
+            raw = inb.raw
+            if model and body.get("model") != model:
+                raw = orjson.dumps({**body, "model": model})
+            path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
+            headers = upstream_headers(inb.headers, backend, passthrough=True)
+            return _Call(backend, True, url, headers, raw, model or body.get("model"))
+        tb = translation.request_body(protocol, body, inb.chat, backend, model)
+        url = backend.url(protocol, translation.upstream_path(backend))
+        headers = upstream_headers(inb.headers, backend, passthrough=False)
+        return _Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
+
+    async def _send(self, call: _Call) -> UpstreamResponse:
+        assert self.upstream is not None, "the lifespan sets the upstream client"
+        resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
+        if retryable(resp.status):
+            try:
+                data = await resp.read()
+            except BackendError:
+                data = b""
+            finally:
+                await resp.aclose()
+            raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=data)
+        return resp
+
+    async def _forward(self, job: _Job, backend: Backend) -> Response:
+        fb = job.decision.extra.get("fallback")
+        rule_fallback = fb if isinstance(fb, str) else None
+        tried: set[str] = set()
+        current: Backend | None = backend
+        last_error: GliderError | None = None
+        while current is not None and current.name not in tried:
+            tried.add(current.name)
+            call = self._call(job.inb, job.decision, current)
+            if current is not backend:
+                call.fallback_from = backend.name
+            try:
+                resp = await self._send(call)
+                if job.inb.chat.stream and resp.status < 400:
+                    it = resp.aiter_bytes().__aiter__()
+                    try:
+                        first = await it.__anext__()
+                    except StopAsyncIteration:
+                        first = b""
+                    except BackendError:
+                        await resp.aclose()
+                        raise
+                    return self._relay(job, call, resp, it, first)
+                return await self._whole(job, call, resp)
+            except BackendError as exc:
+                last_error = exc
+                self.sink.emit(
+                    "UpstreamFailed", _failure(current, exc, "before_first_byte"), turn_id=job.turn_id
+                )
+                nxt = self.registry.fallback_for(current, rule_fallback)
+                if nxt is not None and nxt.name not in tried:
+                    reason = {"from": current.name, "to": nxt.name, "reason": _reason(exc)}
+                    self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
+                current = nxt
+        assert last_error is not None
+        return self._failed(job, last_error, backend)
+
+    def _failed(self, job: _Job, exc: GliderError, backend: Backend) -> Response:
+        hdr = {"x-glider-route": route_header(job.decision.target, job.decision.rule, backend.name)}
+        if isinstance(exc, UpstreamStatus):
+            status, message = exc.status, upstream_message(exc.body, exc.message)
+        else:
+            status, message = (504 if isinstance(exc, BackendTimeout) else 502), exc.message
+        body = error_body(job.inb.protocol, status, message)
+        return Response(body, status_code=status, media_type="application/json", headers=hdr)
+
+    async def _whole(self, job: _Job, call: _Call, resp: UpstreamResponse) -> Response:
+        try:
+            data = await resp.read()
+        finally:
+            await resp.aclose()
+        usage = Usage()
+        usage.feed(data)
+        chat = job.inb.chat
+        self.usage.record(call.backend.name, chat.estimated_tokens, usage.input_tokens)
+        self._outcome(job, call, resp.status, usage, complete=resp.status < 400)
+        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        if call.passthrough:
+            r = Response(data, status_code=resp.status)
+            r.raw_headers = [
+                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(resp.headers)
+            ]
+            r.raw_headers.append((b"content-length", str(len(data)).encode()))
+            r.raw_headers.append((b"x-glider-route", route.encode("latin-1")))
+            return r
+        hdr = {"x-glider-route": route}
+        if resp.status >= 400:
+            msg = upstream_message(data, f"upstream answered {resp.status}")
+            body = error_body(job.inb.protocol, resp.status, msg)
+            return Response(body, status_code=resp.status, media_type="application/json", headers=hdr)
+        out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
+        return Response(orjson.dumps(out), media_type="application/json", headers=hdr)
+
+    def _relay(
+        self, job: _Job, call: _Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    ) -> Response:
+        inb = job.inb
+        usage = Usage()
+        convert = (
+            None
+            if call.passthrough
+            else translation.stream_converter(
+                inb.protocol, call.backend, call.model or inb.chat.model, inb.body
+            )
+        )
+
+        async def gen() -> AsyncIterator[bytes]:
+            complete = False
+            failure: GliderError | None = None
+            try:
+                chunk = first
+                while True:
+                    usage.feed(chunk)
+                    out = chunk if convert is None else convert.feed(chunk)
+                    if out:
+                        yield out
+                    try:
+                        chunk = await it.__anext__()
+                    except StopAsyncIteration:
+                        break
+                if convert is not None:
+                    tail = convert.close()
+                    if tail:
+                        yield tail
+                complete = True
+            except BackendError as exc:
+                failure = exc
+                message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
+                yield stream_error(inb.protocol, message) if convert is None else convert.error(message)
+            finally:
+                # Runs on completion, on upstream failure and when the client went away (the
+                # generator is closed or cancelled): closing the upstream response cancels its work.
+                await resp.aclose()
+                if failure is not None:
+                    self.sink.emit(
+                        "UpstreamFailed", _failure(call.backend, failure, "mid_stream"), turn_id=job.turn_id
+                    )
+                self.usage.record(call.backend.name, inb.chat.estimated_tokens, usage.input_tokens)
+                gone = failure is None and not complete
+                self._outcome(job, call, resp.status, usage, complete=complete, disconnected=gone)
+
+        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        if call.passthrough:
+            hdrs = {k.lower(): v for k, v in response_headers(resp.headers)}
+        else:
+            hdrs = {"content-type": translation.stream_media_type(inb.protocol)}
+        hdrs.setdefault("content-type", _SSE)
+        hdrs["cache-control"] = "no-cache"
+        hdrs["x-glider-route"] = route
+        return StreamingResponse(gen(), status_code=resp.status, headers=hdrs)
+
+    def _outcome(
+        self, job: _Job, call: _Call, status: int, usage: Usage, *, complete: bool, disconnected: bool = False
+    ) -> None:
+        data: dict[str, Any] = {
+            "backend": call.backend.name,
+            "model": call.model,
+            "status": status,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "ms": round((time.perf_counter() - call.started) * 1000, 1),
+            "complete": complete,
+        }
+        if call.fallback_from:
+            data["fallback_from"] = call.fallback_from
+        if disconnected:
+            data["client_disconnected"] = True
+        kind = "FulfilledLocal" if call.backend.side == "local" else "OriginPassthrough"
+        self.sink.emit(kind, data, turn_id=job.turn_id)
+
+    # ------------------------------------------------------------------------------ count_tokens
+
+    async def count_tokens(self, request: Request) -> Response:
+        protocol = "anthropic"
+        try:
+            raw, body = await self.read_json(request)
+            chat = self.parse(protocol, body, request.headers)
+            decision = self.router.decide(chat)
+            backend = self.registry.choose(decision.target, decision.backend)
+        except RequestError as exc:
+            return self.error(protocol, exc.status, exc.message)
+        except GliderError as exc:
+            return self.error(protocol, 500, exc.message)
+        route = route_header(backend.side, decision.rule, backend.name)
+        if backend.kind in ("anthropic", "origin"):
+            inb = Inbound(protocol, raw, body, request.headers.items(), request.url.query, chat)
+            call = self._call(inb, decision, backend, count_tokens=True)
+            try:
+                resp = await self._send(call)
+                try:
+                    data = await resp.read()
+                finally:
+                    await resp.aclose()
+                if resp.status < 400:
+                    usage = Usage()
+                    usage.feed(data)
+                    self.usage.record(backend.name, chat.estimated_tokens, usage.input_tokens)
+                    r = Response(data, status_code=resp.status, media_type="application/json")
+                    r.headers["x-glider-route"] = route
+                    return r
+            except BackendError:
+                pass  # the upstream could not count: estimate below, as for backends that cannot
+        n = self.usage.estimate(backend.name, chat.estimated_tokens)
+        return Response(
+            orjson.dumps({"input_tokens": n}),
+            media_type="application/json",
+            headers={"x-glider-route": route, "x-glider-estimate": "1"},
+        )
+
+
+def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
+    return {
+        "backend": backend.name,
+        "side": backend.side,
+        "status": exc.status if isinstance(exc, UpstreamStatus) else None,
+        "error": exc.message,
+        "stage": stage,
+    }
+
+
+def _reason(exc: GliderError) -> str:
+    if isinstance(exc, UpstreamStatus):
+        return f"status {exc.status}"
+    if isinstance(exc, BackendTimeout):
+        return "timeout"
+    return "unreachable"

@@ -1,0 +1,102 @@
+"""The router's JSON API: the same core calls as `glider route explain` and `glider lint`.
+
+    POST /api/router/explain   {"protocol"?: "anthropic"|"openai_chat"|"openai_responses",
+                                "request"?: {...client request body...}, "headers"?: {...}}
+                               (without "request" the whole body is the client request; without
+                               "protocol" it is guessed from the body) -> RouteDecision.to_dict()
+    GET  /api/router/lint      -> {"ok", "source", "errors": [...], "warnings": [...]} for the loaded
+                               config (`lint.LintReport.to_dict()`, what `glider lint --json` prints)
+    POST /api/playground/parse {"source": "<starlark>", "filename"?: "rule.star"}
+                               -> {"ok": bool, "errors": [{"line", "col", "message"}]}
+
+Malformed input is a 400 (or 422 for a well-formed body with the wrong fields) in OpenAI error shape,
+never a 500.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from glider_cli.errors import GliderError, RequestError
+from glider_cli.server.replies import error_body
+
+if TYPE_CHECKING:
+    from glider_cli.config_model import Config
+    from glider_cli.server.proxy import Decider
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value, default=str), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(
+        error_body("openai_chat", status, message), status_code=status, media_type="application/json"
+    )
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise RequestError(f"body is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise RequestError("body must be a JSON object")
+    return obj
+
+
+def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
+    async def explain(request: Request) -> Response:
+        from glider_cli.protocol.parse import PROTOCOLS, guess_protocol, parse_request
+
+        try:
+            obj = await _body(request)
+            inner = obj.get("request", obj)
+            if not isinstance(inner, dict):
+                raise RequestError("'request' must be a JSON object", status=422)
+            protocol = obj.get("protocol") or guess_protocol(inner)
+            if protocol not in PROTOCOLS:
+                raise RequestError(
+                    f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}", status=422
+                )
+            raw_headers = obj.get("headers")
+            headers = raw_headers if isinstance(raw_headers, dict) else {}
+            chat = parse_request(protocol, inner, {str(k): str(v) for k, v in headers.items()})
+            decision = router.decide(chat)
+        except RequestError as exc:
+            return _error(exc.status, exc.message)
+        except GliderError as exc:
+            return _error(422, exc.message)
+        return _json(decision.to_dict())
+
+    async def lint(request: Request) -> Response:
+        from glider_cli.lint import lint as run_lint
+
+        report = run_lint(config)
+        return _json({"ok": report.ok, **report.to_dict()})
+
+    async def playground(request: Request) -> Response:
+        from glider_cli.router.scripts import check_source
+
+        try:
+            obj = await _body(request)
+            source = obj.get("source")
+            filename = obj.get("filename") or "playground.star"
+            if not isinstance(source, str) or not isinstance(filename, str):
+                raise RequestError("'source' (and 'filename') must be strings", status=422)
+        except RequestError as exc:
+            return _error(exc.status, exc.message)
+        errors = [e.to_dict() for e in check_source(source, filename)]
+        return _json({"ok": not errors, "errors": errors})
+
+    return [
+        Route("/api/router/explain", explain, methods=["POST"]),
+        Route("/api/router/lint", lint, methods=["GET"]),
+        Route("/api/playground/parse", playground, methods=["POST"]),
+    ]

@@ -1,0 +1,73 @@
+"""Run the proxy: load the config, build the app, serve it with uvicorn until interrupted.
+
+Contract: `prepare(...)` does everything that can fail on the user's input (config, backends, bind
+address) and returns a `Prepared` value without opening a socket, so `glider serve` reports a bad
+config as `Error: ...` (exit 1) before anything listens. `run(prepared)` blocks serving it.
+Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uvicorn's access log is
+off: request lines would be noise on the hot path, and the event log already records every request.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from glider_cli.config_model import Config
+
+
+@dataclass(frozen=True)
+class Prepared:
+    config: Config
+    host: str
+    port: int
+    app: Any
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def summary(self) -> dict[str, Any]:
+        registry = self.app.state.registry
+        return {
+            "url": self.url,
+            "config": self.config.source,
+            "profile": self.config.profile,
+            "backends": registry.describe(),
+        }
+
+
+def prepare(
+    *,
+    config: str | None = None,
+    profile: str | None = None,
+    host: str | None = None,
+    port: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Prepared:
+    from glider_cli.config import load_config
+    from glider_cli.server.app import create_app
+
+    env = os.environ if environ is None else environ
+    cfg = load_config(config=config, profile=profile, environ=env)
+    bind_host = host or cfg.settings.server.host
+    bind_port = cfg.settings.server.port if port is None else port
+    app = create_app(cfg, environ=env, bound_host=bind_host)
+    return Prepared(cfg, bind_host, bind_port, app)
+
+
+def run(prepared: Prepared) -> None:
+    import uvicorn
+
+    uvicorn.run(
+        prepared.app,
+        host=prepared.host,
+        port=prepared.port,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )

@@ -1,0 +1,114 @@
+"""Secure-by-default gate in front of every route: a Host check and the `/api/*` token.
+
+Contract:
+- DNS rebinding: a request whose `Host` (port stripped) is not the bound address, a loopback name
+  (`localhost`, `127.0.0.1`, `::1`, `*.localhost`) or one of `server.allowed_hosts` gets 403 before any
+  route runs. `allowed_hosts: ["*"]` turns the check off (only sensible behind another gate).
+- `GLIDER_TOKEN`: when set, every `/api/*` route requires it as `Authorization: Bearer <token>` or
+  `x-glider-token: <token>` (constant-time compare), else 401. `/api/hello` is exempt: Claude Code
+  warms its connection with `HEAD /api/hello` and must not be refused. The model endpoints (`/v1/*`)
+  are not gated by the token: they carry the client's own provider credentials.
+- The token value is held in memory only; nothing here logs headers.
+- Refusals are JSON in the caller's protocol shape, chosen from the path.
+"""
+
+from __future__ import annotations
+
+import hmac
+
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
+_TOKEN_EXEMPT = frozenset({"/api/hello"})
+
+
+def host_name(host_header: str) -> str:
+    """`Host` value -> lower-case name without port (`[::1]:8787` -> `::1`)."""
+    h = host_header.strip().lower()
+    if h.startswith("["):
+        end = h.find("]")
+        return h[1:end] if end > 0 else h
+    if h.count(":") == 1:
+        h = h.split(":", 1)[0]
+    return h.rstrip(".")
+
+
+def allowed_host_names(bound_host: str, allowed_hosts: tuple[str, ...]) -> frozenset[str]:
+    names = set(_LOOPBACK)
+    bound = host_name(bound_host) if bound_host else ""
+    if bound and bound not in ("0.0.0.0", "::"):
+        names.add(bound)
+    names.update(host_name(h) for h in allowed_hosts)
+    return frozenset(names)
+
+
+def host_allowed(host_header: str | None, allowed: frozenset[str]) -> bool:
+    if "*" in allowed:
+        return True
+    if not host_header:
+        return False
+    name = host_name(host_header)
+    return name in allowed or name.endswith(".localhost")
+
+
+def error_shape(path: str, status: int, kind: str, message: str) -> bytes:
+    """An error body in the shape the client speaking on `path` expects."""
+    if path.startswith("/v1/messages"):
+        return orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
+    return orjson.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}})
+
+
+class SecurityMiddleware:
+    """Pure ASGI middleware (no per-request Request objects: it sits on the hot path)."""
+
+    def __init__(
+        self, app: ASGIApp, *, bound_host: str, allowed_hosts: tuple[str, ...], token: str | None
+    ) -> None:
+        self.app = app
+        self.allowed = allowed_host_names(bound_host, allowed_hosts)
+        self.token = token.encode() if token else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        host: str | None = None
+        auth: bytes | None = None
+        xtoken: bytes | None = None
+        for k, v in scope["headers"]:
+            if k == b"host":
+                host = v.decode("latin-1")
+            elif k == b"authorization":
+                auth = v
+            elif k == b"x-glider-token":
+                xtoken = v
+        path: str = scope["path"]
+        if not host_allowed(host, self.allowed):
+            await self._refuse(scope, send, 403, "permission_error", f"host {host!r} is not allowed")
+            return
+        if self.token is not None and path.startswith("/api/") and path not in _TOKEN_EXEMPT:
+            given = xtoken
+            if given is None and auth is not None and auth[:7].lower() == b"bearer ":
+                given = auth[7:].strip()
+            if given is None or not hmac.compare_digest(given, self.token):
+                await self._refuse(scope, send, 401, "authentication_error", "GLIDER_TOKEN required")
+                return
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: Scope, send: Send, status: int, kind: str, message: str) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        body = error_shape(scope["path"], status, kind, message)
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,91 @@
+"""Small per-app state the proxy keeps in memory: turn ids per session and the count_tokens calibration.
+
+Contract:
+- `TurnTracker.observe(session, new_turn)` returns the turn id a request belongs to: a new one when the
+  request opens a turn (a new real user message), else the session's current one (tool follow-ups,
+  retries). It remembers at most `max_sessions` sessions, least recently used first out.
+- `UsageCalibrator` learns, per backend, the ratio between the input tokens a backend reported and
+  Glider's bytes/4 estimate for the same request, and corrects later estimates with it (an
+  exponential moving average, clamped to [0.25, 4] so one odd reply cannot wreck it).
+- `usage_from_bytes` reads token counts out of any protocol's reply bytes without parsing them
+  (Anthropic/Responses `input_tokens`/`output_tokens`, Chat `prompt_tokens`/`completion_tokens`,
+  Ollama `prompt_eval_count`/`eval_count`); the largest value seen for each wins, which is right for
+  cumulative stream usage.
+Both are owned by the app (one per `create_app`), never module globals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+
+_USAGE_RE = re.compile(
+    rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count)"\s*:\s*(\d+)'
+)
+_INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count"}
+
+
+class Usage:
+    """Token counts seen in a reply (None until seen)."""
+
+    __slots__ = ("input_tokens", "output_tokens")
+
+    def __init__(self) -> None:
+        self.input_tokens: int | None = None
+        self.output_tokens: int | None = None
+
+    def feed(self, data: bytes) -> None:
+        if b"_tokens" not in data and b"eval_count" not in data:
+            return
+        for m in _USAGE_RE.finditer(data):
+            n = int(m.group(2))
+            if m.group(1) in _INPUT_KEYS:
+                if self.input_tokens is None or n > self.input_tokens:
+                    self.input_tokens = n
+            elif self.output_tokens is None or n > self.output_tokens:
+                self.output_tokens = n
+
+
+def usage_from_bytes(data: bytes) -> Usage:
+    u = Usage()
+    u.feed(data)
+    return u
+
+
+class TurnTracker:
+    def __init__(self, new_id: Callable[[], str], max_sessions: int = 4096) -> None:
+        self._new_id = new_id
+        self._max = max_sessions
+        self._current: OrderedDict[str, str] = OrderedDict()
+
+    def observe(self, session: str | None, new_turn: bool) -> str:
+        key = session or ""
+        if new_turn or key not in self._current:
+            turn = self._new_id()
+            self._current[key] = turn
+        else:
+            turn = self._current[key]
+        self._current.move_to_end(key)
+        while len(self._current) > self._max:
+            self._current.popitem(last=False)
+        return turn
+
+
+class UsageCalibrator:
+    def __init__(self, alpha: float = 0.3) -> None:
+        self._alpha = alpha
+        self._ratio: dict[str, float] = {}
+
+    def record(self, backend: str, estimated: int, actual: int | None) -> None:
+        if not actual or estimated <= 0:
+            return
+        r = min(4.0, max(0.25, actual / estimated))
+        prev = self._ratio.get(backend)
+        self._ratio[backend] = r if prev is None else prev + self._alpha * (r - prev)
+
+    def ratio(self, backend: str) -> float:
+        return self._ratio.get(backend, 1.0)
+
+    def estimate(self, backend: str, estimated: int) -> int:
+        return max(1, round(estimated * self.ratio(backend))) if estimated > 0 else 1
