@@ -59,7 +59,10 @@ def test_optional_fields_absent_when_not_sent(tmp_path: Path) -> None:
 
 
 def test_returned_action_wins(tmp_path: Path) -> None:
-    src = 'def evaluate(request):\n    return {"matched": True, "action": {"target": "cloud", "model": "big"}}\n'
+    src = (
+        "def evaluate(request):\n"
+        '    return {"matched": True, "action": {"target": "cloud", "model": "big"}}\n'
+    )
     d = router_for(tmp_path, src).decide(message("x"))
     assert (d.rule, d.target, d.model, d.backend) == ("scripted", "cloud", "big", "cloud1")
     assert "action wins" in d.trace[0].reason or any("action wins" in t.reason for t in d.trace)

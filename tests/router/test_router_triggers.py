@@ -3,11 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from routing_helpers import config_with_rules, message
 
 from glider_cli.errors import NoRoute
 from glider_cli.router import Router, StickyView
-
-from routing_helpers import config_with_rules, message
 
 ALWAYS_CLOUD = """
 - name: fallback
@@ -149,7 +148,9 @@ def test_composer_wrapup_spellings(tmp_path: Path, spelling: str) -> None:
 
 def test_script_trigger_is_compiled_once_and_matches(tmp_path: Path) -> None:
     (tmp_path / "r.star").write_text(
-        'def evaluate(request):\n    if "zz" in request.messages[-1].content:\n        return {"matched": True}\n'
+        "def evaluate(request):\n"
+        '    if "zz" in request.messages[-1].content:\n'
+        '        return {"matched": True}\n'
     )
     rules = """
 - name: s
