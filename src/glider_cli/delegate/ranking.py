@@ -153,14 +153,21 @@ class Block:
         }
 
 
+def _stem(word: str) -> str:
+    # Plural only: "panics" and "panic" are one term; anything smarter would need a real stemmer.
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-3] + "y" if word.endswith("ies") else word[:-1]
+    return word
+
+
 def terms(text: str) -> list[str]:
-    """Lower-case words and dotted names (`parser.go`, `foo_bar`), each dotted name also split."""
+    """Lower-case words (plural folded) and dotted names (`parser.go`), each dotted name also split."""
     out: list[str] = []
     for tok in _TOKEN_RE.findall(text.lower()):
         if "." in tok:
-            out.extend(p for p in tok.split(".") if p and p not in _STOPWORDS)
+            out.extend(_stem(p) for p in tok.split(".") if p and p not in _STOPWORDS)
         if len(tok) > 1 and tok not in _STOPWORDS:
-            out.append(tok)
+            out.append(_stem(tok))
     return out
 
 

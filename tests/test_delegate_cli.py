@@ -1,0 +1,81 @@
+"""`glider delegate` end to end with fake vendor CLIs on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fixtures.fake_agents.install import install_fake_agents, path_with, runs
+from glider_cli.cli import app
+from glider_cli.delegate import continuity
+from glider_cli.paths import resolve
+
+cli = CliRunner()
+
+
+@pytest.fixture
+def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = install_fake_agents(tmp_path / "bin")
+    monkeypatch.setenv("PATH", path_with(bin_dir))
+    monkeypatch.setenv("FAKE_AGENT_LOG", str(tmp_path / "log"))
+    return tmp_path / "log"
+
+
+def test_delegate_json_records_the_outcome(fakes: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    continuity.append(resolve(), ws, continuity.Entry(kind="turn", text="the parser panics", source_cli="x"))
+    r = cli.invoke(app, ["delegate", "--codex", "--workspace", str(ws), "--json", "fix the parser panic"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["ok"] and data["vendor"] == "codex" and data["text"] == "fake codex did it"
+    assert data["block_entries"] == 1
+    assert "the parser panics" in runs(fakes)[-1]["context"]
+    last = continuity.read(resolve(), ws).entries[-1]
+    assert last.kind == "delegate" and last.source_cli == "glider-cli" and last.delegate == "codex"
+
+
+def test_delegate_needs_exactly_one_vendor(tmp_path: Path) -> None:
+    r = cli.invoke(app, ["delegate", "--claude", "--agy", "x"])
+    assert r.exit_code == 2
+    r = cli.invoke(app, ["delegate", "x"])
+    assert r.exit_code == 2
+
+
+def test_delegate_failure_exits_1_with_a_message(fakes: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "FAKE_AGENT_MODE": "hang"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "glider_cli",
+            "delegate",
+            "--agy",
+            "--timeout",
+            "1",
+            "--workspace",
+            str(tmp_path),
+            "do something",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "Error: agy did not complete the task (timed out)" in proc.stderr
+    assert not any(resolve().run.iterdir())
+
+
+def test_delegate_text_output(fakes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_AGENT_REPLY", "all done")
+    r = cli.invoke(app, ["delegate", "--cursor-agent", "--workspace", str(tmp_path), "tidy up"])
+    assert r.exit_code == 0
+    assert r.stdout == "all done\n"
+    assert "cursor-agent: ok" in r.stderr
