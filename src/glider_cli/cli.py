@@ -22,6 +22,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("serve", "serve", "command"),
     ("route", "route", "group"),
     ("lint", "lint", "command"),
+    ("context", "context", "group"),
+    ("prune", "prune", "command"),
 )
 
 app = typer.Typer(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -41,3 +42,20 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
 
 def line(text: str = "", *, markup: bool = False) -> None:
     out.print(text, markup=markup, highlight=False)
+
+
+@contextlib.contextmanager
+def progress(label: str) -> Iterator[Callable[[int, str], None] | None]:
+    """A spinner with a count on stderr when stderr is a terminal; None otherwise (no output)."""
+    if not err.is_terminal:
+        yield None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), console=err, transient=True) as bar:
+        task = bar.add_task(label)
+
+        def update(n: int, current: str) -> None:
+            bar.update(task, description=f"{label}: {n} ({current})")
+
+        yield update

@@ -19,7 +19,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "polyg
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    shutil.copytree(FIXTURE, root)
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
     # Ignored paths are made here: the project's own .gitignore would keep them out of the fixture.
     (root / "build").mkdir()
     (root / "build" / "out.py").write_text("def ignored(): pass\n")

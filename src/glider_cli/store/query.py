@@ -64,7 +64,8 @@ def result(e: Entity, score: float, **extra: Any) -> dict[str, Any]:
 
 def _error(q: ParsedQuery, message: str, at: str) -> QueryError:
     pos = q.positions.get(at, 0)
-    return QueryError(f"{message} (at position {pos})", position=pos, hint=f"{q.text}\n{' ' * pos}^")
+    hint = f"\n    {q.text}\n    {' ' * pos}^"
+    return QueryError(f"{message} (at position {pos})", position=pos, hint=hint)
 
 
 class _Ctx:

@@ -67,7 +67,7 @@ class ParsedQuery:
 
 def _fail(text: str, message: str, pos: int) -> QueryError:
     return QueryError(
-        f"{message} (at position {pos})", position=pos, hint=f"{text}\n{' ' * pos}^"
+        f"{message} (at position {pos})", position=pos, hint=f"\n    {text}\n    {' ' * pos}^"
     )
 
 

@@ -1,0 +1,218 @@
+"""`glider context`: query and maintain the context store (events, entity graph, episodes)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from glider_cli.store.query import QueryAnswer
+    from glider_cli.store.service import ContextStore
+
+app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=True)
+
+_JSON = typer.Option(False, "--json", help="Print JSON.")
+_CONFIG = typer.Option(None, "--config", help="Config file (default: the usual resolution).")
+
+
+def open_store(config: str | None) -> ContextStore:
+    """The store under GLIDER_HOME with the config's `context:` settings."""
+    import os
+
+    from glider_cli import paths
+    from glider_cli.config import load_config
+    from glider_cli.store.service import ContextStore
+
+    settings = load_config(config=config, environ=os.environ).settings.context
+    return ContextStore(paths.resolve(), settings)
+
+
+def _where(r: dict[str, Any]) -> str:
+    where = str(r.get("rel") or r.get("path") or "")
+    return f"{where}:{r['line']}" if r.get("line") else where
+
+
+def _render(ans: QueryAnswer) -> None:
+    from glider_cli import console
+
+    for term, used in ans.fuzzy.items():
+        console.err.print(f"note: no match for {term!r}; matched {used!r} instead (fuzzy)", markup=False)
+    if ans.mode in ("search", "neigh", "key"):
+        if ans.mode == "key":
+            for r in ans.results:
+                console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
+        else:
+            rows = [(f"{r['score']:g}", r["kind"], r.get("symbol_kind") or r.get("edge") or "", r["name"],
+                     _where(r), r["prov"], r["id"]) for r in ans.results]
+            console.table(None, ("score", "kind", "what", "name", "where", "prov", "id"), rows)
+        if not ans.results:
+            console.err.print("no results", markup=False)
+        return
+    d = ans.detail or {}
+    if ans.mode == "path":
+        if not d["found"]:
+            console.line(f"no path from {d['from']} to {d['to']}")
+        for i, p in enumerate(d["path"]):
+            edge = d["edges"][i - 1] if i else None
+            console.line(("  " + f"--{edge['type']}--> " if edge else "") + p["id"])
+    elif ans.mode == "explain":
+        console.line(f"{d['entity']['id']} (degree {d['degree']}, component of {d['component_size']})")
+        for n in d["neighbours"]:
+            console.line(f"  {n['direction']:>3} {n['edge']:<9} {n['id']}")
+        console.line("hubs: " + ", ".join(f"{h['id']} ({h['score']:g})" for h in d["hubs"]))
+        console.line("path to hub: " + " -> ".join(d["path_to_hub"]))
+    else:
+        console.line(f"{d['count']} communities ({d['algorithm']})")
+        for c in d["communities"]:
+            console.line(f"  #{c['id']} size {c['size']} hub {c['hub']}")
+
+
+@app.command("query")
+def query(
+    words: list[str] = typer.Argument(..., help="<turn_id> [key=…] [kind=…] [prov=…] [path=a->b] … keyword…"),
+    json_out: bool = _JSON,
+    config: str | None = _CONFIG,
+) -> None:
+    """Query the context store (turn id `*` searches every turn)."""
+    from glider_cli import console
+
+    ans = open_store(config).query(" ".join(words))
+    if json_out:
+        console.emit_json(ans.to_json())
+    else:
+        _render(ans)
+
+
+@app.command("index-tree")
+def index_tree_cmd(
+    path: Path = typer.Argument(..., help="Repository or directory to index."),
+    turn: str | None = typer.Option(None, "--turn", help="Write this turn's file-tree key."),
+    json_out: bool = _JSON,
+    config: str | None = _CONFIG,
+) -> None:
+    """Index files and directories (honouring .gitignore) into the entity store."""
+    from glider_cli import console
+
+    with console.progress("indexing tree") as progress:
+        r = open_store(config).index_tree(path, turn_id=turn, progress=progress)
+    if json_out:
+        console.emit_json(r.to_dict())
+        return
+    console.line(f"{r.root}: {r.files} files, {r.dirs} dirs; {r.changed} new or changed, "
+                 f"{r.unchanged} unchanged, {r.removed} removed ({r.ms:g} ms)")
+
+
+@app.command("index-symbols")
+def index_symbols_cmd(
+    path: Path = typer.Argument(..., help="Repository or directory to index."),
+    json_out: bool = _JSON,
+    config: str | None = _CONFIG,
+) -> None:
+    """Index functions, classes and methods (Python, JS/TS, Go, Rust, Java) into the entity store."""
+    from glider_cli import console
+
+    with console.progress("indexing symbols") as progress:
+        r = open_store(config).index_symbols(path, progress=progress)
+    if json_out:
+        console.emit_json(r.to_dict())
+        return
+    langs = ", ".join(f"{k} {v}" for k, v in sorted(r.by_lang.items())) or "none parsed"
+    console.line(f"{r.root}: {r.files} source files ({langs}); {r.parsed} parsed, {r.unchanged} unchanged; "
+                 f"{r.symbols} symbols, {r.imports} import edges, {r.removed} removed ({r.ms:g} ms)")
+    for e in r.errors:
+        console.warn(e)
+
+
+def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], e["outcome"])
+            for e in eps]
+
+
+@app.command("turns")
+def turns(json_out: bool = _JSON, config: str | None = _CONFIG) -> None:
+    """List the turns in the event log, one episode each, oldest first."""
+    from glider_cli import console
+
+    store = open_store(config)
+    eps = store.turns()
+    if json_out:
+        console.emit_json(eps)
+    else:
+        console.table(None, ("turn", "first", "events", "asked", "routed", "outcome"), _episode_rows(eps))
+    if store.last_read.torn or store.last_read.corrupt:
+        console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
+
+
+@app.command("turn")
+def turn(turn_id: str = typer.Argument(...), json_out: bool = _JSON, config: str | None = _CONFIG) -> None:
+    """Show one turn: its episode, its keys and its events."""
+    from glider_cli import console
+    from glider_cli.errors import StoreError
+
+    detail = open_store(config).turn(turn_id)
+    if detail is None:
+        raise StoreError(f"no turn {turn_id!r} in the event log or the turn index")
+    if json_out:
+        console.emit_json(detail)
+        return
+    if detail["episode"]:
+        console.line(detail["episode"]["summary"])
+    for k, v in detail["keys"].items():
+        console.line(f"{k} ({v['prov']}): {v['value']}")
+    for e in detail["events"]:
+        console.line(f"{e['ts']} {e['type']}")
+
+
+@app.command("episodes")
+def episodes(
+    limit: int = typer.Option(20, "--limit", min=1, help="At most this many, newest last."),
+    json_out: bool = _JSON,
+    config: str | None = _CONFIG,
+) -> None:
+    """Show the recent episodes (what a local model is given as context)."""
+    from glider_cli import console
+
+    eps = open_store(config).episodes(limit)
+    if json_out:
+        console.emit_json(eps)
+        return
+    for e in eps:
+        console.line(f"{e['turn_id']}: {e['summary']}")
+
+
+@app.command("recent")
+def recent(
+    limit: int = typer.Option(50, "--limit", min=1, help="At most this many events, newest last."),
+    json_out: bool = _JSON,
+    config: str | None = _CONFIG,
+) -> None:
+    """Show the most recent events."""
+    from glider_cli import console
+
+    evs = open_store(config).recent(limit)
+    if json_out:
+        console.emit_json(evs)
+        return
+    rows = [(e["ts"], e["type"], e["turn_id"], e["id"]) for e in evs]
+    console.table(None, ("time", "type", "turn", "id"), rows)
+
+
+@app.command("export")
+def export(
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
+    config: str | None = _CONFIG,
+) -> None:
+    """Export everything (events, then entity-store records) as JSONL."""
+    import sys
+
+    store = open_store(config)
+    if output is None:
+        for line in store.export():
+            sys.stdout.buffer.write(line)
+        sys.stdout.buffer.flush()
+        return
+    with output.open("wb") as f:
+        for line in store.export():
+            f.write(line)

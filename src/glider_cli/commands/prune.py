@@ -1,0 +1,38 @@
+"""`glider prune`: delete event files older than the retention window (plan first, act on --yes)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def main(
+    days: int | None = typer.Option(
+        None, "--days", min=1, help="Keep this many days (default: context.retain_days)."
+    ),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Only print the plan."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan (and result) as JSON."),
+    config: str | None = typer.Option(None, "--config", help="Config file (default: the usual resolution)."),
+) -> None:
+    """Delete event files older than the retention window; prints the plan, acts only with --yes."""
+    from glider_cli import console
+    from glider_cli.commands.context import open_store
+
+    store = open_store(config)
+    plan = store.prune_plan(days)
+    act = yes and not dry_run
+    result = store.prune_apply(plan) if act else None
+    if json_out:
+        console.emit_json({"plan": plan.to_dict(), "applied": act,
+                           "result": result.to_dict() if result else None})
+        return
+    console.line(f"keep {plan.retain_days} days (from {plan.cutoff}); {len(plan.keep)} files kept, "
+                 f"{len(plan.delete)} to delete ({plan.bytes_freed} bytes)")
+    for item in plan.delete:
+        console.line(f"  delete {item.path}")
+    if result is not None:
+        console.line(f"deleted {len(result.deleted)} files")
+        for p in result.refused:
+            console.warn(f"refused to delete {p} (inside the retention window)")
+    elif plan.delete and not dry_run:
+        console.err.print("nothing deleted; run again with --yes to delete", markup=False)
