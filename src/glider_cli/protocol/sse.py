@@ -28,62 +28,55 @@ class SSEEvent:
 
 
 class SSEDecoder:
+    """Incremental SSE decoder. `feed_blocks` gives the raw event blocks (cheap: lets a passthrough
+    tap skip blocks it does not care about); `parse_block` turns one into an SSEEvent."""
+
     def __init__(self) -> None:
         self._buf = b""
-        self._event: str | None = None
-        self._data: list[str] = []
+
+    def feed_blocks(self, chunk: bytes) -> list[bytes]:
+        buf = self._buf + chunk
+        if b"\r" in buf:
+            # CRLF and lone CR end lines too; a CR at the very end may be half of a CRLF, so keep it.
+            keep = buf.endswith(b"\r")
+            body = (buf[:-1] if keep else buf).replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            buf = body + b"\r" if keep else body
+        end = buf.rfind(b"\n\n")
+        if end < 0:
+            self._buf = buf
+            return []
+        self._buf = buf[end + 2 :]
+        return [b for b in buf[:end].split(b"\n\n") if b.strip(b"\n")]
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
-        self._buf += chunk
-        out: list[SSEEvent] = []
-        while True:
-            nl = self._buf.find(b"\n")
-            cr = self._buf.find(b"\r")
-            if nl < 0 and cr < 0:
-                break
-            if cr >= 0 and (nl < 0 or cr < nl):
-                if cr == len(self._buf) - 1:
-                    break  # a lone CR at the end may be the first half of CRLF
-                end, skip = cr, 2 if self._buf[cr + 1 : cr + 2] == b"\n" else 1
-            else:
-                end, skip = nl, 1
-            line = self._buf[:end].decode("utf-8", errors="replace")
-            self._buf = self._buf[end + skip :]
-            event = self._line(line)
-            if event is not None:
-                out.append(event)
-        return out
+        return [ev for block in self.feed_blocks(chunk) if (ev := parse_block(block)) is not None]
+
+    def flush_blocks(self) -> list[bytes]:
+        tail, self._buf = self._buf.rstrip(b"\r\n"), b""
+        return [tail] if tail else []
 
     def flush(self) -> list[SSEEvent]:
-        out: list[SSEEvent] = []
-        if self._buf:
-            tail = self._buf.decode("utf-8", errors="replace").rstrip("\r")
-            self._buf = b""
-            event = self._line(tail)
-            if event is not None:
-                out.append(event)
-        event = self._line("")
-        if event is not None:
-            out.append(event)
-        return out
+        return [ev for block in self.flush_blocks() if (ev := parse_block(block)) is not None]
 
-    def _line(self, line: str) -> SSEEvent | None:
-        if not line:
-            if not self._data and self._event is None:
-                return None
-            event = SSEEvent(self._event, "\n".join(self._data))
-            self._event, self._data = None, []
-            return event
-        if line.startswith(":"):
-            return None
+
+def parse_block(block: bytes) -> SSEEvent | None:
+    """One event block (its lines, without the terminating blank line) -> SSEEvent, or None when it
+    holds only comments."""
+    event: str | None = None
+    data: list[str] = []
+    for line in block.decode("utf-8", errors="replace").split("\n"):
+        if not line or line.startswith(":"):
+            continue
         name, _, value = line.partition(":")
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
-            self._data.append(value)
+            data.append(value)
         elif name == "event":
-            self._event = value
+            event = value
+    if not data and event is None:
         return None
+    return SSEEvent(event, "\n".join(data))
 
 
 class NDJSONDecoder:

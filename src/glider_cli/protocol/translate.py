@@ -40,11 +40,17 @@ ways, so a tool_result always finds its call); synthesised as `call_…` for Oll
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 from glider_cli.errors import ConfigError
 from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
-from glider_cli.protocol.sse import NDJSONDecoder, SSEDecoder, SSEEvent
+from glider_cli.protocol.sse import NDJSONDecoder, SSEDecoder, SSEEvent, parse_block
+
+_ANTHROPIC_TAPPED = {b"message_start", b"message_delta", b"message_stop", b"error"}
+_RESPONSES_TAPPED = {b"response.completed", b"response.incomplete", b"response.failed", b"error"}
+_CHAT_USAGE = re.compile(rb'"usage":\s*\{')
+_CHAT_NO_FINISH = re.compile(rb'"finish_reason":\s*null')
 
 CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses")
 BACKEND_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "ollama")
@@ -229,8 +235,8 @@ class StreamTranslator:
         if self._ended or not chunk:
             return []
         if self.passthrough:
-            for ev in self._sse.feed(chunk) if self._sse is not None else []:
-                self._tap(ev)
+            for block in self._sse.feed_blocks(chunk) if self._sse is not None else []:
+                self._tap_block(block)
             self.started = True
             return [chunk]
         return self._translate(self._decode(chunk, final=False))
@@ -239,8 +245,8 @@ class StreamTranslator:
         if self._ended:
             return []
         if self.passthrough:
-            for ev in self._sse.flush() if self._sse is not None else []:
-                self._tap(ev)
+            for block in self._sse.flush_blocks() if self._sse is not None else []:
+                self._tap_block(block)
             self._ended = True
             if not self.complete:
                 return self._encoder_for_errors().error("upstream stream ended before completion")
@@ -296,6 +302,26 @@ class StreamTranslator:
         if out:
             self.started = True
         return out
+
+    def _tap_block(self, block: bytes) -> None:
+        """Skip, without parsing, the frames that cannot carry usage, a stop reason or an error
+        (almost all of them: the content deltas), so a passthrough stays cheap."""
+        if block.startswith(b"event:"):
+            name = block[6 : block.find(b"\n")].strip() if b"\n" in block else block[6:].strip()
+            if self.client == "anthropic" and name not in _ANTHROPIC_TAPPED:
+                return
+            if self.client == "openai_responses" and name not in _RESPONSES_TAPPED:
+                return
+        elif self.client == "openai_chat" and not (
+            b"[DONE]" in block
+            or b'"error"' in block
+            or _CHAT_USAGE.search(block)
+            or not _CHAT_NO_FINISH.search(block)
+        ):
+            return
+        ev = parse_block(block)
+        if ev is not None:
+            self._tap(ev)
 
     def _tap(self, ev: SSEEvent) -> None:
         """Passthrough: read usage / stop reason / completion from the frames that matter."""
