@@ -1,0 +1,213 @@
+"""The context API on `glider serve`: `/api/context/*`, the same core calls as `glider context`.
+
+`context_routes(paths, settings, writer) -> list[BaseRoute]`; `writer` is the serve lifespan's
+EventWriter (recent events and episodes then come from its ring), or None to read the files only.
+
+    GET  /api/context/recent?limit=50           list of events, newest last
+    GET  /api/context/turns                     list of episode dicts
+    GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
+    GET  /api/context/episodes?limit=N          list of episode dicts, newest last
+    GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
+    GET  /api/context/query?q=<query>           what `glider context query --json` prints
+    POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
+    POST /api/context/index-symbols {"path"}               the SymbolIndexResult dict
+    GET  /api/context/communities?turn_id=&algorithm=components|louvain&limit=
+    GET  /api/context/explain?turn_id=&id=
+    POST /api/context/prune {"days"?, "dry_run"?}   {"plan", "applied", "result"}; days defaults to
+                                                    context.retain_days
+
+A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
+Work that reads or writes files runs in the thread pool, never on the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from glider_cli.errors import QueryError
+from glider_cli.paths import Paths
+from glider_cli.settings import ContextSettings
+from glider_cli.store.service import ContextStore
+from glider_cli.store.writer import EventWriter
+
+T = TypeVar("T")
+MAX_LIMIT = 10_000
+
+
+class _BadRequest(Exception):
+    def __init__(self, message: str, param: str | None = None, position: int | None = None) -> None:
+        super().__init__(message)
+        self.body: dict[str, Any] = {"message": message}
+        if param is not None:
+            self.body["param"] = param
+        if position is not None:
+            self.body["position"] = position
+
+
+def _json(value: Any, status: int = 200) -> Response:
+    return Response(orjson.dumps(value, default=str), status_code=status, media_type="application/json")
+
+
+def _error(status: int, body: dict[str, Any]) -> Response:
+    return _json({"error": body}, status)
+
+
+def _int_param(request: Request, name: str, default: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
+        raise _BadRequest(f"{name}={raw!r} must be a whole number from 1 to {MAX_LIMIT}", name)
+    return int(raw)
+
+
+def _str_param(request: Request, name: str) -> str:
+    raw = request.query_params.get(name, "").strip()
+    if not raw or any(c.isspace() for c in raw):
+        raise _BadRequest(f"{name} is required (one token, no spaces)", name)
+    return raw
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise _BadRequest(f"the body is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise _BadRequest("the body must be a JSON object")
+    return data
+
+
+def _dir_param(body: dict[str, Any]) -> Path:
+    raw = body.get("path")
+    if not isinstance(raw, str) or not raw:
+        raise _BadRequest("path is required (a directory)", "path")
+    p = Path(raw).expanduser()
+    if not p.is_dir():
+        raise _BadRequest(f"path {raw!r} is not a directory", "path")
+    return p
+
+
+def context_routes(
+    paths: Paths, settings: ContextSettings | None = None, writer: EventWriter | None = None
+) -> list[BaseRoute]:
+    """The `/api/context/*` routes over one ContextStore (see the module contract)."""
+    store = ContextStore(paths, settings, writer)
+
+    async def call(fn: Callable[[], T]) -> T:
+        return await run_in_threadpool(fn)
+
+    def guarded(
+        handler: Callable[[Request], Any],
+    ) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                result: Response = await handler(request)
+                return result
+            except _BadRequest as exc:
+                return _error(400, exc.body)
+            except QueryError as exc:
+                body: dict[str, Any] = {"message": exc.message}
+                if exc.position is not None:
+                    body["position"] = exc.position
+                return _error(400, body)
+
+        return endpoint
+
+    async def recent(request: Request) -> Response:
+        limit = _int_param(request, "limit", 50)
+        return _json(await call(lambda: store.recent(limit)))
+
+    async def turns(request: Request) -> Response:
+        return _json(await call(store.turns))
+
+    async def turn(request: Request) -> Response:
+        tid = request.path_params["turn_id"]
+        detail = await call(lambda: store.turn(tid))
+        if detail is None:
+            return _error(404, {"message": f"no turn {tid!r}", "param": "turn_id"})
+        return _json(detail)
+
+    async def episodes(request: Request) -> Response:
+        limit = _int_param(request, "limit", store.settings.max_events)
+        return _json(await call(lambda: store.episodes(limit)))
+
+    async def export(request: Request) -> Response:
+        lines: AsyncIterator[bytes] = iterate_in_threadpool(store.export())
+        return StreamingResponse(lines, media_type="application/x-ndjson")
+
+    async def query(request: Request) -> Response:
+        q = request.query_params.get("q", "")
+        if not q.strip():
+            raise _BadRequest("q is required: <turn_id> [options] keyword…", "q")
+        return _json((await call(lambda: store.query(q))).to_json())
+
+    async def index_tree(request: Request) -> Response:
+        body = await _body(request)
+        root = _dir_param(body)
+        turn_id = body.get("turn_id")
+        if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
+            raise _BadRequest("turn_id must be a non-empty string", "turn_id")
+        return _json((await call(lambda: store.index_tree(root, turn_id=turn_id))).to_dict())
+
+    async def index_symbols(request: Request) -> Response:
+        root = _dir_param(await _body(request))
+        return _json((await call(lambda: store.index_symbols(root))).to_dict())
+
+    async def communities(request: Request) -> Response:
+        turn_id = _str_param(request, "turn_id")
+        algorithm = request.query_params.get("algorithm", "components")
+        if algorithm not in ("components", "louvain"):
+            raise _BadRequest(f"algorithm={algorithm!r} must be components or louvain", "algorithm")
+        limit = _int_param(request, "limit", 20)
+        value = "1" if algorithm == "components" else "louvain"
+        text = f"{turn_id} communities={value} limit={limit}"
+        return _json((await call(lambda: store.query(text))).to_json())
+
+    async def explain(request: Request) -> Response:
+        turn_id = _str_param(request, "turn_id")
+        eid = _str_param(request, "id")
+        return _json((await call(lambda: store.query(f"{turn_id} explain={eid}"))).to_json())
+
+    async def prune(request: Request) -> Response:
+        body = await _body(request)
+        days = body.get("days")
+        if days is not None and (type(days) is not int or not 1 <= days <= 100_000):
+            raise _BadRequest("days must be a whole number of at least 1", "days")
+        dry_run = body.get("dry_run", False)
+        if not isinstance(dry_run, bool):
+            raise _BadRequest("dry_run must be true or false", "dry_run")
+
+        def work() -> dict[str, Any]:
+            plan = store.prune_plan(days)
+            result = None if dry_run else store.prune_apply(plan)
+            return {"plan": plan.to_dict(), "applied": not dry_run,
+                    "result": result.to_dict() if result else None}
+
+        return _json(await call(work))
+
+    p = "/api/context"
+    return [
+        Route(f"{p}/recent", guarded(recent), methods=["GET"]),
+        Route(f"{p}/turns", guarded(turns), methods=["GET"]),
+        Route(f"{p}/turns/{{turn_id}}", guarded(turn), methods=["GET"]),
+        Route(f"{p}/episodes", guarded(episodes), methods=["GET"]),
+        Route(f"{p}/export", guarded(export), methods=["GET"]),
+        Route(f"{p}/query", guarded(query), methods=["GET"]),
+        Route(f"{p}/index-tree", guarded(index_tree), methods=["POST"]),
+        Route(f"{p}/index-symbols", guarded(index_symbols), methods=["POST"]),
+        Route(f"{p}/communities", guarded(communities), methods=["GET"]),
+        Route(f"{p}/explain", guarded(explain), methods=["GET"]),
+        Route(f"{p}/prune", guarded(prune), methods=["POST"]),
+    ]

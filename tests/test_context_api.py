@@ -1,0 +1,138 @@
+"""The /api/context/* endpoints through a real uvicorn server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import shutil
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from glider_cli.paths import Paths
+from glider_cli.server.context_api import context_routes
+from glider_cli.settings import ContextSettings
+from glider_cli.store import log
+from glider_cli.store.events import make_event
+from glider_cli.store.writer import EventWriter
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "store" / "polyglot"
+pytestmark = pytest.mark.live
+
+
+@contextlib.contextmanager
+def serve(app: Starlette) -> Iterator[str]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    end = time.monotonic() + 15
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < end, "server did not start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=15)
+        sock.close()
+
+
+@pytest.fixture
+def live(glider_env: Path) -> Iterator[tuple[httpx.Client, EventWriter]]:
+    paths = Paths(home=glider_env)
+    writer = EventWriter(paths, ContextSettings())
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        writer.start()
+        try:
+            yield
+        finally:
+            writer.close()
+
+    app = Starlette(routes=context_routes(paths, ContextSettings(), writer), lifespan=lifespan)
+    with serve(app) as url, httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
+        yield client, writer
+
+
+def test_events_turns_and_episodes(live: tuple[httpx.Client, EventWriter]) -> None:
+    client, writer = live
+    writer.emit("TurnOpened", {"ask": "rename the helper", "headers": {"x-api-key": "sk-live-0123456789abc"}},
+                turn_id="t1")
+    writer.emit("RouteDecided", {"target": "cloud", "backend": "anthropic"}, turn_id="t1")
+    writer.emit("OriginPassthrough", {"backend": "anthropic", "status": 200}, turn_id="t1")
+    recent = client.get("/api/context/recent", params={"limit": 2}).json()
+    assert [e["type"] for e in recent] == ["RouteDecided", "OriginPassthrough"]
+    turns = client.get("/api/context/turns").json()
+    assert [t["turn_id"] for t in turns] == ["t1"]
+    assert turns[0]["outcome"] == "answered by anthropic status 200"
+    detail = client.get("/api/context/turns/t1").json()
+    assert len(detail["events"]) == 3
+    assert detail["events"][0]["data"]["headers"]["x-api-key"] == "[REDACTED]"
+    missing = client.get("/api/context/turns/nope")
+    assert missing.status_code == 404 and missing.json()["error"]["param"] == "turn_id"
+    eps = client.get("/api/context/episodes").json()
+    assert eps[0]["summary"].startswith("asked: rename the helper; routed: cloud via anthropic")
+    bad = client.get("/api/context/recent", params={"limit": "many"})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "limit"
+
+
+def test_index_query_explain_communities(live: tuple[httpx.Client, EventWriter], tmp_path: Path) -> None:
+    client, _ = live
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    r = client.post("/api/context/index-tree", json={"path": str(repo), "turn_id": "t9"})
+    assert r.status_code == 200 and r.json()["files"] == 13
+    r = client.post("/api/context/index-symbols", json={"path": str(repo)})
+    assert r.status_code == 200 and r.json()["by_lang"]["go"] == 2
+    assert client.post("/api/context/index-tree", json={"path": str(repo / "nope")}).status_code == 400
+    assert client.post("/api/context/index-tree", content=b"{not json").status_code == 400
+    assert client.post("/api/context/index-symbols", json=[1]).status_code == 400
+
+    hits = client.get("/api/context/query", params={"q": "t9 kind=symbol parser"}).json()
+    assert hits[0]["name"] == "Parser" and hits[0]["line"] == 6
+    bad = client.get("/api/context/query", params={"q": "t9 kind=weird parser"})
+    assert bad.status_code == 400 and bad.json()["error"]["position"] == 8
+    ex = client.get("/api/context/explain", params={"turn_id": "t9", "id": "pkg/helpers.py"}).json()
+    assert ex["entity"]["id"] == f"file:{repo}/pkg/helpers.py" and ex["hubs"]
+    assert client.get("/api/context/explain", params={"turn_id": "t9"}).status_code == 400
+    comm = client.get("/api/context/communities", params={"turn_id": "t9"}).json()
+    assert comm["algorithm"] == "components" and comm["count"] == 1
+    wrong = client.get("/api/context/communities", params={"turn_id": "t9", "algorithm": "leiden"})
+    assert wrong.status_code == 400
+    unknown = client.get("/api/context/communities", params={"turn_id": "zz"})
+    assert unknown.status_code == 400 and "unknown turn" in unknown.json()["error"]["message"]
+
+
+def test_export_and_prune(live: tuple[httpx.Client, EventWriter], glider_env: Path) -> None:
+    client, writer = live
+    context = Paths(home=glider_env).context
+    old_day = dt.datetime.now(dt.UTC).date() - dt.timedelta(days=60)
+    old = make_event("0" * 32, "Note", f"{old_day}T00:00:00.000Z", "old", {"text": "x"})
+    log.append_events(context, [old])
+    writer.emit("Note", {"text": "fresh"}, turn_id="new")
+    lines = [orjson.loads(x) for x in client.get("/api/context/export").content.splitlines()]
+    assert [e["turn_id"] for e in lines] == ["old", "new"]
+    dry = client.post("/api/context/prune", json={"dry_run": True}).json()
+    assert dry["applied"] is False and len(dry["plan"]["delete"]) == 1
+    assert client.post("/api/context/prune", json={"days": 0}).status_code == 400
+    assert client.post("/api/context/prune", json={"dry_run": "yes"}).status_code == 400
+    done = client.post("/api/context/prune").json()
+    assert done["applied"] is True and len(done["result"]["deleted"]) == 1
+    writer.emit("Note", {"text": "after prune"}, turn_id="new")
+    recent = client.get("/api/context/recent").json()
+    assert [e["data"]["text"] for e in recent][-2:] == ["fresh", "after prune"]
+    assert writer.flush(10)
+    texts = [e["data"]["text"] for e in log.iter_events(context)]
+    assert texts == ["fresh", "after prune"]
