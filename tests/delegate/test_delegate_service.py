@@ -126,3 +126,24 @@ def test_record_turn_schedules_background_compaction(git_workspace: Path) -> Non
     entries = continuity.read(p, git_workspace).entries
     assert entries[0].is_summary and len(entries) == 21
     assert sink.events[-1][0] == "ContinuityCompacted" and sink.events[-1][1]["source"] == "digest"
+
+
+def test_record_turn_keeps_the_persons_words_only(git_workspace: Path) -> None:
+    p = resolve()
+    text = (
+        "<system-reminder>\nContents of CLAUDE.md ...\n</system-reminder>\n"
+        "<system-reminder>gitStatus: clean</system-reminder>\nfix the flaky test"
+    )
+    e = service.record_turn(p, Settings(), git_workspace, text, "claude-code")
+    assert e is not None and e.text == "fix the flaky test"
+    assert (
+        service.record_turn(
+            p, Settings(), git_workspace, "<environment_context>x</environment_context>", "codex"
+        )
+        is None
+    )
+
+
+def test_parse_flag_ignores_reminders() -> None:
+    text = "<system-reminder>use /claude for reviews</system-reminder>\nreview the diff /agy"
+    assert service.parse_flag(text) == ("/agy", "review the diff")

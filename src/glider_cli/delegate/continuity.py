@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
+
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 
@@ -198,7 +200,7 @@ def parse(text: str) -> Record:
     m = _HEADER_RE.match(text)
     if not m:
         raise ValueError("offset 0: missing the glider-continuity header")
-    head = json.loads(m.group(1))
+    head = orjson.loads(m.group(1))
     if (
         not isinstance(head, dict)
         or head.get("v") != FORMAT_VERSION
@@ -217,7 +219,7 @@ def parse(text: str) -> Record:
         em = _ENTRY_RE.match(text, pos)
         if not em:
             raise ValueError(f"offset {pos}: expected an entry separator")
-        meta = json.loads(em.group(1))
+        meta = orjson.loads(em.group(1))
         chars = meta.get("chars") if isinstance(meta, dict) else None
         if not isinstance(chars, int) or chars < 0:
             raise ValueError(f"offset {pos}: entry without a character count")
@@ -252,7 +254,7 @@ def load(path: Path) -> Record | None:
         raise CorruptRecord(f"continuity record {path} cannot be read: {exc}", path=path) from exc
     try:
         return parse(text)
-    except (ValueError, json.JSONDecodeError) as exc:
+    except ValueError as exc:  # orjson.JSONDecodeError is a ValueError
         raise CorruptRecord(f"continuity record {path} is corrupt: {exc}", path=path) from exc
 
 

@@ -22,8 +22,10 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 from glider_cli.delegate.continuity import Entry
@@ -153,6 +155,7 @@ class Block:
         }
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     # Plural only: "panics" and "panic" are one term; anything smarter would need a real stemmer.
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
@@ -160,15 +163,34 @@ def _stem(word: str) -> str:
     return word
 
 
+def _fold(raw: Counter[str]) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for tok, n in raw.items():
+        if "." in tok:
+            for part in tok.split("."):
+                if part and part not in _STOPWORDS:
+                    out[_stem(part)] += n
+        if len(tok) > 1 and tok not in _STOPWORDS:
+            out[_stem(tok)] += n
+    return out
+
+
 def terms(text: str) -> list[str]:
     """Lower-case words (plural folded) and dotted names (`parser.go`), each dotted name also split."""
-    out: list[str] = []
-    for tok in _TOKEN_RE.findall(text.lower()):
-        if "." in tok:
-            out.extend(_stem(p) for p in tok.split(".") if p and p not in _STOPWORDS)
-        if len(tok) > 1 and tok not in _STOPWORDS:
-            out.append(_stem(tok))
-    return out
+    return list(_fold(Counter(_TOKEN_RE.findall(text.lower()))).elements())
+
+
+@lru_cache(maxsize=1024)
+def _doc_stats(text: str) -> tuple[Mapping[str, int], int]:
+    # Entries never change once written, so a record's term counts are computed once per text; a block
+    # build then only tokenises the entries added since the last one (bench/bench_continuity.py).
+    tf = _fold(Counter(_TOKEN_RE.findall(text.lower())))
+    return MappingProxyType(dict(tf)), sum(tf.values())
+
+
+def clear_term_cache() -> None:
+    """Forget the memoised term counts (benchmarks measure the cold path with it)."""
+    _doc_stats.cache_clear()
 
 
 def bm25_scores(query: str, docs: Sequence[str]) -> list[float]:
@@ -176,16 +198,15 @@ def bm25_scores(query: str, docs: Sequence[str]) -> list[float]:
     q = set(terms(query))
     if not q or not docs:
         return [0.0] * len(docs)
-    tfs = [Counter(t for t in terms(d)) for d in docs]
-    lengths = [sum(tf.values()) for tf in tfs]
-    avg = (sum(lengths) / len(lengths)) or 1.0
+    stats = [_doc_stats(d) for d in docs]
+    avg = (sum(length for _, length in stats) / len(stats)) or 1.0
     n = len(docs)
     idf = {}
     for t in q:
-        df = sum(1 for tf in tfs if t in tf)
+        df = sum(1 for tf, _ in stats if t in tf)
         idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     scores = []
-    for tf, length in zip(tfs, lengths, strict=True):
+    for tf, length in stats:
         s = 0.0
         norm = K1 * (1.0 - B + B * length / avg)
         for t in q:
@@ -224,23 +245,38 @@ def _label(e: Entry) -> str:
     return f"user turn ({e.ts}, {e.source_cli})"
 
 
+_HEADER = (
+    f"# {BLOCK_TITLE}\n\n"
+    "Glider's continuity record for this workspace: what happened earlier in the session that sent "
+    "you this task, most relevant first, then the most recent turns.\n"
+)
+
+
+def _part(item: BlockItem) -> str:
+    return f"\n## {_label(item.entry)}\n\n{item.text}\n"
+
+
 def render(items: Sequence[BlockItem]) -> str:
     if not items:
         return ""
-    parts = [
-        f"# {BLOCK_TITLE}\n\n"
-        "Glider's continuity record for this workspace: what happened earlier in the session that sent "
-        "you this task, most relevant first, then the most recent turns.\n"
-    ]
-    for it in items:
-        parts.append(f"\n## {_label(it.entry)}\n\n{it.text}\n")
-    return "".join(parts)
+    return _HEADER + "".join(_part(it) for it in items)
 
 
-def _size_ok(text: str, token_budget: int, max_bytes: int | None) -> bool:
-    if math.ceil(len(text) / CHARS_PER_TOKEN) > token_budget:
-        return False
-    return max_bytes is None or len(text.encode("utf-8")) <= max_bytes
+class _Size:
+    """The rendered block's size, kept as items are added, checked against the ceilings."""
+
+    def __init__(self, token_budget: int, max_bytes: int | None) -> None:
+        self.max_chars = token_budget * CHARS_PER_TOKEN
+        self.max_bytes = max_bytes
+
+    def measure(self, items: Sequence[BlockItem]) -> tuple[int, int]:
+        parts = [_part(it) for it in items]
+        chars = len(_HEADER) + sum(len(p) for p in parts)
+        raw = len(_HEADER.encode()) + sum(len(p.encode()) for p in parts) if self.max_bytes is not None else 0
+        return chars, raw
+
+    def fits(self, chars: int, raw: int) -> bool:
+        return chars <= self.max_chars and (self.max_bytes is None or raw <= self.max_bytes)
 
 
 def build_block(
@@ -276,19 +312,24 @@ def build_block(
     ]
     room = max(settings.max_entries - len(tail_items), 0)
     chosen: list[BlockItem] = []
+    size = _Size(settings.token_budget, max_bytes)
+    chars, raw = size.measure(tail_items)
     for s, is_outcome, _, e in ranked:
         if len(chosen) >= room:
             excluded.append(Excluded(e, s, f"max_entries ({settings.max_entries}) reached"))
             continue
         reason = "tie-break" if is_outcome and round(s, 9) in turn_scores else "score"
         item = make(e, s, reason, settings.max_entry_chars)
-        if _size_ok(render([*chosen, item, *tail_items]), settings.token_budget, max_bytes):
+        part = _part(item)
+        more_raw = len(part.encode()) if max_bytes is not None else 0
+        if size.fits(chars + len(part), raw + more_raw):
             chosen.append(item)
+            chars, raw = chars + len(part), raw + more_raw
         else:
             excluded.append(Excluded(e, s, "token budget or size cap reached"))
     # The tail goes in whatever its size; if it alone exceeds a ceiling, shorten it, oldest first.
     for j in range(len(tail_items)):
-        while not _size_ok(render([*chosen, *tail_items]), settings.token_budget, max_bytes):
+        while not size.fits(*size.measure([*chosen, *tail_items])):
             it = tail_items[j]
             if len(it.text) <= 64:
                 break

@@ -44,6 +44,13 @@ from glider_cli.settings import Settings
 
 RESULT_CHARS_IN_RECORD = 1500
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
+# What clients wrap around the person's words: Claude Code's reminders (CLAUDE.md, git status) and
+# Codex's environment/AGENTS.md messages. The record keeps what the person said.
+_CLIENT_NOISE_RE = re.compile(
+    r"<system-reminder>.*?</system-reminder>|<environment_context>.*?</environment_context>"
+    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -87,12 +94,21 @@ class DelegateResult:
 
 
 def parse_flag(text: str) -> tuple[str, str] | None:
-    """(flag, task without the flag) when the text carries `/claude`, `/cursor-agent` or `/agy` as a word."""
+    """(flag, task) when the person's words carry `/claude`, `/cursor-agent` or `/agy` as a word.
+
+    The task is those words without the flag (client-added reminder blocks are never part of it).
+    """
+    text = user_words(text)
     m = _FLAG_RE.search(text)
     if not m:
         return None
     task = " ".join((text[: m.start()] + " " + text[m.end() :]).split())
     return m.group(1), task
+
+
+def user_words(text: str) -> str:
+    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
+    return _CLIENT_NOISE_RE.sub("", text).strip()
 
 
 def _report_set_aside(events: EventSink | None, workspace: str, res: continuity.WriteResult) -> None:
@@ -154,8 +170,9 @@ def record_turn(
     compactor: compaction.Compactor | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Entry | None:
-    """Record one user turn for the workspace; None (nothing recorded) when the text is empty."""
-    if not text.strip():
+    """Record one user turn for the workspace (client-added reminders stripped); None when it is empty."""
+    text = user_words(text)
+    if not text:
         return None
     ws = str(normalise(workspace))
     entry = Entry(kind="turn", text=text, source_cli=source_cli)

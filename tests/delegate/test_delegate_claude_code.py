@@ -1,0 +1,88 @@
+"""Real Claude Code (npm @anthropic-ai/claude-code) as a delegate, pointed at the fake Anthropic upstream."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fake_upstream import FakeUpstream
+from glider_cli.delegate import continuity, service
+from glider_cli.delegate.continuity import Entry
+from glider_cli.paths import resolve
+from glider_cli.settings import DelegateSettings, Settings
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]
+
+
+def _claude() -> str:
+    found = shutil.which("claude") or str(REPO / ".ci" / "node" / "node_modules" / ".bin" / "claude")
+    if not os.access(found, os.X_OK):
+        pytest.skip(
+            "Claude Code is not installed: run `npm install --prefix .ci/node @anthropic-ai/claude-code`"
+        )
+    return found
+
+
+def _status(ws: Path) -> str:
+    return subprocess.run(
+        ["git", "-C", str(ws), "status", "--porcelain=v1", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def _system_text(body: dict[str, object]) -> str:
+    system = body.get("system")
+    if isinstance(system, list):
+        return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+    return str(system or "")
+
+
+def test_real_claude_code_gets_the_block_and_answers(git_workspace: Path, tmp_path: Path) -> None:
+    claude = _claude()
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    p = resolve()
+    continuity.append(
+        p,
+        git_workspace,
+        Entry(kind="turn", text="CONTINUITY-MARKER: the parser test fails", source_cli="codex"),
+    )
+    before = _status(git_workspace)
+    with FakeUpstream() as fake:
+        fake.set_reply(text="delegated answer from the fake upstream")
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": fake.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
+        r = service.run_flagged(
+            p, s, "/claude", "why does the parser test fail?", git_workspace, "codex", environ=env
+        )
+        messages = [q for q in fake.requests if q.path == "/v1/messages"]
+    assert r.ok, r
+    assert r.text == "delegated answer from the fake upstream"
+    assert messages, "Claude Code sent no request to the fake upstream"
+    system = _system_text(messages[0].body)
+    assert "Earlier in the calling session" in system
+    assert "CONTINUITY-MARKER" in system
+    assert "USER-AGENTS-MARKER" in system
+    assert "why does the parser test fail?" in json.dumps(messages[0].body["messages"])
+    assert _status(git_workspace) == before
+    assert not any(p.run.iterdir())
+    last = continuity.read(p, git_workspace).entries[-1]
+    assert last.kind == "delegate" and last.ok and last.source_cli == "codex"
