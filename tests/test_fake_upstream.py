@@ -251,3 +251,31 @@ def test_cut_stream(fake: FakeUpstream) -> None:
 def test_refused() -> None:
     with pytest.raises(httpx.ConnectError):
         httpx.get(closed_port_url() + "/v1/models")
+
+
+def test_fault_limited_to_paths_and_recorded_bodies(fake: FakeUpstream) -> None:
+    fake.set_fault(status=500, paths=("/api/chat",))
+    ok = httpx.post(fake.url + "/v1/chat/completions", json={"model": "m", "messages": [], "extra": {"x": 1}})
+    assert ok.status_code == 200
+    assert httpx.post(fake.url + "/api/chat", json={"model": "m", "messages": []}).status_code == 500
+    assert [r.path for r in fake.requests] == ["/v1/chat/completions", "/api/chat"]
+    assert fake.requests[0].body["extra"] == {"x": 1}
+
+
+def test_event_delay_streams_event_by_event(fake: FakeUpstream) -> None:
+    fake.set_reply(text="one two three", event_delay=0.05)
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    with httpx.stream("POST", fake.url + "/v1/chat/completions", json=body) as r:
+        pieces = list(r.iter_raw())
+    # each event is flushed on its own, so the body arrives in several reads
+    assert len(pieces) > 3 and b"".join(pieces).endswith(b"data: [DONE]\n\n")
+
+
+def test_forced_tool_reply_without_marker(fake: FakeUpstream) -> None:
+    fake.set_reply(tool="shell")
+    out = _openai(fake).chat.completions.create(
+        model="g",
+        messages=[{"role": "user", "content": "plain"}],
+        tools=[{"type": "function", "function": SHELL_FN}],  # type: ignore[list-item]
+    )
+    assert out.choices[0].message.tool_calls[0].function.name == "shell"  # type: ignore[index, union-attr]

@@ -156,14 +156,17 @@ def _blank(text: str, key: str) -> str:
     return re.sub(rf'"{key}": ("[^"]*"|\d+)', f'"{key}": "_"', text)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("client", CLIENTS)
-def test_upstream_cut_ends_client_stream_with_error(client: str) -> None:
-    data = upstream("openai_chat", tool=False)
-    cut = data[: data.index(b"data:", 400)]
-    t = StreamTranslator(client, "openai_chat", model="m")
+def test_upstream_cut_ends_client_stream_with_error(client: str, backend: str) -> None:
+    data = upstream(backend, tool=True)
+    # cut after half the bytes, at a frame boundary, so every event fed is whole but the end is missing
+    sep = b"\n" if backend == "ollama" else b"\n\n"
+    cut = data[: data.index(sep, len(data) // 2) + len(sep)]
+    t = StreamTranslator(client, backend, model="m")
     events = run(t, cut)
-    assert not t.complete
-    last = events[-1].decode()
+    assert not t.complete and t.started
+    last = b"".join(events).decode().rstrip("\n").rsplit("\n\n", 1)[-1]
     if client == "anthropic":
         assert last.startswith("event: error\n") and '"type":"error"' in last
     elif client == "openai_chat":
