@@ -60,7 +60,9 @@ def _parts(content: Any) -> list[ir.Part]:
             parts.append(img)
         elif kind in ("tool_use", "server_tool_use"):
             args = block.get("input")
-            parts.append(ir.ToolCall(str(block.get("id", "")), str(block.get("name", "")), _dump(args or {})))
+            parts.append(
+                ir.ToolCall(str(block.get("id", "")), str(block.get("name", "")), ir.json_text(args or {}))
+            )
         elif kind == "tool_result":
             inner: list[ir.Text | ir.Image] = [
                 p for p in _parts(block.get("content", "")) if isinstance(p, ir.Text | ir.Image)
@@ -72,10 +74,16 @@ def _parts(content: Any) -> list[ir.Part]:
     return parts
 
 
-def _dump(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _translatable_tool(tool: Any) -> bool:
+    # Server tools (`web_search_…`, `code_execution_…`) have a `type` and no input_schema, and
+    # `defer_loading` tools are placeholders of the advanced-tool-use beta: neither is a function
+    # another backend could call.
+    return (
+        isinstance(tool, dict)
+        and bool(tool.get("name"))
+        and bool(tool.get("input_schema") or "type" not in tool)
+        and not tool.get("defer_loading")
+    )
 
 
 def parse_request(body: dict[str, Any]) -> ir.Request:
@@ -95,10 +103,7 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
     tools = [
         ir.Tool(str(t["name"]), str(t.get("description") or ""), t.get("input_schema") or {"type": "object"})
         for t in body.get("tools") or []
-        if isinstance(t, dict)
-        and t.get("name")
-        and (t.get("input_schema") or "type" not in t)
-        and not t.get("defer_loading")
+        if _translatable_tool(t)
     ]
     stop = body.get("stop_sequences")
     return ir.Request(

@@ -206,6 +206,11 @@ def safe_id(value: str, prefix: str) -> str:
     return _ID_SAFE.sub("_", value)[:64]
 
 
+def json_text(value: Any) -> str:
+    """Compact JSON text (tool call arguments as OpenAI carries them)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 

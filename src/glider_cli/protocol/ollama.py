@@ -15,7 +15,6 @@ prompt_eval_count / eval_count. A line `{"error": ...}` is a mid-stream failure.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from glider_cli.protocol import ir
@@ -92,7 +91,7 @@ def _calls(message: dict[str, Any]) -> list[ir.ToolCall]:
         if not isinstance(fn, dict):
             continue
         args = fn.get("arguments")
-        text = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
+        text = args if isinstance(args, str) else ir.json_text(args or {})
         call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else ir.new_id("call_")
         out.append(ir.ToolCall(str(call_id), str(fn.get("name", "")), text))
     return out

@@ -92,7 +92,7 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
                     ir.ToolCall(
                         str(call.get("id", "")),
                         str(fn.get("name", "")),
-                        args if isinstance(args, str) else _json(args or {}),
+                        args if isinstance(args, str) else ir.json_text(args or {}),
                     )
                 )
             messages.append(ir.Message("assistant", parts))
@@ -136,12 +136,6 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
 
 def _num(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _json(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def parse_choice(choice: Any) -> str | None:
@@ -279,7 +273,7 @@ def parse_response(body: dict[str, Any]) -> ir.Response:
             ir.ToolCall(
                 str(call.get("id", "")),
                 str(fn.get("name", "")),
-                args if isinstance(args, str) else _json(args or {}),
+                args if isinstance(args, str) else ir.json_text(args or {}),
             )
         )
     stop = FINISH_TO_STOP.get(str(choice.get("finish_reason")), "end_turn")
