@@ -39,6 +39,14 @@ def test_delegate_json_records_the_outcome(fakes: Path, tmp_path: Path) -> None:
     assert "the parser panics" in runs(fakes)[-1]["context"]
     last = continuity.read(resolve(), ws).entries[-1]
     assert last.kind == "delegate" and last.source_cli == "glider-cli" and last.delegate == "codex"
+    events = [
+        json.loads(line)
+        for f in sorted(resolve().context.glob("events-*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
+    (run,) = [e for e in events if e["type"] == "DelegateRun"]
+    assert run["data"]["vendor"] == "codex" and run["data"]["ok"] is True
+    assert run["data"]["summary"] == "fake codex did it" and isinstance(run["data"]["ms"], int)
 
 
 def test_delegate_needs_exactly_one_vendor(tmp_path: Path) -> None:

@@ -147,3 +147,15 @@ def test_record_turn_keeps_the_persons_words_only(git_workspace: Path) -> None:
 def test_parse_flag_ignores_reminders() -> None:
     text = "<system-reminder>use /claude for reviews</system-reminder>\nreview the diff /agy"
     assert service.parse_flag(text) == ("/agy", "review the diff")
+
+
+def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> None:
+    entries = tuple(
+        continuity.Entry(kind="turn", text=f"parser issue {i} " + "word " * 800, source_cli="c")
+        for i in range(40)
+    )
+    doc, block = service.prepare_context(Settings(), "codex", "parser issue", git_workspace, entries)
+    assert len(doc.encode()) <= 32 * 1024
+    assert "USER-AGENTS-MARKER" in doc and block.items
+    claude_doc, _ = service.prepare_context(Settings(), "claude", "parser issue", git_workspace, entries)
+    assert len(claude_doc.encode()) > 32 * 1024  # no such limit for claude

@@ -28,6 +28,7 @@ def main(
     from glider_cli.console import emit_json, err
     from glider_cli.delegate import service
     from glider_cli.errors import DelegateError
+    from glider_cli.store.writer import EventWriter
 
     chosen = [
         v
@@ -38,7 +39,9 @@ def main(
         raise typer.BadParameter("choose exactly one of --claude, --cursor-agent, --agy, --codex")
     settings = load_config(config=config, environ=os.environ).settings
     p = paths.resolve()
-    compactor = service.make_compactor(p, settings, environ=os.environ)
+    # Not started: no warm load for one CLI run; close() writes what was emitted.
+    sink = EventWriter(p, settings.context)
+    compactor = service.make_compactor(p, settings, environ=os.environ, events=sink)
     result = service.delegate(
         p,
         settings,
@@ -49,6 +52,7 @@ def main(
         timeout=timeout,
         environ=os.environ,
         compactor=compactor,
+        events=sink,
     )
     if json_out:
         emit_json(result.to_dict())
@@ -63,6 +67,7 @@ def main(
     )
     compactor.wait()
     compactor.close()
+    sink.close()
     if not result.ok:
         if json_out:
             raise typer.Exit(1)

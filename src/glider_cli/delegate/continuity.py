@@ -67,7 +67,11 @@ class CorruptRecord(StoreError):
     """A continuity record that cannot be parsed back. `path` is the file; `set_aside` where it was moved."""
 
     def __init__(self, message: str, *, path: Path, set_aside: Path | None = None) -> None:
-        hint = f"the unreadable record was kept at {set_aside}" if set_aside else None
+        hint = (
+            f"the unreadable record was kept at {set_aside}"
+            if set_aside
+            else "it is left in place; the next write moves it aside (<record>.corrupt-<time>)"
+        )
         super().__init__(message, hint=hint)
         self.path = path
         self.set_aside = set_aside

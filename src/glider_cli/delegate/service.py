@@ -268,6 +268,9 @@ def delegate(
     if events is not None:
         data = result.to_dict()
         data.pop("text")
+        # `ms` and `summary` are the keys the store's views read (store/events.py).
+        data["ms"] = int(duration * 1000)
+        data["summary"] = ranking.truncate_middle(text, 300)[0]
         events.emit("DelegateRun", data)
     _after_write(paths, settings, res, compactor, environ, events)
     return result
