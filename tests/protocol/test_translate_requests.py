@@ -230,3 +230,16 @@ def test_responses_backend_only_serves_responses_clients() -> None:
         request_to("openai_responses", "anthropic", CLAUDE_FIRST, model=None)
     with pytest.raises(ConfigError):
         request_to("gemini", "anthropic", CLAUDE_FIRST, model=None)
+
+
+def test_max_tokens_cap() -> None:
+    capped = request_to("openai_chat", "anthropic", CLAUDE_FIRST, model="q", max_tokens_cap=4096)
+    assert CLAUDE_FIRST["max_tokens"] > 4096 and capped["max_tokens"] == 4096
+    small = {"model": "c", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
+    assert request_to("openai_chat", "anthropic", small, model=None, max_tokens_cap=4096)["max_tokens"] == 100
+    no_limit = {"model": "g", "messages": [{"role": "user", "content": "hi"}]}
+    assert request_to("ollama", "openai_chat", no_limit, model=None, max_tokens_cap=512)["options"] == {
+        "num_predict": 512
+    }
+    # passthrough never rewrites the client's own limits
+    assert request_to("anthropic", "anthropic", CLAUDE_FIRST, model=None, max_tokens_cap=10) == CLAUDE_FIRST

@@ -4,10 +4,12 @@ Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and 
 "ollama" (backend side); "openai" is accepted as an alias of "openai_chat". A Responses backend
 only serves Responses clients (same-protocol passthrough).
 
-    request_to(backend_proto, client_proto, body, *, model) -> dict
+    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None) -> dict
         Client body -> backend body. Equal protocols: the same body (a shallow copy) with only
         "model" replaced, so unknown fields, `thinking`, `cache_control`, `context_management`,
-        `metadata` survive untouched.
+        `metadata` survive untouched. `max_tokens_cap` bounds a translated request's output
+        tokens: Claude Code asks for 32k-128k, which a vLLM server with a smaller context
+        answers with a 400.
     response_to(client_proto, backend_proto, body, *, model) -> dict
         A non-streaming backend reply -> the client's reply shape (unchanged when equal).
     StreamTranslator(client_proto, backend_proto, *, model, include_usage=False)
@@ -94,7 +96,12 @@ def parse_request(client_proto: str, body: dict[str, Any]) -> ir.Request:
 
 
 def request_to(
-    backend_proto: str, client_proto: str, body: dict[str, Any], *, model: str | None
+    backend_proto: str,
+    client_proto: str,
+    body: dict[str, Any],
+    *,
+    model: str | None,
+    max_tokens_cap: int | None = None,
 ) -> dict[str, Any]:
     client, backend = _check_pair(client_proto, backend_proto)
     if client == backend:
@@ -105,6 +112,8 @@ def request_to(
     req = parse_request(client, body)
     if model is not None:
         req.model = model
+    if max_tokens_cap is not None and (req.max_tokens is None or req.max_tokens > max_tokens_cap):
+        req.max_tokens = max_tokens_cap
     if backend == "anthropic":
         return anthropic.build_request(req)
     if backend == "openai_chat":
