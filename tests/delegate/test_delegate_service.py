@@ -159,3 +159,9 @@ def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> 
     assert "USER-AGENTS-MARKER" in doc and block.items
     claude_doc, _ = service.prepare_context(Settings(), "claude", "parser issue", git_workspace, entries)
     assert len(claude_doc.encode()) > 32 * 1024  # no such limit for claude
+
+
+def test_missing_workspace_is_an_error_and_records_nothing(tmp_path: Path) -> None:
+    with pytest.raises(DelegateError, match="not a directory"):
+        service.delegate(resolve(), Settings(), "agy", "x", tmp_path / "gone", "c")
+    assert not resolve().continuity.exists() or not any(resolve().continuity.iterdir())

@@ -71,3 +71,20 @@ def test_client_name_from_headers() -> None:
     assert workspace.client_name({"originator": "codex_exec", "user-agent": "codex_exec/0.171.0"}) == "codex"
     assert workspace.client_name({"user-agent": "OpenAI/Python 3.57.0"}) == "openai-sdk"
     assert workspace.client_name({}) == "client"
+
+
+def _parsed(name: str, protocol: str, cwd: Path) -> ChatRequest:
+    from glider_cli.protocol.parse import parse_request
+
+    req = json.loads((FIXTURES / name).read_text().replace("<CWD>", str(cwd)))["requests"][0]
+    headers = req.get("headers", [])
+    return parse_request(protocol, req["body"], dict(headers) if isinstance(headers, list) else headers)
+
+
+def test_from_parsed_real_requests(tmp_path: Path) -> None:
+    claude = _parsed("claude-code-01-first-turn.json", "anthropic", tmp_path)
+    assert workspace.from_request(claude) == tmp_path.resolve()
+    assert workspace.client_name(claude.headers) == "claude-code"
+    codex = _parsed("codex-exec-01-tool-followup.json", "openai_responses", tmp_path)
+    assert workspace.from_request(codex) == tmp_path.resolve()
+    assert workspace.client_name(codex.headers) == "codex"

@@ -229,6 +229,8 @@ def delegate(
     if not task.strip():
         raise DelegateError("the delegate task is empty")
     ws = normalise(workspace)
+    if not ws.is_dir():
+        raise DelegateError(f"workspace {ws} is not a directory")
     spec = settings.delegate.get(vendor)
     limit = timeout if timeout is not None else (spec.timeout if spec else 600.0)
     record = continuity.read(paths, ws)
