@@ -2,10 +2,10 @@
 
 Signals (each capped at its weight; the weights are configurable under `routing.complexity.weights`):
 - `length`: the last user message's length, full marks at 2,000 characters;
-- `keywords`: words that suggest a hard task (`routing.complexity.keywords`, literal, case-insensitive),
-  a third of the weight per distinct word found;
+- `keywords`: words or phrases that suggest a hard task (`routing.complexity.keywords`; literal,
+  case-insensitive, whole words), a third of the weight per distinct keyword found;
 - `code`: fenced code blocks in the message, half the weight each;
-- `files`: file paths mentioned (`src/app.py`), a fifth of the weight each;
+- `files`: file paths mentioned (`src/app.py`, `README.md`), a fifth of the weight each;
 - `conversation`: how long the conversation already is, full marks at 40 messages;
 - `tools`: the request carries tools (weight 0 by default: the classifier already routes on that).
 Only the first 20,000 characters of the message are scanned, so the cost stays flat.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 DEFAULT_WEIGHTS: dict[str, int] = {
     "length": 30,
@@ -27,14 +28,59 @@ DEFAULT_WEIGHTS: dict[str, int] = {
 }
 _SCAN = 20_000
 _FENCE = re.compile(r"^\s*```", re.MULTILINE)
-_FILE = re.compile(
-    r"(?<![\w/.])(?:[\w.-]+/)*[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|go|rs|java|kt|c|cc|cpp|h|hpp|rb|php"
-    r"|cs|swift|scala|sql|sh|md|yaml|yml|json|toml|ini|cfg|html|css)\b"
+_WORD = re.compile(r"[a-z0-9_+#-]+")
+_EXTENSIONS = frozenset(
+    [
+        "py",
+        "pyi",
+        "ts",
+        "tsx",
+        "js",
+        "jsx",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "c",
+        "cc",
+        "cpp",
+        "h",
+        "hpp",
+        "rb",
+        "php",
+        "cs",
+        "swift",
+        "scala",
+        "sql",
+        "sh",
+        "md",
+        "yaml",
+        "yml",
+        "json",
+        "toml",
+        "ini",
+        "cfg",
+        "html",
+        "css",
+    ]
 )
+_STRIP = "`'\"()[]{}<>,;:!?"
 
 
-@dataclass(frozen=True)
-class Signal:
+def file_paths(text: str) -> set[str]:
+    """Tokens that look like file paths (`src/app.py`, `README.md`); cheaper than a regex scan."""
+    found: set[str] = set()
+    for token in text.split():
+        if "." not in token:
+            continue
+        token = token.strip(_STRIP).rstrip(".")
+        stem, dot, ext = token.rpartition(".")
+        if dot and stem and not stem.endswith("/") and ext.lower() in _EXTENSIONS:
+            found.add(token)
+    return found
+
+
+class Signal(NamedTuple):
     name: str
     points: int
     detail: str
@@ -60,32 +106,35 @@ class ComplexityScorer:
     def __init__(self, keywords: tuple[str, ...] = (), weights: tuple[tuple[str, int], ...] = ()) -> None:
         self.weights = dict(DEFAULT_WEIGHTS)
         self.weights.update(dict(weights))
-        words = sorted({k.lower() for k in keywords if k.strip()}, key=len, reverse=True)
-        self._keywords = (
-            re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
-            if words
-            else None
-        )
+        lowered = {k.lower().strip() for k in keywords if k.strip()}
+        self._single = frozenset(k for k in lowered if _WORD.fullmatch(k))
+        self._phrases = tuple(sorted(lowered - self._single))
+
+    def _keywords(self, lower: str) -> list[str]:
+        found: set[str] = set()
+        if self._single:
+            found.update(self._single.intersection(_WORD.findall(lower)))
+        for phrase in self._phrases:
+            if re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lower):
+                found.add(phrase)
+        return sorted(found)
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
         body = text[:_SCAN]
         w = self.weights
-        signals: list[Signal] = []
-        length_pts = round(min(len(text) / 2000, 1.0) * w["length"])
-        signals.append(Signal("length", length_pts, f"{len(text)} chars"))
-        if self._keywords is not None and w["keywords"]:
-            found = sorted({m.group(0).lower() for m in self._keywords.finditer(body)})
+        signals = [Signal("length", round(min(len(text) / 2000, 1.0) * w["length"]), f"{len(text)} chars")]
+        if (self._single or self._phrases) and w["keywords"]:
+            found = self._keywords(body.lower())
             pts = min(w["keywords"], round(len(found) * w["keywords"] / 3))
             signals.append(Signal("keywords", pts, ", ".join(found) if found else "none"))
-        fences = len(_FENCE.findall(body)) // 2
+        fences = len(_FENCE.findall(body)) // 2 if "```" in body else 0
         signals.append(Signal("code", min(w["code"], round(fences * w["code"] / 2)), f"{fences} code blocks"))
-        files = len({m.group(0) for m in _FILE.finditer(body)})
+        files = len(file_paths(body))
         signals.append(Signal("files", min(w["files"], round(files * w["files"] / 5)), f"{files} file paths"))
         conv = round(min(messages / 40, 1.0) * w["conversation"])
         signals.append(Signal("conversation", conv, f"{messages} messages"))
         if w["tools"]:
-            signals.append(
-                Signal("tools", w["tools"] if has_tools else 0, "tools present" if has_tools else "no tools")
-            )
+            detail = "tools present" if has_tools else "no tools"
+            signals.append(Signal("tools", w["tools"] if has_tools else 0, detail))
         total = max(0, min(100, sum(s.points for s in signals)))
         return Complexity(total, tuple(signals))

@@ -200,6 +200,15 @@ class Router:
         cx = config.routing.complexity
         self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
         self._delegate = command_pattern(DELEGATE_FLAGS)
+        # Trace lines that do not depend on the request are built once.
+        self._disabled = tuple(Reason(r.name, r.priority, False, r.disabled_reason) for r in self.rules)
+        self._tails = tuple(
+            tuple(
+                Reason(later.name, later.priority, False, f"not reached: {rule.name} has control")
+                for later in self.rules[i + 1 :]
+            )
+            for i, rule in enumerate(self.rules)
+        )
 
     def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
         user_text = request.last_user_text
@@ -217,7 +226,7 @@ class Router:
         action: Action | None = None
         for i, rule in enumerate(self.rules):
             if not rule.enabled:
-                trace.append(Reason(rule.name, rule.priority, False, rule.disabled_reason))
+                trace.append(self._disabled[i])
                 continue
             m: Match = rule.matcher(ctx)
             if not m.matched:
@@ -243,10 +252,7 @@ class Router:
                 continue
             trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
             winner, action = rule, merged
-            for later in self.rules[i + 1 :]:
-                trace.append(
-                    Reason(later.name, later.priority, False, f"not reached: {rule.name} has control")
-                )
+            trace.extend(self._tails[i])
             break
         if winner is None or action is None:
             if not refused:

@@ -19,8 +19,7 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from glider_cli.config_model import Trigger
 from glider_cli.domain import ChatRequest
@@ -53,8 +52,9 @@ class Context(Protocol):
     def script_payload(self) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Match:
+class Match(NamedTuple):
+    """A matcher's verdict: matched or not, the trace reason, a script's action, a script failure."""
+
     matched: bool
     reason: str
     action: dict[str, Any] | None = None
