@@ -15,7 +15,9 @@ Streams: StreamDecoder maps the SSE events to ir stream events (message_start ->
 usage, text/thinking/signature/input_json deltas, message_delta -> stop reason and output usage,
 message_stop -> Finish, `error` -> Failure). StreamEncoder writes the exact event sequence
 message_start, content_block_start, ping, content_block_delta, content_block_stop, message_delta,
-message_stop (or `error`).
+message_stop (or `error`). Tool calls become tool_use blocks in the order they start; a call's
+argument deltas must arrive before the next call starts (as OpenAI, vLLM, llama.cpp and Ollama send
+them), since a closed Anthropic block cannot be reopened.
 """
 
 from __future__ import annotations
