@@ -210,7 +210,7 @@ def run(
         (run_dir / adapter.context_file).write_text(context, encoding="utf-8")
         (run_dir / "workspace").symlink_to(workspace, target_is_directory=True)
         inv = adapter.build(spec, task, workspace, run_dir)
-        exe = shutil.which(inv.argv[0], path=(environ or os.environ).get("PATH"))
+        exe = shutil.which(inv.argv[0], path=environ.get("PATH") if environ is not None else None)
         if exe is None:
             raise DelegateError(
                 f"{adapter.vendor}: command {inv.argv[0]!r} not found on PATH",

@@ -27,7 +27,6 @@ The outcome is recorded under `source_cli`, the front CLI that sent the work.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,8 +154,7 @@ def _after_write(
         compactor.schedule(res.record.workspace)
         return
     # No long-lived worker: a one-off background thread, still off the caller's clock.
-    one_off = make_compactor(paths, settings, environ=environ or {}, events=events)
-    threading.Thread(target=one_off.run_pass, args=(res.record.workspace,), daemon=True).start()
+    make_compactor(paths, settings, environ=environ or {}, events=events).schedule(res.record.workspace)
 
 
 def record_turn(
