@@ -39,26 +39,25 @@ def explain(
 
         emit_json(decision.to_dict())
         return
-    from glider_cli.console import line
-
+    # Plain print: the human view needs no Rich, and skipping its import keeps `route explain` fast.
     d = decision.to_dict()
     req = d["request"]
-    line(f"config   {d.get('config')}")
-    line(
+    print(f"config   {d.get('config')}")
+    print(
         f"request  ~{req['estimated_tokens']} tokens, tools: {'yes' if req['has_tools'] else 'no'}, "
         f"complexity {req['complexity_score']} ({req['complexity_source']})"
     )
-    line()
+    print("")
     for r in d["trace"]:
         mark = "✓" if r["matched"] else "·"
         prio = "" if r["priority"] is None else str(r["priority"])
-        line(f" {mark} {prio:>4}  {r['rule']:<24} {r['reason']}")
-    line()
+        print(f" {mark} {prio:>4}  {r['rule']:<24} {r['reason']}")
+    print("")
     where = f" ({d['where']})" if d.get("where") else ""
-    line(f"decision {d['target']} via rule {d['rule']}{where}")
-    line(
+    print(f"decision {d['target']} via rule {d['rule']}{where}")
+    print(
         f"         backend {d['backend'] or '-'}, model {d['model'] or '(client model)'}, "
         f"strategy {d['strategy']}" + (f", adapter {d['adapter']}" if d["adapter"] else "")
     )
     if d["delegate"]:
-        line(f"         delegate flag {d['delegate']} found (delegation runs with `glider delegate`)")
+        print(f"         delegate flag {d['delegate']} found (delegation runs with `glider delegate`)")

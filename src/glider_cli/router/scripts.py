@@ -47,6 +47,9 @@ def {_ENTRY}(payload):
         pos = end
     fields["messages"] = messages
     return evaluate(struct(**fields))
+
+def {_ENTRY}_kind():
+    return type(evaluate)
 """
 _LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
 
@@ -153,11 +156,16 @@ class Script:
     """A compiled script: parsed and loaded once, called many times."""
 
     def __init__(self, source: str, filename: str, *, deadline_s: float = DEFAULT_DEADLINE_S) -> None:
-        _check_loaded(source, filename)
+        # Fast path: one load of the script with the prelude. Only when that fails is the script
+        # loaded alone, which gives the diagnostic with the script's own line and column.
         try:
             self._module = _load(source + _PRELUDE, filename)
-        except sl.StarlarkError as exc:  # the prelude clashes with a name the script defines
-            raise ScriptError(filename, _diagnostic(exc)) from None
+            kind = self._module.call(f"{_ENTRY}_kind")
+        except sl.StarlarkError as exc:
+            _check_loaded(source, filename)
+            raise ScriptError(filename, _diagnostic(exc)) from None  # a clash with the prelude's names
+        if kind != "function":
+            raise ScriptError(filename, Diagnostic(1, 1, f"evaluate must be a function, not a {kind}"))
         self.filename = filename
         self.deadline_s = deadline_s
 

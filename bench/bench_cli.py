@@ -1,0 +1,62 @@
+"""CLI start-up benchmark (issue 2 §6). Prints each figure next to its target.
+
+    `glider route explain "hi"` as a whole process   p50 <= 250 ms
+    `glider --help`                                  p50 <= 150 ms
+
+Each command runs `--runs` times (after one warm-up run) through the installed console script next to
+this interpreter. Both the wall time and the child's CPU time (user + system, from getrusage) are
+printed: on a shared machine the wall clock also counts time spent waiting for a core.
+
+Usage: .venv/bin/python bench/bench_cli.py [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+GLIDER = Path(sys.executable).with_name("glider")
+
+
+def run(cmd: list[str], runs: int, env: dict[str, str]) -> tuple[float, float]:
+    subprocess.run(cmd, check=True, capture_output=True, env=env)
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True, env=env)
+        wall.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))
+    return statistics.median(wall) * 1000, statistics.median(cpu) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    if not GLIDER.exists():
+        sys.exit(f"{GLIDER} not found: install the project first (pip install -e '.[dev]')")
+    with tempfile.TemporaryDirectory() as home:
+        env = {**os.environ, "GLIDER_HOME": home}
+        env.pop("GLIDER_CONFIG", None)
+        print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+        for label, cmd, target in [
+            ('glider route explain "hi"', [str(GLIDER), "route", "explain", "hi"], 250.0),
+            ("glider --help", [str(GLIDER), "--help"], 150.0),
+        ]:
+            wall, cpu = run(cmd, args.runs, env)
+            verdict = "OK" if wall <= target else "MISSED"
+            print(f"{label:<28} wall p50 {wall:6.1f} ms  cpu p50 {cpu:6.1f} ms  target <= {target:.0f} ms: {verdict}")
+
+
+if __name__ == "__main__":
+    main()
