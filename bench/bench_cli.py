@@ -55,7 +55,10 @@ def main() -> None:
         ]:
             wall, cpu = run(cmd, args.runs, env)
             verdict = "OK" if wall <= target else "MISSED"
-            print(f"{label:<28} wall p50 {wall:6.1f} ms  cpu p50 {cpu:6.1f} ms  target <= {target:.0f} ms: {verdict}")
+            print(
+                f"{label:<28} wall p50 {wall:6.1f} ms  cpu p50 {cpu:6.1f} ms  "
+                f"target <= {target:.0f} ms: {verdict}"
+            )
 
 
 if __name__ == "__main__":
