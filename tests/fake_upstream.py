@@ -56,9 +56,8 @@ from fake_wire import (
     ollama_events,
     ollama_json,
     plan_reply,
-    responses_events,
-    responses_json,
 )
+from fake_wire_responses import responses_events, responses_json
 
 __all__ = ["FakeUpstream", "RecordedRequest", "ToolReply", "closed_port_url", "fake_upstream"]
 

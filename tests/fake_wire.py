@@ -1,5 +1,6 @@
 """Hand-written wire replies for the fake upstream (see fake_upstream.py): plan a reply from a
-request, then build the exact JSON bodies and SSE/NDJSON event sequences of each protocol.
+request, then build the exact JSON bodies and SSE/NDJSON event sequences of each protocol
+(OpenAI Responses lives in fake_wire_responses.py).
 
 Deliberately independent of `glider_cli.protocol`, so the fake checks the translation layer.
 """
@@ -98,7 +99,7 @@ def _arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class _Plan:
+class Plan:
     """What to answer for one request."""
 
     protocol: str
@@ -115,7 +116,7 @@ class _Plan:
         return json.dumps(self.tool_args)
 
 
-def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> _Plan:
+def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
     model = str(body.get("model") or "fake-model")
     schemas = _tool_schemas(protocol, body)
     tool_name: str | None = None
@@ -140,22 +141,22 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> _Plan:
         text = "Using a tool."
     else:
         text = f"hello from fake {protocol} {model}"
-    return _Plan(protocol, model, text, tool_name, tool_args, reply.thinking, reply.usage, reply.event_delay)
+    return Plan(protocol, model, text, tool_name, tool_args, reply.thinking, reply.usage, reply.event_delay)
 
 
-def _pieces(text: str) -> list[str]:
+def pieces(text: str) -> list[str]:
     """Split text into a few stream deltas (words with their following space)."""
     words = text.split(" ")
     out = [w + " " for w in words[:-1]] + [words[-1]]
     return [p for p in out if p] or [""]
 
 
-def _halves(s: str) -> list[str]:
+def halves(s: str) -> list[str]:
     mid = len(s) // 2
     return [s[:mid], s[mid:]] if mid else [s]
 
 
-def _id(prefix: str) -> str:
+def new_id(prefix: str) -> str:
     return prefix + uuid.uuid4().hex[:24]
 
 
@@ -192,17 +193,17 @@ def error_body(protocol: str, status: int, message: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- event builders
 
 
-def _sse(event: str | None, data: Any) -> bytes:
+def sse_event(event: str | None, data: Any) -> bytes:
     payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
 
 
-def anthropic_events(plan: _Plan) -> list[bytes]:
-    msg_id = _id("msg_")
+def anthropic_events(plan: Plan) -> list[bytes]:
+    msg_id = new_id("msg_")
     tin, tout = plan.usage
     events: list[bytes] = [
-        _sse(
+        sse_event(
             "message_start",
             {
                 "type": "message_start",
@@ -222,7 +223,7 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
     index = 0
     if plan.thinking is not None:
         events.append(
-            _sse(
+            sse_event(
                 "content_block_start",
                 {
                     "type": "content_block_start",
@@ -231,9 +232,9 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
                 },
             )
         )
-        for piece in _pieces(plan.thinking):
+        for piece in pieces(plan.thinking):
             events.append(
-                _sse(
+                sse_event(
                     "content_block_delta",
                     {
                         "type": "content_block_delta",
@@ -243,7 +244,7 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
                 )
             )
         events.append(
-            _sse(
+            sse_event(
                 "content_block_delta",
                 {
                     "type": "content_block_delta",
@@ -252,10 +253,10 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
                 },
             )
         )
-        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     events.append(
-        _sse(
+        sse_event(
             "content_block_start",
             {
                 "type": "content_block_start",
@@ -264,10 +265,10 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
             },
         )
     )
-    events.append(_sse("ping", {"type": "ping"}))
-    for piece in _pieces(plan.text):
+    events.append(sse_event("ping", {"type": "ping"}))
+    for piece in pieces(plan.text):
         events.append(
-            _sse(
+            sse_event(
                 "content_block_delta",
                 {
                     "type": "content_block_delta",
@@ -276,27 +277,27 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
                 },
             )
         )
-    events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
     if plan.tool_name is not None:
         index += 1
         events.append(
-            _sse(
+            sse_event(
                 "content_block_start",
                 {
                     "type": "content_block_start",
                     "index": index,
                     "content_block": {
                         "type": "tool_use",
-                        "id": _id("toolu_"),
+                        "id": new_id("toolu_"),
                         "name": plan.tool_name,
                         "input": {},
                     },
                 },
             )
         )
-        for part in _halves(plan.args_json):
+        for part in halves(plan.args_json):
             events.append(
-                _sse(
+                sse_event(
                     "content_block_delta",
                     {
                         "type": "content_block_delta",
@@ -305,9 +306,9 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
                     },
                 )
             )
-        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
-        _sse(
+        sse_event(
             "message_delta",
             {
                 "type": "message_delta",
@@ -316,21 +317,21 @@ def anthropic_events(plan: _Plan) -> list[bytes]:
             },
         )
     )
-    events.append(_sse("message_stop", {"type": "message_stop"}))
+    events.append(sse_event("message_stop", {"type": "message_stop"}))
     return events
 
 
-def anthropic_json(plan: _Plan) -> dict[str, Any]:
+def anthropic_json(plan: Plan) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if plan.thinking is not None:
         content.append({"type": "thinking", "thinking": plan.thinking, "signature": "fakesig" + "A" * 16})
     content.append({"type": "text", "text": plan.text})
     if plan.tool_name is not None:
         content.append(
-            {"type": "tool_use", "id": _id("toolu_"), "name": plan.tool_name, "input": plan.tool_args}
+            {"type": "tool_use", "id": new_id("toolu_"), "name": plan.tool_name, "input": plan.tool_args}
         )
     return {
-        "id": _id("msg_"),
+        "id": new_id("msg_"),
         "type": "message",
         "role": "assistant",
         "model": plan.model,
@@ -341,8 +342,8 @@ def anthropic_json(plan: _Plan) -> dict[str, Any]:
     }
 
 
-def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
-    cid = _id("chatcmpl-")
+def chat_events(plan: Plan, include_usage: bool) -> list[bytes]:
+    cid = new_id("chatcmpl-")
     created = int(time.time())
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
@@ -356,12 +357,12 @@ def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
         }
         if include_usage:
             data["usage"] = None
-        return _sse(None, data)
+        return sse_event(None, data)
 
     events = [chunk({"role": "assistant", "content": ""})]
     if plan.thinking is not None:
-        events.extend(chunk({"reasoning_content": p}) for p in _pieces(plan.thinking))
-    events.extend(chunk({"content": p}) for p in _pieces(plan.text))
+        events.extend(chunk({"reasoning_content": p}) for p in pieces(plan.thinking))
+    events.extend(chunk({"content": p}) for p in pieces(plan.text))
     if plan.tool_name is not None:
         events.append(
             chunk(
@@ -369,7 +370,7 @@ def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
                     "tool_calls": [
                         {
                             "index": 0,
-                            "id": _id("call_"),
+                            "id": new_id("call_"),
                             "type": "function",
                             "function": {"name": plan.tool_name, "arguments": ""},
                         }
@@ -377,13 +378,13 @@ def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
                 }
             )
         )
-        for part in _halves(plan.args_json):
+        for part in halves(plan.args_json):
             events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
     events.append(chunk({}, "tool_calls" if plan.tool_name else "stop"))
     if include_usage:
         tin, tout = plan.usage
         events.append(
-            _sse(
+            sse_event(
                 None,
                 {
                     "id": cid,
@@ -399,21 +400,21 @@ def chat_events(plan: _Plan, include_usage: bool) -> list[bytes]:
     return events
 
 
-def chat_json(plan: _Plan) -> dict[str, Any]:
+def chat_json(plan: Plan) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": plan.text, "refusal": None}
     if plan.thinking is not None:
         message["reasoning_content"] = plan.thinking
     if plan.tool_name is not None:
         message["tool_calls"] = [
             {
-                "id": _id("call_"),
+                "id": new_id("call_"),
                 "type": "function",
                 "function": {"name": plan.tool_name, "arguments": plan.args_json},
             }
         ]
     tin, tout = plan.usage
     return {
-        "id": _id("chatcmpl-"),
+        "id": new_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": plan.model,
@@ -429,216 +430,15 @@ def chat_json(plan: _Plan) -> dict[str, Any]:
     }
 
 
-def _responses_output(plan: _Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
-    output: list[dict[str, Any]] = []
-    if plan.thinking is not None:
-        output.append(
-            {
-                "id": ids["rs"],
-                "type": "reasoning",
-                "summary": [{"type": "summary_text", "text": plan.thinking}],
-                "encrypted_content": "fake-encrypted",
-            }
-        )
-    output.append(
-        {
-            "id": ids["msg"],
-            "type": "message",
-            "status": "completed",
-            "role": "assistant",
-            "content": [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}],
-        }
-    )
-    if plan.tool_name is not None:
-        output.append(
-            {
-                "id": ids["fc"],
-                "type": "function_call",
-                "status": "completed",
-                "call_id": ids["call"],
-                "name": plan.tool_name,
-                "arguments": plan.args_json,
-            }
-        )
-    return output
-
-
-def _responses_object(plan: _Plan, ids: dict[str, str], status: str, output: list[Any]) -> dict[str, Any]:
-    tin, tout = plan.usage
-    done = status == "completed"
-    return {
-        "id": ids["resp"],
-        "object": "response",
-        "created_at": ids["created"],
-        "status": status,
-        "error": None,
-        "incomplete_details": None,
-        "instructions": None,
-        "max_output_tokens": None,
-        "model": plan.model,
-        "output": output,
-        "parallel_tool_calls": True,
-        "previous_response_id": None,
-        "reasoning": {"effort": None, "summary": None},
-        "store": False,
-        "temperature": 1.0,
-        "text": {"format": {"type": "text"}},
-        "tool_choice": "auto",
-        "tools": [],
-        "top_p": 1.0,
-        "truncation": "disabled",
-        "metadata": {},
-        "usage": {
-            "input_tokens": tin,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens": tout,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": tin + tout,
-        }
-        if done
-        else None,
-    }
-
-
-def _responses_ids() -> dict[str, Any]:
-    return {
-        "resp": _id("resp_"),
-        "msg": _id("msg_"),
-        "fc": _id("fc_"),
-        "call": _id("call_"),
-        "rs": _id("rs_"),
-        "created": int(time.time()),
-    }
-
-
-def responses_events(plan: _Plan) -> list[bytes]:
-    ids = _responses_ids()
-    seq = 0
-    events: list[bytes] = []
-
-    def emit(kind: str, **data: Any) -> None:
-        nonlocal seq
-        events.append(_sse(kind, {"type": kind, "sequence_number": seq, **data}))
-        seq += 1
-
-    final = _responses_output(plan, ids)
-    emit("response.created", response=_responses_object(plan, ids, "in_progress", []))
-    emit("response.in_progress", response=_responses_object(plan, ids, "in_progress", []))
-    oi = 0
-    if plan.thinking is not None:
-        item = final[oi]
-        emit("response.output_item.added", output_index=oi, item={**item, "summary": []})
-        emit(
-            "response.reasoning_summary_part.added",
-            item_id=item["id"],
-            output_index=oi,
-            summary_index=0,
-            part={"type": "summary_text", "text": ""},
-        )
-        for p in _pieces(plan.thinking):
-            emit(
-                "response.reasoning_summary_text.delta",
-                item_id=item["id"],
-                output_index=oi,
-                summary_index=0,
-                delta=p,
-            )
-        emit(
-            "response.reasoning_summary_text.done",
-            item_id=item["id"],
-            output_index=oi,
-            summary_index=0,
-            text=plan.thinking,
-        )
-        emit(
-            "response.reasoning_summary_part.done",
-            item_id=item["id"],
-            output_index=oi,
-            summary_index=0,
-            part={"type": "summary_text", "text": plan.thinking},
-        )
-        emit("response.output_item.done", output_index=oi, item=item)
-        oi += 1
-    msg = final[oi]
-    emit(
-        "response.output_item.added",
-        output_index=oi,
-        item={
-            "id": msg["id"],
-            "type": "message",
-            "status": "in_progress",
-            "role": "assistant",
-            "content": [],
-        },
-    )
-    emit(
-        "response.content_part.added",
-        item_id=msg["id"],
-        output_index=oi,
-        content_index=0,
-        part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
-    )
-    for p in _pieces(plan.text):
-        emit(
-            "response.output_text.delta",
-            item_id=msg["id"],
-            output_index=oi,
-            content_index=0,
-            delta=p,
-            logprobs=[],
-        )
-    emit(
-        "response.output_text.done",
-        item_id=msg["id"],
-        output_index=oi,
-        content_index=0,
-        text=plan.text,
-        logprobs=[],
-    )
-    emit(
-        "response.content_part.done",
-        item_id=msg["id"],
-        output_index=oi,
-        content_index=0,
-        part=msg["content"][0],
-    )
-    emit("response.output_item.done", output_index=oi, item=msg)
-    oi += 1
-    if plan.tool_name is not None:
-        fc = final[oi]
-        emit(
-            "response.output_item.added",
-            output_index=oi,
-            item={**fc, "status": "in_progress", "arguments": ""},
-        )
-        for part in _halves(plan.args_json):
-            emit("response.function_call_arguments.delta", item_id=fc["id"], output_index=oi, delta=part)
-        emit(
-            "response.function_call_arguments.done",
-            item_id=fc["id"],
-            output_index=oi,
-            name=fc["name"],
-            arguments=plan.args_json,
-        )
-        emit("response.output_item.done", output_index=oi, item=fc)
-    emit("response.completed", response=_responses_object(plan, ids, "completed", final))
-    return events
-
-
-def responses_json(plan: _Plan) -> dict[str, Any]:
-    ids = _responses_ids()
-    return _responses_object(plan, ids, "completed", _responses_output(plan, ids))
-
-
 def _ollama_line(data: dict[str, Any]) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode() + b"\n"
 
 
-def _ollama_base(plan: _Plan) -> dict[str, Any]:
+def _ollama_base(plan: Plan) -> dict[str, Any]:
     return {"model": plan.model, "created_at": "2026-11-29T12:00:00.000000Z"}
 
 
-def _ollama_done(plan: _Plan) -> dict[str, Any]:
+def _ollama_done(plan: Plan) -> dict[str, Any]:
     return {
         "done": True,
         "done_reason": "stop",
@@ -651,14 +451,14 @@ def _ollama_done(plan: _Plan) -> dict[str, Any]:
     }
 
 
-def _ollama_tool_calls(plan: _Plan) -> list[dict[str, Any]]:
+def _ollama_tool_calls(plan: Plan) -> list[dict[str, Any]]:
     return [{"function": {"name": plan.tool_name, "arguments": plan.tool_args}}]
 
 
-def ollama_events(plan: _Plan) -> list[bytes]:
+def ollama_events(plan: Plan) -> list[bytes]:
     lines: list[bytes] = []
     if plan.thinking is not None:
-        for p in _pieces(plan.thinking):
+        for p in pieces(plan.thinking):
             lines.append(
                 _ollama_line(
                     {
@@ -668,7 +468,7 @@ def ollama_events(plan: _Plan) -> list[bytes]:
                     }
                 )
             )
-    for p in _pieces(plan.text):
+    for p in pieces(plan.text):
         lines.append(
             _ollama_line(
                 {**_ollama_base(plan), "message": {"role": "assistant", "content": p}, "done": False}
@@ -692,7 +492,7 @@ def ollama_events(plan: _Plan) -> list[bytes]:
     return lines
 
 
-def ollama_json(plan: _Plan) -> dict[str, Any]:
+def ollama_json(plan: Plan) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": plan.text}
     if plan.thinking is not None:
         message["thinking"] = plan.thinking

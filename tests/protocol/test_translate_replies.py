@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from fake_wire import Reply, anthropic_json, chat_json, ollama_json, plan_reply, responses_json
+from fake_wire import Reply, anthropic_json, chat_json, ollama_json, plan_reply
+from fake_wire_responses import responses_json
 from glider_cli.protocol.errors import error_response, translate_error
 from glider_cli.protocol.ir import Usage
 from glider_cli.protocol.translate import response_to, synthesize_stream, text_reply

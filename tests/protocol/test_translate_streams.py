@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fake_wire import Reply, anthropic_events, chat_events, ollama_events, plan_reply, responses_events
+from fake_wire import Reply, anthropic_events, chat_events, ollama_events, plan_reply
+from fake_wire_responses import responses_events
 from glider_cli.protocol.ir import Usage
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.translate import StreamTranslator
