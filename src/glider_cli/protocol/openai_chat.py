@@ -6,7 +6,9 @@ parts `text`/`image_url`; assistant `tool_calls`; `tool` messages become tool re
 
 Outbound (build_request): all system text is merged into ONE leading system message, because many
 local chat templates (Qwen, Llama via vLLM/llama.cpp) reject a system message that is not first.
-Tool results become one `tool` message each, placed before any other content of that user turn.
+Tool results become one `tool` message each, placed before any other content of that user turn;
+a `tool` message carries text only, so images inside a tool result are dropped, and an error
+result is prefixed "Error: " (there is no is_error field).
 Images go as `image_url` parts. A streaming request asks for `stream_options.include_usage` so the
 usage can be tapped. Thinking parts are not sent.
 
