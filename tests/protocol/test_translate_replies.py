@@ -140,3 +140,19 @@ def test_translate_upstream_error() -> None:
     assert orjson.loads(body)["error"]["message"] == "busy" and status == 529
     status, body = translate_error("openai_chat", "openai_chat", 500, b"<html>oops</html>")
     assert orjson.loads(body)["error"]["message"] == "<html>oops</html>"
+
+
+def test_synthesized_anthropic_stream_keeps_genuine_thinking_only() -> None:
+    body = backend_reply("anthropic", tool=False, thinking="deep thought")
+    msg = anthropic_final(synthesize_stream("anthropic", body, model="g"))
+    assert [b.type for b in msg.content] == ["thinking", "text"]
+    assert (
+        msg.content[0].thinking == "deep thought"
+        and msg.content[0].signature == body["content"][0]["signature"]
+    )
+    from_ollama = anthropic_final(
+        synthesize_stream(
+            "anthropic", backend_reply("ollama", tool=False, thinking="t"), model="g", body_proto="ollama"
+        )
+    )
+    assert [b.type for b in from_ollama.content] == ["text"]

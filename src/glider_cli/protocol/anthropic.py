@@ -326,10 +326,12 @@ class StreamDecoder:
 
 
 class StreamEncoder:
-    """ir stream events -> Anthropic SSE event bytes."""
+    """ir stream events -> Anthropic SSE event bytes. Thinking is written only with
+    `keep_thinking` (a reply that came from Anthropic itself, whose signatures are genuine)."""
 
-    def __init__(self, *, model: str) -> None:
+    def __init__(self, *, model: str, keep_thinking: bool = False) -> None:
         self.model = model
+        self.keep_thinking = keep_thinking
         self._started = False
         self._open: str | None = None  # "text" | "thinking" | "tool"
         self._index = -1
@@ -417,9 +419,15 @@ class StreamEncoder:
             )
             out.append(encode_sse("message_stop", {"type": "message_stop"}))
             self.done = True
+        elif isinstance(ev, ir.ThinkingDelta) and self.keep_thinking:
+            if self._open != "thinking":
+                out += self._open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""})
+            if ev.text:
+                out.append(self._delta({"type": "thinking_delta", "thinking": ev.text}))
+            if ev.signature:
+                out.append(self._delta({"type": "signature_delta", "signature": ev.signature}))
         elif isinstance(ev, ir.Failure):
             out = self.error(ev.message, type=ev.type)
-        # ThinkingDelta: dropped (see translate's module docstring)
         return out
 
     def assume_started(self) -> None:

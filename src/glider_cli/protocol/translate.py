@@ -26,7 +26,8 @@ only serves Responses clients (same-protocol passthrough).
         An ordinary assistant reply carrying `text` (the delegate feature answers through it).
 
 Thinking / reasoning rule:
-  - Passthrough (equal protocols) never touches thinking blocks or reasoning items.
+  - Passthrough (equal protocols) never touches thinking blocks or reasoning items, and
+    synthesize_stream of an Anthropic body for an Anthropic client keeps its signed thinking.
   - When a request is translated, thinking blocks and reasoning items in the history are
     dropped (their signatures / encrypted content are only valid for the provider that made
     them), and thinking settings (`thinking`, `reasoning`, `reasoning_effort`) are not forwarded.
@@ -148,9 +149,9 @@ def response_to(client_proto: str, backend_proto: str, body: dict[str, Any], *, 
     return build_response(client, parse_response(backend, body), model=model)
 
 
-def _encoder(client: str, model: str, include_usage: bool) -> Encoder:
+def _encoder(client: str, model: str, include_usage: bool, *, same_origin: bool = False) -> Encoder:
     if client == "anthropic":
-        return anthropic.StreamEncoder(model=model)
+        return anthropic.StreamEncoder(model=model, keep_thinking=same_origin)
     if client == "openai_chat":
         return openai_chat.StreamEncoder(model=model, include_usage=include_usage)
     return openai_responses.StreamEncoder(model=model)
@@ -188,8 +189,9 @@ def synthesize_stream(
 ) -> list[bytes]:
     """A complete non-streaming reply re-told as the client protocol's stream."""
     client = canonical(client_proto)
-    resp = parse_response(body_proto or client, body)
-    encoder = _encoder(client, model, include_usage)
+    source = canonical(body_proto or client)
+    resp = parse_response(source, body)
+    encoder = _encoder(client, model, include_usage, same_origin=source == client)
     out: list[bytes] = []
     for ev in _events_of(resp):
         out.extend(encoder.encode(ev))
