@@ -86,3 +86,32 @@ def test_real_claude_code_gets_the_block_and_answers(git_workspace: Path, tmp_pa
     assert not any(p.run.iterdir())
     last = continuity.read(p, git_workspace).entries[-1]
     assert last.kind == "delegate" and last.ok and last.source_cli == "codex"
+
+
+def test_real_claude_code_as_the_origin_summary_source(tmp_path: Path) -> None:
+    from glider_cli.delegate import summarizers
+
+    claude = _claude()
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    with FakeUpstream() as fake:
+        fake.set_reply(text="the session fixed the parser")
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": fake.url,
+            "ANTHROPIC_API_KEY": "sk-test",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
+        origin = summarizers.sources_for(s, resolve(), env, "claude-code")["origin"]
+        assert origin is not None
+        assert origin("[2026-11-29T10:00:00Z] user: SUMMARY-INPUT-MARKER fix the parser") == (
+            "the session fixed the parser"
+        )
+        body = next(q for q in fake.requests if q.path == "/v1/messages").body
+    assert "SUMMARY-INPUT-MARKER" in _system_text(body)
+    assert not any(resolve().run.iterdir())
