@@ -132,3 +132,47 @@ def test_check_source(source: str, line: int, fragment: str) -> None:
 
 def test_check_source_clean() -> None:
     assert check_source("def evaluate(request):\n    return None\n", "ok.star") == []
+
+
+def two_scripts(tmp_path: Path, first: str, second: str) -> Router:
+    (tmp_path / "a.star").write_text(first)
+    (tmp_path / "b.star").write_text(second)
+    rules = """
+- name: first
+  priority: 55
+  trigger: {type: script, file: a.star}
+  action: {target: local}
+- name: second
+  priority: 50
+  trigger: {type: script, file: b.star}
+  action: {target: local}
+"""
+    return Router(config_with_rules(tmp_path, rules + FALLBACK))
+
+
+MATCH = 'def evaluate(request):\n    return {"matched": True}\n'
+NO_MATCH = "def evaluate(request):\n    return None\n"
+
+
+def test_adjacent_scripts_share_one_call_and_keep_order(tmp_path: Path) -> None:
+    from glider_cli.router.decide import _GroupedScript
+
+    r = two_scripts(tmp_path, NO_MATCH, MATCH)
+    assert sum(isinstance(rule.matcher, _GroupedScript) for rule in r.rules) == 2
+    d = r.decide(message("x"))
+    assert d.rule == "second"
+    assert next(t for t in d.trace if t.rule == "first").reason == "script a.star returned no match"
+    assert two_scripts(tmp_path, MATCH, MATCH).decide(message("x")).rule == "first"
+
+
+def test_a_failing_member_is_attributed_and_the_next_still_runs(tmp_path: Path) -> None:
+    d = two_scripts(tmp_path, "def evaluate(request):\n    return 1 // 0\n", MATCH).decide(message("x"))
+    assert d.rule == "second"
+    assert "a.star raised" in next(t for t in d.trace if t.rule == "first").reason
+
+
+def test_a_refused_match_lets_the_next_member_run(tmp_path: Path) -> None:
+    first = 'def evaluate(request):\n    return {"action": {"target": "moon"}}\n'
+    d = two_scripts(tmp_path, first, MATCH).decide(message("x"))
+    assert d.rule == "second"
+    assert "moon" in next(t for t in d.trace if t.rule == "first").reason

@@ -19,6 +19,7 @@ Contract:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,15 @@ from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummar
 from glider_cli.errors import NoRoute, RuleError
 from glider_cli.router.complexity import Complexity, ComplexityScorer
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.router.triggers import Match, Matcher, command_pattern, compile_trigger, find_command
+from glider_cli.router.triggers import (
+    Match,
+    Matcher,
+    ScriptMatcher,
+    command_pattern,
+    compile_trigger,
+    find_command,
+    script_match,
+)
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
 
@@ -52,6 +61,14 @@ class _Ctx:
     user_text: str
     complexity: Complexity
     _payload: Any = field(default=None)
+    _groups: dict[int, Any] = field(default_factory=dict)
+
+    def group_outcomes(self, group: Any) -> Any:
+        """A script group's outcomes for this request, computed at most once."""
+        key = id(group)
+        if key not in self._groups:
+            self._groups[key] = group.call(self.script_payload())
+        return self._groups[key]
 
     def script_payload(self) -> Any:
         if self._payload is None:
@@ -154,6 +171,42 @@ def _compile_rules(config: Config) -> list[CompiledRule]:
     )
     # Stable sort: equal priorities keep the order they were written in.
     out.sort(key=lambda r: -r.priority)
+    return _group_scripts(out)
+
+
+class _GroupedScript:
+    """A script rule inside a ScriptGroup: reads the group's shared outcome, else runs alone."""
+
+    def __init__(self, group: Any, position: int, alone: ScriptMatcher) -> None:
+        self.group = group
+        self.position = position
+        self.alone = alone
+
+    def __call__(self, ctx: Any) -> Match:
+        outcomes = ctx.group_outcomes(self.group)
+        if outcomes is not None and self.position < len(outcomes):
+            return script_match(self.alone.name, outcomes[self.position])
+        return self.alone(ctx)
+
+
+def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
+    """Runs of adjacent enabled script rules share one interpreter call per request."""
+    from glider_cli.router.scripts import ScriptGroup
+
+    out = list(rules)
+    i = 0
+    while i < len(out):
+        j = i
+        while j < len(out) and out[j].enabled and isinstance(out[j].matcher, ScriptMatcher):
+            j += 1
+        if j - i >= 2:
+            members = [out[k].matcher for k in range(i, j)]
+            group = ScriptGroup([m.script for m in members if isinstance(m, ScriptMatcher)])
+            for pos, k in enumerate(range(i, j)):
+                alone = out[k].matcher
+                assert isinstance(alone, ScriptMatcher)
+                out[k] = dataclasses.replace(out[k], matcher=_GroupedScript(group, pos, alone))
+        i = max(j, i + 1)
     return out
 
 

@@ -31,9 +31,8 @@ import starlark as sl
 DEFAULT_DEADLINE_S = 0.05
 MAX_CALLSTACK = 64
 _ENTRY = "glider_entry"
-_PRELUDE = f"""
-
-def {_ENTRY}(payload):
+# Rebuilds `request` (a struct) from the one-string payload; shared by the prelude and the group.
+_BUILD_REQUEST = """
     nl = payload.find("\\n")
     head = json.decode(payload[:nl])
     fields = head["fields"]
@@ -46,7 +45,11 @@ def {_ENTRY}(payload):
         messages.append(struct(role = roles[i], content = payload[pos:end]))
         pos = end
     fields["messages"] = messages
-    return evaluate(struct(**fields))
+    request = struct(**fields)
+"""
+_PRELUDE = f"""
+
+def {_ENTRY}(payload):{_BUILD_REQUEST}    return evaluate(request)
 
 def {_ENTRY}_kind():
     return type(evaluate)
@@ -185,6 +188,45 @@ class Script:
             where = f" (line {diag.line})" if diag.line else ""
             return ScriptOutcome(False, error=f"raised: {diag.message}{where}")
         return interpret(result)
+
+
+class ScriptGroup:
+    """Adjacent script rules evaluated in one interpreter call, so the request is handed over once.
+
+    The group module loads each member's `evaluate`, builds the request struct once, and calls the
+    members in order until one returns a match candidate (a dict whose `matched` is not False).
+    `call` returns one outcome per member evaluated, or None when the call failed as a whole (a member
+    raised or the deadline passed): the caller then calls the members one by one, so each failure is
+    attributed to its own script.
+    """
+
+    def __init__(self, scripts: list[Script]) -> None:
+        self.scripts = scripts
+        self.deadline_s = sum(s.deadline_s for s in scripts)
+        by_name = {f"member{i}": s._module for i, s in enumerate(scripts)}
+        loads = "".join(f'load("member{i}", e{i} = "evaluate")\n' for i in range(len(scripts)))
+        calls = "".join(
+            f"    r = e{i}(request)\n    out.append(r)\n"
+            '    if type(r) == "dict" and r.get("matched", True) != False:\n        return out\n'
+            for i in range(len(scripts))
+        )
+        source = f"{loads}\ndef glider_group(payload):{_BUILD_REQUEST}    out = []\n{calls}    return out\n"
+        module = sl.Module()
+        sl.eval(module, sl.parse("<script group>", source), _globals(), sl.FileLoader(by_name.__getitem__))
+        self._module = module.freeze()
+
+    def call(self, payload: ScriptPayload) -> list[ScriptOutcome] | None:
+        deadline = time.monotonic() + self.deadline_s
+        options = sl.EvalOptions(
+            check_cancelled=lambda: time.monotonic() > deadline, max_callstack_size=MAX_CALLSTACK
+        )
+        try:
+            results = self._module.call_with(options, "glider_group", payload.data).value
+        except sl.StarlarkError:
+            return None
+        if not isinstance(results, list):
+            return None
+        return [interpret(r) for r in results]
 
 
 def interpret(result: Any) -> ScriptOutcome:

@@ -19,11 +19,14 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from glider_cli.config_model import Trigger
 from glider_cli.domain import ChatRequest
 from glider_cli.router.complexity import Complexity
+
+if TYPE_CHECKING:
+    from glider_cli.router.scripts import ScriptOutcome
 
 _OPS: dict[str, Callable[[int, int], bool]] = {
     ">": operator.gt,
@@ -134,21 +137,26 @@ def _composer_wrapup(trigger: Trigger) -> Matcher:
     return match
 
 
-def _script(trigger: Trigger) -> Matcher:
-    from glider_cli.router.scripts import Script
+def script_match(name: str, outcome: ScriptOutcome) -> Match:
+    """A script's outcome as a trace verdict (a failing script is no match, and says why)."""
+    if outcome.error is not None:
+        return Match(False, f"script {name} {outcome.error}; counted as no match", error=True)
+    if not outcome.matched:
+        return Match(False, f"script {name} returned no match")
+    return Match(True, f"script {name} matched", outcome.action)
 
-    script = Script(trigger.source or "", trigger.file or "<script>")
-    name = (trigger.file or "script").rsplit("/", 1)[-1]
 
-    def match(ctx: Context) -> Match:
-        outcome = script.call(ctx.script_payload())
-        if outcome.error is not None:
-            return Match(False, f"script {name} {outcome.error}; counted as no match", error=True)
-        if not outcome.matched:
-            return Match(False, f"script {name} returned no match")
-        return Match(True, f"script {name} matched", outcome.action)
+class ScriptMatcher:
+    """A script rule's matcher; `script` stays reachable so the router can group adjacent scripts."""
 
-    return match
+    def __init__(self, trigger: Trigger) -> None:
+        from glider_cli.router.scripts import Script
+
+        self.script = Script(trigger.source or "", trigger.file or "<script>")
+        self.name = (trigger.file or "script").rsplit("/", 1)[-1]
+
+    def __call__(self, ctx: Context) -> Match:
+        return script_match(self.name, self.script.call(ctx.script_payload()))
 
 
 _BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {
@@ -156,7 +164,7 @@ _BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {
     "regex": _regex,
     "context_size": _context_size,
     "always": _always,
-    "script": _script,
+    "script": ScriptMatcher,
     "composer_wrapup": _composer_wrapup,
 }
 

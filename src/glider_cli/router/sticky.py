@@ -1,0 +1,375 @@
+"""Sticky routing: bind a turn family to the cloud, refuse local to its follow-ons, return tool results home.
+
+`Stickiness(settings, clock=..., new_id=...)` wraps a `FamilyIndex` and is what the proxy and
+`glider route replay` call, in this order, for every request:
+
+    plan = st.place(request, body=body, count_tokens=False)   # family + StickyView for decide()
+    decision = router.decide(request, sticky=plan.view)
+    decision, events = st.settle(plan, decision)              # forced side, binding, trace
+    ... serve ...; st.served(plan, decision, calls, complete=...) -> events
+
+Contract:
+- **Binding.** A cloud decision for a family that is not yet bound binds it (`StickyBound`: family,
+  target, ttl, grace, bound_at, reason; the reason names an explicit `/cloud` or `/heavy`). The binding
+  is live while `now <= bound_at + routing.sticky.ttl_seconds`, and, once the parent run has ended
+  (a reply issued no tool call and none of the family's calls is still unanswered), also while
+  `now <= ended_at + routing.sticky.grace_seconds`; the run's end is logged as a second
+  `StickyBound` carrying `ended_at`. count_tokens never binds.
+- **Deny-local.** While the binding is live every follow-on (anything but a new user message) gets a
+  bound StickyView, so the router refuses local rules and the trace says stickiness decided and
+  which turn it came from. A new user message opens a new family and decides anew.
+- **Tool results go home.** A request answering tool calls is sent to the side (and backend and
+  model) that served the reply which issued them, whatever the rules say; the trace gets a `sticky`
+  line saying so. Calls whose issuer is unknown follow the family's last side.
+- **routing.tool_followup.** For a *child* of a tool call (a subagent spawned by an Agent/Task call,
+  or a tool result whose issuing reply is unknown): a tool on the `allowlist` is routed on its own
+  (a fresh decision, the binding does not apply); a tool on the `denylist` always follows its
+  parent (the family's side, bound or not); any other tool follows the binding.
+- **Summaries** (compaction, Composer wrap-up) are always refused local: they go to the cloud or the
+  origin (the default profile's `composer_wrapup_origin`, priority 95, picks the origin).
+- The clock is injected (`clock`), nothing here reads the time itself or does I/O.
+
+`ReplyTap(protocol, stream)` reads the reply bytes sent to the client and returns the tool calls the
+reply issued (id, name, arguments), so `served` can record which side issued each call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from glider_cli.domain import ChatRequest, Clock, Reason, RouteDecision
+from glider_cli.router.families import Binding, FamilyIndex, Placement, agent_prompt
+from glider_cli.router.sticky_view import StickyView
+from glider_cli.router.triggers import command_pattern, find_command
+from glider_cli.settings import StickySettings, ToolFollowupSettings
+
+_EXPLICIT = ("/cloud", "/heavy")
+Events = list[tuple[str, dict[str, Any], str | None]]
+
+
+@dataclass(frozen=True)
+class IssuedCall:
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Forced:
+    side: str
+    backend: str | None
+    model: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class StickyPlan:
+    """What `place` found: the placement, the view to pass to decide(), and a side it must go to."""
+
+    placement: Placement
+    view: StickyView
+    forced: Forced | None = None
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.placement.turn_id
+
+
+class Stickiness:
+    """See the module contract. One per app (or per replay); not thread-safe."""
+
+    def __init__(
+        self,
+        sticky: StickySettings,
+        tool_followup: ToolFollowupSettings,
+        *,
+        clock: Clock,
+        new_id: Callable[[], str],
+        max_families: int = 4096,
+    ) -> None:
+        self.sticky = sticky
+        self.allow = frozenset(tool_followup.allowlist)
+        self.deny = frozenset(tool_followup.denylist)
+        self.clock = clock
+        self.index = FamilyIndex(new_id, max_families=max_families)
+        self._explicit = command_pattern(_EXPLICIT)
+
+    # ------------------------------------------------------------------------------ before decide
+
+    def place(
+        self, request: ChatRequest, *, body: Mapping[str, Any] | None = None, count_tokens: bool = False
+    ) -> StickyPlan:
+        now = self.clock()
+        p = self.index.place(request, now, body=body, count_tokens=count_tokens)
+        fam = self.index.get(p.turn_id)
+        if p.kind == "new_turn":
+            return StickyPlan(p, StickyView(False, p.turn_id, "a new user message decides anew", False))
+        binding = fam.binding if fam is not None else None
+        live = binding is not None and binding.live(now)
+        turn = f"turn {p.turn_id}"
+        if p.kind == "tool_result" and fam is not None:
+            calls = [fam.calls[c] for c in p.answered if c in fam.calls]
+            home = next((c for c in calls if c.side is not None), None)
+            if home is not None and home.side is not None:
+                why = (
+                    f"tool result for call {home.id} returns to the {home.side} side that issued it ({turn})"
+                )
+                view = StickyView(home.side == "cloud", p.turn_id, why, True)
+                return StickyPlan(p, view, Forced(home.side, home.backend, home.model, why))
+        tools = p.tools
+        child = p.kind == "subagent" or p.kind == "tool_result"
+        if child and tools and all(t in self.allow for t in tools):
+            why = f"{', '.join(tools)} on routing.tool_followup.allowlist: routed on its own"
+            return StickyPlan(p, StickyView(False, p.turn_id, why, True))
+        if child and fam is not None and fam.side is not None and any(t in self.deny for t in tools):
+            why = f"{', '.join(tools)} on routing.tool_followup.denylist: follows its parent {turn}"
+            forced = Forced(fam.side, fam.backend, fam.model, why)
+            return StickyPlan(p, StickyView(fam.side == "cloud", p.turn_id, why, True), forced)
+        if p.kind == "summary":
+            why = "a summary/wrap-up goes to the cloud or the origin"
+            return StickyPlan(p, StickyView(True, p.turn_id, why, True))
+        if live and binding is not None:
+            why = f"{p.kind} of {turn} ({p.link}); {binding.reason}"
+            return StickyPlan(p, StickyView(True, p.turn_id, why, True))
+        why = f"{p.kind} of {turn}, not bound" if p.turn_id else f"{p.kind}, no family"
+        return StickyPlan(p, StickyView(False, p.turn_id, why, True))
+
+    # ------------------------------------------------------------------------------ after decide
+
+    def settle(self, plan: StickyPlan, decision: RouteDecision) -> tuple[RouteDecision, Events]:
+        """The final decision (a forced side applied, the family recorded) and the events to emit."""
+        events: Events = []
+        extra = dict(decision.extra)
+        extra["family"] = plan.placement.to_dict()
+        forced = plan.forced
+        if forced is not None:
+            trace = (*decision.trace, Reason("sticky", None, True, forced.reason))
+            if decision.target != forced.side or (forced.backend and decision.backend != forced.backend):
+                decision = dataclasses.replace(
+                    decision,
+                    target="local" if forced.side == "local" else "cloud",
+                    rule="sticky",
+                    priority=None,
+                    backend=forced.backend or decision.backend,
+                    model=forced.model,
+                    adapter=None,
+                    strategy="single",
+                    trace=trace,
+                )
+            else:
+                decision = dataclasses.replace(decision, trace=trace)
+        decision = dataclasses.replace(decision, extra=extra)
+        p = plan.placement
+        if p.kind == "count_tokens" or p.turn_id is None:
+            return decision, events
+        self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
+        fam = self.index.get(p.turn_id)
+        if fam is None or decision.target != "cloud":
+            return decision, events
+        now = self.clock()
+        if fam.binding is not None and fam.binding.live(now):
+            return decision, events
+        found = find_command(self._explicit, _EXPLICIT, fam.ask)
+        reason = (
+            f"bound by explicit {found}" if found else f"bound by a cloud decision (rule {decision.rule})"
+        )
+        reason += f" in turn {p.turn_id}"
+        fam.binding = Binding("cloud", now, self.sticky.ttl_seconds, self.sticky.grace_seconds, reason)
+        fam.ended_at = None
+        events.append(("StickyBound", self._bound_data(fam.binding, p), p.turn_id))
+        return decision, events
+
+    def served(
+        self, plan: StickyPlan, decision: RouteDecision, calls: Iterable[IssuedCall], *, complete: bool
+    ) -> Events:
+        """Record the tool calls a reply issued; a finished run starts the binding's grace time."""
+        p = plan.placement
+        if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
+            return []
+        issued = list(calls)
+        for c in issued:
+            self.index.issued(p.turn_id, c.id, c.name, agent_prompt(c.name, c.arguments))
+        fam = self.index.get(p.turn_id)
+        if fam is None or issued or not complete or self.index.pending(p.turn_id):
+            return []
+        now = self.clock()
+        fam.ended_at = now
+        b = fam.binding
+        if b is None or not b.live(now):
+            return []
+        b.ended_at = now
+        return [("StickyBound", self._bound_data(b, p), p.turn_id)]
+
+    def _bound_data(self, b: Binding, p: Placement) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "family": p.turn_id,
+            "session_id": p.session_id,
+            "target": b.target,
+            "ttl": b.ttl,
+            "grace": b.grace,
+            "bound_at": b.bound_at,
+            "reason": b.reason,
+        }
+        if b.ended_at is not None:
+            data["ended_at"] = b.ended_at
+        return data
+
+    # ------------------------------------------------------------------------------ state
+
+    def state(self, turn_id: str | None) -> dict[str, Any]:
+        """The sticky state of a family now: bound, live, until, reason (for replay and the API)."""
+        fam = self.index.get(turn_id)
+        if fam is None or fam.binding is None:
+            return {"bound": False}
+        b, now = fam.binding, self.clock()
+        until = b.bound_at + b.ttl
+        if b.ended_at is not None:
+            until = max(until, b.ended_at + b.grace)
+        return {"bound": True, "live": b.live(now), "until": until, "reason": b.reason}
+
+    def rebuild(self, events: Iterable[Mapping[str, Any]]) -> int:
+        """Fold logged events (oldest first) into the index; returns how many families it holds."""
+        for ev in events:
+            self.index.rebuild_event(ev)
+        return len(self.index)
+
+
+# ---------------------------------------------------------------------------------- reply tap
+
+
+class ReplyTap:
+    """Collect the tool calls in a reply as the client receives it (its own protocol's bytes).
+
+    Streams are read event by event, and only events that can carry a tool call are parsed, so the
+    tap costs a substring test per event for text. A whole (non-streaming) body is parsed at
+    `close()`, up to `max_body` bytes.
+    """
+
+    def __init__(self, protocol: str, stream: bool, *, max_body: int = 8 * 1024 * 1024) -> None:
+        from glider_cli.protocol.sse import SSEDecoder
+
+        self.protocol = protocol
+        self.stream = stream
+        self._sse = SSEDecoder()
+        self._body = bytearray()
+        self._max = max_body
+        self._names: dict[int, tuple[str, str]] = {}
+        self._args: dict[int, list[str]] = {}
+        self._done: list[IssuedCall] = []
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.stream:
+            if len(self._body) + len(chunk) <= self._max:
+                self._body += chunk
+            return
+        for block in self._sse.feed_blocks(chunk):
+            self._block(block)
+
+    def close(self) -> list[IssuedCall]:
+        if not self.stream:
+            try:
+                body = orjson.loads(bytes(self._body)) if self._body else None
+            except orjson.JSONDecodeError:
+                body = None
+            return whole_reply_calls(self.protocol, body)
+        for block in self._sse.flush_blocks():
+            self._block(block)
+        out = list(self._done)
+        for key, (cid, name) in self._names.items():
+            out.append(IssuedCall(cid, name, _args("".join(self._args.get(key, [])))))
+        return [c for c in out if c.id]
+
+    def _block(self, block: bytes) -> None:
+        if b"tool" not in block and b"function_call" not in block and b"json_delta" not in block:
+            return
+        from glider_cli.protocol.sse import parse_block
+
+        ev = parse_block(block)
+        if ev is None:
+            return
+        try:
+            data = ev.json()
+        except ValueError:
+            return
+        if not isinstance(data, dict):
+            return
+        if self.protocol == "anthropic":
+            kind = data.get("type")
+            if kind == "content_block_start":
+                cb = data.get("content_block") or {}
+                if isinstance(cb, dict) and cb.get("type") == "tool_use":
+                    self._names[int(data.get("index") or 0)] = (
+                        str(cb.get("id") or ""),
+                        str(cb.get("name") or ""),
+                    )
+            elif kind == "content_block_delta":
+                delta = data.get("delta") or {}
+                if isinstance(delta, dict) and delta.get("type") == "input_json_delta":
+                    self._args.setdefault(int(data.get("index") or 0), []).append(
+                        str(delta.get("partial_json", ""))
+                    )
+        elif self.protocol == "openai_responses":
+            item = data.get("item")
+            done = data.get("type") == "response.output_item.done"
+            if done and isinstance(item, dict) and item.get("type") == "function_call":
+                args = _args(str(item.get("arguments") or ""))
+                self._done.append(
+                    IssuedCall(str(item.get("call_id") or ""), str(item.get("name") or ""), args)
+                )
+        else:
+            for choice in data.get("choices") or []:
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                for call in (delta or {}).get("tool_calls") or []:
+                    key = int(call.get("index") or 0)
+                    fn = call.get("function") or {}
+                    if key not in self._names:
+                        self._names[key] = (str(call.get("id") or ""), str(fn.get("name") or ""))
+                    if fn.get("arguments"):
+                        self._args.setdefault(key, []).append(str(fn["arguments"]))
+
+
+def _args(text: str) -> dict[str, Any]:
+    try:
+        value = orjson.loads(text) if text.strip() else {}
+    except orjson.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def whole_reply_calls(protocol: str, body: Any) -> list[IssuedCall]:
+    """The tool calls in a non-streaming reply body of the client's protocol."""
+    out: list[IssuedCall] = []
+    if not isinstance(body, dict):
+        return out
+    if protocol == "anthropic":
+        for b in body.get("content") or []:
+            if isinstance(b, dict) and b.get("type") == "tool_use":
+                inp = b.get("input")
+                out.append(
+                    IssuedCall(
+                        str(b.get("id") or ""), str(b.get("name") or ""), inp if isinstance(inp, dict) else {}
+                    )
+                )
+    elif protocol == "openai_responses":
+        for item in body.get("output") or []:
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                args = _args(str(item.get("arguments") or ""))
+                out.append(IssuedCall(str(item.get("call_id") or ""), str(item.get("name") or ""), args))
+    else:
+        for choice in body.get("choices") or []:
+            msg = choice.get("message") if isinstance(choice, dict) else None
+            for call in (msg or {}).get("tool_calls") or []:
+                fn = call.get("function") or {}
+                out.append(
+                    IssuedCall(
+                        str(call.get("id") or ""),
+                        str(fn.get("name") or ""),
+                        _args(str(fn.get("arguments") or "")),
+                    )
+                )
+    return [c for c in out if c.id]
