@@ -122,3 +122,17 @@ def test_two_processes_appending_never_interleave(tmp_path: Path) -> None:
     for tag in ("a", "b"):
         mine = [e["data"]["i"] for e in events if e["turn_id"] == tag]  # type: ignore[index]
         assert mine == list(range(20000))
+
+
+def test_read_tail_parses_only_the_newest_lines(tmp_path: Path) -> None:
+    a = log.day_path(tmp_path, "2026-11-28")
+    b = log.day_path(tmp_path, "2026-11-29")
+    log.append_events(tmp_path, [_ev(i, "2026-11-28T10:00:00.000Z") for i in range(5)])
+    log.append_events(tmp_path, [_ev(i, "2026-11-29T10:00:00.000Z") for i in range(5, 8)])
+    with b.open("ab") as f:
+        f.write(b"not json\n" + orjson.dumps(_ev(99))[:20])
+    stats = log.ReadStats()
+    got = log.read_tail([a, b], 5, stats)
+    assert [e["data"]["i"] for e in got] == [3, 4, 5, 6, 7]
+    assert stats.lines == 9 and stats.torn == 1 and stats.corrupt == 1 and stats.events == 5
+    assert [e["data"]["i"] for e in log.read_tail([a, b], 100)] == list(range(8))

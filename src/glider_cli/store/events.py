@@ -89,10 +89,20 @@ class IdGenerator:
         return f"{ms:012x}{counter:020x}"
 
 
+_ts_cache: tuple[int, str] = (-1, "")
+
+
 def format_ts(t: float) -> str:
     """Unix seconds -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC)."""
+    global _ts_cache
     ms = int(t * 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"
+    sec = ms // 1000
+    cached_sec, prefix = _ts_cache
+    if cached_sec != sec:
+        # strftime dominates the cost of an event; most events share their second with the last one.
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+        _ts_cache = (sec, prefix)
+    return f"{prefix}.{ms % 1000:03d}Z"
 
 
 def make_event(

@@ -31,7 +31,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store import log
+from glider_cli.store import gcpause, log
 
 PROVENANCES: tuple[str, ...] = ("EXTRACTED", "INFERRED", "RUNTIME")
 KINDS: tuple[str, ...] = ("file", "dir", "symbol", "note", "turn")
@@ -271,6 +271,12 @@ class EntityStore:
         lines = raw.split(b"\n")
         if lines.pop().strip():
             st.torn += 1
+        with gcpause.paused():
+            self._apply_lines(g, lines, st)
+        return g
+
+    @staticmethod
+    def _apply_lines(g: Graph, lines: list[bytes], st: log.ReadStats) -> None:
         for line in lines:
             if not line:
                 continue
@@ -282,7 +288,6 @@ class EntityStore:
                 continue
             if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
                 st.corrupt += 1
-        return g
 
     def append(self, records: Iterable[Mapping[str, Any]]) -> int:
         blob = b"".join(orjson.dumps(r, default=str) + b"\n" for r in records)

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from glider_cli.errors import StoreError
+from glider_cli.store import gcpause
 from glider_cli.store.events import upgrade
 
 _DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
@@ -122,20 +123,31 @@ def _parse(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
     return ev
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+
+
 def read_file(path: Path, stats: ReadStats | None = None) -> list[dict[str, Any]]:
     """All readable events of one file, in file order (see the contract for what is skipped)."""
     st = stats if stats is not None else ReadStats()
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    raw = _read(path)
+    if raw is None:
         return []
-    except OSError as exc:
-        raise StoreError(f"cannot read {path}: {exc}") from exc
     st.files += 1
     lines = raw.split(b"\n")
     tail = lines.pop()
     if tail.strip():
         st.torn += 1
+    with gcpause.paused():
+        return _parse_lines(lines, st)
+
+
+def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     loads = orjson.loads
@@ -185,3 +197,44 @@ def iter_events(
     st = stats if stats is not None else ReadStats()
     for path in select_days(context_dir, days=days, today=today):
         yield from read_file(path, st)
+
+
+def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """The newest `limit` readable events of `paths` (given oldest first), in file order.
+
+    Only those lines are parsed; `stats.lines` still counts every complete line of every file, so
+    a warm start costs a read and a newline count per file, not a parse of the whole window.
+    """
+    st = stats if stats is not None else ReadStats()
+    scratch = ReadStats()
+    picked: list[list[dict[str, Any]]] = []
+    need = limit
+    for path in reversed(paths):
+        raw = _read(path)
+        if raw is None:
+            continue
+        st.files += 1
+        end = raw.rfind(b"\n") + 1
+        if raw[end:].strip():
+            st.torn += 1
+        st.lines += raw.count(b"\n", 0, end)
+        got: list[dict[str, Any]] = []
+        pos = end - 1  # the newline that ends the last complete line
+        while need > 0 and pos >= 0:
+            start = raw.rfind(b"\n", 0, pos) + 1
+            line = raw[start:pos]
+            pos = start - 1
+            if not line:
+                continue
+            ev = _parse_lines([line], scratch)
+            if ev:
+                got.append(ev[0])
+                need -= 1
+        got.reverse()
+        picked.append(got)
+    out = [e for chunk in reversed(picked) for e in chunk]
+    st.events += len(out)
+    st.torn += scratch.torn
+    st.corrupt += scratch.corrupt
+    st.recovered += scratch.recovered
+    return out

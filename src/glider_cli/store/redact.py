@@ -12,6 +12,7 @@ It is applied to every event before it is queued, so the in-memory ring is redac
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -55,10 +56,12 @@ _VALUE_RE = re.compile(
     r"|\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{6,}",
     re.DOTALL,
 )
-# Cheap pre-check: a string with none of these cannot match _VALUE_RE.
-_TRIGGERS = ("sk-", "gh", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "earer", "PRIVATE KEY")
+# Cheap pre-checks: no match is shorter than this, and a string without one of these cannot match.
+_MIN_LEN = 11
+_TRIGGER = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|glpat-|[Bb]earer|PRIVATE KEY")
 
 
+@functools.lru_cache(maxsize=4096)
 def sensitive_name(name: str) -> bool:
     """True for header/field names whose string values are credentials."""
     n = name.strip().lower().replace("_", "-")
@@ -70,7 +73,7 @@ def sensitive_name(name: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    if not any(t in text for t in _TRIGGERS):
+    if len(text) < _MIN_LEN or _TRIGGER.search(text) is None:
         return text
     return _VALUE_RE.sub(REDACTED, text)
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
+from glider_cli.store import gcpause
 from glider_cli.store.graph import Entity, Graph
 
 K1 = 1.2
@@ -60,6 +62,10 @@ class SearchIndex:
     """Built once from a graph; `search` is read-only and thread-safe."""
 
     def __init__(self, graph: Graph) -> None:
+        with gcpause.paused():
+            self._build(graph)
+
+    def _build(self, graph: Graph) -> None:
         self.version = graph.version
         self.docs: list[Entity] = []
         self.postings: dict[str, dict[int, int]] = {}
@@ -97,6 +103,11 @@ class SearchIndex:
     def term_scores(self, term: str) -> dict[int, float]:
         """BM25 score per document for one query term (all its tokens must match)."""
         toks = [w.lower() for w in _WORDS.findall(term)] or [term]
+        if len(toks) == 1 and toks[0] not in self.postings:
+            # `writer_cache` or `EventWriter` as typed: fall back to all of its parts.
+            parts = tokens(term)[1:]
+            if len(parts) > 1 and all(p in self.postings for p in parts):
+                toks = parts
         result: dict[int, float] | None = None
         for t in toks:
             posting = self.postings.get(t)
@@ -125,6 +136,12 @@ class SearchIndex:
         limit: int = 20,
     ) -> tuple[list[Hit], dict[str, str]]:
         """Documents matching every group (any term of a group); returns hits and fuzzy substitutions."""
+        with gcpause.paused():
+            return self._search(groups, accept, limit)
+
+    def _search(
+        self, groups: Iterable[Iterable[str]], accept: Callable[[Entity], bool] | None, limit: int
+    ) -> tuple[list[Hit], dict[str, str]]:
         fuzzy: dict[str, str] = {}
         total: dict[int, float] | None = None
         matched: dict[int, list[str]] = {}
@@ -152,13 +169,7 @@ class SearchIndex:
         if not total:
             return [], fuzzy
         docs = self.docs
-        ranked = sorted(total.items(), key=lambda kv: (-kv[1], docs[kv[0]].id))
-        hits: list[Hit] = []
-        for d, s in ranked:
-            e = docs[d]
-            if accept is not None and not accept(e):
-                continue
-            hits.append(Hit(e, round(s, 4), tuple(dict.fromkeys(matched.get(d, ())))))
-            if len(hits) >= limit:
-                break
+        pool = total.items() if accept is None else [(d, s) for d, s in total.items() if accept(docs[d])]
+        ranked = heapq.nsmallest(limit, pool, key=lambda kv: (-kv[1], docs[kv[0]].id))
+        hits = [Hit(docs[d], round(s, 4), tuple(dict.fromkeys(matched.get(d, ())))) for d, s in ranked]
         return hits, fuzzy

@@ -5,7 +5,8 @@ Contract:
   the event in the in-memory ring (`context.max_events` long) and on a queue, and returns.
   It is safe to call from the asyncio loop and from any thread.
 - One background thread drains the queue in batches and appends them with `log.append_events`.
-- `start()` warm-loads the last `context.warm_load_days` days into the ring and starts the thread;
+- `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
+  and starts the thread;
   `flush()` waits until everything emitted so far is on disk; `close()` flushes and stops.
 - A failed write is kept in `stats` and `last_error`; `close()` then raises StoreError, so a
   failure is never silent. Emitting after `close()` raises StoreError.
@@ -38,6 +39,7 @@ class WriterStats:
     failed: int = 0
     batches: int = 0
     warm_loaded: int = 0
+    warm_window_lines: int = 0
     torn_on_load: int = 0
 
     def to_dict(self) -> dict[str, int]:
@@ -81,24 +83,24 @@ class EventWriter:
         self._thread.start()
 
     def warm_load(self) -> int:
-        """Read the last `warm_load_days` days back into the ring; returns how many events were read."""
+        """Fill the ring from the last `warm_load_days` days; returns how many lines that window holds.
+
+        Only the newest `max_events` lines are parsed (the ring holds no more); the whole window
+        stays on disk for the views that read it.
+        """
         st = log.ReadStats()
-        events = list(
-            log.iter_events(
-                self.context_dir,
-                days=self.settings.warm_load_days,
-                stats=st,
-            )
-        )
+        files = log.select_days(self.context_dir, days=self.settings.warm_load_days)
+        events = log.read_tail(files, self.settings.max_events, st)
         events.sort(key=lambda e: e["id"])
         with self._ring_lock:
             live = list(self._ring)
             self._ring.clear()
             self._ring.extend(events[-self.settings.max_events :])
             self._ring.extend(live)
-        self.stats.warm_loaded = st.events
+        self.stats.warm_loaded = len(events)
+        self.stats.warm_window_lines = st.lines
         self.stats.torn_on_load = st.torn
-        return st.events
+        return st.lines
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every event emitted before this call is written (or failed). True if done."""
