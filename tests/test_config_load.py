@@ -4,9 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from glider_cli.config import bundled_profiles, load_config, resolve_source
 from glider_cli.errors import ConfigError, ProfileError
+from glider_cli.router import Router
 
 
 def write(tmp_path: Path, text: str, name: str = "c.yaml") -> str:
@@ -199,3 +203,91 @@ backends:
     assert cfg.settings.backends["a"].timeout.read == 30 and cfg.settings.backends["a"].fallback == "b"
     assert cfg.settings.backends["b"].timeout.connect == 2 and cfg.settings.backends["b"].timeout.read == 100
     assert cfg.default_backend("cloud") == "a" and cfg.default_backend("local") is None
+
+
+def _yaml_values() -> st.SearchStrategy[object]:
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-5, 70000)
+        | st.text(max_size=8)
+        | st.sampled_from(
+            [
+                "always",
+                "regex",
+                "explicit",
+                "script",
+                "context_size",
+                "local",
+                "cloud",
+                ">",
+                "fan_out",
+                "origin",
+            ]
+        )
+    )
+    return st.recursive(
+        scalars,
+        lambda kids: (
+            st.lists(kids, max_size=3)
+            | st.dictionaries(
+                st.sampled_from(
+                    [
+                        "name",
+                        "priority",
+                        "trigger",
+                        "type",
+                        "action",
+                        "target",
+                        "rules",
+                        "enabled",
+                        "pattern",
+                        "commands",
+                        "operator",
+                        "value",
+                        "file",
+                        "backend",
+                        "strategy",
+                        "fallback",
+                        "timeout",
+                        "x",
+                    ]
+                ),
+                kids,
+                max_size=4,
+            )
+        ),
+        max_leaves=15,
+    )
+
+
+sections = st.dictionaries(
+    st.sampled_from(
+        [
+            "extends",
+            "routing",
+            "orchestration",
+            "backends",
+            "transform",
+            "context",
+            "server",
+            "delegate",
+            "bogus",
+        ]
+    ),
+    _yaml_values(),
+    max_size=4,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=sections)
+def test_any_document_loads_or_gives_a_config_error(tmp_path: Path, doc: dict[str, object]) -> None:
+    path = tmp_path / "fuzz.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    try:
+        cfg = load_config(config=str(path))
+    except ConfigError as exc:
+        assert str(path) in str(exc) or "bundled profile" in str(exc)
+        return
+    Router(cfg)

@@ -191,7 +191,9 @@ def _load_chain(doc: LDict, ck: Checker, depth: int = 0) -> LDict:
 def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
     ck.keys(doc, TOP_KEYS, path="", what="section")
     fan_out = read_fan_out(ck, doc)
-    backends_sec = ck.section(doc, "backends", tuple(doc.get("backends") or ()), path="backends")
+    raw_backends = doc.get("backends")
+    names = tuple(raw_backends) if isinstance(raw_backends, LDict) else ()
+    backends_sec = ck.section(doc, "backends", names, path="backends")
     backends = read_backends(ck, backends_sec)
     routing = ck.section(doc, "routing", ROUTING_KEYS, path="routing")
     rules: list[Any] = []
