@@ -136,3 +136,39 @@ def test_export_and_prune(live: tuple[httpx.Client, EventWriter], glider_env: Pa
     assert writer.flush(10)
     texts = [e["data"]["text"] for e in log.iter_events(context)]
     assert texts == ["fresh", "after prune"]
+
+
+def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path) -> None:
+    """The real `create_app` with its own EventWriter: keys in headers and in the text stay off disk."""
+    from fake_upstream import FakeUpstream
+    from glider_cli.config import load_config
+    from glider_cli.server.app import create_app
+
+    home = tmp_path / "home"
+    client_key = "sk-ant-api03-ClientKeyThatMustNeverBeWritten0123456789"
+    pasted = "ghp_PastedTokenThatMustNeverBeWritten0123"
+    with FakeUpstream() as fake:
+        cfg = tmp_path / "glider.yaml"
+        cfg.write_text(
+            "extends: default\nbackends:\n"
+            f"  ollama: {{type: ollama, side: local, base_url: '{fake.url}', model: qwen-local}}\n"
+            f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n"
+        )
+        config = load_config(config=str(cfg), environ={})
+        app = create_app(config, environ={"GLIDER_HOME": str(home)}, upstream_kind="httpx")
+        with serve(app) as url, httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
+            for text in (f"my key is {client_key}, and {pasted}", "/cloud explain this repo please"):
+                r = client.post(
+                    "/v1/messages",
+                    headers={"x-api-key": client_key, "authorization": f"Bearer {client_key}",
+                             "anthropic-version": "2023-06-01"},
+                    json={"model": "claude-x", "max_tokens": 32,
+                          "messages": [{"role": "user", "content": text}]},
+                )
+                assert r.status_code == 200, r.text
+    files = [p for p in home.rglob("*") if p.is_file()]
+    events = [e for _, p in log.list_day_files(home / "context") for e in log.read_file(p)]
+    assert {"TurnOpened", "RouteDecided"} <= {e["type"] for e in events}
+    blob = b"".join(p.read_bytes() for p in files)
+    assert client_key.encode() not in blob and pasted.encode() not in blob
+    assert b"[REDACTED]" in blob
