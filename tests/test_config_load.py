@@ -291,3 +291,10 @@ def test_any_document_loads_or_gives_a_config_error(tmp_path: Path, doc: dict[st
         assert str(path) in str(exc) or "bundled profile" in str(exc)
         return
     Router(cfg)
+
+
+def test_a_literal_key_is_rejected_under_any_key(tmp_path: Path) -> None:
+    path = write(tmp_path, "delegate:\n  codex: {args: [--token, 'sk-ant-abcdefghijklmnopqrstuvwxyz']}\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(config=path)
+    assert "delegate.codex.args[1]" in str(exc.value) and "abcdefghijklmnop" not in str(exc.value)

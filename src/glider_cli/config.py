@@ -28,7 +28,7 @@ from typing import Any
 from glider_cli import paths as paths_mod
 from glider_cli.config_model import Config
 from glider_cli.config_rules import ROUTING_KEYS, read_routing, read_rules
-from glider_cli.config_schema import Checker, Issue, LDict, LList, read_yaml
+from glider_cli.config_schema import Checker, Issue, LDict, LList, read_yaml, scan_secrets
 from glider_cli.config_sections import (
     read_backends,
     read_context,
@@ -190,6 +190,7 @@ def _load_chain(doc: LDict, ck: Checker, depth: int = 0) -> LDict:
 
 def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
     ck.keys(doc, TOP_KEYS, path="", what="section")
+    scan_secrets(doc, ck, doc.where(), "")
     fan_out = read_fan_out(ck, doc)
     raw_backends = doc.get("backends")
     names = tuple(raw_backends) if isinstance(raw_backends, LDict) else ()

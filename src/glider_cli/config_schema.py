@@ -306,7 +306,10 @@ def _kind(value: Any) -> str:
 
 
 def scan_secrets(value: Any, checker: Checker, where: Where, path: str) -> None:
-    """Record an error for every string anywhere in `value` that looks like a literal credential."""
+    """Record an error for every string anywhere in `value` that looks like a literal credential.
+
+    Run over a whole document: a key never belongs in a config file, under any key.
+    """
     if isinstance(value, str):
         if looks_like_secret(value):
             checker.error(
@@ -317,6 +320,8 @@ def scan_secrets(value: Any, checker: Checker, where: Where, path: str) -> None:
             )
     elif isinstance(value, LDict):
         for k, v in value.items():
+            if k == "api_key_env":  # checked where it is read: it must be an env-var name
+                continue
             scan_secrets(v, checker, value.where(k), f"{path}.{k}" if path else k)
     elif isinstance(value, LList):
         for i, v in enumerate(value):

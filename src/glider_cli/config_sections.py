@@ -10,7 +10,7 @@ import re
 from types import MappingProxyType
 from typing import TypeVar
 
-from glider_cli.config_schema import Checker, LDict, looks_like_secret, scan_secrets
+from glider_cli.config_schema import Checker, LDict, looks_like_secret
 from glider_cli.settings import (
     BackendSettings,
     BackgroundSettings,
@@ -84,9 +84,6 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             )
             key_env = None
         headers = ck.str_map(raw, "headers", path=path) or {}
-        scan_secrets(raw.get("headers"), ck, raw.where("headers"), f"{path}.headers")
-        for k in ("base_url", "model"):
-            scan_secrets(raw.get(k), ck, raw.where(k), f"{path}.{k}")
         out[name] = BackendSettings(
             name=name,
             type=kind or "openai",
@@ -203,7 +200,6 @@ def read_delegates(ck: Checker, top: LDict) -> dict[str, DelegateSettings]:
         if raw is None:
             out[vendor] = DelegateSettings(vendor=vendor, command=vendor)
             continue
-        scan_secrets(raw, ck, raw.where(), p)
         timeout = ck.number(raw, "timeout", path=p)
         out[vendor] = DelegateSettings(
             vendor=vendor,
