@@ -45,8 +45,8 @@ def test_tools_tokens_and_profile_options() -> None:
     assert explain_json("fix the typo", "--tools")["rule"] == "task_classifier.tools"
     assert explain_json("tell me more", "--tokens", "9000")["rule"] == "large_context_cloud"
     assert explain_json("tell me more", "--tokens", "100")["rule"] == "small_context_local"
-    d = explain_json("tell me more", "--tokens", "100", "--profile", "pure-local")
-    assert d["config"] == "<bundled:pure-local>"
+    human = runner.invoke(app, ["route", "explain", "x", "--tokens", "100", "--profile", "pure-local"])
+    assert "config   <bundled:pure-local>" in human.output
 
 
 def test_config_option(tmp_path: Path) -> None:

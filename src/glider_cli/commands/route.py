@@ -33,7 +33,8 @@ def explain(
     from glider_cli.router.explain import ExplainInput
     from glider_cli.router.explain import explain as run
 
-    decision = run(ExplainInput(message, request, protocol, tools, tokens, config, profile))
+    explained = run(ExplainInput(message, request, protocol, tools, tokens, config, profile))
+    decision = explained.decision
     if json_out:
         from glider_cli.console import emit_json
 
@@ -42,7 +43,7 @@ def explain(
     # Plain print: the human view needs no Rich, and skipping its import keeps `route explain` fast.
     d = decision.to_dict()
     req = d["request"]
-    print(f"config   {d.get('config')}")
+    print(f"config   {explained.source}")
     print(
         f"request  ~{req['estimated_tokens']} tokens, tools: {'yes' if req['has_tools'] else 'no'}, "
         f"complexity {req['complexity_score']} ({req['complexity_source']})"
@@ -61,3 +62,45 @@ def explain(
     )
     if d["delegate"]:
         print(f"         delegate flag {d['delegate']} found (delegation runs with `glider delegate`)")
+
+
+@app.command("replay")
+def replay(
+    files: list[str] = typer.Argument(
+        ..., help="JSONL of {headers, body[, path, t, reply]} lines, or captured-client fixtures."
+    ),
+    config: str | None = typer.Option(
+        None, "--config", "-c", help="Config file (default: resolved as usual)."
+    ),
+    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. pure-local."),
+    against: str | None = typer.Option(
+        None, "--against", help="A second config: print which requests move local <-> cloud under it."
+    ),
+    json_out: bool = typer.Option(False, "--json", help="Print the steps (and moves) as JSON."),
+) -> None:
+    """Replay a request sequence through the turn index and router: family, follow-on, decision, sticky."""
+    from glider_cli.replay import ReplayInput, run
+
+    result = run(ReplayInput(tuple(files), config, profile, against))
+    if json_out:
+        from glider_cli.console import emit_json
+
+        emit_json(result.to_dict())
+        return
+    from glider_cli.console import line
+
+    line(f"config   {result.config}")
+    for s in result.steps:
+        st = s.sticky
+        state = "unbound" if not st.get("bound") else ("bound" if st.get("live") else "expired")
+        line(
+            f"{s.index:>3} t={s.t:<7g} family {s.family or '-':<6} {s.kind:<12} -> {s.target:<5} "
+            f"rule {s.rule:<24} sticky {state:<7} {s.link}"
+        )
+    if result.moves is not None:
+        line()
+        line(f"against  {result.against}")
+        if not result.moves:
+            line("no request changes side")
+        for m in result.moves:
+            line(f"{m.index:>3} {m.before} -> {m.after}  ({m.rule_before} -> {m.rule_after})  {m.where}")

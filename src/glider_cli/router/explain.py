@@ -1,9 +1,10 @@
 """`glider route explain` as a core function: build a request, load the config, decide.
 
-`explain(ExplainInput)` returns the RouteDecision the proxy would make (the same record it logs as a
-`RouteDecided` event). A MESSAGE becomes a one-message Anthropic request; `--request` takes a whole
-body in any of the three shapes (guessed unless `protocol` is given); `tools` adds a tool to the
-request and `tokens` replaces the token estimate. Reading the request file is the only I/O.
+`explain(ExplainInput)` returns the RouteDecision the proxy would make (the same record it logs as
+a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-message Anthropic
+request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
+given); `tools` adds a tool to the request and `tokens` replaces the token estimate. Reading the
+request file is the only I/O.
 """
 
 from __future__ import annotations
@@ -87,13 +88,18 @@ def build_request(inp: ExplainInput, body: Mapping[str, Any] | None = None) -> C
     return request
 
 
-def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> RouteDecision:
+@dataclass(frozen=True)
+class Explained:
+    """A decision and the config that made it (`source`: a path or `<bundled:NAME>`)."""
+
+    decision: RouteDecision
+    source: str
+
+
+def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config import load_config
     from glider_cli.router.decide import Router
 
     request = build_request(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
-    decision = Router(config).decide(request)
-    extra = dict(decision.extra)
-    extra["config"] = config.source
-    return dataclasses.replace(decision, extra=extra)
+    return Explained(Router(config).decide(request), config.source)
