@@ -130,3 +130,24 @@ def test_reindex_skips_unchanged_and_replaces_changed_symbols(repo: Path, glider
     names = {e.name for e in g.entities.values() if e.kind == "symbol" and e.data["rel"] == "pkg/helpers.py"}
     assert names == {"renamed"}
     assert not any(e.data.get("rel") == "rs/src/engine.rs" for e in g.entities.values() if e.kind == "symbol")
+
+
+def test_compaction_keeps_exactly_the_live_graph(repo: Path, glider_env: Path) -> None:
+    store = EntityStore(Paths(home=glider_env))
+    index_tree(store, repo, turn_id="t1")
+    index_symbols(store, repo)
+    for n in range(3):  # every round drops and rewrites the symbols of one file
+        helpers = repo / "pkg" / "helpers.py"
+        helpers.write_text(f"def v{n}() -> None:\n    pass\n" * 50)
+        st = helpers.stat()
+        os.utime(helpers, ns=(st.st_atime_ns, st.st_mtime_ns + (n + 1) * 10_000_000))
+        index_symbols(store, repo)
+    before = store.load()
+    lines, kept = store.compact(min_waste=0.0)
+    after = store.load()
+    assert kept < lines
+    assert after.entities == before.entities
+    assert sorted(after.edges(), key=str) == sorted(before.edges(), key=str)
+    assert after.keys == before.keys
+    assert store.compact(min_waste=0.5) == (kept, kept)  # nothing dead left: no rewrite
+    assert not (store.dir / "entities.jsonl.tmp").exists()

@@ -14,6 +14,8 @@ File contract (append-only JSONL, schema version 1; later records win):
   `note:<event id>`, `turn:<turn id>`.
 - Turn-index keys: clone_path, goal, plan, file-tree.
 - The reader tolerates a torn last line exactly like the event log.
+- `compact()` rewrites the file with only live records once most lines are dead (drops, replaced
+  entities); appends and compaction hold `entities.lock`, readers never wait.
 
 `Graph` is the in-memory view: entities, directed typed edges (traversed undirected by queries), the
 turn index, and `add_runtime(events)`, which derives turn and note entities, `touched` edges and
@@ -22,6 +24,9 @@ goal/plan/clone_path keys from the event log, so the graph is rebuilt from files
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +42,7 @@ PROVENANCES: tuple[str, ...] = ("EXTRACTED", "INFERRED", "RUNTIME")
 KINDS: tuple[str, ...] = ("file", "dir", "symbol", "note", "turn")
 TURN_KEYS: tuple[str, ...] = ("clone_path", "goal", "plan", "file-tree")
 ENTITIES_FILE = "entities.jsonl"
+LOCK_FILE = "entities.lock"
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,13 +295,49 @@ class EntityStore:
             if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
                 st.corrupt += 1
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Appends and compaction exclude each other (a lock file beside the store); reads never wait."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
     def append(self, records: Iterable[Mapping[str, Any]]) -> int:
         blob = b"".join(orjson.dumps(r, default=str) + b"\n" for r in records)
         if not blob:
             return 0
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            log.append_bytes(self.path, blob)
+            with self._locked():
+                log.append_bytes(self.path, blob)
         except OSError as exc:
             raise StoreError(f"cannot append to {self.path}: {exc}") from exc
         return blob.count(b"\n")
+
+    def compact(self, min_waste: float = 0.5) -> tuple[int, int]:
+        """Rewrite the file with only its live records when at least `min_waste` of its lines are dead.
+
+        Returns (lines before, lines after). The new file replaces the old one atomically
+        (`os.replace` after fsync), so a reader sees one or the other and a crash loses nothing.
+        """
+        try:
+            with self._locked():
+                st = log.ReadStats()
+                g = self.load(st)
+                live = [e.record() for e in g.entities.values()]
+                live += [e.record() for e in g.edges()]
+                live += [key_record(t, k, v.value, v.prov) for t, kv in g.keys.items() for k, v in kv.items()]
+                if st.lines == 0 or (st.lines - len(live)) / st.lines < min_waste:
+                    return st.lines, st.lines
+                tmp = self.path.with_name(ENTITIES_FILE + ".tmp")
+                with open(tmp, "wb") as f:
+                    f.write(b"".join(orjson.dumps(r, default=str) + b"\n" for r in live))
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+                return st.lines, len(live)
+        except OSError as exc:
+            raise StoreError(f"cannot compact {self.path}: {exc}") from exc

@@ -7,7 +7,8 @@ ring) and returns plain values (dicts and dataclasses with `to_dict()`):
 - `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn;
 - `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the events of the
   last `retain_days` days; cached until a file changes;
-- `index_tree`, `index_symbols`: index a directory into `entities.jsonl`;
+- `index_tree`, `index_symbols`: index a directory into `entities.jsonl` (compacted afterwards
+  when most of its lines are dead);
 - `export()`: every event, then every entity-store record, as JSONL lines (bytes);
 - `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`.
 With a writer, reads first wait (briefly) for what it has queued, so an API answer includes events
@@ -134,12 +135,16 @@ class ContextStore:
     ) -> TreeIndexResult:
         with self._lock:
             self._cache = None
-            return index_tree(self.entities, root, turn_id=turn_id, progress=progress)
+            result = index_tree(self.entities, root, turn_id=turn_id, progress=progress)
+            self.entities.compact()
+            return result
 
     def index_symbols(self, root: Path, *, progress: Progress | None = None) -> SymbolIndexResult:
         with self._lock:
             self._cache = None
-            return index_symbols(self.entities, root, progress=progress)
+            result = index_symbols(self.entities, root, progress=progress)
+            self.entities.compact()
+            return result
 
     # -- export and prune ------------------------------------------------------------------------------
 
