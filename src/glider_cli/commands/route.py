@@ -87,20 +87,18 @@ def replay(
 
         emit_json(result.to_dict())
         return
-    from glider_cli.console import line
-
-    line(f"config   {result.config}")
+    print(f"config   {result.config}")
     for s in result.steps:
         st = s.sticky
         state = "unbound" if not st.get("bound") else ("bound" if st.get("live") else "expired")
-        line(
+        print(
             f"{s.index:>3} t={s.t:<7g} family {s.family or '-':<6} {s.kind:<12} -> {s.target:<5} "
             f"rule {s.rule:<24} sticky {state:<7} {s.link}"
         )
     if result.moves is not None:
-        line()
-        line(f"against  {result.against}")
+        print()
+        print(f"against  {result.against}")
         if not result.moves:
-            line("no request changes side")
+            print("no request changes side")
         for m in result.moves:
-            line(f"{m.index:>3} {m.before} -> {m.after}  ({m.rule_before} -> {m.rule_after})  {m.where}")
+            print(f"{m.index:>3} {m.before} -> {m.after}  ({m.rule_before} -> {m.rule_after})  {m.where}")
