@@ -131,3 +131,27 @@ def test_write_failure_is_reported_on_close(glider_env: Path) -> None:
     with pytest.raises(StoreError, match="could not be written"):
         w.close()
     assert os.path.isfile(paths.context)
+
+
+def test_redact_mappings_bytes_and_objects() -> None:
+    from types import MappingProxyType
+
+    class Holder:
+        def __str__(self) -> str:
+            return f"Holder({SECRETS['github']})"
+
+    data = {
+        "headers": MappingProxyType({"Authorization": "Basic abc", "x-request-id": "r1"}),
+        "raw": SECRETS["anthropic"].encode(),
+        "pairs": (("X-Api-Key", b"opaque"),),
+        "obj": Holder(),
+        "set": {SECRETS["aws"]},
+        3: "int key",
+    }
+    out = redact(data)
+    assert out["headers"] == {"Authorization": REDACTED, "x-request-id": "r1"}
+    assert out["raw"] == REDACTED
+    assert out["pairs"] == [["X-Api-Key", REDACTED]]
+    assert out["obj"] == f"Holder({REDACTED})"
+    assert out["set"] == [REDACTED]
+    assert out["3"] == "int key"

@@ -3,6 +3,8 @@
 `redact(value)` returns a copy of a JSON-like value in which
 - the value under a key-ish name (Authorization, x-api-key, `*-token`, `*_secret`, cookies, ...) is
   replaced by "[REDACTED]" when it is a string (numbers such as `max_tokens` are not secrets);
+- any Mapping (MappingProxyType, Starlette Headers) becomes a dict, tuples and sets lists, bytes and
+  other objects the (redacted) text they would be written as;
 - header pairs given as `[name, value]` lists are treated like mapping entries;
 - inside every other string, substrings that look like keys or tokens (`sk-…`, `sk-ant-…`, `ghp_…`,
   `github_pat_…`, `AKIA…`, `xox…`, `AIza…`, `glpat-…`, `Bearer …`, PEM private-key blocks) are
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from typing import Any
 
 REDACTED = "[REDACTED]"
@@ -82,21 +85,26 @@ def redact(value: Any) -> Any:
     """A redacted copy of a JSON-like value (see the module contract)."""
     if isinstance(value, str):
         return redact_text(value)
-    if isinstance(value, dict):
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for k, v in value.items():
-            if isinstance(k, str) and isinstance(v, str) and sensitive_name(k):
-                out[k] = REDACTED
+            key = k if isinstance(k, str) else str(k)
+            if isinstance(v, str | bytes) and sensitive_name(key):
+                out[key] = REDACTED
             else:
-                out[k] = redact(v)
+                out[key] = redact(v)
         return out
     if isinstance(value, list | tuple):
-        if (
-            len(value) == 2
-            and isinstance(value[0], str)
-            and isinstance(value[1], str)
-            and sensitive_name(value[0])
+        if len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], str | bytes) and (
+            sensitive_name(value[0])
         ):
             return [value[0], REDACTED]
         return [redact(v) for v in value]
-    return value
+    if isinstance(value, set | frozenset):
+        return [redact(v) for v in value]
+    if isinstance(value, bytes | bytearray):
+        return redact_text(bytes(value).decode("utf-8", "replace"))
+    # Anything else would be written as its str(): redact that string now.
+    return redact_text(str(value))
