@@ -176,3 +176,16 @@ def test_a_refused_match_lets_the_next_member_run(tmp_path: Path) -> None:
     d = two_scripts(tmp_path, first, MATCH).decide(message("x"))
     assert d.rule == "second"
     assert "moon" in next(t for t in d.trace if t.rule == "first").reason
+
+
+def test_a_disabled_broken_script_does_not_stop_routing(tmp_path: Path) -> None:
+    (tmp_path / "rule.star").write_text("def evaluate(request:\n")
+    rules = """
+- name: scripted
+  priority: 50
+  enabled: false
+  trigger: {type: script, file: rule.star}
+  action: {target: local}
+"""
+    router = Router(config_with_rules(tmp_path, rules + FALLBACK))
+    assert router.decide(message("x")).rule == "fallback"

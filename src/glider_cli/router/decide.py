@@ -93,12 +93,24 @@ class _Ctx:
         return self._payload
 
 
+def _never(ctx: Any) -> Match:
+    return Match(False, "disabled (enabled: false)")
+
+
 def _compile_rules(config: Config) -> list[CompiledRule]:
     from glider_cli.router.classifier import complexity_matcher, patterns_matcher, tools_matcher
     from glider_cli.router.scripts import ScriptError
 
     out: list[CompiledRule] = []
     for rule in config.rules:
+        if not rule.enabled and rule.trigger.type == "script":
+            # A switched-off script is not loaded: a broken one must not stop routing (lint reports it).
+            out.append(
+                CompiledRule(
+                    rule.name, rule.priority, False, rule.action, _never, "script", rule.fallback, rule.where
+                )
+            )
+            continue
         try:
             matcher = compile_trigger(rule.trigger)
         except ScriptError as exc:
