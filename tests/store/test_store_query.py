@@ -106,6 +106,9 @@ def test_keys() -> None:
     assert run(G, "t1 key=goal").results[0]["value"] == "make the parser faster"
     assert run(G, "t1 key=file-tree").results[0]["value"]["root"] == "/r"
     assert set(ids("t1 key=file-tree core OR readme")) == {"file:/r/pkg/core.py", "file:/r/README.md"}
+    assert [r["id"] for r in run(G, "t1 key=goal faster").results] == ["key:t1:goal"]
+    assert run(G, "t1 key=goal slower").results == []
+    assert run(G, "* key=goal parser OR lexer").results[0]["score"] == 1.0
     with pytest.raises(QueryError, match="no file-tree key"):
         run(G, "t2 key=file-tree parser")
 

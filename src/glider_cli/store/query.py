@@ -7,7 +7,8 @@
   `fuzzy` maps each misspelt term to the vocabulary word used instead.
 - key (key= without keywords): the turn's key values, {"id": "key:<turn>:<key>", "kind": "key",
   "name", "path": null, "prov", "score": 1.0, "value"}; `key=file-tree keyword…` searches the files
-  and directories under the turn's file-tree root.
+  and directories under the turn's file-tree root; `key=goal keyword…` (clone_path, plan likewise)
+  keeps the key values whose words satisfy the keywords, score = the number of matching terms.
 - neigh=id: the neighbours as result objects plus "edge" and "direction"; score = their degree.
 - path=a->b: {"from", "to", "found", "length", "path": [results], "edges": [edges]}.
 - explain=id: {"entity", "degree", "neighbours", "hubs", "nearest_hub", "path_to_hub"}; hubs are the
@@ -31,7 +32,7 @@ from rapidfuzz import process
 from glider_cli.errors import QueryError
 from glider_cli.store.graph import Entity, Graph
 from glider_cli.store.query_parse import ParsedQuery, parse
-from glider_cli.store.search import SearchIndex
+from glider_cli.store.search import SearchIndex, tokens
 
 MAX_MEMBERS = 25
 HUBS = 5
@@ -127,6 +128,8 @@ def run(graph: Graph, text: str, index: SearchIndex | None = None) -> QueryAnswe
     mode = q.mode
     if mode == "search" and q.key == "file-tree":
         return _search(ctx, index, file_tree=True)
+    if mode == "search" and q.key is not None:
+        return QueryAnswer(q, "key", _keys(ctx, q.key, q.groups))
     if mode == "search":
         return _search(ctx, index, file_tree=False)
     if mode == "key":
@@ -165,14 +168,23 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
     return QueryAnswer(q, "search", results, fuzzy=fuzzy)
 
 
-def _keys(ctx: _Ctx, key: str) -> list[dict[str, Any]]:
+def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list[dict[str, Any]]:
     turns = list(ctx.g.keys) if ctx.q.turn_id == "*" else [ctx.q.turn_id]
     out = []
     for t in sorted(turns):
         kv = ctx.g.key(t, key)
-        if kv is not None:
-            out.append({"id": f"key:{t}:{key}", "kind": "key", "name": key, "path": None,
-                        "prov": kv.prov, "score": 1.0, "turn": t, "value": kv.value})
+        if kv is None:
+            continue
+        score = 1.0
+        if groups:
+            words = set(tokens(str(kv.value)))
+            hits = [[term for term in g if set(tokens(term)) <= words] for g in groups]
+            if not all(hits):
+                continue
+            score = float(sum(len(h) for h in hits))
+        out.append({"id": f"key:{t}:{key}", "kind": "key", "name": key, "path": None,
+                    "prov": kv.prov, "score": score, "turn": t, "value": kv.value})
+    out.sort(key=lambda r: -r["score"])
     return out[: ctx.q.limit]
 
 
