@@ -102,8 +102,14 @@ def main() -> None:
         ),
         ("default with scripts, heavy (~3 KB/message)", Router(config), request(scale=7), None),
     ]
+    ref = []
+    for _ in range(2000):
+        t0 = time.thread_time_ns()
+        sum(range(100))
+        ref.append(time.thread_time_ns() - t0)
     print(
-        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; figures are CPU time per decision"
+        f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; figures: CPU time per decision; "
+        f"CPU reference: sum(range(100)) p50 {statistics.median(ref) / 1000:.2f} us right now"
     )
     for label, router, req, target in rows:
         p50, p99, wall, rule = measure(router, req, args.n)
