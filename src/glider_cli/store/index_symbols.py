@@ -1,7 +1,8 @@
 """`index-symbols`: functions, classes and methods of a repository into the entity store.
 
 `index_symbols(store, root)`:
-- walks `root` honouring `.gitignore`, keeps files whose extension `symbols.LANG_BY_EXT` knows;
+- walks `root` honouring `.gitignore`, keeps files whose extension `symbols.LANG_BY_EXT` knows and
+  that are at most MAX_SOURCE_BYTES (larger ones are listed in `errors` as skipped);
 - skips a file whose size and mtime equal the `sym_sig` recorded on its file entity; for a changed
   file, drops its old symbols and import edges, then appends:
   * a `symbol` entity per definition, id `sym:<file path>#<qualname>` (`@<line>` added on a clash),
@@ -27,6 +28,7 @@ from glider_cli.store.walk import WalkEntry, walk
 
 Progress = Callable[[int, str], None]
 
+MAX_SOURCE_BYTES = 2_000_000
 _JS_EXTS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 
 
@@ -135,6 +137,10 @@ def index_symbols(
             unchanged += 1
             continue
         lang = LANG_BY_EXT[os.path.splitext(entry.path)[1]]
+        if entry.size > MAX_SOURCE_BYTES:
+            # Bundles and generated files: slow to parse, and their symbols are noise.
+            errors.append(f"{entry.rel}: skipped, {entry.size} bytes is over {MAX_SOURCE_BYTES}")
+            continue
         try:
             source = Path(entry.path).read_bytes()
         except OSError as exc:
