@@ -192,8 +192,11 @@ def context_routes(
         def work() -> dict[str, Any]:
             plan = store.prune_plan(days)
             result = None if dry_run else store.prune_apply(plan)
-            return {"plan": plan.to_dict(), "applied": not dry_run,
-                    "result": result.to_dict() if result else None}
+            return {
+                "plan": plan.to_dict(),
+                "applied": not dry_run,
+                "result": result.to_dict() if result else None,
+            }
 
         return _json(await call(work))
 

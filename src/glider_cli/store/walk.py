@@ -13,13 +13,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pathspec
 
 from glider_cli.errors import StoreError
 
-_Spec = pathspec.PathSpec[Any]
+if TYPE_CHECKING:
+    _Spec = pathspec.PathSpec[Any]
 _ALWAYS_SKIP = frozenset({".git", ".hg", ".svn"})
 
 
