@@ -43,9 +43,21 @@ def _events(n: int, t0: float, spread_s: float) -> list[dict[str, object]]:
     out = []
     for i in range(n):
         t = t0 + spread_s * i / n
-        out.append(make_event(ids(), "RouteDecided", format_ts(t), f"turn-{i % 500}",
-                              {"target": "local", "backend": "ollama", "model": "qwen", "rule": "small",
-                               "request": {"estimated_tokens": i % 4000, "has_tools": bool(i % 2)}}))
+        out.append(
+            make_event(
+                ids(),
+                "RouteDecided",
+                format_ts(t),
+                f"turn-{i % 500}",
+                {
+                    "target": "local",
+                    "backend": "ollama",
+                    "model": "qwen",
+                    "rule": "small",
+                    "request": {"estimated_tokens": i % 4000, "has_tools": bool(i % 2)},
+                },
+            )
+        )
     return out
 
 
@@ -68,7 +80,7 @@ def bench_append(home: Path, n: int) -> None:
     w.flush()
     total = time.perf_counter() - t
     w.close()
-    print(f"{'EventWriter.emit (caller side), ' + format(n, ',')  :<44} {n / emit_dt:>12,.1f} events/s")
+    print(f"{'EventWriter.emit (caller side), ' + format(n, ','):<44} {n / emit_dt:>12,.1f} events/s")
     print(f"{'EventWriter emit + flush to disk':<44} {n / total:>12,.1f} events/s")
 
 
@@ -91,10 +103,44 @@ def bench_warm_load(home: Path, n: int) -> None:
 
 
 WORDS = (
-    "parse", "token", "route", "decide", "stream", "event", "store", "graph", "index", "query", "sticky",
-    "local", "cloud", "model", "backend", "proxy", "server", "client", "config", "profile", "rule",
-    "script", "delegate", "summary", "episode", "turn", "file", "symbol", "writer", "reader", "cache",
-    "buffer", "frame", "relay", "fallback", "timeout", "retry", "budget",
+    "parse",
+    "token",
+    "route",
+    "decide",
+    "stream",
+    "event",
+    "store",
+    "graph",
+    "index",
+    "query",
+    "sticky",
+    "local",
+    "cloud",
+    "model",
+    "backend",
+    "proxy",
+    "server",
+    "client",
+    "config",
+    "profile",
+    "rule",
+    "script",
+    "delegate",
+    "summary",
+    "episode",
+    "turn",
+    "file",
+    "symbol",
+    "writer",
+    "reader",
+    "cache",
+    "buffer",
+    "frame",
+    "relay",
+    "fallback",
+    "timeout",
+    "retry",
+    "budget",
 )
 
 
@@ -107,8 +153,17 @@ def bench_query(n: int) -> None:
         name = f"{a}_{b}{c.capitalize()}{i % 97}"
         rel = f"src/{a}/{b}/{c}_{i % 1000}.py"
         eid = f"sym:/r/{rel}#{name}{i}"
-        g.add_entity(Entity(eid, "symbol", name, f"/r/{rel}", "EXTRACTED", None,
-                            {"rel": rel, "qualname": name, "line": i % 500 + 1}))
+        g.add_entity(
+            Entity(
+                eid,
+                "symbol",
+                name,
+                f"/r/{rel}",
+                "EXTRACTED",
+                None,
+                {"rel": rel, "qualname": name, "line": i % 500 + 1},
+            )
+        )
         if prev and i % 10:
             g.add_edge(Edge(prev, eid, "contains", "EXTRACTED"))
         prev = eid
@@ -116,8 +171,14 @@ def bench_query(n: int) -> None:
     idx = SearchIndex(g)
     build = time.perf_counter() - t
     print(f"{'index build, ' + format(n, ',') + ' entities':<44} {build * 1000:>12,.1f} ms")
-    queries = ["* parse", "* sticky route", "* stream OR relay", "* kind=symbol limit=50 episode summary",
-               "* fallbak", "* writer_cache"]
+    queries = [
+        "* parse",
+        "* sticky route",
+        "* stream OR relay",
+        "* kind=symbol limit=50 episode summary",
+        "* fallbak",
+        "* writer_cache",
+    ]
     times = []
     for _ in range(20 // len(queries) + 1):
         for q in queries:

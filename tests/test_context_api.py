@@ -68,8 +68,11 @@ def live(glider_env: Path) -> Iterator[tuple[httpx.Client, EventWriter]]:
 
 def test_events_turns_and_episodes(live: tuple[httpx.Client, EventWriter]) -> None:
     client, writer = live
-    writer.emit("TurnOpened", {"ask": "rename the helper", "headers": {"x-api-key": "sk-live-0123456789abc"}},
-                turn_id="t1")
+    writer.emit(
+        "TurnOpened",
+        {"ask": "rename the helper", "headers": {"x-api-key": "sk-live-0123456789abc"}},
+        turn_id="t1",
+    )
     writer.emit("RouteDecided", {"target": "cloud", "backend": "anthropic"}, turn_id="t1")
     writer.emit("OriginPassthrough", {"backend": "anthropic", "status": 200}, turn_id="t1")
     recent = client.get("/api/context/recent", params={"limit": 2}).json()
@@ -160,10 +163,16 @@ def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path)
             for text in (f"my key is {client_key}, and {pasted}", "/cloud explain this repo please"):
                 r = client.post(
                     "/v1/messages",
-                    headers={"x-api-key": client_key, "authorization": f"Bearer {client_key}",
-                             "anthropic-version": "2023-06-01"},
-                    json={"model": "claude-x", "max_tokens": 32,
-                          "messages": [{"role": "user", "content": text}]},
+                    headers={
+                        "x-api-key": client_key,
+                        "authorization": f"Bearer {client_key}",
+                        "anthropic-version": "2023-06-01",
+                    },
+                    json={
+                        "model": "claude-x",
+                        "max_tokens": 32,
+                        "messages": [{"role": "user", "content": text}],
+                    },
                 )
                 assert r.status_code == 200, r.text
     files = [p for p in home.rglob("*") if p.is_file()]

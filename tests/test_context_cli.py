@@ -107,7 +107,8 @@ def test_export_is_every_event_then_every_entity_record(logged: Path, repo: Path
 def test_query_errors_exit_1_and_point_at_the_token(logged: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "glider_cli", "context", "query", "t1", "limit=zero"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1
     assert "Error: limit='zero' must be a whole number from 1 to 10000 (at position 9)" in proc.stderr

@@ -11,18 +11,36 @@ def _events() -> list[dict[str, Any]]:
         ("TurnOpened", "a", {"ask": "fix the   failing test in\nparser.py", "clone_path": "/r"}),
         ("RouteDecided", "a", {"target": "local", "backend": "ollama", "model": "qwen", "rule": "small"}),
         ("FallbackUsed", "a", {"from": "ollama", "to": "anthropic"}),
-        ("OriginPassthrough", "a", {"backend": "anthropic", "status": 200, "output_tokens": 12,
-                                    "files": ["parser.py", "test_parser.py"]}),
+        (
+            "OriginPassthrough",
+            "a",
+            {
+                "backend": "anthropic",
+                "status": 200,
+                "output_tokens": 12,
+                "files": ["parser.py", "test_parser.py"],
+            },
+        ),
         ("TurnOpened", "b", {"ask": "delegate the docs"}),
         ("RouteDecided", "b", {"target": "cloud", "delegate": "claude"}),
-        ("DelegateRun", "b", {"vendor": "claude", "exit_code": 0, "summary": "wrote README\nmore",
-                              "files": ["README.md", "README.md"]}),
+        (
+            "DelegateRun",
+            "b",
+            {
+                "vendor": "claude",
+                "exit_code": 0,
+                "summary": "wrote README\nmore",
+                "files": ["README.md", "README.md"],
+            },
+        ),
         ("TurnOpened", "c", {"ask": "still thinking"}),
         ("Note", None, {"text": "no turn"}),
         ("UpstreamFailed", "d", {"backend": "openai", "status": 500, "error": "boom\ntrace"}),
     ]
-    return [make_event(f"{i:032x}", t, f"2026-11-29T10:00:{i:02d}.000Z", turn, d)
-            for i, (t, turn, d) in enumerate(evs)]
+    return [
+        make_event(f"{i:032x}", t, f"2026-11-29T10:00:{i:02d}.000Z", turn, d)
+        for i, (t, turn, d) in enumerate(evs)
+    ]
 
 
 def test_episodes_summarise_each_turn() -> None:

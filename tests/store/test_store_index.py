@@ -99,8 +99,10 @@ def test_index_symbols_on_a_multi_language_tree(repo: Path, glider_env: Path) ->
     assert not any(rel.startswith("build/") for rel, _ in syms)
 
     def imports(rel: str) -> set[str]:
-        return {d.removeprefix(f"file:{repo}/").removeprefix(f"dir:{repo}/")
-                for d in g.out_edges(f"file:{repo}/{rel}", "imports")}
+        return {
+            d.removeprefix(f"file:{repo}/").removeprefix(f"dir:{repo}/")
+            for d in g.out_edges(f"file:{repo}/{rel}", "imports")
+        }
 
     assert imports("pkg/core.py") == {"pkg/__init__.py", "pkg/helpers.py"}
     assert imports("web/app.ts") == {"web/lib/dates.js"}

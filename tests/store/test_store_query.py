@@ -16,25 +16,81 @@ def _graph() -> Graph:
     ents = [
         Entity("dir:/r", "dir", "r", "/r", "EXTRACTED", "t1", {"rel": ".", "root": root}),
         Entity("dir:/r/pkg", "dir", "pkg", "/r/pkg", "EXTRACTED", "t1", {"rel": "pkg", "root": root}),
-        Entity("file:/r/pkg/core.py", "file", "core.py", "/r/pkg/core.py", "EXTRACTED", "t1",
-               {"rel": "pkg/core.py"}),
-        Entity("file:/r/pkg/helpers.py", "file", "helpers.py", "/r/pkg/helpers.py", "EXTRACTED", "t1",
-               {"rel": "pkg/helpers.py"}),
-        Entity("file:/r/README.md", "file", "README.md", "/r/README.md", "EXTRACTED", "t1",
-               {"rel": "README.md"}),
-        Entity("sym:/r/pkg/core.py#Parser", "symbol", "Parser", "/r/pkg/core.py", "EXTRACTED", None,
-               {"qualname": "Parser", "rel": "pkg/core.py", "line": 3, "symbol_kind": "class"}),
-        Entity("sym:/r/pkg/core.py#Parser.parse_tokens", "symbol", "parse_tokens", "/r/pkg/core.py",
-               "EXTRACTED", None,
-               {"qualname": "Parser.parse_tokens", "rel": "pkg/core.py", "line": 4, "symbol_kind": "method"}),
-        Entity("sym:/r/pkg/helpers.py#slugify", "symbol", "slugify", "/r/pkg/helpers.py", "EXTRACTED", None,
-               {"qualname": "slugify", "rel": "pkg/helpers.py", "line": 1, "symbol_kind": "function"}),
-        Entity("sym:/elsewhere/x.py#Parser", "symbol", "Parser", "/elsewhere/x.py", "EXTRACTED", None,
-               {"qualname": "Parser", "rel": "x.py", "line": 1, "symbol_kind": "class"}),
-        Entity("note:n1", "note", "the goal is a faster parser", None, "RUNTIME", "t2",
-               {"text": "the goal is a faster parser"}),
-        Entity("note:n2", "note", "plan: split the module", None, "RUNTIME", "t2",
-               {"text": "plan: split the module"}),
+        Entity(
+            "file:/r/pkg/core.py",
+            "file",
+            "core.py",
+            "/r/pkg/core.py",
+            "EXTRACTED",
+            "t1",
+            {"rel": "pkg/core.py"},
+        ),
+        Entity(
+            "file:/r/pkg/helpers.py",
+            "file",
+            "helpers.py",
+            "/r/pkg/helpers.py",
+            "EXTRACTED",
+            "t1",
+            {"rel": "pkg/helpers.py"},
+        ),
+        Entity(
+            "file:/r/README.md", "file", "README.md", "/r/README.md", "EXTRACTED", "t1", {"rel": "README.md"}
+        ),
+        Entity(
+            "sym:/r/pkg/core.py#Parser",
+            "symbol",
+            "Parser",
+            "/r/pkg/core.py",
+            "EXTRACTED",
+            None,
+            {"qualname": "Parser", "rel": "pkg/core.py", "line": 3, "symbol_kind": "class"},
+        ),
+        Entity(
+            "sym:/r/pkg/core.py#Parser.parse_tokens",
+            "symbol",
+            "parse_tokens",
+            "/r/pkg/core.py",
+            "EXTRACTED",
+            None,
+            {"qualname": "Parser.parse_tokens", "rel": "pkg/core.py", "line": 4, "symbol_kind": "method"},
+        ),
+        Entity(
+            "sym:/r/pkg/helpers.py#slugify",
+            "symbol",
+            "slugify",
+            "/r/pkg/helpers.py",
+            "EXTRACTED",
+            None,
+            {"qualname": "slugify", "rel": "pkg/helpers.py", "line": 1, "symbol_kind": "function"},
+        ),
+        Entity(
+            "sym:/elsewhere/x.py#Parser",
+            "symbol",
+            "Parser",
+            "/elsewhere/x.py",
+            "EXTRACTED",
+            None,
+            {"qualname": "Parser", "rel": "x.py", "line": 1, "symbol_kind": "class"},
+        ),
+        Entity(
+            "note:n1",
+            "note",
+            "the goal is a faster parser",
+            None,
+            "RUNTIME",
+            "t2",
+            {"text": "the goal is a faster parser"},
+        ),
+        Entity(
+            "note:n2",
+            "note",
+            "plan: split the module",
+            None,
+            "RUNTIME",
+            "t2",
+            {"text": "plan: split the module"},
+        ),
         Entity("dir:/island", "dir", "island", "/island", "EXTRACTED", None, {"rel": "island"}),
     ]
     for e in ents:
@@ -122,10 +178,17 @@ def test_neigh_path_explain_communities() -> None:
     }
     path = run(G, "t1 path=README.md->slugify").to_json()
     assert path["found"] and [p["id"] for p in path["path"]] == [
-        "file:/r/README.md", "dir:/r", "dir:/r/pkg", "file:/r/pkg/helpers.py", "sym:/r/pkg/helpers.py#slugify"
+        "file:/r/README.md",
+        "dir:/r",
+        "dir:/r/pkg",
+        "file:/r/pkg/helpers.py",
+        "sym:/r/pkg/helpers.py#slugify",
     ]
     assert path["length"] == 4 and path["edges"][0] == {
-        "src": "dir:/r", "dst": "file:/r/README.md", "type": "contains", "prov": "EXTRACTED"
+        "src": "dir:/r",
+        "dst": "file:/r/README.md",
+        "type": "contains",
+        "prov": "EXTRACTED",
     }
     none = run(G, "* path=README.md->dir:/island").to_json()
     assert none["found"] is False and none["path"] == []
@@ -186,8 +249,25 @@ def test_errors_point_at_the_bad_token(text: str, position: int, message: str) -
 
 _atoms = st.one_of(
     st.sampled_from(
-        ["OR", "|", "a|b", "parser", "key=goal", "kind=file", "kind=x", "prov=RUNTIME", "limit=3",
-         "limit=0", "path=a->b", "neigh=pkg", "explain=slugify", "communities=1", "=", "x=", "->"]
+        [
+            "OR",
+            "|",
+            "a|b",
+            "parser",
+            "key=goal",
+            "kind=file",
+            "kind=x",
+            "prov=RUNTIME",
+            "limit=3",
+            "limit=0",
+            "path=a->b",
+            "neigh=pkg",
+            "explain=slugify",
+            "communities=1",
+            "=",
+            "x=",
+            "->",
+        ]
     ),
     st.text(min_size=1, max_size=8),
 )

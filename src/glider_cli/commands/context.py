@@ -44,8 +44,18 @@ def _render(ans: QueryAnswer) -> None:
             for r in ans.results:
                 console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
         else:
-            rows = [(f"{r['score']:g}", r["kind"], r.get("symbol_kind") or r.get("edge") or "", r["name"],
-                     _where(r), r["prov"], r["id"]) for r in ans.results]
+            rows = [
+                (
+                    f"{r['score']:g}",
+                    r["kind"],
+                    r.get("symbol_kind") or r.get("edge") or "",
+                    r["name"],
+                    _where(r),
+                    r["prov"],
+                    r["id"],
+                )
+                for r in ans.results
+            ]
             console.table(None, ("score", "kind", "what", "name", "where", "prov", "id"), rows)
         if not ans.results:
             console.err.print("no results", markup=False)
@@ -100,8 +110,10 @@ def index_tree_cmd(
     if json_out:
         console.emit_json(r.to_dict())
         return
-    console.line(f"{r.root}: {r.files} files, {r.dirs} dirs; {r.changed} new or changed, "
-                 f"{r.unchanged} unchanged, {r.removed} removed ({r.ms:g} ms)")
+    console.line(
+        f"{r.root}: {r.files} files, {r.dirs} dirs; {r.changed} new or changed, "
+        f"{r.unchanged} unchanged, {r.removed} removed ({r.ms:g} ms)"
+    )
 
 
 @app.command("index-symbols")
@@ -119,15 +131,18 @@ def index_symbols_cmd(
         console.emit_json(r.to_dict())
         return
     langs = ", ".join(f"{k} {v}" for k, v in sorted(r.by_lang.items())) or "none parsed"
-    console.line(f"{r.root}: {r.files} source files ({langs}); {r.parsed} parsed, {r.unchanged} unchanged; "
-                 f"{r.symbols} symbols, {r.imports} import edges, {r.removed} removed ({r.ms:g} ms)")
+    console.line(
+        f"{r.root}: {r.files} source files ({langs}); {r.parsed} parsed, {r.unchanged} unchanged; "
+        f"{r.symbols} symbols, {r.imports} import edges, {r.removed} removed ({r.ms:g} ms)"
+    )
     for e in r.errors:
         console.warn(e)
 
 
 def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [(e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], e["outcome"])
-            for e in eps]
+    return [
+        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], e["outcome"]) for e in eps
+    ]
 
 
 @app.command("turns")

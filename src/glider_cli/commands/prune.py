@@ -23,11 +23,14 @@ def main(
     act = yes and not dry_run
     result = store.prune_apply(plan) if act else None
     if json_out:
-        console.emit_json({"plan": plan.to_dict(), "applied": act,
-                           "result": result.to_dict() if result else None})
+        console.emit_json(
+            {"plan": plan.to_dict(), "applied": act, "result": result.to_dict() if result else None}
+        )
         return
-    console.line(f"keep {plan.retain_days} days (from {plan.cutoff}); {len(plan.keep)} files kept, "
-                 f"{len(plan.delete)} to delete ({plan.bytes_freed} bytes)")
+    console.line(
+        f"keep {plan.retain_days} days (from {plan.cutoff}); {len(plan.keep)} files kept, "
+        f"{len(plan.delete)} to delete ({plan.bytes_freed} bytes)"
+    )
     for item in plan.delete:
         console.line(f"  delete {item.path}")
     if result is not None:

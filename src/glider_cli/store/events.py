@@ -105,9 +105,7 @@ def format_ts(t: float) -> str:
     return f"{prefix}.{ms % 1000:03d}Z"
 
 
-def make_event(
-    id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]
-) -> dict[str, Any]:
+def make_event(id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "v": SCHEMA_VERSION,
         "id": id_,

@@ -152,8 +152,13 @@ class Graph:
             if kind == "entity":
                 self.add_entity(
                     Entity(
-                        rec["id"], rec["kind"], rec["name"], rec.get("path"), rec["prov"],
-                        rec.get("turn"), rec.get("data") or {},
+                        rec["id"],
+                        rec["kind"],
+                        rec["name"],
+                        rec.get("path"),
+                        rec["prov"],
+                        rec.get("turn"),
+                        rec.get("data") or {},
                     )
                 )
                 if rec.get("turn"):

@@ -99,8 +99,10 @@ class _Resolver:
             return self.java.get(spec)
         if lang == "rust" and spec.startswith("mod "):
             name = spec[4:]
-            for cand in (f"{here}/{name}.rs" if here else f"{name}.rs",
-                         f"{here}/{name}/mod.rs" if here else f"{name}/mod.rs"):
+            for cand in (
+                f"{here}/{name}.rs" if here else f"{name}.rs",
+                f"{here}/{name}/mod.rs" if here else f"{name}/mod.rs",
+            ):
                 if cand in self.rels:
                     return cand
             return None
@@ -162,7 +164,15 @@ def index_symbols(
     removed = _drop_vanished(g, base, {f"file:{e.path}" for e in sources}, records)
     store.append(records)
     return SymbolIndexResult(
-        base, len(sources), parsed, unchanged, n_symbols, n_imports, removed, tuple(errors), by_lang,
+        base,
+        len(sources),
+        parsed,
+        unchanged,
+        n_symbols,
+        n_imports,
+        removed,
+        tuple(errors),
+        by_lang,
         round((time.perf_counter() - t0) * 1000, 1),
     )
 
@@ -185,8 +195,15 @@ def _file_records(
 ) -> list[dict[str, Any]]:
     data = dict(old.data) if old is not None else {"rel": entry.rel, "root": base}
     data.update(sym_sig=sig, lang=lang)
-    e = Entity(f"file:{entry.path}", "file", os.path.basename(entry.path), entry.path,
-               old.prov if old is not None else "EXTRACTED", old.turn if old is not None else None, data)
+    e = Entity(
+        f"file:{entry.path}",
+        "file",
+        os.path.basename(entry.path),
+        entry.path,
+        old.prov if old is not None else "EXTRACTED",
+        old.turn if old is not None else None,
+        data,
+    )
     g.add_entity(e)
     return [e.record()]
 
@@ -203,8 +220,15 @@ def _symbol_records(
         if sid in used:
             sid = f"{sid}@{s.line}"
         used.add(sid)
-        data = {"symbol_kind": s.kind, "qualname": s.qualname, "line": s.line, "end_line": s.end_line,
-                "lang": lang, "rel": entry.rel, "file": fid}
+        data = {
+            "symbol_kind": s.kind,
+            "qualname": s.qualname,
+            "line": s.line,
+            "end_line": s.end_line,
+            "lang": lang,
+            "rel": entry.rel,
+            "file": fid,
+        }
         e = Entity(sid, "symbol", s.name, entry.path, "EXTRACTED", None, data)
         g.add_entity(e)
         records.append(e.record())

@@ -75,8 +75,15 @@ def index_tree(
         else:
             if old is not None:
                 data = {**old.data, **data}
-            e = Entity(eid, kind, os.path.basename(entry.path) or entry.path, entry.path, "EXTRACTED",
-                       turn_id if turn_id is not None else (old.turn if old else None), data)
+            e = Entity(
+                eid,
+                kind,
+                os.path.basename(entry.path) or entry.path,
+                entry.path,
+                "EXTRACTED",
+                turn_id if turn_id is not None else (old.turn if old else None),
+                data,
+            )
             g.add_entity(e)
             records.append(e.record())
             if entry.rel != ".":

@@ -174,9 +174,7 @@ def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
     return out
 
 
-def select_days(
-    context_dir: Path, *, days: int | None = None, today: dt.date | None = None
-) -> list[Path]:
+def select_days(context_dir: Path, *, days: int | None = None, today: dt.date | None = None) -> list[Path]:
     """The event files of the last `days` UTC days (today included); all files when `days` is None."""
     files = list_day_files(context_dir)
     if days is None:

@@ -66,8 +66,11 @@ class PruneResult:
     refused: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"deleted": list(self.deleted), "already_gone": list(self.already_gone),
-                "refused": list(self.refused)}
+        return {
+            "deleted": list(self.deleted),
+            "already_gone": list(self.already_gone),
+            "refused": list(self.refused),
+        }
 
 
 def plan_for(files: Iterable[tuple[dt.date, str, int]], retain_days: int, today: dt.date) -> PrunePlan:

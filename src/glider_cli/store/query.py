@@ -53,8 +53,13 @@ class QueryAnswer:
 
 def result(e: Entity, score: float, **extra: Any) -> dict[str, Any]:
     d: dict[str, Any] = {
-        "id": e.id, "kind": e.kind, "name": e.name, "path": e.path, "prov": e.prov,
-        "score": score, "turn": e.turn,
+        "id": e.id,
+        "kind": e.kind,
+        "name": e.name,
+        "path": e.path,
+        "prov": e.prov,
+        "score": score,
+        "turn": e.turn,
     }
     for k in ("rel", "line", "symbol_kind"):
         if k in e.data:
@@ -103,7 +108,8 @@ class _Ctx:
             if prefix + ref in g.entities:
                 return g.entities[prefix + ref]
         cands = [
-            e for e in g.entities.values()
+            e
+            for e in g.entities.values()
             if e.kind != "symbol" and (e.data.get("rel") == ref or e.path == ref)
         ]
         if not cands:
@@ -161,8 +167,12 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
 
     hits, fuzzy = idx.search(q.groups, accept=accept, limit=q.limit)
     results = [
-        result(h.entity, h.score, matched=list(h.matched),
-               fuzzy={t: s for t, s in fuzzy.items() if s in h.matched})
+        result(
+            h.entity,
+            h.score,
+            matched=list(h.matched),
+            fuzzy={t: s for t, s in fuzzy.items() if s in h.matched},
+        )
         for h in hits
     ]
     return QueryAnswer(q, "search", results, fuzzy=fuzzy)
@@ -182,8 +192,18 @@ def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list
             if not all(hits):
                 continue
             score = float(sum(len(h) for h in hits))
-        out.append({"id": f"key:{t}:{key}", "kind": "key", "name": key, "path": None,
-                    "prov": kv.prov, "score": score, "turn": t, "value": kv.value})
+        out.append(
+            {
+                "id": f"key:{t}:{key}",
+                "kind": "key",
+                "name": key,
+                "path": None,
+                "prov": kv.prov,
+                "score": score,
+                "turn": t,
+                "value": kv.value,
+            }
+        )
     out.sort(key=lambda r: -r["score"])
     return out[: ctx.q.limit]
 
@@ -232,7 +252,10 @@ def _path(ctx: _Ctx, a: Entity, b: Entity) -> dict[str, Any]:
     g = ctx.g
     ids = [a.id] if a.id == b.id else _bfs(g, a.id, lambda n: n == b.id, lambda n: n in g.entities)
     return {
-        "from": a.id, "to": b.id, "found": bool(ids), "length": len(ids) - 1 if ids else None,
+        "from": a.id,
+        "to": b.id,
+        "found": bool(ids),
+        "length": len(ids) - 1 if ids else None,
         "path": [result(g.entities[i], float(g.degree(i))) for i in ids],
         "edges": _edges_along(g, ids),
     }
@@ -293,12 +316,12 @@ def _louvain(ctx: _Ctx, members: set[str]) -> list[set[str]]:
     try:
         import networkx as nx
     except ImportError as exc:
-        raise _error(ctx.q, "communities=louvain needs networkx (pip install 'glider-cli[graph]')",
-                     "communities") from exc
+        raise _error(
+            ctx.q, "communities=louvain needs networkx (pip install 'glider-cli[graph]')", "communities"
+        ) from exc
     G = nx.Graph()
     G.add_nodes_from(members)
     for edge in ctx.g.edges():
         if edge.src in members and edge.dst in members and edge.src != edge.dst:
             G.add_edge(edge.src, edge.dst)
     return [set(c) for c in nx.community.louvain_communities(G, seed=0)]
-

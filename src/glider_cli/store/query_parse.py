@@ -66,9 +66,7 @@ class ParsedQuery:
 
 
 def _fail(text: str, message: str, pos: int) -> QueryError:
-    return QueryError(
-        f"{message} (at position {pos})", position=pos, hint=f"\n    {text}\n    {' ' * pos}^"
-    )
+    return QueryError(f"{message} (at position {pos})", position=pos, hint=f"\n    {text}\n    {' ' * pos}^")
 
 
 def _did_you_mean(value: str, choices: tuple[str, ...]) -> str:

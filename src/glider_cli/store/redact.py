@@ -97,8 +97,11 @@ def redact(value: Any) -> Any:
                 out[key] = redact(v)
         return out
     if isinstance(value, list | tuple):
-        if len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], str | bytes) and (
-            sensitive_name(value[0])
+        if (
+            len(value) == 2
+            and isinstance(value[0], str)
+            and isinstance(value[1], str | bytes)
+            and (sensitive_name(value[0]))
         ):
             return [value[0], REDACTED]
         return [redact(v) for v in value]

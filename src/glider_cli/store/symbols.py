@@ -134,8 +134,15 @@ _DEFS["typescript"] = {
 }
 _DEFS["tsx"] = _DEFS["typescript"]
 _CONTAINERS = frozenset(
-    {"class_declaration", "abstract_class_declaration", "interface_declaration", "enum_declaration",
-     "record_declaration", "trait_item", "mod_item"}
+    {
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
+        "enum_declaration",
+        "record_declaration",
+        "trait_item",
+        "mod_item",
+    }
 )
 
 
