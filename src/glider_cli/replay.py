@@ -206,7 +206,8 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         plan = st.place(chat, body=req.body, count_tokens=req.count_tokens)
         decision, _ = st.settle(plan, router.decide(chat, sticky=plan.view))
         if not req.count_tokens:
-            st.served(plan, decision, _reply_calls(protocol, req.reply), complete=True)
+            calls = _reply_calls(protocol, req.reply)
+            st.served(plan, decision.target, decision.backend, decision.model, calls, complete=True)
         p = plan.placement
         sticky = st.state(p.turn_id)
         sticky["view"] = plan.view.to_dict()

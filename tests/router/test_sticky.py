@@ -64,7 +64,8 @@ class Harness:
         decision, events = self.st.settle(plan, self.router.decide(req, sticky=plan.view))
         self.events += events
         if not count_tokens:
-            self.events += self.st.served(plan, decision, calls or [], complete=True)
+            side, backend, model = decision.target, decision.backend, decision.model
+            self.events += self.st.served(plan, side, backend, model, calls or [], complete=True)
         return plan, decision
 
     def logged(self) -> list[dict[str, Any]]:

@@ -6,7 +6,7 @@
     plan = st.place(request, body=body, count_tokens=False)   # family + StickyView for decide()
     decision = router.decide(request, sticky=plan.view)
     decision, events = st.settle(plan, decision)              # forced side, binding, trace
-    ... serve ...; st.served(plan, decision, calls, complete=...) -> events
+    ... serve ...; st.served(plan, side, backend, model, calls, complete=...) -> events
 
 Contract:
 - **Binding.** A cloud decision for a family that is not yet bound binds it (`StickyBound`: family,
@@ -185,12 +185,21 @@ class Stickiness:
         return decision, events
 
     def served(
-        self, plan: StickyPlan, decision: RouteDecision, calls: Iterable[IssuedCall], *, complete: bool
+        self,
+        plan: StickyPlan,
+        side: str,
+        backend: str | None,
+        model: str | None,
+        calls: Iterable[IssuedCall],
+        *,
+        complete: bool,
     ) -> Events:
-        """Record the tool calls a reply issued; a finished run starts the binding's grace time."""
+        """Record who answered (after any fallback) and the tool calls the reply issued; a finished run
+        starts the binding's grace time."""
         p = plan.placement
         if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
             return []
+        self.index.served(p.turn_id, side, backend, model)
         issued = list(calls)
         for c in issued:
             self.index.issued(p.turn_id, c.id, c.name, agent_prompt(c.name, c.arguments))
