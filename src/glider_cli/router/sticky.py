@@ -20,10 +20,11 @@ Contract:
   which turn it came from. A new user message opens a new family and decides anew.
 - **Tool results go home.** A request answering tool calls is sent to the side (and backend and
   model) that served the reply which issued them, whatever the rules say; the trace gets a `sticky`
-  line saying so. Calls whose issuer is unknown follow the family's last side.
+  line saying so. Calls the index did not see issued (a restart, an unread reply) are taken to come
+  from the family's last side.
 - **routing.tool_followup.** For a *child* of a tool call (a subagent spawned by an Agent/Task call,
-  or a tool result whose issuing reply is unknown): a tool on the `allowlist` is routed on its own
-  (a fresh decision, the binding does not apply); a tool on the `denylist` always follows its
+  or a tool result in a family no side is known for yet): a tool on the `allowlist` is routed on its
+  own (a fresh decision, the binding does not apply); a tool on the `denylist` always follows its
   parent (the family's side, bound or not); any other tool follows the binding.
 - **Summaries** (compaction, Composer wrap-up) are always refused local: they go to the cloud or the
   origin (the default profile's `composer_wrapup_origin`, priority 95, picks the origin).
