@@ -30,15 +30,18 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
+from starlette.types import Scope
 from starlette.websockets import WebSocket
 
 from glider_cli import __version__
 from glider_cli.backends.client import Upstream, make_upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
+from glider_cli.server.asgi import ProxyEndpoint, Reply
 from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.replies import error_body
 from glider_cli.server.security import SecurityMiddleware
+from glider_cli.server.state import LoopSink
 
 if TYPE_CHECKING:
     import httpx
@@ -97,16 +100,22 @@ def create_app(
 
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
+    import time
+
+    from glider_cli.router.sticky import Stickiness
     from glider_cli.store.events import IdGenerator
 
+    loop_sink = LoopSink(sink)
+    ids = IdGenerator()
     proxy = Proxy(
         router=router,
         parse=parse_request,
         registry=registry,
-        sink=sink,
+        sink=loop_sink,
         max_body_bytes=settings.server.max_body_bytes,
-        new_id=IdGenerator(),
+        new_id=ids,
         upstream=upstream,
+        sticky=Stickiness(settings.sticky, settings.tool_followup, clock=time.time, new_id=ids),
     )
 
     @contextlib.asynccontextmanager
@@ -120,26 +129,31 @@ def create_app(
             proxy.upstream = owned
         if writer is not None:
             writer.start()
+            # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
+            proxy.sticky.rebuild(writer.recent())
         try:
             yield
         finally:
             if owned is not None:
                 await owned.aclose()
                 proxy.upstream = None
+            loop_sink.drain()
             if writer is not None:
                 writer.close()
 
-    async def messages(request: Request) -> Response:
-        return await proxy.handle(request, "anthropic")
+    def endpoint(protocol: str) -> ProxyEndpoint:
+        async def handler(scope: Scope, raw: bytes) -> Reply:
+            return await proxy.handle(protocol, scope, raw)
 
-    async def count_tokens(request: Request) -> Response:
-        return await proxy.count_tokens(request)
+        return ProxyEndpoint(handler, limit, lambda exc: proxy.error(protocol, exc.status, exc.message))
 
-    async def chat(request: Request) -> Response:
-        return await proxy.handle(request, "openai_chat")
-
-    async def responses(request: Request) -> Response:
-        return await proxy.handle(request, "openai_responses")
+    limit = settings.server.max_body_bytes
+    messages = endpoint("anthropic")
+    chat = endpoint("openai_chat")
+    responses = endpoint("openai_responses")
+    count_tokens = ProxyEndpoint(
+        proxy.count_tokens, limit, lambda exc: proxy.error("anthropic", exc.status, exc.message)
+    )
 
     async def responses_get(request: Request) -> Response:
         msg = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
@@ -204,4 +218,3 @@ def create_app(
     app.state.proxy = proxy
     app.state.registry = registry
     return app
-

@@ -4,9 +4,11 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 1. The body is read up to `server.max_body_bytes` (413 beyond), parsed as JSON (400 when it is not a
    JSON object) and turned into a ChatRequest by the protocol parser; a RequestError keeps its status.
    Unknown fields are never an error here.
-2. The router decides; `RouteDecided` (the decision's `to_dict()`) is emitted, preceded by
-   `TurnOpened` when the request carries a new real user message (the last non-system message is a
-   user message with text and no tool results).
+2. The turn index (`router.sticky.Stickiness`) places the request in its turn family and gives the
+   router a StickyView; the router decides; `RouteDecided` (the decision's `to_dict()`, with the
+   `family` placement) is emitted, preceded by `TurnOpened` only when the request opens a family (a
+   new real user message) and followed by `StickyBound` when the family gets bound. The reply's tool
+   calls are read as it is relayed, so a tool result returns to the side that issued the call.
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
@@ -27,27 +29,29 @@ No header value, key or Authorization is ever put into an event.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
 
 import orjson
-from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
+from glider_cli.router.sticky import ReplyTap, Stickiness, StickyPlan
 from glider_cli.server import translation
+from glider_cli.server.asgi import Reply
 from glider_cli.server.replies import error_body, stream_error, upstream_message
-from glider_cli.server.state import TurnTracker, Usage, UsageCalibrator
+from glider_cli.server.state import Usage, UsageCalibrator
 
 RETRY_STATUSES = frozenset({408, 409, 429})
-_SSE = "text/event-stream"
+_JSON_HEADERS = [(b"content-type", b"application/json")]
 _CLIENT_PATH = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
@@ -74,14 +78,6 @@ def route_header(side: str, rule: str, backend: str, fallback_from: str | None =
     return value
 
 
-def is_new_turn(request: ChatRequest) -> bool:
-    for m in reversed(request.messages):
-        if m.role in ("system", "developer"):
-            continue
-        return m.role == "user" and bool(m.content.strip()) and not m.tool_results
-    return False
-
-
 @dataclass
 class Inbound:
     """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
@@ -98,7 +94,9 @@ class Inbound:
 class _Job:
     inb: Inbound
     decision: RouteDecision
-    turn_id: str
+    turn_id: str | None
+    plan: StickyPlan | None = None
+    tap: ReplyTap | None = None
 
 
 @dataclass
@@ -128,6 +126,7 @@ class Proxy:
         max_body_bytes: int,
         new_id: Callable[[], str],
         upstream: Upstream | None = None,
+        sticky: Stickiness | None = None,
     ) -> None:
         self.router = router
         self.parse = parse
@@ -135,60 +134,56 @@ class Proxy:
         self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream
-        self.turns = TurnTracker(new_id)
+        if sticky is None:
+            from glider_cli.settings import StickySettings, ToolFollowupSettings
+
+            sticky = Stickiness(StickySettings(), ToolFollowupSettings(), clock=time.time, new_id=new_id)
+        self.sticky = sticky
         self.usage = UsageCalibrator()
 
     # ------------------------------------------------------------------------------ inbound
 
-    async def read_json(self, request: Request) -> tuple[bytes, dict[str, Any]]:
-        cl = request.headers.get("content-length")
-        if cl and cl.isdigit() and int(cl) > self.max_body_bytes:
-            raise RequestError(f"request body is larger than {self.max_body_bytes} bytes", status=413)
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise RequestError(f"request body is larger than {self.max_body_bytes} bytes", status=413)
-            chunks.append(chunk)
-        raw = b"".join(chunks)
+    def inbound(self, protocol: str, scope: Scope, raw: bytes) -> Inbound:
+        """Parse one request (RequestError on a body that is not a JSON object or is malformed)."""
         try:
             obj = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             raise RequestError(f"request body is not valid JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise RequestError("request body must be a JSON object")
-        return raw, obj
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        chat = self.parse(protocol, obj, {k.lower(): v for k, v in headers})
+        return Inbound(protocol, raw, obj, headers, scope["query_string"].decode("latin-1"), chat)
 
-    async def handle(self, request: Request, protocol: str) -> Response:
+    async def handle(self, protocol: str, scope: Scope, raw: bytes) -> Reply:
         try:
-            raw, body = await self.read_json(request)
-            chat = self.parse(protocol, body, request.headers)
+            inb = self.inbound(protocol, scope, raw)
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
-        inb = Inbound(protocol, raw, body, request.headers.items(), request.url.query, chat)
+        chat = inb.chat
+        # The turn index places the request in its family; a bound family refuses local (router.sticky).
+        plan = self.sticky.place(chat, body=inb.body)
         try:
-            decision = self.router.decide(chat)
-        except GliderError as exc:
-            return self.error(protocol, 500, f"routing failed: {exc.message}")
-        turn_id = self.turns.observe(chat.session_id, is_new_turn(chat))
-        if is_new_turn(chat):
-            self.sink.emit(
-                "TurnOpened",
-                {"ask": chat.last_user_text, "session_id": chat.session_id, "client": protocol},
-                turn_id=turn_id,
-            )
-        self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
-        try:
+            decision, bound = self.sticky.settle(plan, self.router.decide(chat, sticky=plan.view))
             backend = self.registry.choose(decision.target, decision.backend)
         except GliderError as exc:
-            return self.error(protocol, 500, exc.message)
-        return await self._forward(_Job(inb, decision, turn_id), backend)
+            return self.error(protocol, 500, f"routing failed: {exc.message}")
+        turn_id = plan.turn_id
+        if plan.placement.new_turn:
+            opened: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
+            opened.update(client=protocol, messages=len(chat.messages))
+            self.sink.emit("TurnOpened", opened, turn_id=turn_id)
+        self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
+        for kind, data, tid in bound:
+            self.sink.emit(kind, data, turn_id=tid)
+        job = _Job(inb, decision, turn_id, plan, ReplyTap(protocol, chat.stream))
+        return await self._forward(job, backend)
 
-    def error(self, protocol: str, status: int, message: str) -> Response:
-        return Response(
-            error_body(protocol, status, message), status_code=status, media_type="application/json"
-        )
+    def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
+        headers = list(_JSON_HEADERS)
+        if route:
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(status, headers, error_body(protocol, status, message))
 
     # ------------------------------------------------------------------------------ outbound
 
@@ -223,7 +218,7 @@ class Proxy:
             raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=data)
         return resp
 
-    async def _forward(self, job: _Job, backend: Backend) -> Response:
+    async def _forward(self, job: _Job, backend: Backend) -> Reply:
         fb = job.decision.extra.get("fallback")
         rule_fallback = fb if isinstance(fb, str) else None
         tried: set[str] = set()
@@ -242,34 +237,33 @@ class Proxy:
                         first = await it.__anext__()
                     except StopAsyncIteration:
                         first = b""
-                    except BackendError:
+                    except BaseException:
                         await resp.aclose()
                         raise
                     return self._relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 last_error = exc
-                self.sink.emit(
-                    "UpstreamFailed", _failure(current, exc, "before_first_byte"), turn_id=job.turn_id
-                )
+                failed = _failure(current, exc, "before_first_byte")
+                self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
                 nxt = self.registry.fallback_for(current, rule_fallback)
                 if nxt is not None and nxt.name not in tried:
                     reason = {"from": current.name, "to": nxt.name, "reason": _reason(exc)}
                     self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
                 current = nxt
+            except asyncio.CancelledError:
+                # The client went away while we waited for the upstream (see server.asgi).
+                self._outcome(job, call, 0, Usage(), complete=False, disconnected=True)
+                raise
         assert last_error is not None
-        return self._failed(job, last_error, backend)
-
-    def _failed(self, job: _Job, exc: GliderError, backend: Backend) -> Response:
-        hdr = {"x-glider-route": route_header(job.decision.target, job.decision.rule, backend.name)}
-        if isinstance(exc, UpstreamStatus):
-            status, message = exc.status, upstream_message(exc.body, exc.message)
+        route = route_header(job.decision.target, job.decision.rule, backend.name)
+        if isinstance(last_error, UpstreamStatus):
+            status, message = last_error.status, upstream_message(last_error.body, last_error.message)
         else:
-            status, message = (504 if isinstance(exc, BackendTimeout) else 502), exc.message
-        body = error_body(job.inb.protocol, status, message)
-        return Response(body, status_code=status, media_type="application/json", headers=hdr)
+            status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
+        return self.error(job.inb.protocol, status, message, route)
 
-    async def _whole(self, job: _Job, call: _Call, resp: UpstreamResponse) -> Response:
+    async def _whole(self, job: _Job, call: _Call, resp: UpstreamResponse) -> Reply:
         try:
             data = await resp.read()
         finally:
@@ -281,35 +275,31 @@ class Proxy:
         self._outcome(job, call, resp.status, usage, complete=resp.status < 400)
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            r = Response(data, status_code=resp.status)
-            r.raw_headers = [
-                (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(resp.headers)
-            ]
-            r.raw_headers.append((b"content-length", str(len(data)).encode()))
-            r.raw_headers.append((b"x-glider-route", route.encode("latin-1")))
-            return r
-        hdr = {"x-glider-route": route}
+            self._served(job, call, data, complete=resp.status < 400)
+            headers = _raw_headers(resp.headers)
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+            return Reply(resp.status, headers, data)
         if resp.status >= 400:
             msg = upstream_message(data, f"upstream answered {resp.status}")
-            body = error_body(job.inb.protocol, resp.status, msg)
-            return Response(body, status_code=resp.status, media_type="application/json", headers=hdr)
+            return self.error(job.inb.protocol, resp.status, msg, route)
         out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
-        return Response(orjson.dumps(out), media_type="application/json", headers=hdr)
+        body = orjson.dumps(out)
+        self._served(job, call, body, complete=True)
+        return Reply(200, [*_JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
 
     def _relay(
         self, job: _Job, call: _Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
-    ) -> Response:
+    ) -> Reply:
         inb = job.inb
         usage = Usage()
+        model = call.model or inb.chat.model
         convert = (
             None
             if call.passthrough
-            else translation.stream_converter(
-                inb.protocol, call.backend, call.model or inb.chat.model, inb.body
-            )
+            else translation.stream_converter(inb.protocol, call.backend, model, inb.body)
         )
 
-        async def gen() -> AsyncIterator[bytes]:
+        async def gen() -> AsyncGenerator[bytes, None]:
             complete = False
             failure: GliderError | None = None
             try:
@@ -318,6 +308,8 @@ class Proxy:
                     usage.feed(chunk)
                     out = chunk if convert is None else convert.feed(chunk)
                     if out:
+                        if job.tap is not None:
+                            job.tap.feed(out)
                         yield out
                     try:
                         chunk = await it.__anext__()
@@ -326,6 +318,8 @@ class Proxy:
                 if convert is not None:
                     tail = convert.close()
                     if tail:
+                        if job.tap is not None:
+                            job.tap.feed(tail)
                         yield tail
                 complete = True
             except BackendError as exc:
@@ -333,26 +327,27 @@ class Proxy:
                 message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
                 yield stream_error(inb.protocol, message) if convert is None else convert.error(message)
             finally:
-                # Runs on completion, on upstream failure and when the client went away (the
-                # generator is closed or cancelled): closing the upstream response cancels its work.
+                # Runs on completion, on upstream failure and when the client went away (the stream
+                # is closed or its task cancelled): closing the upstream response cancels its work.
                 await resp.aclose()
                 if failure is not None:
-                    self.sink.emit(
-                        "UpstreamFailed", _failure(call.backend, failure, "mid_stream"), turn_id=job.turn_id
-                    )
+                    failed = _failure(call.backend, failure, "mid_stream")
+                    self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
                 self.usage.record(call.backend.name, inb.chat.estimated_tokens, usage.input_tokens)
                 gone = failure is None and not complete
                 self._outcome(job, call, resp.status, usage, complete=complete, disconnected=gone)
+                self._served(job, call, b"", complete=complete)
 
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            hdrs = {k.lower(): v for k, v in response_headers(resp.headers)}
+            headers = _raw_headers(resp.headers)
         else:
-            hdrs = {"content-type": translation.stream_media_type(inb.protocol)}
-        hdrs.setdefault("content-type", _SSE)
-        hdrs["cache-control"] = "no-cache"
-        hdrs["x-glider-route"] = route
-        return StreamingResponse(gen(), status_code=resp.status, headers=hdrs)
+            headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
+        if not any(k == b"content-type" for k, _ in headers):
+            headers.append((b"content-type", b"text/event-stream"))
+        headers.append((b"cache-control", b"no-cache"))
+        headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(resp.status, headers, stream=gen())
 
     def _outcome(
         self, job: _Job, call: _Call, status: int, usage: Usage, *, complete: bool, disconnected: bool = False
@@ -373,22 +368,33 @@ class Proxy:
         kind = "FulfilledLocal" if call.backend.side == "local" else "OriginPassthrough"
         self.sink.emit(kind, data, turn_id=job.turn_id)
 
+    def _served(self, job: _Job, call: _Call, data: bytes, *, complete: bool) -> None:
+        """Tell the turn index who answered and which tool calls the reply issued (router.sticky)."""
+        if job.plan is None or job.tap is None:
+            return
+        job.tap.feed(data)
+        side, name = call.backend.side, call.backend.name
+        calls = job.tap.close()
+        for kind, ev, tid in self.sticky.served(job.plan, side, name, call.model, calls, complete=complete):
+            self.sink.emit(kind, ev, turn_id=tid)
+
     # ------------------------------------------------------------------------------ count_tokens
 
-    async def count_tokens(self, request: Request) -> Response:
+    async def count_tokens(self, scope: Scope, raw: bytes) -> Reply:
+        """Asked of the routed backend when it speaks Anthropic (anthropic, origin), else estimated
+        from bytes/4 corrected by the input usage this backend has reported so far."""
         protocol = "anthropic"
         try:
-            raw, body = await self.read_json(request)
-            chat = self.parse(protocol, body, request.headers)
-            decision = self.router.decide(chat)
+            inb = self.inbound(protocol, scope, raw)
+            plan = self.sticky.place(inb.chat, body=inb.body, count_tokens=True)
+            decision = self.router.decide(inb.chat, sticky=plan.view)
             backend = self.registry.choose(decision.target, decision.backend)
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, exc.message)
-        route = route_header(backend.side, decision.rule, backend.name)
+        route = route_header(backend.side, decision.rule, backend.name).encode("latin-1")
         if backend.kind in ("anthropic", "origin"):
-            inb = Inbound(protocol, raw, body, request.headers.items(), request.url.query, chat)
             call = self._call(inb, decision, backend, count_tokens=True)
             try:
                 resp = await self._send(call)
@@ -399,18 +405,17 @@ class Proxy:
                 if resp.status < 400:
                     usage = Usage()
                     usage.feed(data)
-                    self.usage.record(backend.name, chat.estimated_tokens, usage.input_tokens)
-                    r = Response(data, status_code=resp.status, media_type="application/json")
-                    r.headers["x-glider-route"] = route
-                    return r
+                    self.usage.record(backend.name, inb.chat.estimated_tokens, usage.input_tokens)
+                    return Reply(resp.status, [*_JSON_HEADERS, (b"x-glider-route", route)], data)
             except BackendError:
                 pass  # the upstream could not count: estimate below, as for backends that cannot
-        n = self.usage.estimate(backend.name, chat.estimated_tokens)
-        return Response(
-            orjson.dumps({"input_tokens": n}),
-            media_type="application/json",
-            headers={"x-glider-route": route, "x-glider-estimate": "1"},
-        )
+        n = self.usage.estimate(backend.name, inb.chat.estimated_tokens)
+        headers = [*_JSON_HEADERS, (b"x-glider-route", route), (b"x-glider-estimate", b"1")]
+        return Reply(200, headers, orjson.dumps({"input_tokens": n}))
+
+
+def _raw_headers(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(headers)]
 
 
 def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

@@ -11,14 +11,19 @@ Contract:
   (Anthropic/Responses `input_tokens`/`output_tokens`, Chat `prompt_tokens`/`completion_tokens`,
   Ollama `prompt_eval_count`/`eval_count`); the largest value seen for each wins, which is right for
   cumulative stream usage.
-Both are owned by the app (one per `create_app`), never module globals.
+- `LoopSink` keeps the event writer's work (redaction, queueing) off a request's latency path.
+All of these are owned by the app (one per `create_app`), never module globals.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from glider_cli.domain import EventSink
 
 _USAGE_RE = re.compile(
     rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count)"\s*:\s*(\d+)'
@@ -89,3 +94,36 @@ class UsageCalibrator:
 
     def estimate(self, backend: str, estimated: int) -> int:
         return max(1, round(estimated * self.ratio(backend))) if estimated > 0 else 1
+
+
+class LoopSink:
+    """An EventSink for the request path: `emit` only appends; the real sink gets the events from the
+    event loop's next iteration, which at low load is the time spent waiting on the upstream or after
+    the reply was written, so the writer's redaction and queueing never add to a request's latency.
+
+    `drain()` hands everything pending over at once (the lifespan calls it before closing the writer).
+    Outside a running loop `emit` passes straight through.
+    """
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self._pending: list[tuple[str, Mapping[str, Any], str | None]] = []
+        self._scheduled = False
+
+    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
+        self._pending.append((type, data, turn_id))
+        if self._scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.drain()
+            return
+        self._scheduled = True
+        loop.call_soon(self.drain)
+
+    def drain(self) -> None:
+        self._scheduled = False
+        pending, self._pending = self._pending, []
+        for type_, data, turn_id in pending:
+            self.sink.emit(type_, data, turn_id=turn_id)

@@ -1,0 +1,130 @@
+"""Raw-ASGI plumbing for the model endpoints: read the body, send a `Reply`, watch for disconnects.
+
+The model endpoints are plain ASGI callables (no Request/Response objects, no task group per
+stream): they are the hot path. Contract:
+- `read_body` stops at `limit` bytes (RequestError 413), trusting neither Content-Length nor chunks.
+- `Reply` is either whole (`body`, sent with Content-Length) or a stream (`stream`, sent chunk by
+  chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE event is
+  flushed as soon as it is produced).
+- `ProxyEndpoint` runs the handler while a watcher waits on `receive()`: a client that disconnects
+  before the reply is complete cancels the handler (and with it the upstream request, whose
+  response is closed in the relay's `finally`). A stream is always closed (`aclose`), so its
+  `finally` — where the outcome event is written — runs on completion, failure and disconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from starlette.types import Receive, Scope, Send
+
+from glider_cli.errors import RequestError
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body was complete."""
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    body: bytes = b""
+    stream: AsyncGenerator[bytes, None] | None = None
+
+
+async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
+    for k, v in scope["headers"]:
+        if k == b"content-length" and v.isdigit() and int(v) > limit:
+            raise RequestError(f"request body is larger than {limit} bytes", status=413)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise RequestError(f"request body is larger than {limit} bytes", status=413)
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+class _Watch:
+    __slots__ = ("disconnected", "done")
+
+    def __init__(self) -> None:
+        self.done = False
+        self.disconnected = False
+
+
+async def _watch(receive: Receive, task: asyncio.Task[None], state: _Watch) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            if not state.done:
+                state.disconnected = True
+                task.cancel()
+            return
+
+
+async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> None:
+    if reply.stream is None:
+        headers = [*reply.headers, (b"content-length", str(len(reply.body)).encode())]
+        if state is not None:
+            state.done = True
+        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+        await send({"type": "http.response.body", "body": reply.body})
+        return
+    stream = reply.stream
+    try:
+        await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
+        async for chunk in stream:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        if state is not None:
+            state.done = True
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+    finally:
+        await stream.aclose()
+
+
+Handler = Callable[[Scope, bytes], Awaitable[Reply]]
+
+
+class ProxyEndpoint:
+    """An ASGI app for one model endpoint: body -> `handler(scope, body)` -> Reply -> the client."""
+
+    def __init__(self, handler: Handler, limit: int, on_error: Callable[[RequestError], Reply]) -> None:
+        self.handler = handler
+        self.limit = limit
+        self.on_error = on_error
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            body = await read_body(receive, scope, self.limit)
+        except RequestError as exc:
+            await send_reply(self.on_error(exc), send)
+            return
+        except ClientGone:
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        state = _Watch()
+        watcher = asyncio.create_task(_watch(receive, task, state))
+        try:
+            reply = await self.handler(scope, body)
+            await send_reply(reply, send, state)
+        except asyncio.CancelledError:
+            if not state.disconnected:
+                raise
+            # The client left: the handler (and the upstream request) was cancelled, nothing to send.
+            task.uncancel()
+        finally:
+            state.done = True
+            watcher.cancel()
