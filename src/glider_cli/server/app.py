@@ -11,7 +11,8 @@ Contract:
 - Routes: the model endpoints (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
   `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
   `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
-  `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`).
+  `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`, over
+  the live writer's ring when the app owns or was given an EventWriter).
   A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
   uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
 - Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*).
@@ -94,10 +95,10 @@ def create_app(
         from glider_cli.router import Router
 
         router = Router(config)
+    from glider_cli.store.writer import EventWriter
+
     writer = None
     if sink is None:
-        from glider_cli.store.writer import EventWriter
-
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
     import time
@@ -204,6 +205,10 @@ def create_app(
     from glider_cli.server.router_api import router_routes
 
     routes += router_routes(config, router)
+    from glider_cli.server.context_api import context_routes
+
+    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    routes += context_routes(paths_mod.resolve(env), settings.context, live)
 
     host = bound_host if bound_host is not None else settings.server.host
     middleware = [
