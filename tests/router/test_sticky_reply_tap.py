@@ -70,3 +70,13 @@ def test_whole_replies(protocol: str, body: Any) -> None:
     tap.feed(raw[10:])
     assert [c.id for c in tap.close()] == [c.id for c in calls]
     assert whole_reply_calls(protocol, {"unexpected": True}) == []
+
+
+def test_crlf_framing_and_an_unterminated_last_event() -> None:
+    events = anthropic_events(plan("anthropic"))
+    data = b"".join(events).replace(b"\n", b"\r\n")
+    calls = tap_stream("anthropic", [data], 5)
+    assert [(c.name, dict(c.arguments)) for c in calls] == [("Agent", ARGS)]
+    # A Responses stream whose last event lacks its blank line still yields the call.
+    raw = b"".join(responses_events(plan("openai_responses"))).rstrip(b"\n")
+    assert [c.name for c in tap_stream("openai_responses", [raw], 4096)] == ["Agent"]

@@ -122,11 +122,9 @@ class Family:
     backend: str | None = None
     model: str | None = None
     calls: dict[str, Call] = field(default_factory=dict)
+    open_calls: set[str] = field(default_factory=set)
     binding: Binding | None = None
     ended_at: float | None = None
-
-    def pending_agent_calls(self) -> list[Call]:
-        return [c for c in self.calls.values() if c.prompt and not c.answered]
 
 
 @dataclass(frozen=True)
@@ -243,6 +241,8 @@ class FamilyIndex:
         self.families: OrderedDict[str, Family] = OrderedDict()
         self._sessions: dict[str, str] = {}
         self._calls: dict[str, str] = {}
+        # Unanswered Agent/Task calls (call id -> turn id): the only candidates for a subagent link.
+        self._agents: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self.families)
@@ -268,13 +268,14 @@ class FamilyIndex:
         if not text:
             return None
         best: tuple[Family, Call] | None = None
-        for fam in reversed(self.families.values()):
-            if now - fam.last_seen > self.window:
-                break
-            for call in fam.pending_agent_calls():
-                matches = call.prompt == text or call.prompt in text
-                if matches and (best is None or len(call.prompt) > len(best[1].prompt)):
-                    best = (fam, call)
+        for cid, turn in self._agents.items():
+            fam = self.families.get(turn)
+            call = fam.calls.get(cid) if fam is not None else None
+            if fam is None or call is None or now - fam.last_seen > self.window:
+                continue
+            matches = call.prompt == text or call.prompt in text
+            if matches and (best is None or len(call.prompt) > len(best[1].prompt)):
+                best = (fam, call)
         return best
 
     # ------------------------------------------------------------------------------ placing
@@ -344,18 +345,24 @@ class FamilyIndex:
         self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
     ) -> tuple[str, ...]:
         """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
-        echoed = {c.id: c.name for m in request.messages for c in m.tool_calls}
+        echoed: dict[str, str] | None = None
         names: list[str] = []
         for cid in answered:
             call = fam.calls.get(cid)
+            owner = fam
             if call is None:
                 other = self.family_of_call(cid)
                 call = other.calls.get(cid) if other is not None else None
+                owner = other if other is not None else fam
             if call is None:
+                if echoed is None:
+                    echoed = {c.id: c.name for m in request.messages for c in m.tool_calls}
                 call = Call(cid, echoed.get(cid, ""), fam.side, fam.backend, fam.model)
                 fam.calls[cid] = call
                 self._calls[cid] = fam.turn_id
             call.answered = True
+            owner.open_calls.discard(cid)
+            self._agents.pop(cid, None)
             if call.name and call.name not in names:
                 names.append(call.name)
         return tuple(names)
@@ -398,6 +405,7 @@ class FamilyIndex:
             for cid in old.calls:
                 if self._calls.get(cid) == old.turn_id:
                     del self._calls[cid]
+                self._agents.pop(cid, None)
         return fam
 
     def served(self, turn_id: str | None, side: str, backend: str | None, model: str | None) -> None:
@@ -412,11 +420,14 @@ class FamilyIndex:
         if fam is None or not call_id:
             return
         fam.calls[call_id] = Call(call_id, name, fam.side, fam.backend, fam.model, prompt)
+        fam.open_calls.add(call_id)
         self._calls[call_id] = fam.turn_id
+        if prompt:
+            self._agents[call_id] = fam.turn_id
 
     def pending(self, turn_id: str | None) -> int:
         fam = self.get(turn_id)
-        return 0 if fam is None else sum(1 for c in fam.calls.values() if not c.answered)
+        return 0 if fam is None else len(fam.open_calls)
 
     # ------------------------------------------------------------------------------ rebuild
 

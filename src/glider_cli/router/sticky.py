@@ -36,7 +36,6 @@ reply issued (id, name, arguments), so `served` can record which side issued eac
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -147,24 +146,20 @@ class Stickiness:
         events: Events = []
         extra = dict(decision.extra)
         extra["family"] = plan.placement.to_dict()
+        d = decision
+        target, rule, priority, backend, model = d.target, d.rule, d.priority, d.backend, d.model
+        adapter, strategy, trace = d.adapter, d.strategy, d.trace
         forced = plan.forced
         if forced is not None:
-            trace = (*decision.trace, Reason("sticky", None, True, forced.reason))
-            if decision.target != forced.side or (forced.backend and decision.backend != forced.backend):
-                decision = dataclasses.replace(
-                    decision,
-                    target="local" if forced.side == "local" else "cloud",
-                    rule="sticky",
-                    priority=None,
-                    backend=forced.backend or decision.backend,
-                    model=forced.model,
-                    adapter=None,
-                    strategy="single",
-                    trace=trace,
-                )
-            else:
-                decision = dataclasses.replace(decision, trace=trace)
-        decision = dataclasses.replace(decision, extra=extra)
+            trace = (*trace, Reason("sticky", None, True, forced.reason))
+            if target != forced.side or (forced.backend and backend != forced.backend):
+                target = "local" if forced.side == "local" else "cloud"
+                rule, priority, backend = "sticky", None, forced.backend or backend
+                model, adapter, strategy = forced.model, None, "single"
+        # One constructor call (dataclasses.replace costs several microseconds on the request path).
+        decision = RouteDecision(
+            target, rule, priority, backend, model, adapter, strategy, d.delegate, d.request, trace, extra
+        )
         p = plan.placement
         if p.kind == "count_tokens" or p.turn_id is None:
             return decision, events
@@ -252,20 +247,26 @@ class Stickiness:
 # ---------------------------------------------------------------------------------- reply tap
 
 
+_MARKERS: dict[str, tuple[bytes, ...]] = {
+    "anthropic": (b'"tool_use"', b"input_json_delta"),
+    "openai_responses": (b"function_call",),
+    "openai_chat": (b"tool_calls",),
+}
+
+
 class ReplyTap:
     """Collect the tool calls in a reply as the client receives it (its own protocol's bytes).
 
-    Streams are read event by event, and only events that can carry a tool call are parsed, so the
-    tap costs a substring test per event for text. A whole (non-streaming) body is parsed at
-    `close()`, up to `max_body` bytes.
+    Streams are cut into complete SSE events, and only events holding a tool-call marker are parsed:
+    a stretch of text deltas costs one substring search per marker and chunk. A whole
+    (non-streaming) body is parsed at `close()`, up to `max_body` bytes.
     """
 
     def __init__(self, protocol: str, stream: bool, *, max_body: int = 8 * 1024 * 1024) -> None:
-        from glider_cli.protocol.sse import SSEDecoder
-
         self.protocol = protocol
         self.stream = stream
-        self._sse = SSEDecoder()
+        self._markers = _MARKERS.get(protocol, _MARKERS["openai_chat"])
+        self._buf = bytearray()
         self._body = bytearray()
         self._max = max_body
         self._names: dict[int, tuple[str, str]] = {}
@@ -277,8 +278,26 @@ class ReplyTap:
             if len(self._body) + len(chunk) <= self._max:
                 self._body += chunk
             return
-        for block in self._sse.feed_blocks(chunk):
-            self._block(block)
+        buf = self._buf
+        buf += chunk
+        if b"\r" in chunk:
+            # CRLF framing: normalise (a CR left at the end is completed by the next chunk).
+            self._buf = buf = bytearray(buf.replace(b"\r\n", b"\n"))
+        end = buf.rfind(b"\n\n")
+        if end < 0:
+            if len(buf) > self._max:
+                buf.clear()
+            return
+        done = bytes(buf[:end])
+        del buf[: end + 2]
+        self._events(done)
+
+    def _events(self, done: bytes) -> None:
+        if not any(m in done for m in self._markers):
+            return
+        for block in done.split(b"\n\n"):
+            if any(m in block for m in self._markers):
+                self._block(block)
 
     def close(self) -> list[IssuedCall]:
         if not self.stream:
@@ -287,16 +306,15 @@ class ReplyTap:
             except orjson.JSONDecodeError:
                 body = None
             return whole_reply_calls(self.protocol, body)
-        for block in self._sse.flush_blocks():
-            self._block(block)
+        tail, self._buf = bytes(self._buf), bytearray()
+        if tail.strip():
+            self._events(tail)
         out = list(self._done)
         for key, (cid, name) in self._names.items():
             out.append(IssuedCall(cid, name, _args("".join(self._args.get(key, [])))))
         return [c for c in out if c.id]
 
     def _block(self, block: bytes) -> None:
-        if b"tool" not in block and b"function_call" not in block and b"json_delta" not in block:
-            return
         from glider_cli.protocol.sse import parse_block
 
         ev = parse_block(block)
