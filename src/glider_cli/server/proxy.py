@@ -176,7 +176,9 @@ class Proxy:
         self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
         for kind, data, tid in bound:
             self.sink.emit(kind, data, turn_id=tid)
-        job = _Job(inb, decision, turn_id, plan, ReplyTap(protocol, chat.stream))
+        # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
+        tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
+        job = _Job(inb, decision, turn_id, plan, tap)
         return await self._forward(job, backend)
 
     def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
@@ -370,11 +372,13 @@ class Proxy:
 
     def _served(self, job: _Job, call: _Call, data: bytes, *, complete: bool) -> None:
         """Tell the turn index who answered and which tool calls the reply issued (router.sticky)."""
-        if job.plan is None or job.tap is None:
+        if job.plan is None:
             return
-        job.tap.feed(data)
+        calls = []
+        if job.tap is not None:
+            job.tap.feed(data)
+            calls = job.tap.close()
         side, name = call.backend.side, call.backend.name
-        calls = job.tap.close()
         for kind, ev, tid in self.sticky.served(job.plan, side, name, call.model, calls, complete=complete):
             self.sink.emit(kind, ev, turn_id=tid)
 

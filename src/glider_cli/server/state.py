@@ -1,9 +1,6 @@
 """Small per-app state the proxy keeps in memory: turn ids per session and the count_tokens calibration.
 
 Contract:
-- `TurnTracker.observe(session, new_turn)` returns the turn id a request belongs to: a new one when the
-  request opens a turn (a new real user message), else the session's current one (tool follow-ups,
-  retries). It remembers at most `max_sessions` sessions, least recently used first out.
 - `UsageCalibrator` learns, per backend, the ratio between the input tokens a backend reported and
   Glider's bytes/4 estimate for the same request, and corrects later estimates with it (an
   exponential moving average, clamped to [0.25, 4] so one odd reply cannot wreck it).
@@ -19,8 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from glider_cli.domain import EventSink
@@ -56,25 +52,6 @@ def usage_from_bytes(data: bytes) -> Usage:
     u = Usage()
     u.feed(data)
     return u
-
-
-class TurnTracker:
-    def __init__(self, new_id: Callable[[], str], max_sessions: int = 4096) -> None:
-        self._new_id = new_id
-        self._max = max_sessions
-        self._current: OrderedDict[str, str] = OrderedDict()
-
-    def observe(self, session: str | None, new_turn: bool) -> str:
-        key = session or ""
-        if new_turn or key not in self._current:
-            turn = self._new_id()
-            self._current[key] = turn
-        else:
-            turn = self._current[key]
-        self._current.move_to_end(key)
-        while len(self._current) > self._max:
-            self._current.popitem(last=False)
-        return turn
 
 
 class UsageCalibrator:
