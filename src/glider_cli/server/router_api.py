@@ -7,7 +7,7 @@
     GET  /api/router/lint      -> {"ok", "source", "errors": [...], "warnings": [...]} for the loaded
                                config (`lint.LintReport.to_dict()`, what `glider lint --json` prints)
     POST /api/playground/parse {"source": "<starlark>", "filename"?: "rule.star"}
-                               -> {"ok": bool, "errors": [{"line", "col", "message"}]}
+                               -> {"ok": bool, "errors": [{"line", "column", "message"}]}
 
 Malformed input is a 400 (or 422 for a well-formed body with the wrong fields) in OpenAI error shape,
 never a 500.
