@@ -67,7 +67,9 @@ def explain(
 @app.command("replay")
 def replay(
     files: list[str] = typer.Argument(
-        ..., help="JSONL of {headers, body[, path, t, reply]} lines, or captured-client fixtures."
+        ...,
+        metavar="FILE",
+        help="JSONL of {headers, body[, path, t, reply]} lines, or captured-client fixtures.",
     ),
     config: str | None = typer.Option(
         None, "--config", "-c", help="Config file (default: resolved as usual)."
