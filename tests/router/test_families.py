@@ -122,6 +122,9 @@ def test_summary_and_compaction_requests_join_the_session_family() -> None:
         assert (p.kind, p.turn_id) == ("summary", "t1"), text
     cx = codex(S2, [codex_user("compact please")], request_kind="compact")
     assert ix.place(cx, 2.0).kind == "summary"
+    # With nothing to summarise (a new session), the person's own request is a new turn.
+    first, fb = cc("33333333-3333-4333-8333-333333333333", [user("Summarize the changes in this repo")])
+    assert ix.place(first, 3.0, body=fb).kind == "new_turn"
 
 
 def test_a_subagent_joins_the_parent_family_whatever_its_session_says() -> None:

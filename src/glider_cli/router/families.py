@@ -19,7 +19,8 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    `title` property, or the latest user text opens with `<session>` and the request has no tools).
 4. **summary**: a compaction / summary / Cursor Composer wrap-up request (its wording, or a Codex
    `x-codex-turn-metadata` whose `request_kind` is not `turn`).
-   Titles and summaries join the session's current family.
+   Titles and summaries join the session's current family; a summary-worded user message with no
+   live family to join is a new turn.
 5. **subagent**: a request whose only user message equals, or contains, the `prompt` (or
    `description`) input of an Agent/Task tool call that a live family issued and has not had
    answered yet. It joins that family, whatever its session id says (subagents may carry another
@@ -300,7 +301,10 @@ class FamilyIndex:
             return self._place_result(request, now, answered, current)
         if is_title_request(request, body):
             return self._follow(current, now, "title", sid, request)
-        if is_summary_request(request):
+        # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
+        codex_kind = _codex_request_kind(request.headers)
+        client_says = codex_kind is not None and codex_kind != "turn"
+        if client_says or (is_summary_request(request) and (current or not is_new_user_message(request))):
             return self._follow(current, now, "summary", sid, request)
         if is_new_user_message(request):
             users = [m for m in request.messages if m.role == "user"]
