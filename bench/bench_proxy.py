@@ -1,0 +1,273 @@
+"""Proxy overhead benchmark: Glider vs a minimal Starlette+httpx pass-through vs direct calls.
+
+Everything runs in one go against the same fake upstream (tests/fake_upstream.py), each server in its
+own process on 127.0.0.1 so the load generator does not steal their event loop:
+
+    direct         client -> fake upstream
+    minimal        client -> ~20-line Starlette app forwarding with httpx.AsyncClient -> fake
+    glider-httpx   client -> `create_app(..., upstream_kind="httpx")` -> fake      (the client seam, measured)
+    glider         client -> `glider serve --config <bench config>` (aiohttp upstream) -> fake
+
+Requests are Anthropic `POST /v1/messages` routed by the real router to the `origin` backend
+(same-protocol passthrough). Printed figures and targets (issue 3):
+    non-streaming overhead at c=1, p50 <= 1 ms and p99 <= 5 ms (glider minus direct, per percentile)
+    throughput at c=32 >= 90% of the minimal pass-through
+    streaming first-byte overhead <= 1 ms (p50, glider minus direct)
+    `glider serve` RSS <= 100 MB (after the run)
+
+Usage: .venv/bin/python bench/bench_proxy.py [--requests N] [--seconds S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+BODY = b'{"model":"claude-bench","max_tokens":16,"messages":[{"role":"user","content":"/cloud say hi"}]}'
+STREAM_BODY = (
+    b'{"model":"claude-bench","max_tokens":16,"stream":true,'
+    b'"messages":[{"role":"user","content":"/cloud say hi"}]}'
+)
+HEADERS = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
+
+FAKE = textwrap.dedent(
+    """
+    import sys, uvicorn
+    sys.path.insert(0, {tests!r})
+    from fake_upstream import FakeUpstream
+    uvicorn.run(FakeUpstream().app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+    """
+)
+MINIMAL = textwrap.dedent(
+    """
+    import contextlib, httpx, uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route
+    UP = "http://127.0.0.1:{up}"
+    state = {{}}
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        async with httpx.AsyncClient(trust_env=False, timeout=600) as c:
+            state["c"] = c
+            yield
+    async def messages(request):
+        body = await request.body()
+        c = state["c"]
+        req = c.build_request("POST", UP + "/v1/messages", content=body,
+                              headers={{"content-type": "application/json",
+                                       "x-api-key": request.headers.get("x-api-key", ""),
+                                       "anthropic-version": "2023-06-01"}})
+        r = await c.send(req, stream=True)
+        if b'"stream":true' in body:
+            async def gen():
+                try:
+                    async for chunk in r.aiter_raw():
+                        yield chunk
+                finally:
+                    await r.aclose()
+            return StreamingResponse(gen(), status_code=r.status_code, media_type="text/event-stream")
+        data = await r.aread()
+        await r.aclose()
+        return Response(data, status_code=r.status_code, media_type="application/json")
+    app = Starlette(routes=[Route("/v1/messages", messages, methods=["POST"])], lifespan=lifespan)
+    uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+    """
+)
+GLIDER_HTTPX = textwrap.dedent(
+    """
+    import uvicorn
+    from glider_cli.config import load_config
+    from glider_cli.server.app import create_app
+    cfg = load_config(config={config!r})
+    app = create_app(cfg, upstream_kind="httpx")
+    uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+    """
+)
+
+
+def free_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = int(s.getsockname()[1])
+    s.close()
+    return port
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if proc.poll() is not None:
+            raise SystemExit(f"server on port {port} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit(f"server on port {port} did not start")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
+
+
+async def latency(session: aiohttp.ClientSession, url: str, n: int, *, stream: bool) -> list[float]:
+    """Per-request ms at concurrency 1: whole reply, or time to the first body byte when streaming."""
+    out: list[float] = []
+    body = STREAM_BODY if stream else BODY
+    for _ in range(n):
+        t0 = time.perf_counter()
+        async with session.post(url + "/v1/messages", data=body, headers=HEADERS) as r:
+            if stream:
+                await r.content.readany()
+                out.append((time.perf_counter() - t0) * 1000)
+                await r.read()
+            else:
+                await r.read()
+                out.append((time.perf_counter() - t0) * 1000)
+            if r.status != 200:
+                raise SystemExit(f"{url} answered {r.status}")
+    return out
+
+
+async def throughput(session: aiohttp.ClientSession, url: str, conc: int, seconds: float) -> float:
+    done = 0
+    end = time.perf_counter() + seconds
+
+    async def worker() -> None:
+        nonlocal done
+        while time.perf_counter() < end:
+            async with session.post(url + "/v1/messages", data=BODY, headers=HEADERS) as r:
+                await r.read()
+            done += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(conc)))
+    return done / (time.perf_counter() - t0)
+
+
+async def measure(targets: dict[str, str], n: int, seconds: float) -> dict[str, dict[str, float]]:
+    res: dict[str, dict[str, float]] = {}
+    conn = aiohttp.TCPConnector(limit=64)
+    async with aiohttp.ClientSession(connector=conn) as session:
+        for url in targets.values():  # warm-up: connections, imports, caches
+            await latency(session, url, 50, stream=False)
+            await latency(session, url, 10, stream=True)
+        for name, url in targets.items():
+            lat = await latency(session, url, n, stream=False)
+            ttfb = await latency(session, url, max(50, n // 4), stream=True)
+            res[name] = {
+                "p50": statistics.median(lat),
+                "p99": pct(lat, 99),
+                "ttfb50": statistics.median(ttfb),
+            }
+        for name, url in targets.items():
+            res[name]["rps32"] = await throughput(session, url, 32, seconds)
+    return res
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=1000, help="requests per latency series (c=1)")
+    ap.add_argument("--seconds", type=float, default=4.0, help="duration of each c=32 throughput run")
+    args = ap.parse_args()
+
+    procs: list[subprocess.Popen[bytes]] = []
+    tmp = tempfile.TemporaryDirectory(prefix="glider-bench-")
+    env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    env["GLIDER_HOME"] = str(Path(tmp.name) / "home")
+    try:
+        up = free_port()
+        procs.append(subprocess.Popen([PY, "-c", FAKE.format(tests=str(ROOT / "tests"), port=up)], env=env))
+        wait_port(up, procs[-1])
+        cfg = Path(tmp.name) / "bench.yaml"
+        cfg.write_text(
+            "extends: default\n"
+            "backends:\n"
+            f"  ollama: {{type: ollama, side: local, base_url: 'http://127.0.0.1:{up}'}}\n"
+            f"  origin: {{type: origin, side: cloud, base_url: 'http://127.0.0.1:{up}'}}\n"
+        )
+        ports = {"minimal": free_port(), "glider-httpx": free_port(), "glider": free_port()}
+        procs.append(subprocess.Popen([PY, "-c", MINIMAL.format(up=up, port=ports["minimal"])], env=env))
+        procs.append(
+            subprocess.Popen(
+                [PY, "-c", GLIDER_HTTPX.format(config=str(cfg), port=ports["glider-httpx"])], env=env
+            )
+        )
+        serve = [PY, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(ports["glider"])]
+        procs.append(subprocess.Popen(serve, env=env, stderr=subprocess.DEVNULL))
+        glider_proc = procs[-1]
+        for name, port in ports.items():
+            wait_port(port, procs[list(ports).index(name) + 1])
+        targets = {"direct": f"http://127.0.0.1:{up}"}
+        targets.update({k: f"http://127.0.0.1:{p}" for k, p in ports.items()})
+        res = asyncio.run(measure(targets, args.requests, args.seconds))
+        rss = rss_mb(glider_proc.pid)
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        tmp.cleanup()
+
+    d = res["direct"]
+    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'ttfb50 ms':>11}{'req/s c=32':>12}")
+    for name, r in res.items():
+        print(f"{name:<14}{r['p50']:>9.3f}{r['p99']:>9.3f}{r['ttfb50']:>11.3f}{r['rps32']:>12.0f}")
+    print()
+    ok = True
+
+    def check(label: str, value: float, target: float, unit: str, higher: bool = False) -> None:
+        nonlocal ok
+        good = value >= target if higher else value <= target
+        ok = ok and good
+        sign = ">=" if higher else "<="
+        print(
+            f"{label:<48}{value:>9.3f} {unit:<4} target {sign} {target} {unit:<4} {'OK' if good else 'MISS'}"
+        )
+
+    for name in ("glider", "glider-httpx", "minimal"):
+        g = res[name]
+        print(f"-- {name}")
+        check("  non-streaming overhead p50 (c=1)", g["p50"] - d["p50"], 1.0, "ms")
+        check("  non-streaming overhead p99 (c=1)", g["p99"] - d["p99"], 5.0, "ms")
+        check("  streaming first-byte overhead p50", g["ttfb50"] - d["ttfb50"], 1.0, "ms")
+        if name != "minimal":
+            check(
+                "  throughput c=32 vs minimal pass-through",
+                100 * g["rps32"] / res["minimal"]["rps32"],
+                90,
+                "%",
+                higher=True,
+            )
+    print("-- glider serve")
+    check("  RSS after the run", rss, 100.0, "MB")
+    print("ALL TARGETS MET" if ok else "SOME TARGETS MISSED")
+
+
+if __name__ == "__main__":
+    main()
