@@ -81,7 +81,7 @@ _SUMMARY = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """One tool call a family's reply issued, and who served it (None until known)."""
 
@@ -94,7 +94,7 @@ class Call:
     answered: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Binding:
     """A sticky binding: the family stays off the local model (see `router.sticky`)."""
 
@@ -111,7 +111,7 @@ class Binding:
         return self.ended_at is not None and now <= self.ended_at + self.grace
 
 
-@dataclass
+@dataclass(slots=True)
 class Family:
     turn_id: str
     session_id: str | None
@@ -192,23 +192,28 @@ def _codex_request_kind(headers: Mapping[str, str]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None) -> bool:
+def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None, text: str | None = None) -> bool:
     """Claude Code's session-title request (CLIENTS.md): a `title` json_schema, or `<session>` text."""
+    if request.has_tools:
+        return False
     if body is not None:
         oc = body.get("output_config")
         fmt = oc.get("format") if isinstance(oc, Mapping) else None
         schema = fmt.get("schema") if isinstance(fmt, Mapping) else None
         props = schema.get("properties") if isinstance(schema, Mapping) else None
-        if isinstance(props, Mapping) and "title" in props and not request.has_tools:
+        if isinstance(props, Mapping) and "title" in props:
             return True
-    return not request.has_tools and request.last_user_text.lstrip().startswith("<session>")
+    text = request.last_user_text if text is None else text
+    return text.lstrip().startswith("<session>")
 
 
-def is_summary_request(request: ChatRequest) -> bool:
+def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
+    """Compaction / summary / Composer wrap-up wording, or a Codex request that is not a turn."""
     kind = _codex_request_kind(request.headers)
     if kind is not None and kind != "turn":
         return True
-    return bool(_SUMMARY.search(request.last_user_text[:4000]))
+    text = request.last_user_text if text is None else text
+    return bool(_SUMMARY.search(text[:4000]))
 
 
 def agent_prompt(name: str, arguments: Mapping[str, Any]) -> str:
@@ -299,15 +304,19 @@ class FamilyIndex:
         answered = answered_calls(request)
         if answered:
             return self._place_result(request, now, answered, current)
-        if is_title_request(request, body):
+        text = request.last_user_text
+        if is_title_request(request, body, text):
             return self._follow(current, now, "title", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
-        codex_kind = _codex_request_kind(request.headers)
+        new = is_new_user_message(request)
+        codex_kind = (
+            _codex_request_kind(request.headers) if "x-codex-turn-metadata" in request.headers else None
+        )
         client_says = codex_kind is not None and codex_kind != "turn"
-        if client_says or (is_summary_request(request) and (current or not is_new_user_message(request))):
+        if client_says or ((current is not None or not new) and _SUMMARY.search(text[:4000])):
             return self._follow(current, now, "summary", sid, request)
-        if is_new_user_message(request):
-            users = [m for m in request.messages if m.role == "user"]
+        if new:
+            users = [m for m in request.messages if m.role == "user"] if self._agents else []
             if len(users) == 1:
                 found = self._subagent_parent(users[0].content, now)
                 if found is not None:
@@ -318,10 +327,9 @@ class FamilyIndex:
                     return Placement(
                         "subagent", fam.turn_id, sid, why, tools=(call.name,), parent_call=call.id
                     )
-            text = request.last_user_text
             if current is not None and current.ask == text and current.opening_len == len(request.messages):
                 return self._join(current, now, "retry", sid, "repeats the opening message of the turn")
-            return self._open(request, now, sid)
+            return self._open(request, now, sid, text)
         return self._follow(current, now, "continuation", sid, request)
 
     def _place_result(
@@ -384,9 +392,9 @@ class FamilyIndex:
         self.families.move_to_end(fam.turn_id)
         return Placement(kind, fam.turn_id, sid, link)
 
-    def _open(self, request: ChatRequest, now: float, sid: str | None) -> Placement:
+    def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
         fam = self._new_family(request, now, sid)
-        fam.ask = request.last_user_text
+        fam.ask = text
         fam.opening_len = len(request.messages)
         return Placement("new_turn", fam.turn_id, sid, "a new user message opens a turn")
 
