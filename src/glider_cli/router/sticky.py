@@ -134,7 +134,7 @@ class Stickiness:
             why = "a summary/wrap-up goes to the cloud or the origin"
             return StickyPlan(p, StickyView(True, p.turn_id, why, True))
         if live and binding is not None:
-            why = f"{p.kind} of {turn} ({p.link}); {binding.reason}"
+            why = f"{p.kind}, {p.link}; {binding.reason}"
             return StickyPlan(p, StickyView(True, p.turn_id, why, True))
         why = f"{p.kind} of {turn}, not bound" if p.turn_id else f"{p.kind}, no family"
         return StickyPlan(p, StickyView(False, p.turn_id, why, True))
