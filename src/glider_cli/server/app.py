@@ -39,6 +39,7 @@ from glider_cli.backends.client import Upstream, make_upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.server.asgi import ProxyEndpoint, Reply
+from glider_cli.server.delegation import Delegation
 from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.replies import error_body
 from glider_cli.server.security import SecurityMiddleware
@@ -117,6 +118,8 @@ def create_app(
         new_id=ids,
         upstream=upstream,
         sticky=Stickiness(settings.sticky, settings.tool_followup, clock=time.time, new_id=ids),
+        # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
+        delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
     )
 
     @contextlib.asynccontextmanager
@@ -132,9 +135,12 @@ def create_app(
             writer.start()
             # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
             proxy.sticky.rebuild(writer.recent())
+        assert proxy.delegation is not None
+        proxy.delegation.start()
         try:
             yield
         finally:
+            await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()
                 proxy.upstream = None

@@ -23,7 +23,11 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    for the cloud side) is written in the relay's `finally`, so disconnects are recorded too.
 6. Every reply carries `x-glider-route: <side>; rule=<rule>; backend=<name>`, plus
    `; fallback-from=<name>` when a fallback served it. Rule names are percent-encoded outside
-   printable ASCII.
+   printable ASCII. A delegated turn says `delegate; rule=delegate; backend=<vendor>`.
+7. Delegation (`server.delegation`): every new user turn is recorded in its workspace's continuity
+   record off the request path; a turn carrying `/claude` `/cursor-agent` `/agy` (the router's
+   `delegate`) runs that agent CLI and answers with its reply as an ordinary assistant message,
+   streamed when the client streams.
 No header value, key or Authorization is ever put into an event.
 """
 
@@ -47,6 +51,7 @@ from glider_cli.errors import BackendError, BackendTimeout, GliderError, Request
 from glider_cli.router.sticky import ReplyTap, Stickiness, StickyPlan
 from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
+from glider_cli.server.delegation import Delegation
 from glider_cli.server.replies import error_body, stream_error, upstream_message
 from glider_cli.server.state import Usage, UsageCalibrator
 
@@ -127,7 +132,9 @@ class Proxy:
         new_id: Callable[[], str],
         upstream: Upstream | None = None,
         sticky: Stickiness | None = None,
+        delegation: Delegation | None = None,
     ) -> None:
+        self.delegation = delegation
         self.router = router
         self.parse = parse
         self.registry = registry
@@ -176,10 +183,36 @@ class Proxy:
         self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
         for kind, data, tid in bound:
             self.sink.emit(kind, data, turn_id=tid)
+        if self.delegation is not None:
+            if plan.placement.new_turn:
+                self.delegation.record(chat)
+            if decision.delegate:
+                return await self._delegate(inb, decision.delegate)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
         job = _Job(inb, decision, turn_id, plan, tap)
         return await self._forward(job, backend)
+
+    async def _delegate(self, inb: Inbound, flag: str) -> Reply:
+        """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply."""
+        from glider_cli.protocol.translate import text_reply
+
+        assert self.delegation is not None
+        text = await self.delegation.run(inb.chat, flag)
+        opts = inb.body.get("stream_options")
+        usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
+        model = inb.chat.model or "glider"
+        out = text_reply(inb.protocol, text, model=model, stream=inb.chat.stream, include_usage=usage)
+        route = route_header("delegate", "delegate", flag.lstrip("/")).encode("latin-1")
+        if isinstance(out, dict):
+            return Reply(200, [*_JSON_HEADERS, (b"x-glider-route", route)], orjson.dumps(out))
+
+        async def events() -> AsyncGenerator[bytes, None]:
+            for event in out:
+                yield event
+
+        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+        return Reply(200, [*headers, (b"x-glider-route", route)], stream=events())
 
     def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
         headers = list(_JSON_HEADERS)

@@ -1,0 +1,99 @@
+"""`glider serve`'s side of delegation: record user turns, run in-message `/claude` `/cursor-agent` `/agy`.
+
+Contract (the calls `delegate.service` documents for the proxy):
+- `record(chat)`: every new user turn whose client names a workspace is appended to that workspace's
+  continuity record, flagged or not. The file work (a lock, milliseconds) runs on a worker thread and
+  the request never waits for it.
+- `run(chat, flag)`: the delegate the flag names runs on a worker thread (it blocks for the whole
+  run); its reply text (or `[vendor failed] …`) is what the client gets as an ordinary assistant
+  message. A client that names no workspace gets a reply saying so; nothing runs.
+- The lifespan calls `start()` (the background compaction worker) and `close()`.
+Events from these calls go to the thread-safe sink given here (the EventWriter), not the loop-only one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from functools import partial
+from typing import Any
+
+from glider_cli.delegate import service
+from glider_cli.delegate import workspace as ws
+from glider_cli.delegate.compaction import Compactor
+from glider_cli.domain import ChatRequest, EventSink
+from glider_cli.paths import Paths
+from glider_cli.settings import Settings
+
+
+class Delegation:
+    def __init__(
+        self, paths: Paths, settings: Settings, environ: Mapping[str, str], events: EventSink
+    ) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.environ = dict(environ)
+        self.events = events
+        self.compactor: Compactor | None = None
+        self._pending: set[asyncio.Future[Any]] = set()
+
+    def start(self) -> None:
+        self.compactor = service.make_compactor(
+            self.paths, self.settings, environ=self.environ, events=self.events
+        )
+
+    async def close(self) -> None:
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self.compactor is not None:
+            self.compactor.close()
+            self.compactor = None
+
+    def record(self, chat: ChatRequest) -> None:
+        workspace = ws.from_request(chat)
+        if workspace is None:
+            return
+        work = partial(
+            service.record_turn,
+            self.paths,
+            self.settings,
+            workspace,
+            chat.last_user_text,
+            ws.client_name(chat.headers),
+            events=self.events,
+            compactor=self.compactor,
+            environ=self.environ,
+        )
+        fut = asyncio.get_running_loop().run_in_executor(None, work)
+        self._pending.add(fut)
+        fut.add_done_callback(self._done)
+
+    def _done(self, fut: asyncio.Future[Any]) -> None:
+        self._pending.discard(fut)
+        exc = None if fut.cancelled() else fut.exception()
+        if exc is not None:
+            self.events.emit("ContinuityWriteFailed", {"error": str(exc)[:500]})
+
+    async def run(self, chat: ChatRequest, flag: str) -> str:
+        found = service.parse_flag(chat.last_user_text)
+        task = found[1] if found else chat.last_user_text
+        workspace = ws.from_request(chat)
+        if workspace is None:
+            return (
+                f"[glider] {flag} needs a workspace, and this client named none "
+                f"(send the `{ws.HEADER}` header, or use Claude Code / Codex from the project directory)"
+            )
+        work = partial(
+            service.run_flagged,
+            self.paths,
+            self.settings,
+            flag,
+            task,
+            workspace,
+            ws.client_name(chat.headers),
+            events=self.events,
+            environ=self.environ,
+            compactor=self.compactor,
+        )
+        result = await asyncio.get_running_loop().run_in_executor(None, work)
+        return result.reply_text()
