@@ -214,10 +214,38 @@ def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
     assert [q.path for q in fake.requests] == ["/api/chat"]
 
 
+def test_a_real_subagent_joins_its_parent_family_and_stays_off_local(
+    glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
+) -> None:
+    """The model calls Agent; Claude Code (-p) runs the subagent, whose first request carries the prompt."""
+    g, fake = glider
+    home = tmp_path / "home"
+    home.mkdir()
+    prompt = "List the python files in this directory, one per line."
+    args = {"description": "find python files", "prompt": prompt, "subagent_type": "general-purpose"}
+    fake.set_reply(tool=ToolReply("Agent", args))
+    with reset_after_first_request(fake):
+        out = run_claude(g.url, home, tmp_path, "audit the files /cloud")
+    assert out["num_turns"] == 2
+    assert len(g.wait_for("OriginPassthrough", 3)) == 3 and "FulfilledLocal" not in g.types()
+    (d1, t1), (d2, t2), (d3, t3) = decided(g)
+    assert (d1["rule"], d1["family"]["kind"]) == ("explicit_cloud", "new_turn")
+    # The subagent's request: a new-looking small prompt, which local_default would take.
+    assert (d2["family"]["kind"], t2, d2["target"], d2["rule"]) == ("subagent", t1, "cloud", "sticky")
+    assert d2["family"]["link"].startswith("first user message is the input of Agent call toolu_")
+    local = next(r for r in d2["trace"] if r["rule"] == "local_default")
+    assert "local is refused" in local["reason"]
+    # The Agent result goes back to the parent, in the same family.
+    assert (d3["family"]["kind"], t3, d3["target"]) == ("tool_result", t1, "cloud")
+    assert d3["family"]["answered"] == [d2["family"]["parent_call"]]
+    assert g.types().count("TurnOpened") == 1
+
+
 def test_a_subagent_and_a_title_request_join_the_parent_family(
     glider: tuple[GliderServer, FakeUpstream],
 ) -> None:
-    """Claude Code in -p mode sends neither (CLIENTS.md): built from the captured request shapes."""
+    """From the captured request shapes: a subagent with another session id (the real one above
+    shares its parent's), and the title request, which only the interactive TUI sends (CLIENTS.md)."""
     g, fake = glider
     headers, body, path = captured("claude-code-01-first-turn.json")
     parent_session = str(uuid.uuid4())
