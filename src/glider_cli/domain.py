@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 Protocol_ = Literal["anthropic", "openai_chat", "openai_responses"]
 Target = Literal["local", "cloud"]
@@ -73,9 +73,11 @@ class ChatRequest:
         return ""
 
 
-@dataclass(frozen=True)
-class Reason:
-    """One line of a decision's trace: a rule, whether it matched, and why."""
+class Reason(NamedTuple):
+    """One line of a decision's trace: a rule, whether it matched, and why.
+
+    A NamedTuple (immutable like the rest) because the router builds one per rule per request.
+    """
 
     rule: str
     priority: int | None
@@ -86,8 +88,9 @@ class Reason:
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
 
 
-@dataclass(frozen=True)
-class RequestSummary:
+class RequestSummary(NamedTuple):
+    """What the router measured about a request (part of every decision record)."""
+
     estimated_tokens: int
     has_tools: bool
     complexity_score: int

@@ -33,30 +33,34 @@ class _PatternSet:
 
 
 def tools_matcher() -> Matcher:
+    miss = Match(False, "the request carries no tools")
+
     def match(ctx: Context) -> Match:
         names = ctx.request.tool_names
         if names:
             shown = ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
             return Match(True, f"the request carries {len(names)} tools: {shown}")
-        return Match(False, "the request carries no tools")
+        return miss
 
     return match
 
 
 def patterns_matcher(patterns: tuple[str, ...], what: str, *, max_chars: int | None = None) -> Matcher:
     compiled = _PatternSet(patterns)
+    none = Match(False, f"no {what} patterns configured")
+    miss = Match(False, f"no {what} pattern matches the latest user message")
 
     def match(ctx: Context) -> Match:
         text = ctx.user_text
         if not patterns:
-            return Match(False, f"no {what} patterns configured")
+            return none
         if max_chars is not None and len(text) > max_chars:
             return Match(
                 False, f"latest user message is {len(text)} chars, more than {max_chars} for a small task"
             )
         found = compiled.first(text)
         if found is None:
-            return Match(False, f"no {what} pattern matches the latest user message")
+            return miss
         return Match(True, f"{what} pattern /{found}/ matches the latest user message")
 
     return match

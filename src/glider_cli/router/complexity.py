@@ -28,7 +28,6 @@ DEFAULT_WEIGHTS: dict[str, int] = {
 }
 _SCAN = 20_000
 _FENCE = re.compile(r"^\s*```", re.MULTILINE)
-_WORD = re.compile(r"[a-z0-9_+#-]+")
 _EXTENSIONS = frozenset(
     [
         "py",
@@ -70,9 +69,7 @@ _STRIP = "`'\"()[]{}<>,;:!?"
 def file_paths(text: str) -> set[str]:
     """Tokens that look like file paths (`src/app.py`, `README.md`); cheaper than a regex scan."""
     found: set[str] = set()
-    for token in text.split():
-        if "." not in token:
-            continue
+    for token in [t for t in text.split() if "." in t]:
         token = token.strip(_STRIP).rstrip(".")
         stem, dot, ext = token.rpartition(".")
         if dot and stem and not stem.endswith("/") and ext.lower() in _EXTENSIONS:
@@ -106,24 +103,18 @@ class ComplexityScorer:
     def __init__(self, keywords: tuple[str, ...] = (), weights: tuple[tuple[str, int], ...] = ()) -> None:
         self.weights = dict(DEFAULT_WEIGHTS)
         self.weights.update(dict(weights))
-        lowered = {k.lower().strip() for k in keywords if k.strip()}
-        self._single = frozenset(k for k in lowered if _WORD.fullmatch(k))
-        self._phrases = tuple(sorted(lowered - self._single))
+        lowered = sorted({k.lower().strip() for k in keywords if k.strip()})
+        # A substring test first (fast), the word-boundary check only for the keywords present.
+        self._keyword_checks = tuple((k, re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)")) for k in lowered)
 
     def _keywords(self, lower: str) -> list[str]:
-        found: set[str] = set()
-        if self._single:
-            found.update(self._single.intersection(_WORD.findall(lower)))
-        for phrase in self._phrases:
-            if re.search(r"(?<![\w])" + re.escape(phrase) + r"(?![\w])", lower):
-                found.add(phrase)
-        return sorted(found)
+        return [k for k, bounded in self._keyword_checks if k in lower and bounded.search(lower)]
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
         body = text[:_SCAN]
         w = self.weights
         signals = [Signal("length", round(min(len(text) / 2000, 1.0) * w["length"]), f"{len(text)} chars")]
-        if (self._single or self._phrases) and w["keywords"]:
+        if self._keyword_checks and w["keywords"]:
             found = self._keywords(body.lower())
             pts = min(w["keywords"], round(len(found) * w["keywords"] / 3))
             signals.append(Signal("keywords", pts, ", ".join(found) if found else "none"))

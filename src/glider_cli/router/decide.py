@@ -265,6 +265,7 @@ class Router:
         cx = config.routing.complexity
         self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
         self._delegate = command_pattern(DELEGATE_FLAGS)
+        self._default_backend = {side: config.default_backend(side) for side in ("local", "cloud")}
         # Trace lines that do not depend on the request are built once.
         self._disabled = tuple(Reason(r.name, r.priority, False, r.disabled_reason) for r in self.rules)
         self._tails = tuple(
@@ -379,7 +380,7 @@ class Router:
             target="local" if target == "local" else "cloud",
             rule=rule,
             priority=priority,
-            backend=action.backend or self.config.default_backend(target),
+            backend=action.backend or self._default_backend[target],
             model=action.model,
             adapter=action.adapter,
             strategy=action.strategy,  # type: ignore[arg-type]

@@ -71,10 +71,11 @@ def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str) -> str | None:
-    if not any(c in text for c in commands):
-        return None
-    m = pattern.search(text)
-    return m.group(0) if m else None
+    for command in commands:  # a plain substring test first: most messages carry no command
+        if command in text:
+            m = pattern.search(text)
+            return m.group(0) if m else None
+    return None
 
 
 class Matcher(Protocol):
@@ -84,12 +85,13 @@ class Matcher(Protocol):
 def _explicit(trigger: Trigger) -> Matcher:
     commands = trigger.commands
     pattern = command_pattern(commands)
+    miss = Match(False, f"none of {' '.join(commands)} in the latest user message")
 
     def match(ctx: Context) -> Match:
         found = find_command(pattern, commands, ctx.user_text)
         if found:
             return Match(True, f"command {found} in the latest user message")
-        return Match(False, f"none of {' '.join(commands)} in the latest user message")
+        return miss
 
     return match
 
@@ -99,11 +101,11 @@ def _regex(trigger: Trigger) -> Matcher:
 
     source = trigger.pattern or ""
     pattern = re2.compile(source)
+    hit = Match(True, f"pattern /{source}/ matches the most recent message")
+    miss = Match(False, f"pattern /{source}/ does not match the most recent message")
 
     def match(ctx: Context) -> Match:
-        if pattern.search(ctx.last_text):
-            return Match(True, f"pattern {source!r} matches the most recent message")
-        return Match(False, f"pattern {source!r} does not match the most recent message")
+        return hit if pattern.search(ctx.last_text) else miss
 
     return match
 
@@ -122,17 +124,20 @@ def _context_size(trigger: Trigger) -> Matcher:
 
 
 def _always(trigger: Trigger) -> Matcher:
+    hit = Match(True, "always matches")
+
     def match(ctx: Context) -> Match:
-        return Match(True, "always matches")
+        return hit
 
     return match
 
 
 def _composer_wrapup(trigger: Trigger) -> Matcher:
+    hit = Match(True, "the latest user message asks for a wrap-up summary (Composer)")
+    miss = Match(False, "not a Composer wrap-up message")
+
     def match(ctx: Context) -> Match:
-        if _WRAPUP.search(ctx.user_text[:2000]):
-            return Match(True, "the latest user message asks for a wrap-up summary (Composer)")
-        return Match(False, "not a Composer wrap-up message")
+        return hit if _WRAPUP.search(ctx.user_text[:2000]) else miss
 
     return match
 
