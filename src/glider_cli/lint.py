@@ -8,7 +8,8 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
 - Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`);
 - rules that can never run because an enabled `always` rule of higher priority has control first;
 - (warning) a script whose returned action visibly disagrees with its rule's action block
-  (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's).
+  (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
+- (warning) a rule whose target side has no backend (none named in the action, none of that side).
 The same checks back `GET /api/router/lint`. No network, no writes.
 """
 
@@ -124,6 +125,26 @@ def _unreachable(config: Config) -> list[Issue]:
     return out
 
 
+def _sideless(config: Config) -> list[Issue]:
+    """Warnings for rules whose target side has no backend to send to (none named, no default)."""
+    out: list[Issue] = []
+    for rule in config.rules:
+        side = rule.action.target
+        if rule.enabled and rule.action.backend is None and config.default_backend(side) is None:
+            out.append(
+                Issue(
+                    f"targets {side}, but no backend serves the {side} side (add one under backends "
+                    f"with side: {side}, or name one in the action)",
+                    file=rule.file,
+                    line=rule.line,
+                    rule=rule.name,
+                    key="action.backend",
+                    severity="warning",
+                )
+            )
+    return out
+
+
 def lint(
     config: Config | None = None,
     *,
@@ -145,6 +166,7 @@ def lint(
     for rule in config.rules:
         issues.extend(_script_issues(rule))
     issues.extend(_unreachable(config))
+    issues.extend(_sideless(config))
     return LintReport(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),
