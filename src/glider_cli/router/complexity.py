@@ -27,7 +27,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     "tools": 0,
 }
 _SCAN = 20_000
-_FENCE = re.compile(r"^\s*```", re.MULTILINE)
+_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
 _EXTENSIONS = frozenset(
     [
         "py",
