@@ -312,7 +312,7 @@ def read_classifier(ck: Checker, routing: LDict) -> ClassifierSettings:
         return default if value is None else value
 
     return ClassifierSettings(
-        enabled=sec.get("enabled") is not False and ck.boolean(sec, "enabled", path=p) is not False,
+        enabled=ck.boolean(sec, "enabled", path=p) is not False,
         tools_priority=pick(ck.integer(sec, "tools_priority", path=p), d.tools_priority),
         cloud_priority=pick(ck.integer(sec, "cloud_priority", path=p), d.cloud_priority),
         small_priority=pick(ck.integer(sec, "small_priority", path=p), d.small_priority),
