@@ -105,3 +105,11 @@ def test_help_for_every_subcommand() -> None:
         assert result.exit_code == 0 and "Usage" in result.output
     top = runner.invoke(app, ["--help"]).output
     assert "route" in top and "lint" in top
+
+
+def test_request_file_can_be_a_capture() -> None:
+    for fixture in sorted(FIXTURES.glob("*.json")):
+        d = explain_json("--request", str(fixture))
+        assert d["target"] in ("local", "cloud")
+    codex = explain_json("--request", str(FIXTURES / "codex-exec-01-tool-followup.json"))
+    assert codex["request"]["has_tools"] is True  # type: ignore[index]

@@ -14,7 +14,7 @@ def explain(
         None,
         "--request",
         "-r",
-        help="A whole request body (Anthropic, OpenAI Chat or Responses JSON; - = stdin).",
+        help="A request body (Anthropic, OpenAI Chat or Responses JSON, or a capture; - = stdin).",
     ),
     protocol: str | None = typer.Option(
         None,

@@ -37,8 +37,33 @@ class ExplainInput:
     profile: str | None = None
 
 
-def read_body(path: str) -> dict[str, Any]:
-    """A request body from a JSON file (`-` is stdin). A captured client request with a `body` works too."""
+@dataclass(frozen=True)
+class LoadedRequest:
+    """A request read from a file: its body, plus the protocol and headers a capture records."""
+
+    body: dict[str, Any]
+    protocol: str | None = None
+    headers: dict[str, str] | None = None
+
+
+def _from_capture(data: dict[str, Any], path: str) -> LoadedRequest:
+    """The first request with a JSON body in a capture (`{"requests": [{method, path, headers, body}]}`)."""
+    from glider_cli.protocol.parse import protocol_for_path
+
+    for req in data["requests"]:
+        if isinstance(req, dict) and isinstance(req.get("body"), dict):
+            raw = req.get("headers") or {}
+            pairs = raw.items() if isinstance(raw, dict) else raw
+            headers = {str(k): str(v) for k, v in pairs}
+            route = req.get("path")
+            return LoadedRequest(
+                req["body"], protocol_for_path(route) if isinstance(route, str) else None, headers
+            )
+    raise RequestError(f"{path} is a capture without any request that has a JSON body")
+
+
+def read_request(path: str) -> LoadedRequest:
+    """A request body from a JSON file (`-` is stdin): a bare body, `{"body": ...}`, or a capture."""
     import sys
 
     try:
@@ -49,26 +74,30 @@ def read_body(path: str) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as exc:
         raise RequestError(f"{path} is not valid JSON: {exc}") from None
-    if isinstance(data, dict) and isinstance(data.get("body"), dict) and "messages" not in data:
-        data = data["body"]
     if not isinstance(data, dict):
         raise RequestError(f"{path} must hold a JSON object (a request body)")
-    return data
+    if isinstance(data.get("requests"), list) and "messages" not in data and "input" not in data:
+        return _from_capture(data, path)
+    if isinstance(data.get("body"), dict) and "messages" not in data and "input" not in data:
+        return LoadedRequest(data["body"])
+    return LoadedRequest(data)
 
 
-def build_request(inp: ExplainInput, body: Mapping[str, Any] | None = None) -> ChatRequest:
+def build_request(inp: ExplainInput) -> ChatRequest:
     from glider_cli.protocol.parse import guess_protocol, parse_request
 
     if inp.message is not None and inp.request_file is not None:
         raise RequestError("give a MESSAGE or --request FILE, not both")
-    if body is None:
-        if inp.request_file is not None:
-            body = read_body(inp.request_file)
-        elif inp.message is not None:
-            body = {"model": "glider-explain", "messages": [{"role": "user", "content": inp.message}]}
-        else:
-            raise RequestError("give a MESSAGE to explain, or --request FILE with a request body")
-    protocol = inp.protocol or guess_protocol(body)
+    if inp.request_file is not None:
+        loaded = read_request(inp.request_file)
+    elif inp.message is not None:
+        loaded = LoadedRequest(
+            {"model": "glider-explain", "messages": [{"role": "user", "content": inp.message}]}
+        )
+    else:
+        raise RequestError("give a MESSAGE to explain, or --request FILE with a request body")
+    body = loaded.body
+    protocol = inp.protocol or loaded.protocol or guess_protocol(body)
     if inp.tools:
         body = dict(body)
         tool: dict[str, Any] = _PROBE_TOOL
@@ -80,7 +109,7 @@ def build_request(inp: ExplainInput, body: Mapping[str, Any] | None = None) -> C
         elif protocol == "openai_responses":
             tool = {"type": "function", "name": "Bash", "parameters": _PROBE_TOOL["input_schema"]}
         body["tools"] = [*(body.get("tools") or []), tool]
-    request = parse_request(protocol, body)
+    request = parse_request(protocol, body, loaded.headers)
     if inp.tokens is not None:
         if inp.tokens < 0:
             raise RequestError("--tokens must not be negative")
