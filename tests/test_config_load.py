@@ -298,3 +298,17 @@ def test_a_literal_key_is_rejected_under_any_key(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as exc:
         load_config(config=path)
     assert "delegate.codex.args[1]" in str(exc.value) and "abcdefghijklmnop" not in str(exc.value)
+
+
+def test_non_utf8_files_are_config_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.yaml"
+    bad.write_bytes("server: {host: caf\xe9}\n".encode("latin-1"))
+    with pytest.raises(ProfileError, match="not UTF-8"):
+        load_config(config=str(bad))
+    (tmp_path / "s.star").write_bytes(b"# caf\xe9\ndef evaluate(r):\n    return None\n")
+    path = write(
+        tmp_path,
+        "routing:\n  rules:\n    - {name: s, priority: 1, trigger: {type: script, file: s.star}, action: {target: cloud}}\n",
+    )
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(config=path)

@@ -121,6 +121,8 @@ def _read_doc(path: Path, *, label: str | None = None) -> LDict:
         raise ProfileError(f"config file {path} does not exist") from None
     except OSError as exc:
         raise ProfileError(f"config file {path} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"config file {path} is not UTF-8 text") from None
     return read_yaml(text, label or str(path))
 
 

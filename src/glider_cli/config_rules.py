@@ -139,6 +139,9 @@ def _trigger(ck: Checker, rule: LDict, name: str, read_file: ReadFile) -> Trigge
         path = (base / file).resolve()
         try:
             source = read_file(path)
+        except UnicodeDecodeError:
+            ck.error(f"script file {file!r} is not UTF-8 text ({path})", where, key="trigger.file", rule=name)
+            return Trigger(kind, file=str(path), spelled=spelled)
         except OSError as exc:
             ck.error(
                 f"script file {file!r} cannot be read ({path}): {exc.strerror or exc}",

@@ -70,6 +70,8 @@ def read_request(path: str) -> LoadedRequest:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise RequestError(f"cannot read request file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise RequestError(f"request file {path} is not UTF-8 text") from None
     try:
         data = json.loads(text)
     except ValueError as exc:
