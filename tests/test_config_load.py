@@ -312,3 +312,10 @@ def test_non_utf8_files_are_config_errors(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="not UTF-8"):
         load_config(config=path)
+
+
+def test_alias_bombs_are_stopped(tmp_path: Path) -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 10)]
+    with pytest.raises(ConfigError, match="aliases"):
+        load_config(config=write(tmp_path, "\n".join(lines) + "\n"))

@@ -67,7 +67,13 @@ class LList(list[Any]):
         self.item_where.append(where)
 
 
-def _convert(node: yaml.Node, file: str, loader: Any) -> Any:
+_MAX_NODES = 100_000  # aliases can expand a small file exponentially ("billion laughs")
+
+
+def _convert(node: yaml.Node, file: str, loader: Any, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ConfigError(f"more than {_MAX_NODES} values (aliases expanding?)", file=file)
     line = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         out = LDict((file, line))
@@ -84,12 +90,12 @@ def _convert(node: yaml.Node, file: str, loader: Any) -> Any:
                     key=key,
                     line=key_node.start_mark.line + 1,
                 )
-            out.put(key, _convert(value_node, file, loader), (file, key_node.start_mark.line + 1))
+            out.put(key, _convert(value_node, file, loader, budget), (file, key_node.start_mark.line + 1))
         return out
     if isinstance(node, yaml.SequenceNode):
         seq = LList((file, line))
         for item in node.value:
-            seq.add(_convert(item, file, loader), (file, item.start_mark.line + 1))
+            seq.add(_convert(item, file, loader, budget), (file, item.start_mark.line + 1))
         return seq
     return loader.construct_object(node, deep=True)
 
@@ -106,7 +112,7 @@ def read_yaml(text: str, file: str) -> LDict:
             raise ConfigError(
                 "the top level must be a mapping of sections", file=file, line=node.start_mark.line + 1
             )
-        result = _convert(node, file, loader)
+        result = _convert(node, file, loader, [_MAX_NODES])
         assert isinstance(result, LDict)
         return result
     except yaml.MarkedYAMLError as exc:
