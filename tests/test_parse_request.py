@@ -200,3 +200,15 @@ def test_any_body_gives_a_decision_or_a_clear_error(
 def test_any_message_gives_a_decision(text: str, router: Router) -> None:
     chat = parse_request("anthropic", {"model": "m", "messages": [{"role": "user", "content": text}]})
     assert router.decide(chat).target in ("local", "cloud")
+
+
+def test_deeply_nested_body_is_a_request_error() -> None:
+    nested: Any = "x"
+    for _ in range(5000):
+        nested = [nested]
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": [{"type": "tool_result", "content": nested}]}],
+    }
+    with pytest.raises(RequestError, match="nested too deeply"):
+        parse_request("anthropic", body)

@@ -303,9 +303,13 @@ def parse_request(
         raise RequestError(f"request body must be a JSON object, got {type(body).__name__}")
     model = _opt_str(body, "model", required=True)
     acc = _Acc()
-    raw_tools = parser(body, acc)
-    names, tool_defs = _tool_names(raw_tools, acc)
-    system = "\n".join(s for s in acc.system if s)
+    try:
+        raw_tools = parser(body, acc)
+        names, tool_defs = _tool_names(raw_tools, acc)
+        system = "\n".join(s for s in acc.system if s)
+        tokens = estimate_tokens(system=system, messages=acc.parts, tools=tool_defs)
+    except RecursionError:
+        raise RequestError("request body is nested too deeply") from None
     low = _lower_headers(headers)
     proto: Protocol_ = protocol  # type: ignore[assignment]
     return ChatRequest(
@@ -315,7 +319,7 @@ def parse_request(
         messages=tuple(acc.messages),
         system=system,
         tool_names=names,
-        estimated_tokens=estimate_tokens(system=system, messages=acc.parts, tools=tool_defs),
+        estimated_tokens=tokens,
         temperature=_number(body, "temperature"),
         max_tokens=_int(body, "max_tokens", "max_completion_tokens", "max_output_tokens"),
         session_id=_session_id(body, low),
