@@ -15,7 +15,9 @@ Requests are Anthropic `POST /v1/messages` routed by the real router to the `ori
     streaming first-byte overhead <= 1 ms (p50, glider minus direct)
     `glider serve` RSS <= 100 MB (after the run)
 
-Usage: .venv/bin/python bench/bench_proxy.py [--requests N] [--seconds S]
+The machine's load average is printed with the figures: on a shared machine they move a lot.
+
+Usage: .venv/bin/python bench/bench_proxy.py [--requests N] [--seconds S] [--rounds R]
 """
 
 from __future__ import annotations
@@ -151,7 +153,14 @@ async def latency(session: aiohttp.ClientSession, url: str, n: int, *, stream: b
     return out
 
 
-async def throughput(session: aiohttp.ClientSession, url: str, conc: int, seconds: float) -> float:
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def throughput(
+    session: aiohttp.ClientSession, url: str, conc: int, seconds: float
+) -> tuple[float, int]:
     done = 0
     end = time.perf_counter() + seconds
 
@@ -164,26 +173,38 @@ async def throughput(session: aiohttp.ClientSession, url: str, conc: int, second
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(conc)))
-    return done / (time.perf_counter() - t0)
+    return done / (time.perf_counter() - t0), done
 
 
-async def measure(targets: dict[str, str], n: int, seconds: float) -> dict[str, dict[str, float]]:
+async def measure(
+    targets: dict[str, str], pids: dict[str, int], n: int, seconds: float, rounds: int
+) -> dict[str, dict[str, float]]:
+    """Latency series are interleaved in `rounds` so that a load change on the machine hits every target
+    alike; throughput runs one target at a time."""
     res: dict[str, dict[str, float]] = {}
+    lat: dict[str, list[float]] = {name: [] for name in targets}
+    ttfb: dict[str, list[float]] = {name: [] for name in targets}
     conn = aiohttp.TCPConnector(limit=64)
     async with aiohttp.ClientSession(connector=conn) as session:
         for url in targets.values():  # warm-up: connections, imports, caches
             await latency(session, url, 50, stream=False)
             await latency(session, url, 10, stream=True)
-        for name, url in targets.items():
-            lat = await latency(session, url, n, stream=False)
-            ttfb = await latency(session, url, max(50, n // 4), stream=True)
+        per_round = max(1, n // rounds)
+        for _ in range(rounds):
+            for name, url in targets.items():
+                lat[name] += await latency(session, url, per_round, stream=False)
+                ttfb[name] += await latency(session, url, max(5, per_round // 4), stream=True)
+        for name in targets:
             res[name] = {
-                "p50": statistics.median(lat),
-                "p99": pct(lat, 99),
-                "ttfb50": statistics.median(ttfb),
+                "p50": statistics.median(lat[name]),
+                "p99": pct(lat[name], 99),
+                "ttfb50": statistics.median(ttfb[name]),
             }
         for name, url in targets.items():
-            res[name]["rps32"] = await throughput(session, url, 32, seconds)
+            # CPU per request of the server process itself (the upstream's own work not included).
+            c0 = cpu_seconds(pids[name])
+            res[name]["rps32"], done = await throughput(session, url, 32, seconds)
+            res[name]["cpu_ms"] = (cpu_seconds(pids[name]) - c0) / max(1, done) * 1000
     return res
 
 
@@ -191,8 +212,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=1000, help="requests per latency series (c=1)")
     ap.add_argument("--seconds", type=float, default=4.0, help="duration of each c=32 throughput run")
+    ap.add_argument("--rounds", type=int, default=10, help="interleaved rounds of the latency series")
     args = ap.parse_args()
 
+    load0 = f"{os.getloadavg()[0]:.2f}"
     procs: list[subprocess.Popen[bytes]] = []
     tmp = tempfile.TemporaryDirectory(prefix="glider-bench-")
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
@@ -222,7 +245,8 @@ def main() -> None:
             wait_port(port, procs[list(ports).index(name) + 1])
         targets = {"direct": f"http://127.0.0.1:{up}"}
         targets.update({k: f"http://127.0.0.1:{p}" for k, p in ports.items()})
-        res = asyncio.run(measure(targets, args.requests, args.seconds))
+        pids = {"direct": procs[0].pid, **{name: procs[i + 1].pid for i, name in enumerate(ports)}}
+        res = asyncio.run(measure(targets, pids, args.requests, args.seconds, args.rounds))
         rss = rss_mb(glider_proc.pid)
     finally:
         for p in procs:
@@ -235,9 +259,11 @@ def main() -> None:
         tmp.cleanup()
 
     d = res["direct"]
-    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'ttfb50 ms':>11}{'req/s c=32':>12}")
+    print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f}; cpus: {os.cpu_count()}")
+    print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'ttfb50 ms':>11}{'req/s c=32':>12}{'cpu ms/req':>12}")
     for name, r in res.items():
-        print(f"{name:<14}{r['p50']:>9.3f}{r['p99']:>9.3f}{r['ttfb50']:>11.3f}{r['rps32']:>12.0f}")
+        row = f"{r['p50']:>9.3f}{r['p99']:>9.3f}{r['ttfb50']:>11.3f}{r['rps32']:>12.0f}{r['cpu_ms']:>12.3f}"
+        print(f"{name:<14}{row}")
     print()
     ok = True
 
