@@ -200,8 +200,10 @@ backends:
 """,
     )
     cfg = load_config(config=path)
-    assert cfg.settings.backends["a"].timeout.read == 30 and cfg.settings.backends["a"].fallback == "b"
+    assert cfg.settings.backends["a"].timeout.read == 30 and cfg.settings.backends["a"].timeout.connect == 30
+    assert cfg.settings.backends["a"].fallback == "b"
     assert cfg.settings.backends["b"].timeout.connect == 2 and cfg.settings.backends["b"].timeout.read == 100
+    assert cfg.settings.backends["b"].timeout.write == 60  # phases not given keep their defaults
     assert cfg.default_backend("cloud") == "a" and cfg.default_backend("local") is None
 
 

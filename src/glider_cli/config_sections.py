@@ -52,8 +52,9 @@ def _timeout(ck: Checker, backend: LDict, path: str) -> Timeout:
                 f"must be more than 0 seconds, got {raw}", backend.where("timeout"), key=f"{path}.timeout"
             )
             return Timeout()
-        # One number is the read timeout (the one long generations need); connect stays short.
-        return Timeout(read=float(raw), write=max(Timeout.write, float(raw)))
+        # As in httpx: one number bounds every phase. A mapping sets phases one by one.
+        n = float(raw)
+        return Timeout(connect=n, read=n, write=n, pool=n)
     ck.keys(raw, TIMEOUT_KEYS, path=f"{path}.timeout")
     base = Timeout()
     values = {k: ck.number(raw, k, path=f"{path}.timeout") for k in TIMEOUT_KEYS}
