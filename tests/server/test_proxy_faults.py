@@ -206,3 +206,15 @@ def test_client_disconnect_while_waiting_for_the_upstream_is_recorded(
                 time.sleep(0.02)
         done = g.wait_for("OriginPassthrough")
         assert done and done[0]["client_disconnected"] is True and done[0]["complete"] is False
+
+
+def test_a_rule_fallback_wins_over_the_default(fake: FakeUpstream, tmp_path: Path) -> None:
+    """`fallback: none` on the rule disables local -> cloud for requests that rule routes."""
+    cfg = _config(closed_port_url(), fake.url) + (
+        "routing:\n  rules:\n    - name: explicit_local\n      fallback: none\n"
+    )
+    with GliderServer(cfg, tmp_path) as g:
+        r = _post(g, _body("/local hi"))
+        assert r.status_code == 502
+        assert "FallbackUsed" not in g.types()
+        assert g.wait_for("UpstreamFailed")[0]["backend"] == "ollama"
