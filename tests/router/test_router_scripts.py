@@ -189,3 +189,16 @@ def test_a_disabled_broken_script_does_not_stop_routing(tmp_path: Path) -> None:
 """
     router = Router(config_with_rules(tmp_path, rules + FALLBACK))
     assert router.decide(message("x")).rule == "fallback"
+
+
+def test_a_script_that_switches_side_drops_the_rules_backend_and_model(tmp_path: Path) -> None:
+    src = 'def evaluate(request):\n    return {"action": {"target": "cloud"}}\n'
+    d = router_for(tmp_path, src, action="{target: local, backend: local1, model: small}").decide(
+        message("x")
+    )
+    assert (d.rule, d.target, d.backend, d.model) == ("scripted", "cloud", "cloud1", None)
+    same = 'def evaluate(request):\n    return {"action": {"adapter": "lora-a"}}\n'
+    d = router_for(tmp_path, same, action="{target: local, backend: local1, model: small}").decide(
+        message("x")
+    )
+    assert (d.target, d.backend, d.model, d.adapter) == ("local", "local1", "small", "lora-a")

@@ -229,7 +229,10 @@ def _merge_action(base: Action, override: dict[str, Any] | None, config: Config)
     unknown = sorted(set(override) - set(_ACTION_KEYS))
     if unknown:
         return None, f"returned unknown action keys {', '.join(unknown)}"
-    values = base.to_dict()
+    target = override.get("target")
+    # A script that moves the request to the other side does not inherit the rule's backend, model,
+    # adapter or strategy: those belong to the side the rule named.
+    values = base.to_dict() if target in (None, base.target) else Action(str(target)).to_dict()
     for key, value in override.items():
         if value is not None and not isinstance(value, str):
             return None, f"returned a non-string action.{key}"
