@@ -13,7 +13,7 @@ def signals(text: str, **kw: object) -> dict[str, int]:
     c = ComplexityScorer(("migrate", "race condition"), kw.pop("weights", ())).score(  # type: ignore[arg-type]
         text, messages=int(kw.pop("messages", 1)), has_tools=bool(kw.pop("has_tools", False))
     )
-    return {s.name: s.points for s in c.signals} | {"score": c.score}
+    return {s["signal"]: s["points"] for s in c.signals} | {"score": c.score}
 
 
 def test_each_signal_moves_the_score() -> None:

@@ -1,9 +1,9 @@
 """The task classifier's three rules (spec: 85 tools -> cloud, 80 cloud patterns -> cloud,
 70 small patterns -> local) and the complexity rule (75, off until `complexity.enabled`).
 
-Patterns are RE2, compiled case-insensitively, and searched in the latest user message. Each list is
-compiled once into one alternation, so a request that matches nothing costs one search per list;
-only on a match are the patterns tried one by one to name the one that matched in the trace.
+Patterns are RE2, compiled case-insensitively, and searched in the latest user message. Both lists go
+into one RE2 set, searched once per decision (by whichever pattern rule runs first): the result says
+which patterns matched, so the trace names the first matching pattern of each list.
 A small task must also be short: at most `small_max_chars` characters.
 """
 
@@ -15,20 +15,34 @@ from glider_cli.config_model import ComplexitySettings
 from glider_cli.router.triggers import Context, Match, Matcher
 
 
-class _PatternSet:
-    def __init__(self, patterns: tuple[str, ...]) -> None:
+class PatternIndex:
+    """Every classifier pattern in one RE2 set: one pass over the message tells which ones match."""
+
+    def __init__(self, groups: dict[str, tuple[str, ...]]) -> None:
         import re2
 
-        self.patterns = patterns
-        self._each: list[Any] = [re2.compile("(?i)" + p) for p in patterns]
-        self._any: Any = re2.compile("(?i)" + "|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        self.sources: list[str] = []
+        self.ranges: dict[str, tuple[int, int]] = {}
+        self._set: Any = None
+        for name, patterns in groups.items():
+            self.ranges[name] = (len(self.sources), len(self.sources) + len(patterns))
+            self.sources.extend(patterns)
+        if self.sources:
+            self._set = re2.Set.SearchSet(re2.Options())
+            for source in self.sources:
+                self._set.Add("(?i)" + source)
+            self._set.Compile()
 
-    def first(self, text: str) -> str | None:
-        if self._any is None or self._any.search(text) is None:
-            return None
-        for source, compiled in zip(self.patterns, self._each, strict=True):
-            if compiled.search(text):
-                return source
+    def hits(self, text: str) -> tuple[int, ...]:
+        if self._set is None:
+            return ()
+        return tuple(sorted(self._set.Match(text) or ()))
+
+    def first(self, name: str, hits: tuple[int, ...]) -> str | None:
+        lo, hi = self.ranges[name]
+        for i in hits:
+            if lo <= i < hi:
+                return self.sources[i]
         return None
 
 
@@ -45,20 +59,20 @@ def tools_matcher() -> Matcher:
     return match
 
 
-def patterns_matcher(patterns: tuple[str, ...], what: str, *, max_chars: int | None = None) -> Matcher:
-    compiled = _PatternSet(patterns)
+def patterns_matcher(index: PatternIndex, what: str, *, max_chars: int | None = None) -> Matcher:
+    lo, hi = index.ranges[what]
     none = Match(False, f"no {what} patterns configured")
     miss = Match(False, f"no {what} pattern matches the latest user message")
 
     def match(ctx: Context) -> Match:
         text = ctx.user_text
-        if not patterns:
+        if lo == hi:
             return none
         if max_chars is not None and len(text) > max_chars:
             return Match(
                 False, f"latest user message is {len(text)} chars, more than {max_chars} for a small task"
             )
-        found = compiled.first(text)
+        found = index.first(what, ctx.memo(index, lambda: index.hits(text)))
         if found is None:
             return miss
         return Match(True, f"{what} pattern /{found}/ matches the latest user message")

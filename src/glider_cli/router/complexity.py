@@ -15,8 +15,7 @@ Only the first 20,000 characters of the message are scanned, so the cost stays f
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 DEFAULT_WEIGHTS: dict[str, int] = {
     "length": 30,
@@ -77,23 +76,15 @@ def file_paths(text: str) -> set[str]:
     return found
 
 
-class Signal(NamedTuple):
-    name: str
-    points: int
-    detail: str
+class Complexity(NamedTuple):
+    """A score and its signals: `{"signal", "points", "detail"}` dicts, as the decision record shows them."""
 
-    def to_dict(self) -> dict[str, object]:
-        return {"signal": self.name, "points": self.points, "detail": self.detail}
-
-
-@dataclass(frozen=True)
-class Complexity:
     score: int
-    signals: tuple[Signal, ...]
+    signals: tuple[dict[str, Any], ...]
     source: str = "heuristic"
 
     def explain(self) -> str:
-        moved = [f"{s.name} +{s.points} ({s.detail})" for s in self.signals if s.points]
+        moved = [f"{s['signal']} +{s['points']} ({s['detail']})" for s in self.signals if s["points"]]
         return ", ".join(moved) if moved else "no signal"
 
 
@@ -101,8 +92,11 @@ class ComplexityScorer:
     """Compiled once per Router from `routing.complexity`."""
 
     def __init__(self, keywords: tuple[str, ...] = (), weights: tuple[tuple[str, int], ...] = ()) -> None:
-        self.weights = dict(DEFAULT_WEIGHTS)
-        self.weights.update(dict(weights))
+        w = dict(DEFAULT_WEIGHTS)
+        w.update(dict(weights))
+        self.weights = w
+        self._w_length, self._w_keywords, self._w_code = w["length"], w["keywords"], w["code"]
+        self._w_files, self._w_conversation, self._w_tools = w["files"], w["conversation"], w["tools"]
         lowered = sorted({k.lower().strip() for k in keywords if k.strip()})
         # A substring test first (fast), the word-boundary check only for the keywords present.
         self._keyword_checks = tuple((k, re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)")) for k in lowered)
@@ -111,21 +105,31 @@ class ComplexityScorer:
         return [k for k, bounded in self._keyword_checks if k in lower and bounded.search(lower)]
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
-        body = text[:_SCAN]
-        w = self.weights
-        signals = [Signal("length", round(min(len(text) / 2000, 1.0) * w["length"]), f"{len(text)} chars")]
-        if self._keyword_checks and w["keywords"]:
+        n = len(text)
+        body = text if n <= _SCAN else text[:_SCAN]
+        length = round(min(n / 2000, 1.0) * self._w_length)
+        signals = [{"signal": "length", "points": length, "detail": f"{n} chars"}]
+        total = length
+        if self._keyword_checks and self._w_keywords:
             found = self._keywords(body.lower())
-            pts = min(w["keywords"], round(len(found) * w["keywords"] / 3))
-            signals.append(Signal("keywords", pts, ", ".join(found) if found else "none"))
+            pts = min(self._w_keywords, round(len(found) * self._w_keywords / 3))
+            signals.append({"signal": "keywords", "points": pts, "detail": ", ".join(found) or "none"})
+            total += pts
         fences = len(_FENCE.findall(body)) // 2 if "```" in body else 0
-        signals.append(Signal("code", min(w["code"], round(fences * w["code"] / 2)), f"{fences} code blocks"))
-        files = len(file_paths(body))
-        signals.append(Signal("files", min(w["files"], round(files * w["files"] / 5)), f"{files} file paths"))
-        conv = round(min(messages / 40, 1.0) * w["conversation"])
-        signals.append(Signal("conversation", conv, f"{messages} messages"))
-        if w["tools"]:
-            detail = "tools present" if has_tools else "no tools"
-            signals.append(Signal("tools", w["tools"] if has_tools else 0, detail))
-        total = max(0, min(100, sum(s.points for s in signals)))
-        return Complexity(total, tuple(signals))
+        pts = min(self._w_code, round(fences * self._w_code / 2))
+        signals.append({"signal": "code", "points": pts, "detail": f"{fences} code blocks"})
+        total += pts
+        files = len(file_paths(body)) if "." in body else 0
+        pts = min(self._w_files, round(files * self._w_files / 5))
+        signals.append({"signal": "files", "points": pts, "detail": f"{files} file paths"})
+        total += pts
+        pts = round(min(messages / 40, 1.0) * self._w_conversation)
+        signals.append({"signal": "conversation", "points": pts, "detail": f"{messages} messages"})
+        total += pts
+        if self._w_tools:
+            pts = self._w_tools if has_tools else 0
+            signals.append(
+                {"signal": "tools", "points": pts, "detail": "tools present" if has_tools else "no tools"}
+            )
+            total += pts
+        return Complexity(min(100, total), tuple(signals))

@@ -20,7 +20,8 @@ Contract:
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.config_model import Action, Config
@@ -54,21 +55,25 @@ class CompiledRule:
     disabled_reason: str = "disabled (enabled: false)"
 
 
-@dataclass
 class _Ctx:
-    request: ChatRequest
-    last_text: str
-    user_text: str
-    complexity: Complexity
-    _payload: Any = field(default=None)
-    _groups: dict[int, Any] = field(default_factory=dict)
+    """Per-decision state the matchers share: the texts they read and work computed once."""
 
-    def group_outcomes(self, group: Any) -> Any:
-        """A script group's outcomes for this request, computed at most once."""
-        key = id(group)
-        if key not in self._groups:
-            self._groups[key] = group.call(self.script_payload())
-        return self._groups[key]
+    __slots__ = ("_memo", "_payload", "complexity", "last_text", "request", "user_text")
+
+    def __init__(self, request: ChatRequest, last_text: str, user_text: str, complexity: Complexity) -> None:
+        self.request = request
+        self.last_text = last_text
+        self.user_text = user_text
+        self.complexity = complexity
+        self._payload: Any = None
+        self._memo: dict[int, Any] = {}
+
+    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per decision for `key` (a script group's outcomes, pattern-set hits)."""
+        k = id(key)
+        if k not in self._memo:
+            self._memo[k] = compute()
+        return self._memo[k]
 
     def script_payload(self) -> Any:
         if self._payload is None:
@@ -98,7 +103,7 @@ def _never(ctx: Any) -> Match:
 
 
 def _compile_rules(config: Config) -> list[CompiledRule]:
-    from glider_cli.router.classifier import complexity_matcher, patterns_matcher, tools_matcher
+    from glider_cli.router.classifier import PatternIndex, complexity_matcher, patterns_matcher, tools_matcher
     from glider_cli.router.scripts import ScriptError
 
     out: list[CompiledRule] = []
@@ -135,6 +140,7 @@ def _compile_rules(config: Config) -> list[CompiledRule]:
             )
         )
     cls = config.routing.classifier
+    index = PatternIndex({"cloud": cls.cloud_patterns, "small": cls.small_patterns})
     off = "disabled (routing.task_classifier.enabled: false)"
     out.append(
         CompiledRule(
@@ -153,7 +159,7 @@ def _compile_rules(config: Config) -> list[CompiledRule]:
             cls.cloud_priority,
             cls.enabled,
             Action("cloud", model=cls.cloud_model),
-            patterns_matcher(cls.cloud_patterns, "cloud"),
+            patterns_matcher(index, "cloud"),
             "task_classifier",
             disabled_reason=off,
         )
@@ -164,7 +170,7 @@ def _compile_rules(config: Config) -> list[CompiledRule]:
             cls.small_priority,
             cls.enabled,
             Action("local", model=cls.local_model),
-            patterns_matcher(cls.small_patterns, "small", max_chars=cls.small_max_chars),
+            patterns_matcher(index, "small", max_chars=cls.small_max_chars),
             "task_classifier",
             disabled_reason=off,
         )
@@ -195,7 +201,7 @@ class _GroupedScript:
         self.alone = alone
 
     def __call__(self, ctx: Any) -> Match:
-        outcomes = ctx.group_outcomes(self.group)
+        outcomes = ctx.memo(self.group, lambda: self.group.call(ctx.script_payload()))
         if outcomes is not None and self.position < len(outcomes):
             return script_match(self.alone.name, outcomes[self.position])
         return self.alone(ctx)
@@ -260,7 +266,8 @@ def _merge_action(base: Action, override: dict[str, Any] | None, config: Config)
 
 
 class Router:
-    """Compiled routing for one Config. Thread-safe: decide() shares no mutable state."""
+    """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is a small
+    cache of immutable trace lines."""
 
     def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
         self.config = config
@@ -271,6 +278,9 @@ class Router:
         self._default_backend = {side: config.default_backend(side) for side in ("local", "cloud")}
         # Trace lines that do not depend on the request are built once.
         self._disabled = tuple(Reason(r.name, r.priority, False, r.disabled_reason) for r in self.rules)
+        # Trace lines for the verdicts a rule gives again and again ("no tools", "no pattern matches"):
+        # built once, looked up by reason text. Bounded, so per-request texts cannot grow it.
+        self._seen: tuple[dict[str, Reason], ...] = tuple({} for _ in self.rules)
         self._tails = tuple(
             tuple(
                 Reason(later.name, later.priority, False, f"not reached: {rule.name} has control")
@@ -299,7 +309,13 @@ class Router:
                 continue
             m: Match = rule.matcher(ctx)
             if not m.matched:
-                trace.append(Reason(rule.name, rule.priority, False, m.reason))
+                seen = self._seen[i]
+                line = seen.get(m.reason)
+                if line is None:
+                    line = Reason(rule.name, rule.priority, False, m.reason)
+                    if len(seen) < 8:
+                        seen[m.reason] = line
+                trace.append(line)
                 continue
             merged, note = _merge_action(rule.action, m.action, self.config)
             if merged is None:
@@ -375,7 +391,7 @@ class Router:
         extra: dict[str, Any] = {
             "where": where,
             "fallback": fallback,
-            "complexity_signals": [s.to_dict() for s in complexity.signals],
+            "complexity_signals": list(complexity.signals),
         }
         if sticky is not None:
             extra["sticky"] = sticky.to_dict()

@@ -54,6 +54,9 @@ class Context(Protocol):
 
     def script_payload(self) -> Any: ...
 
+    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
+        """`compute()` once per decision for `key` (work several rules share)."""
+
 
 class Match(NamedTuple):
     """A matcher's verdict: matched or not, the trace reason, a script's action, a script failure."""
