@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+import claude_code
+
 _PROXY_VARS = (
     "HTTP_PROXY",
     "HTTPS_PROXY",
@@ -33,3 +35,12 @@ def glider_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("TERM", "dumb")
     yield home
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> str:
+    """The real Claude Code CLI (installed once with npm if needed); skips only when it cannot be had."""
+    found, why = claude_code.find_or_install()
+    if found is None:
+        pytest.skip(why)
+    return found

@@ -3,31 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import claude_code
 from fake_upstream import FakeUpstream
 from glider_cli.delegate import continuity, service
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
 from glider_cli.settings import DelegateSettings, Settings
 
-REPO = Path(__file__).resolve().parents[2]
-
 pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]
-
-
-def _claude() -> str:
-    found = shutil.which("claude") or str(REPO / ".ci" / "node" / "node_modules" / ".bin" / "claude")
-    if not os.access(found, os.X_OK):
-        pytest.skip(
-            "Claude Code is not installed: run `npm install --prefix .ci/node @anthropic-ai/claude-code`"
-        )
-    return found
 
 
 def _status(ws: Path) -> str:
@@ -46,8 +34,10 @@ def _system_text(body: dict[str, object]) -> str:
     return str(system or "")
 
 
-def test_real_claude_code_gets_the_block_and_answers(git_workspace: Path, tmp_path: Path) -> None:
-    claude = _claude()
+def test_real_claude_code_gets_the_block_and_answers(
+    claude_bin: str, git_workspace: Path, tmp_path: Path
+) -> None:
+    claude = claude_bin
     home = tmp_path / "claude-home"
     home.mkdir()
     p = resolve()
@@ -59,16 +49,7 @@ def test_real_claude_code_gets_the_block_and_answers(git_workspace: Path, tmp_pa
     before = _status(git_workspace)
     with FakeUpstream() as fake:
         fake.set_reply(text="delegated answer from the fake upstream")
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(home),
-            "ANTHROPIC_BASE_URL": fake.url,
-            "ANTHROPIC_API_KEY": "sk-test",
-            "DISABLE_TELEMETRY": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+        env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
         r = service.run_flagged(
             p, s, "/claude", "why does the parser test fail?", git_workspace, "codex", environ=env
@@ -88,24 +69,15 @@ def test_real_claude_code_gets_the_block_and_answers(git_workspace: Path, tmp_pa
     assert last.kind == "delegate" and last.ok and last.source_cli == "codex"
 
 
-def test_real_claude_code_as_the_origin_summary_source(tmp_path: Path) -> None:
+def test_real_claude_code_as_the_origin_summary_source(claude_bin: str, tmp_path: Path) -> None:
     from glider_cli.delegate import summarizers
 
-    claude = _claude()
+    claude = claude_bin
     home = tmp_path / "claude-home"
     home.mkdir()
     with FakeUpstream() as fake:
         fake.set_reply(text="the session fixed the parser")
-        env = {
-            "PATH": os.environ.get("PATH", ""),
-            "HOME": str(home),
-            "ANTHROPIC_BASE_URL": fake.url,
-            "ANTHROPIC_API_KEY": "sk-test",
-            "DISABLE_TELEMETRY": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "DISABLE_ERROR_REPORTING": "1",
-        }
+        env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
         origin = summarizers.sources_for(s, resolve(), env, "claude-code")["origin"]
         assert origin is not None

@@ -13,8 +13,6 @@ reason only when that fails.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,49 +20,10 @@ from typing import Any
 
 import pytest
 
+import claude_code
 from fake_upstream import FakeUpstream
 
 pytestmark = [pytest.mark.live, pytest.mark.claude_code, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parents[2]
-NODE_PREFIX = REPO / ".ci" / "node"
-
-
-def _find_claude() -> str | None:
-    found = shutil.which("claude")
-    if found:
-        return found
-    local = NODE_PREFIX / "node_modules" / ".bin" / "claude"
-    return str(local) if local.exists() else None
-
-
-@pytest.fixture(scope="session")
-def claude_bin() -> str:
-    found = _find_claude()
-    if found:
-        return found
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("Claude Code is not installed and npm is not available to install it")
-    proc = subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(NODE_PREFIX),
-            "--no-audit",
-            "--no-fund",
-            "@anthropic-ai/claude-code",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    found = _find_claude()
-    if found is None:
-        pytest.skip(f"npm could not install @anthropic-ai/claude-code: {proc.stderr.strip()[-500:]}")
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -93,16 +52,7 @@ def _run_claude(claude: str, base_url: str, prompt: str, tmp: Path) -> dict[str,
     work = tmp / "work"
     work.mkdir()
     subprocess.run(["git", "init", "-q", str(work)], check=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": base_url,
-        "ANTHROPIC_API_KEY": "sk-test",
-        "DISABLE_TELEMETRY": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
+    env = claude_code.env(base_url, home)
     proc = subprocess.run(
         [claude, "-p", prompt, "--output-format", "json"],
         cwd=work,

@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import os
-import shutil
 import subprocess
 import threading
 import time
@@ -25,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+import claude_code
 from fake_upstream import FakeUpstream, ToolReply
 from glider_cli.paths import resolve
 from glider_cli.store.log import iter_events
@@ -72,15 +71,6 @@ routing:
 """
 
 
-def _claude() -> str:
-    found = shutil.which("claude") or str(REPO / ".ci" / "node" / "node_modules" / ".bin" / "claude")
-    if not os.access(found, os.X_OK):
-        pytest.skip(
-            "Claude Code is not installed: run `npm install --prefix .ci/node @anthropic-ai/claude-code`"
-        )
-    return found
-
-
 @pytest.fixture
 def glider(tmp_path: Path) -> Iterator[tuple[GliderServer, FakeUpstream]]:
     script = tmp_path / "tool_results_flip.star"
@@ -89,19 +79,10 @@ def glider(tmp_path: Path) -> Iterator[tuple[GliderServer, FakeUpstream]]:
         yield g, fake
 
 
-def run_claude(url: str, home: Path, cwd: Path, *args: str) -> dict[str, Any]:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": url,
-        "ANTHROPIC_API_KEY": "sk-test",
-        "DISABLE_TELEMETRY": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-    }
+def run_claude(claude: str, url: str, home: Path, cwd: Path, *args: str) -> dict[str, Any]:
+    env = claude_code.env(url, home)
     proc = subprocess.run(
-        [_claude(), "-p", *args, "--output-format", "json", "--allowedTools", "Bash"],
+        [claude, "-p", *args, "--output-format", "json", "--allowedTools", "Bash"],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
@@ -163,12 +144,12 @@ def post(url: str, path: str, headers: dict[str, str], body: dict[str, Any]) -> 
 
 
 def test_a_local_tool_round_trip_stays_local(
-    glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
+    claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     g, fake = glider
     home = tmp_path / "home"
     home.mkdir()
-    out = run_claude(g.url, home, tmp_path, "GLIDER_TOOL:Bash FLIP-TO-CLOUD run it")
+    out = run_claude(claude_bin, g.url, home, tmp_path, "GLIDER_TOOL:Bash FLIP-TO-CLOUD run it")
     assert out["result"] == "hello from fake ollama qwen-local" and out["num_turns"] == 2
     g.wait_for("FulfilledLocal", 2)
     assert [q.path for q in fake.requests] == ["/api/chat", "/api/chat"]
@@ -183,7 +164,7 @@ def test_a_local_tool_round_trip_stays_local(
 
 
 def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
-    glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
+    claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     g, fake = glider
     home = tmp_path / "home"
@@ -192,7 +173,7 @@ def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
     # not fire on a passthrough: force one tool call, and only for the first request.
     fake.set_reply(tool=ToolReply("Bash", {"command": "echo glider-tool-ok"}))
     with reset_after_first_request(fake):
-        out = run_claude(g.url, home, tmp_path, "FLIP-TO-LOCAL run it /cloud")
+        out = run_claude(claude_bin, g.url, home, tmp_path, "FLIP-TO-LOCAL run it /cloud")
     assert out["num_turns"] == 2
     assert len(g.wait_for("OriginPassthrough", 2)) == 2 and "FulfilledLocal" not in g.types()
     (d1, t1), (d2, t2) = decided(g)
@@ -205,7 +186,7 @@ def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
     assert bound[-1][0].get("ended_at") is not None  # the run ended: the grace time started
     # A second prompt in the same session (claude -p --resume): a new turn that may go local.
     fake.reset()
-    again = run_claude(g.url, home, tmp_path, "--resume", out["session_id"], "thanks")
+    again = run_claude(claude_bin, g.url, home, tmp_path, "--resume", out["session_id"], "thanks")
     assert again["session_id"] == out["session_id"]
     g.wait_for("FulfilledLocal", 1)
     d3, t3 = decided(g)[-1]
@@ -215,7 +196,7 @@ def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
 
 
 def test_a_real_subagent_joins_its_parent_family_and_stays_off_local(
-    glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
+    claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     """The model calls Agent; Claude Code (-p) runs the subagent, whose first request carries the prompt."""
     g, fake = glider
@@ -225,7 +206,7 @@ def test_a_real_subagent_joins_its_parent_family_and_stays_off_local(
     args = {"description": "find python files", "prompt": prompt, "subagent_type": "general-purpose"}
     fake.set_reply(tool=ToolReply("Agent", args))
     with reset_after_first_request(fake):
-        out = run_claude(g.url, home, tmp_path, "audit the files /cloud")
+        out = run_claude(claude_bin, g.url, home, tmp_path, "audit the files /cloud")
     assert out["num_turns"] == 2
     assert len(g.wait_for("OriginPassthrough", 3)) == 3 and "FulfilledLocal" not in g.types()
     (d1, t1), (d2, t2), (d3, t3) = decided(g)

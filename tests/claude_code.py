@@ -1,0 +1,60 @@
+"""Finding (or installing once) the real Claude Code CLI, and the environment every test runs it with.
+
+`claude` is looked up on PATH, then in <repo>/.ci/node (where .ci/run installs it). When it is in
+neither, one `npm install --prefix <repo>/.ci/node @anthropic-ai/claude-code` is tried; the tests skip
+with the reason only when npm is missing or cannot install it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+NODE_PREFIX = REPO / ".ci" / "node"
+PACKAGE = "@anthropic-ai/claude-code"
+
+
+def find() -> str | None:
+    found = shutil.which("claude")
+    if found:
+        return found
+    local = NODE_PREFIX / "node_modules" / ".bin" / "claude"
+    return str(local) if os.access(local, os.X_OK) else None
+
+
+def find_or_install() -> tuple[str | None, str]:
+    """The path of `claude`, or None and why it could not be had."""
+    found = find()
+    if found:
+        return found, ""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None, f"Claude Code is not installed and npm is not available to install {PACKAGE}"
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(NODE_PREFIX), "--no-audit", "--no-fund", PACKAGE],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    found = find()
+    if found is None:
+        return None, f"npm could not install {PACKAGE}: {proc.stderr.strip()[-500:]}"
+    return found, ""
+
+
+def env(base_url: str, home: Path) -> dict[str, str]:
+    """Claude Code pointed at `base_url` with a throw-away HOME, telemetry and updater off."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": "sk-test",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
