@@ -12,9 +12,11 @@ from routing_helpers import config_with_rules
 from glider_cli.config_model import Config
 from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.router import Router
+from glider_cli.router.families import PROMPT_CAP
 from glider_cli.router.sticky import IssuedCall, Stickiness, StickyPlan
 from glider_cli.settings import StickySettings, ToolFollowupSettings
 from glider_cli.store.events import format_ts, make_event
+from glider_cli.store.redact import redact
 
 S1 = "11111111-1111-4111-8111-111111111111"
 S2 = "22222222-2222-4222-8222-222222222222"
@@ -51,6 +53,7 @@ class Harness:
         )
         self.router = Router(config)
         self.events: list[tuple[str, dict[str, Any], str | None]] = []
+        self.times: list[float] = []
 
     def route(
         self,
@@ -62,16 +65,28 @@ class Harness:
     ) -> tuple[StickyPlan, RouteDecision]:
         plan = self.st.place(req, body=body, count_tokens=count_tokens)
         decision, events = self.st.settle(plan, self.router.decide(req, sticky=plan.view))
-        self.events += events
-        if not count_tokens:
-            side, backend, model = decision.target, decision.backend, decision.model
-            self.events += self.st.served(plan, side, backend, model, calls or [], complete=True)
+        if count_tokens:
+            return plan, decision
+        # The events in the order (and with the data) the proxy emits them.
+        if plan.placement.new_turn:
+            opened = {"ask": req.last_user_text, "session_id": req.session_id, "messages": len(req.messages)}
+            self.emit("TurnOpened", opened, plan.turn_id)
+        self.emit("RouteDecided", decision.to_dict(), plan.turn_id)
+        side, backend, model = decision.target, decision.backend, decision.model
+        events += self.st.served(plan, side, backend, model, calls or [], complete=True)
+        for kind, data, turn in events:
+            self.emit(kind, data, turn)
         return plan, decision
 
+    def emit(self, kind: str, data: dict[str, Any], turn: str | None) -> None:
+        self.events.append((kind, data, turn))
+        self.times.append(self.clock.now)
+
     def logged(self) -> list[dict[str, Any]]:
+        """The events as the writer logs them (redacted, stamped with the clock of their request)."""
         return [
-            make_event(f"{i:04d}", t, format_ts(d.get("ended_at") or d.get("bound_at") or 0.0), turn, d)
-            for i, (t, d, turn) in enumerate(self.events)
+            make_event(f"{i:04d}", t, format_ts(at), turn, redact(d))
+            for i, ((t, d, turn), at) in enumerate(zip(self.events, self.times, strict=True))
         ]
 
 
@@ -205,26 +220,79 @@ def test_summaries_are_refused_local_and_count_tokens_never_binds(config: Config
 def test_the_binding_survives_a_rebuild_from_the_log(config: Config) -> None:
     h = Harness(config)
     h.route(cc(S1, [user("hi /cloud")])[0], calls=[bash("toolu_1")])
-    # Make the logged events the way the writer does, plus the TurnOpened and RouteDecided.
-    plan = h.st.place(cc(S1, [user("hi /cloud"), tool_use("toolu_1"), tool_result("toolu_1")])[0])
-    logged = [
-        make_event("0000", "TurnOpened", format_ts(1000.0), "t1", {"ask": "hi /cloud", "session_id": S1}),
-        make_event(
-            "0001",
-            "RouteDecided",
-            format_ts(1000.0),
-            "t1",
-            {"target": "cloud", "backend": "cloud1", "family": {"session_id": S1}},
-        ),
-        *h.logged(),
-    ]
-    assert plan.turn_id == "t1"
+    assert [t for t, _, _ in h.events] == ["TurnOpened", "RouteDecided", "StickyBound", "ToolCallsIssued"]
     fresh = Harness(config)
     fresh.clock.now = 1500.0
-    assert fresh.st.rebuild(logged) == 1
+    assert fresh.st.rebuild(h.logged()) == 1
     tr, tb = title_request(S1, "x")
     p, d = fresh.route(tr, tb)
     assert (p.turn_id, d.target, d.rule) == ("t1", "cloud", "sticky")
     r, _ = cc(S1, [user("hi /cloud"), tool_use("toolu_1"), tool_result("toolu_1")])
     p2, d2 = fresh.route(r)
     assert (p2.placement.kind, p2.turn_id, d2.target) == ("tool_result", "t1", "cloud")
+    assert p2.placement.link == "answers tool call toolu_1 issued in this family"
+
+
+def test_served_logs_the_calls_a_reply_issued(config: Config) -> None:
+    h = Harness(config)
+    agent = IssuedCall("toolu_ag", "Agent", {"description": "d", "prompt": "p" * 5000})
+    h.route(cc(S1, [user("/local look around")])[0], calls=[bash("toolu_1"), agent, IssuedCall("", "X", {})])
+    logged = [(d, turn) for t, d, turn in h.events if t == "ToolCallsIssued"]
+    assert len(logged) == 1 and logged[0][1] == "t1"
+    data = logged[0][0]
+    assert (data["family"], data["session_id"], data["side"], data["backend"]) == (
+        "t1",
+        S1,
+        "local",
+        "local1",
+    )
+    assert data["calls"] == [
+        {"id": "toolu_1", "name": "Bash"},
+        {"id": "toolu_ag", "name": "Agent", "prompt": "p" * PROMPT_CAP},
+    ]
+    # A reply with no call logs none (and, nothing pending... here two calls are, so no run end either).
+    before = len(h.events)
+    h.route(cc(S1, [user("/local look around"), tool_use("toolu_1"), tool_result("toolu_1")])[0])
+    assert [t for t, _, _ in h.events[before:]] == ["RouteDecided"]
+
+
+def test_after_a_restart_a_tool_result_goes_to_the_side_that_issued_it(config: Config) -> None:
+    """Events written by one index, a new one rebuilt from the log: the call id, not the session,
+    decides where the result goes, and the issuing side's backend serves it."""
+    h = Harness(config)
+    h.route(cc(S1, [user("list the files")])[0], calls=[bash("toolu_L")])
+    h.clock.now += 5
+    # The same session's next turn goes to the cloud: it is the session's latest family now.
+    h.route(cc(S1, [user("list the files"), {"role": "assistant", "content": "..."}, user("x /cloud")])[0])
+    fresh = Harness(config)
+    fresh.clock.now = 1600.0
+    assert fresh.st.rebuild(h.logged()) == 2
+    big = "x" * 12000  # big_cloud would take it, and the session's latest family is cloud-bound
+    r, _ = cc(S1, [user("list the files"), tool_use("toolu_L"), tool_result("toolu_L", big)])
+    p, d = fresh.route(r)
+    assert (p.placement.kind, p.turn_id, d.target, d.rule, d.backend) == (
+        "tool_result",
+        "t1",
+        "local",
+        "sticky",
+        "local1",
+    )
+    assert "returns to the local side that issued it" in d.trace[-1].reason
+
+
+def test_after_a_restart_a_subagent_joins_its_parent_family(config: Config) -> None:
+    prompt = "Look through src/ and list the modules that import yaml."
+    agent = IssuedCall("toolu_ag", "Agent", {"description": "find yaml", "prompt": prompt})
+    h = Harness(config)
+    h.route(cc(S1, [user("audit the repo /cloud")])[0], calls=[agent])
+    fresh = Harness(config)
+    fresh.clock.now = 1300.0
+    fresh.st.rebuild(h.logged())
+    plan, d = fresh.route(cc(S2, [user(prompt)])[0])
+    assert (plan.placement.kind, plan.turn_id, plan.placement.parent_call) == ("subagent", "t1", "toolu_ag")
+    assert (d.target, d.rule) == ("cloud", "sticky")
+    # The Agent result returns to the parent, on its side, and the run can end (grace starts).
+    r, _ = cc(S1, [user("audit the repo /cloud"), tool_use("toolu_ag", "Agent"), tool_result("toolu_ag")])
+    p2, d2 = fresh.route(r)
+    assert (p2.placement.kind, p2.turn_id, d2.target) == ("tool_result", "t1", "cloud")
+    assert [d["ended_at"] for t, d, _ in fresh.events if t == "StickyBound"] == [1300.0]

@@ -37,194 +37,64 @@ Session-based rules only join a live family; past the window the request is plac
 session were unknown.
 
 Bounds: at most `max_families` families are kept, least recently seen evicted first, together with
-their call ids and session pointers. The index is rebuilt from the event log's `TurnOpened`,
-`RouteDecided` (its `family` entry, written by `router.sticky`) and `StickyBound` events with
-`rebuild_event`, so `glider serve` keeps its families across restarts.
+their call ids and session pointers; an Agent/Task prompt is kept up to `PROMPT_CAP` characters.
+
+Rebuild: `rebuild_event` folds the event log (oldest first) back in, so `glider serve` keeps its
+families across restarts: `TurnOpened` (family, session, opening message), `RouteDecided` (its
+`family` entry, written by `router.sticky`: the side that decided, the calls it answered),
+`ToolCallsIssued` (the side/backend/model that served a reply and each call it issued, with an
+Agent/Task call's prompt: tool results still go home and subagents still link after a restart) and
+`StickyBound`. The log is redacted, so a logged prompt is cut at its first `[REDACTED]`.
+
+The request-kind tests live in `router.request_kinds`, the records in `router.family_records`;
+both are re-exported here, so `from glider_cli.router.families import FamilyIndex, Placement, ...`
+keeps working.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from glider_cli.domain import ChatRequest
+from glider_cli.router.family_records import Binding, Call, Family, Placement
+from glider_cli.router.request_kinds import (
+    AGENT_TOOLS,
+    KINDS,
+    PROMPT_CAP,
+    Kind,
+    agent_prompt,
+    answered_calls,
+    codex_request_kind,
+    is_new_user_message,
+    is_summary_request,
+    is_title_request,
+    summary_worded,
+)
+from glider_cli.store.redact import REDACTED
 
-Kind = Literal[
-    "new_turn", "tool_result", "count_tokens", "title", "summary", "subagent", "retry", "continuation"
+__all__ = [
+    "AGENT_TOOLS",
+    "DEFAULT_WINDOW",
+    "KINDS",
+    "PROMPT_CAP",
+    "Binding",
+    "Call",
+    "Family",
+    "FamilyIndex",
+    "Kind",
+    "Placement",
+    "agent_prompt",
+    "answered_calls",
+    "is_new_user_message",
+    "is_summary_request",
+    "is_title_request",
+    "ts_seconds",
 ]
-KINDS: tuple[str, ...] = (
-    "new_turn",
-    "tool_result",
-    "count_tokens",
-    "title",
-    "summary",
-    "subagent",
-    "retry",
-    "continuation",
-)
-AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
+
 DEFAULT_WINDOW = 1800.0
-
-_SUMMARY = re.compile(
-    r"(?:^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise |detailed )?"
-    r"summary of|give (?:me )?(?:a |an )?(?:brief |short )?(?:summary|recap) of|recap)\b[^\n]{0,80}?"
-    r"\b(?:conversation|chat|session|changes|work|what (?:you|we|was) (?:did|done|changed|have done))"
-    r"|create a detailed summary of the conversation"
-    r"|summari[sz]e (?:this|the) conversation (?:so far|above)"
-    r"|<compaction_request>)",
-    re.IGNORECASE,
-)
-
-
-@dataclass(slots=True)
-class Call:
-    """One tool call a family's reply issued, and who served it (None until known)."""
-
-    id: str
-    name: str
-    side: str | None = None
-    backend: str | None = None
-    model: str | None = None
-    prompt: str = ""
-    answered: bool = False
-
-
-@dataclass(slots=True)
-class Binding:
-    """A sticky binding: the family stays off the local model (see `router.sticky`)."""
-
-    target: str
-    bound_at: float
-    ttl: float
-    grace: float
-    reason: str
-    ended_at: float | None = None
-
-    def live(self, now: float) -> bool:
-        if now <= self.bound_at + self.ttl:
-            return True
-        return self.ended_at is not None and now <= self.ended_at + self.grace
-
-
-@dataclass(slots=True)
-class Family:
-    turn_id: str
-    session_id: str | None
-    opened_at: float
-    last_seen: float
-    ask: str = ""
-    opening_len: int = 0
-    side: str | None = None
-    backend: str | None = None
-    model: str | None = None
-    calls: dict[str, Call] = field(default_factory=dict)
-    open_calls: set[str] = field(default_factory=set)
-    binding: Binding | None = None
-    ended_at: float | None = None
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where one request went: its family (turn id), what kind of request it is, and why."""
-
-    kind: Kind
-    turn_id: str | None
-    session_id: str | None
-    link: str
-    answered: tuple[str, ...] = ()
-    tools: tuple[str, ...] = ()
-    parent_call: str | None = None
-
-    @property
-    def new_turn(self) -> bool:
-        return self.kind == "new_turn"
-
-    @property
-    def follow_on(self) -> bool:
-        return self.kind != "new_turn"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "turn_id": self.turn_id,
-            "session_id": self.session_id,
-            "link": self.link,
-            "answered": list(self.answered),
-            "tools": list(self.tools),
-            "parent_call": self.parent_call,
-        }
-
-
-def is_new_user_message(request: ChatRequest) -> bool:
-    """The most recent message is user text that answers no tool call."""
-    if not request.messages:
-        return False
-    last = request.messages[-1]
-    return last.role == "user" and bool(last.content.strip()) and not last.tool_results
-
-
-def answered_calls(request: ChatRequest) -> tuple[str, ...]:
-    """The call ids the trailing tool-result messages answer (Responses sends one item per result)."""
-    out: list[str] = []
-    for m in reversed(request.messages):
-        if not m.tool_results:
-            break
-        out.extend(m.tool_results)
-        if m.role == "user" and m.content.strip():
-            break
-    return tuple(reversed(out))
-
-
-def _codex_request_kind(headers: Mapping[str, str]) -> str | None:
-    raw = headers.get("x-codex-turn-metadata")
-    if not raw or not raw.startswith("{"):
-        return None
-    try:
-        meta = json.loads(raw)
-    except ValueError:
-        return None
-    kind = meta.get("request_kind") if isinstance(meta, dict) else None
-    return kind if isinstance(kind, str) else None
-
-
-def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None, text: str | None = None) -> bool:
-    """Claude Code's session-title request (CLIENTS.md): a `title` json_schema, or `<session>` text."""
-    if request.has_tools:
-        return False
-    if body is not None:
-        oc = body.get("output_config")
-        fmt = oc.get("format") if isinstance(oc, Mapping) else None
-        schema = fmt.get("schema") if isinstance(fmt, Mapping) else None
-        props = schema.get("properties") if isinstance(schema, Mapping) else None
-        if isinstance(props, Mapping) and "title" in props:
-            return True
-    text = request.last_user_text if text is None else text
-    return text.lstrip().startswith("<session>")
-
-
-def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
-    """Compaction / summary / Composer wrap-up wording, or a Codex request that is not a turn."""
-    kind = _codex_request_kind(request.headers)
-    if kind is not None and kind != "turn":
-        return True
-    text = request.last_user_text if text is None else text
-    return bool(_SUMMARY.search(text[:4000]))
-
-
-def agent_prompt(name: str, arguments: Mapping[str, Any]) -> str:
-    """The text a subagent spawned by this tool call starts with ('' when it is no Agent/Task call)."""
-    if name not in AGENT_TOOLS:
-        return ""
-    for key in ("prompt", "message", "task", "description"):
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
 
 
 def ts_seconds(ts: str) -> float | None:
@@ -310,10 +180,10 @@ class FamilyIndex:
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
         new = is_new_user_message(request)
         codex_kind = (
-            _codex_request_kind(request.headers) if "x-codex-turn-metadata" in request.headers else None
+            codex_request_kind(request.headers) if "x-codex-turn-metadata" in request.headers else None
         )
         client_says = codex_kind is not None and codex_kind != "turn"
-        if client_says or ((current is not None or not new) and _SUMMARY.search(text[:4000])):
+        if client_says or ((current is not None or not new) and summary_worded(text)):
             return self._follow(current, now, "summary", sid, request)
         if new:
             users = [m for m in request.messages if m.role == "user"] if self._agents else []
@@ -431,6 +301,7 @@ class FamilyIndex:
         fam = self.get(turn_id)
         if fam is None or not call_id:
             return
+        prompt = prompt[:PROMPT_CAP]
         fam.calls[call_id] = Call(call_id, name, fam.side, fam.backend, fam.model, prompt)
         fam.open_calls.add(call_id)
         self._calls[call_id] = fam.turn_id
@@ -453,32 +324,14 @@ class FamilyIndex:
         at = ts_seconds(str(event.get("ts", ""))) or 0.0
         fam = self.families.get(turn)
         if kind == "TurnOpened":
-            sid = data.get("session_id") if isinstance(data.get("session_id"), str) else None
-            ask = str(data.get("ask") or "")
-            new = Family(turn, sid, at, at, ask=ask)
+            new = Family(turn, _str(data.get("session_id")), at, at, ask=str(data.get("ask") or ""))
             if isinstance(data.get("messages"), int):
                 new.opening_len = data["messages"]
             self.add(new)
         elif kind == "RouteDecided":
-            info = data.get("family")
-            if fam is None and isinstance(info, Mapping):
-                sid = info.get("session_id") if isinstance(info.get("session_id"), str) else None
-                fam = self.add(Family(turn, sid, at, at))
-            if fam is None:
-                return
-            fam.last_seen = max(fam.last_seen, at)
-            self.families.move_to_end(turn)
-            target = data.get("target")
-            if target in ("local", "cloud"):
-                backend = data.get("backend") if isinstance(data.get("backend"), str) else None
-                model = data.get("model") if isinstance(data.get("model"), str) else None
-                fam.side, fam.backend, fam.model = str(target), backend, model
-            if isinstance(info, Mapping):
-                for cid in info.get("answered") or ():
-                    if isinstance(cid, str):
-                        call = fam.calls.setdefault(cid, Call(cid, "", fam.side, fam.backend, fam.model))
-                        call.answered = True
-                        self._calls[cid] = turn
+            self._rebuild_decided(turn, fam, data, at)
+        elif kind == "ToolCallsIssued":
+            self._rebuild_issued(turn, fam, data, at)
         elif kind == "StickyBound" and fam is not None:
             bound_at = data.get("bound_at")
             start = float(bound_at) if isinstance(bound_at, int | float) else at
@@ -494,3 +347,60 @@ class FamilyIndex:
                 float(ended) if isinstance(ended, int | float) else None,
             )
             fam.last_seen = max(fam.last_seen, at)
+
+    def _touch(self, turn: str, fam: Family | None, session: Any, at: float) -> Family:
+        """The family of a logged event (made when the log holds no TurnOpened for it), seen at `at`."""
+        if fam is None:
+            fam = self.add(Family(turn, _str(session), at, at))
+        fam.last_seen = max(fam.last_seen, at)
+        self.families.move_to_end(turn)
+        return fam
+
+    def _rebuild_decided(self, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
+        info = data.get("family")
+        if fam is None and not isinstance(info, Mapping):
+            return
+        fam = self._touch(turn, fam, info.get("session_id") if isinstance(info, Mapping) else None, at)
+        target = data.get("target")
+        if target in ("local", "cloud"):
+            fam.side, fam.backend, fam.model = str(target), _str(data.get("backend")), _str(data.get("model"))
+        if not isinstance(info, Mapping):
+            return
+        for cid in info.get("answered") or ():
+            if not isinstance(cid, str):
+                continue
+            owner = self.family_of_call(cid) or fam
+            call = owner.calls.get(cid)
+            if call is None:
+                call = owner.calls[cid] = Call(cid, "", fam.side, fam.backend, fam.model)
+                self._calls[cid] = owner.turn_id
+            call.answered = True
+            owner.open_calls.discard(cid)
+            self._agents.pop(cid, None)
+
+    def _rebuild_issued(self, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
+        """`ToolCallsIssued` (written by `router.sticky`): the calls go back to the side that issued
+        them, and an Agent/Task call's prompt links its subagent, across a restart."""
+        fam = self._touch(turn, fam, data.get("session_id"), at)
+        side = data.get("side")
+        if side in ("local", "cloud"):
+            fam.side, fam.backend, fam.model = str(side), _str(data.get("backend")), _str(data.get("model"))
+        calls = data.get("calls")
+        for c in calls if isinstance(calls, list) else ():
+            cid = c.get("id") if isinstance(c, Mapping) else None
+            if isinstance(cid, str) and cid and isinstance(c, Mapping):
+                self.issued(turn, cid, str(c.get("name") or ""), _logged_prompt(c.get("prompt")))
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _logged_prompt(value: Any) -> str:
+    """An Agent prompt as logged: the log is redacted, so only the text before the first redaction
+    can still be found in the subagent's (unredacted) first message; too short a prefix links nothing."""
+    if not isinstance(value, str):
+        return ""
+    cut = value.find(REDACTED)
+    text = value if cut < 0 else value[:cut].rstrip()
+    return text if cut < 0 or len(text) >= 32 else ""

@@ -8,6 +8,8 @@
     decision, events = st.settle(plan, decision)              # forced side, binding, trace
     ... serve ...; st.served(plan, side, backend, model, calls, complete=...) -> events
 
+The caller emits every returned event (type, data, turn id) to the event log.
+
 Contract:
 - **Binding.** A cloud decision for a family that is not yet bound binds it (`StickyBound`: family,
   target, ttl, grace, bound_at, reason; the reason names an explicit `/cloud` or `/heavy`). The binding
@@ -20,8 +22,12 @@ Contract:
   which turn it came from. A new user message opens a new family and decides anew.
 - **Tool results go home.** A request answering tool calls is sent to the side (and backend and
   model) that served the reply which issued them, whatever the rules say; the trace gets a `sticky`
-  line saying so. Calls the index did not see issued (a restart, an unread reply) are taken to come
-  from the family's last side.
+  line saying so. `served` returns a `ToolCallsIssued` event for every reply that issued calls
+  (family, session_id, side, backend, model, and `calls`: each call's id, name and, for an
+  Agent/Task call, the prompt its subagent receives, capped at `PROMPT_CAP` characters); the index
+  is rebuilt from it, so this holds, and subagents still link, across a restart of `glider serve`.
+  Calls the index did not see issued (an unread reply, a log pruned away) are taken to come from
+  the family's last side.
 - **routing.tool_followup.** For a *child* of a tool call (a subagent spawned by an Agent/Task call,
   or a tool result in a family no side is known for yet): a tool on the `allowlist` is routed on its
   own (a fresh decision, the binding does not apply); a tool on the `denylist` always follows its
@@ -196,11 +202,18 @@ class Stickiness:
         if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
             return []
         self.index.served(p.turn_id, side, backend, model)
-        issued = list(calls)
-        for c in issued:
-            self.index.issued(p.turn_id, c.id, c.name, agent_prompt(c.name, c.arguments))
+        issued = [c for c in calls if c.id]
+        if issued:
+            logged = []
+            for c in issued:
+                prompt = agent_prompt(c.name, c.arguments)
+                self.index.issued(p.turn_id, c.id, c.name, prompt)
+                logged.append({"id": c.id, "name": c.name, **({"prompt": prompt} if prompt else {})})
+            data: dict[str, Any] = {"family": p.turn_id, "session_id": p.session_id, "side": side}
+            data.update(backend=backend, model=model, calls=logged)
+            return [("ToolCallsIssued", data, p.turn_id)]
         fam = self.index.get(p.turn_id)
-        if fam is None or issued or not complete or self.index.pending(p.turn_id):
+        if fam is None or not complete or self.index.pending(p.turn_id):
             return []
         now = self.clock()
         fam.ended_at = now

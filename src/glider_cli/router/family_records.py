@@ -1,0 +1,98 @@
+"""The records the turn-family index keeps (`router.families`) and the `Placement` it returns.
+
+- `Call`: one tool call a family's reply issued, who served that reply (side, backend, model; None
+  until known), the prompt an Agent/Task call hands its subagent, and whether it was answered.
+- `Binding`: a sticky binding (`router.sticky`); `live(now)` is true while `now <= bound_at + ttl`,
+  or, once the parent run has ended, while `now <= ended_at + grace`.
+- `Family`: one turn family (its turn id, session id, times, opening message, the side that last
+  served it, its calls and binding).
+- `Placement`: where one request went and why (`kind`, `turn_id`, `link`, the calls it answers).
+
+Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are mutable and owned by one index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from glider_cli.router.request_kinds import Kind
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call a family's reply issued, and who served it (None until known)."""
+
+    id: str
+    name: str
+    side: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    prompt: str = ""
+    answered: bool = False
+
+
+@dataclass(slots=True)
+class Binding:
+    """A sticky binding: the family stays off the local model (see `router.sticky`)."""
+
+    target: str
+    bound_at: float
+    ttl: float
+    grace: float
+    reason: str
+    ended_at: float | None = None
+
+    def live(self, now: float) -> bool:
+        if now <= self.bound_at + self.ttl:
+            return True
+        return self.ended_at is not None and now <= self.ended_at + self.grace
+
+
+@dataclass(slots=True)
+class Family:
+    turn_id: str
+    session_id: str | None
+    opened_at: float
+    last_seen: float
+    ask: str = ""
+    opening_len: int = 0
+    side: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    calls: dict[str, Call] = field(default_factory=dict)
+    open_calls: set[str] = field(default_factory=set)
+    binding: Binding | None = None
+    ended_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where one request went: its family (turn id), what kind of request it is, and why."""
+
+    kind: Kind
+    turn_id: str | None
+    session_id: str | None
+    link: str
+    answered: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    parent_call: str | None = None
+
+    @property
+    def new_turn(self) -> bool:
+        return self.kind == "new_turn"
+
+    @property
+    def follow_on(self) -> bool:
+        return self.kind != "new_turn"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "turn_id": self.turn_id,
+            "session_id": self.session_id,
+            "link": self.link,
+            "answered": list(self.answered),
+            "tools": list(self.tools),
+            "parent_call": self.parent_call,
+        }

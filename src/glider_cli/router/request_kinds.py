@@ -1,0 +1,127 @@
+"""What kind of request this is, read from the request alone (no index, no clock).
+
+The turn-family index (`router.families`) links requests with these tests; they are kept apart
+from it because they only read what a client sends (`../shared/CLIENTS.md`):
+
+- `is_new_user_message`: the most recent message is user text that answers no tool call.
+- `answered_calls`: the call ids the trailing tool-result messages answer (Anthropic `tool_result`,
+  Chat `tool` messages, Responses `function_call_output` by `call_id`).
+- `is_title_request`: Claude Code's session-title request (an `output_config.format` json_schema
+  with a `title` property, or user text opening with `<session>` and no tools).
+- `is_summary_request` / `summary_worded`: compaction, summary or Cursor Composer wrap-up wording,
+  or a Codex `x-codex-turn-metadata` whose `request_kind` is not `turn` (`codex_request_kind`).
+- `agent_prompt`: the text a subagent spawned by an Agent/Task call starts with, at most
+  `PROMPT_CAP` characters (the index links a subagent whose only user message contains it, and
+  the `ToolCallsIssued` event carries it, so the cap bounds both memory and the log).
+
+All functions are pure and total: malformed input gives the negative answer, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from glider_cli.domain import ChatRequest
+
+Kind = Literal[
+    "new_turn", "tool_result", "count_tokens", "title", "summary", "subagent", "retry", "continuation"
+]
+KINDS: tuple[str, ...] = (
+    "new_turn",
+    "tool_result",
+    "count_tokens",
+    "title",
+    "summary",
+    "subagent",
+    "retry",
+    "continuation",
+)
+AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
+# A subagent's first message is matched by containment, so a prefix of the prompt still links it.
+PROMPT_CAP = 2000
+
+_SUMMARY = re.compile(
+    r"(?:^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise |detailed )?"
+    r"summary of|give (?:me )?(?:a |an )?(?:brief |short )?(?:summary|recap) of|recap)\b[^\n]{0,80}?"
+    r"\b(?:conversation|chat|session|changes|work|what (?:you|we|was) (?:did|done|changed|have done))"
+    r"|create a detailed summary of the conversation"
+    r"|summari[sz]e (?:this|the) conversation (?:so far|above)"
+    r"|<compaction_request>)",
+    re.IGNORECASE,
+)
+
+
+def is_new_user_message(request: ChatRequest) -> bool:
+    """The most recent message is user text that answers no tool call."""
+    if not request.messages:
+        return False
+    last = request.messages[-1]
+    return last.role == "user" and bool(last.content.strip()) and not last.tool_results
+
+
+def answered_calls(request: ChatRequest) -> tuple[str, ...]:
+    """The call ids the trailing tool-result messages answer (Responses sends one item per result)."""
+    out: list[str] = []
+    for m in reversed(request.messages):
+        if not m.tool_results:
+            break
+        out.extend(m.tool_results)
+        if m.role == "user" and m.content.strip():
+            break
+    return tuple(reversed(out))
+
+
+def codex_request_kind(headers: Mapping[str, str]) -> str | None:
+    """The `request_kind` of Codex's `x-codex-turn-metadata` header (`turn`, `compact`, ...)."""
+    raw = headers.get("x-codex-turn-metadata")
+    if not raw or not raw.startswith("{"):
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return None
+    kind = meta.get("request_kind") if isinstance(meta, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None, text: str | None = None) -> bool:
+    """Claude Code's session-title request (CLIENTS.md): a `title` json_schema, or `<session>` text."""
+    if request.has_tools:
+        return False
+    if body is not None:
+        oc = body.get("output_config")
+        fmt = oc.get("format") if isinstance(oc, Mapping) else None
+        schema = fmt.get("schema") if isinstance(fmt, Mapping) else None
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        if isinstance(props, Mapping) and "title" in props:
+            return True
+    text = request.last_user_text if text is None else text
+    return text.lstrip().startswith("<session>")
+
+
+def summary_worded(text: str) -> bool:
+    """The text asks for a summary / compaction / wrap-up (only its first 4000 characters are read)."""
+    return bool(_SUMMARY.search(text[:4000]))
+
+
+def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
+    """Compaction / summary / Composer wrap-up wording, or a Codex request that is not a turn."""
+    kind = codex_request_kind(request.headers)
+    if kind is not None and kind != "turn":
+        return True
+    return summary_worded(request.last_user_text if text is None else text)
+
+
+def agent_prompt(name: str, arguments: Mapping[str, Any]) -> str:
+    """The text a subagent spawned by this tool call starts with, capped at `PROMPT_CAP` characters
+    ('' when it is no Agent/Task call)."""
+    if name not in AGENT_TOOLS:
+        return ""
+    for key in ("prompt", "message", "task", "description"):
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:PROMPT_CAP]
+    return ""
