@@ -284,6 +284,8 @@ def test_codex_responses_tool_calls_link_by_call_id(glider: tuple[GliderServer, 
 
 
 def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
+    """One app serves a tool call and an Agent call; a new app on the same GLIDER_HOME rebuilds the
+    index from the log: the tool result goes back by its call id, the subagent joins its parent."""
     script = tmp_path / "tool_results_flip.star"
     script.write_text(SCRIPT)
     env = {"GLIDER_HOME": str(tmp_path / "home")}
@@ -291,10 +293,17 @@ def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
     session = str(uuid.uuid4())
     with_session(headers, body, session)
     body["messages"][0]["content"][-1]["text"] = "FLIP-TO-LOCAL list the files /heavy"
+    a_headers, a_body, a_path = captured("claude-code-01-first-turn.json")
+    with_session(a_headers, a_body, str(uuid.uuid4()))
+    a_body["messages"][0]["content"][-1]["text"] = "audit the repository /cloud"
+    prompt = "List every module under src/ that imports yaml, with one line on each."
     with FakeUpstream() as fake:
         fake.set_reply(tool=ToolReply("Bash", {"command": "ls"}))
         with GliderServer(config_yaml(fake.url, script), tmp_path, environ=env, record=False) as g1:
             r = post(g1.url, path, headers, body)
+            fake.set_reply(tool=ToolReply("Agent", {"description": "find yaml users", "prompt": prompt}))
+            ra = post(g1.url, a_path, a_headers, a_body)
+        assert '"Agent"' in ra.text
         events = [json.loads(line[6:]) for line in r.text.splitlines() if line.startswith("data: ")]
         tool_id = next(
             e["content_block"]["id"]
@@ -308,18 +317,34 @@ def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
         b2["messages"][0]["content"][-1]["text"] = "FLIP-TO-LOCAL list the files /heavy"
         b2["messages"][-2]["content"][-1]["id"] = tool_id
         b2["messages"][-1]["content"][0]["tool_use_id"] = tool_id
+        # The subagent: its own session id, the Agent call's prompt as its only user message; the
+        # rules alone (local_default) would send it to the local model.
+        s_headers, s_body, _ = captured("claude-code-01-first-turn.json")
+        with_session(s_headers, s_body, str(uuid.uuid4()))
+        s_body["messages"] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
         with GliderServer(config_yaml(fake.url, script), tmp_path, environ=env, record=False) as g2:
             r2 = post(g2.url, path, h2, b2)
-        assert [q.path for q in fake.requests] == ["/v1/messages"]
+            rs = post(g2.url, a_path, s_headers, s_body)
+        assert [q.path for q in fake.requests] == ["/v1/messages", "/v1/messages"]
     assert r2.headers["x-glider-route"].startswith("cloud;")
+    assert rs.headers["x-glider-route"].startswith("cloud; rule=sticky")
     logged = list(iter_events(resolve(env).context))
     routes = [e for e in logged if e["type"] == "RouteDecided"]
-    assert len(routes) == 2 and routes[0]["turn_id"] == routes[1]["turn_id"]
-    second = routes[1]["data"]
+    assert len(routes) == 4 and routes[0]["turn_id"] == routes[2]["turn_id"] != routes[1]["turn_id"]
+    issued = [e for e in logged if e["type"] == "ToolCallsIssued"]
+    assert [e["turn_id"] for e in issued] == [routes[0]["turn_id"], routes[1]["turn_id"]]
+    assert issued[0]["data"]["calls"] == [{"id": tool_id, "name": "Bash"}]
+    assert issued[1]["data"]["calls"][0]["prompt"] == prompt and issued[1]["data"]["side"] == "cloud"
+    second = routes[2]["data"]
     assert second["family"]["kind"] == "tool_result" and second["target"] == "cloud"
-    # The call ids a reply issued live in memory only: after the restart the session id links it.
-    assert second["family"]["link"].startswith("same session id")
+    # The call ids a reply issued are in the log: after the restart the call id links it.
+    assert second["family"]["link"] == f"answers tool call {tool_id} issued in this family"
     assert second["family"]["answered"] == [tool_id]
     flip = next(r for r in second["trace"] if r["rule"] == "tool_results_flip")
     assert "local is refused" in flip["reason"]
-    assert [e["type"] for e in logged].count("TurnOpened") == 1
+    sub = routes[3]["data"]
+    assert (sub["family"]["kind"], routes[3]["turn_id"]) == ("subagent", routes[1]["turn_id"])
+    assert sub["family"]["parent_call"] == issued[1]["data"]["calls"][0]["id"]
+    local = next(r for r in sub["trace"] if r["rule"] == "local_default")
+    assert "local is refused" in local["reason"]
+    assert [e["type"] for e in logged].count("TurnOpened") == 2
