@@ -80,3 +80,10 @@ def test_crlf_framing_and_an_unterminated_last_event() -> None:
     # A Responses stream whose last event lacks its blank line still yields the call.
     raw = b"".join(responses_events(plan("openai_responses"))).rstrip(b"\n")
     assert [c.name for c in tap_stream("openai_responses", [raw], 4096)] == ["Agent"]
+
+
+def test_the_tap_lives_in_reply_tap_and_is_importable_from_sticky() -> None:
+    from glider_cli.router import reply_tap, sticky
+
+    assert sticky.ReplyTap is reply_tap.ReplyTap and sticky.IssuedCall is reply_tap.IssuedCall
+    assert sticky.whole_reply_calls is reply_tap.whole_reply_calls
