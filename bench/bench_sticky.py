@@ -6,6 +6,7 @@ small fraction of a routing decision (bench_router.py: p50 <= 50 us without scri
     place + settle + served, new turns, index full (4096 families, LRU churn)   p50 <= 20 us
     place + settle + served, a tool-result follow-on of a bound family         p50 <= 20 us
     ReplyTap over a Claude-Code-sized SSE reply (400 text deltas + a tool call) >= 100 MB/s
+    rebuild of the index from a full ring (4096 logged events, ToolCallsIssued included) <= 50 ms
 
 Usage: .venv/bin/python bench/bench_sticky.py [--n 20000]
 """
@@ -16,11 +17,13 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 
 from glider_cli.domain import Reason, RequestSummary, RouteDecision
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router.sticky import IssuedCall, ReplyTap, Stickiness
 from glider_cli.settings import StickySettings, ToolFollowupSettings
+from glider_cli.store.events import format_ts, make_event
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Agent", "Bash", "Edit", "Read", "Write")]
 
@@ -139,6 +142,56 @@ def bench_tap(rounds: int) -> float:
     return len(data) * rounds / (time.perf_counter() - t0) / 1e6
 
 
+def logged_session_events(count: int) -> list[dict[str, object]]:
+    """`count` events as `glider serve` logs them: turns of 4 tool round trips, one Agent call each."""
+    clock = [1000.0]
+    ids = iter(range(10**9))
+    st = Stickiness(
+        StickySettings(), ToolFollowupSettings(), clock=lambda: clock[0], new_id=lambda: f"t{next(ids)}"
+    )
+    out: list[dict[str, object]] = []
+
+    def log(kind: str, data: dict[str, object], turn: str | None) -> None:
+        out.append(make_event(f"{len(out):032x}", kind, format_ts(clock[0]), turn, data))
+
+    turn = 0
+    while len(out) < count:
+        turn += 1
+        history: list[dict[str, object]] = [{"role": "user", "content": f"task {turn} /cloud"}]
+        for step in range(5):
+            clock[0] += 0.5
+            req = parse_request("anthropic", body(f"s{turn % 300}", list(history)))
+            plan = st.place(req)
+            d, events = st.settle(plan, decision("cloud"))
+            if plan.placement.new_turn:
+                log("TurnOpened", {"ask": req.last_user_text, "session_id": req.session_id}, plan.turn_id)
+            log("RouteDecided", d.to_dict(), plan.turn_id)
+            cid = f"toolu_{turn}_{step}"
+            name, args = ("Agent", {"prompt": f"look into part {turn}"}) if step == 0 else ("Bash", {})
+            calls = [IssuedCall(cid, name, args)] if step < 4 else []
+            for kind, data, tid in [*events, *st.served(plan, "cloud", "origin", None, calls, complete=True)]:
+                log(kind, data, tid)
+            history.append({"role": "assistant", "content": [{"type": "tool_use", "id": cid, "name": name}]})
+            history.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": cid}]})
+    return out[-count:]
+
+
+def counter_ids(prefix: str) -> Callable[[], str]:
+    ids = iter(range(10**9))
+    return lambda: f"{prefix}{next(ids)}"
+
+
+def bench_rebuild(rounds: int) -> float:
+    events = logged_session_events(4096)
+    best = float("inf")
+    for _ in range(rounds):
+        st = Stickiness(StickySettings(), ToolFollowupSettings(), clock=lambda: 0.0, new_id=counter_ids("n"))
+        t0 = time.perf_counter()
+        st.rebuild(events)
+        best = min(best, time.perf_counter() - t0)
+    return best * 1e3
+
+
 def cpu_reference() -> float:
     """sum(range(100)) p50, to read the figures against how loaded the machine is right now."""
     out = []
@@ -165,6 +218,8 @@ def main() -> None:
     print(f"tool-result follow-on, bound family   p50 {b:7.2f} us    target <= 20 us    {verdict(b <= 20)}")
     c = bench_tap(max(20, n // 200))
     print(f"ReplyTap, Anthropic SSE with a tool   {c:7.1f} MB/s      target >= 100 MB/s {verdict(c >= 100)}")
+    r = bench_rebuild(5)
+    print(f"rebuild from 4096 logged events        best {r:6.2f} ms    target <= 50 ms    {verdict(r <= 50)}")
 
 
 if __name__ == "__main__":
