@@ -9,7 +9,13 @@
 - inside every other string, substrings that look like keys or tokens (`sk-…`, `sk-ant-…`, `ghp_…`,
   `github_pat_…`, `AKIA…`, `xox…`, `AIza…`, `glpat-…`, `Bearer …`, PEM private-key blocks) are
   replaced by "[REDACTED]".
-It is applied to every event before it is queued, so the in-memory ring is redacted too.
+The event writer applies it to every event before the event reaches the in-memory ring or disk.
+
+`may_need_redaction(blob)` is the writer's fast path: given the exact JSON bytes (orjson output) of a
+value made of dicts, lists, strings, numbers, booleans and None, it is False only when `redact` would
+return an equal value, so those bytes can be written as they are. It is a conservative check over
+the text: any key-like substring or any string (key or value) that ends in a word every sensitive
+name ends in makes it True. False positives only cost the full walk; a false negative would be a bug.
 """
 
 from __future__ import annotations
@@ -62,6 +68,69 @@ _VALUE_RE = re.compile(
 # Cheap pre-checks: no match is shorter than this, and a string without one of these cannot match.
 _MIN_LEN = 11
 _TRIGGER = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|glpat-|[Bb]earer|PRIVATE KEY")
+
+
+# The fast path works on substrings, not a regex (a regex alternation scans ~100x slower).
+# Any of these, exactly as written, may start a key-shaped value (a superset of `_TRIGGER`'s
+# alternatives); the Kelvin sign lower-cases to `k`, so a string holding one is suspect too.
+_SHAPES = (
+    *(b"gh" + c + b"_" for c in (b"p", b"o", b"u", b"s", b"r")),
+    *(t.encode() for t in ("sk-", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-")),
+    *(t.encode() for t in ("Bearer", "bearer", "PRIVATE KEY", "\u212a")),
+)
+# Every name `sensitive_name` accepts ends, once stripped and lower-cased, in one of these (`_` for
+# `-` included; `x-...-key` ends in `-key`). A string ends where a `"` follows after optional
+# whitespace: raw ASCII, escaped (`\n`, `\u001f`) or any non-ASCII byte (possible Unicode space).
+_NAME_ENDS = tuple(
+    w.encode()
+    for w in (
+        "authorization",
+        "cookie",
+        "apikey",
+        "-key",
+        "_key",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "credentials",
+        "credential",
+        "bearer",
+    )
+)
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+
+
+def _ends_a_string(low: bytes, i: int) -> bool:
+    n = len(low)
+    while i < n:
+        c = low[i]
+        if c == _QUOTE:
+            return True
+        if c == _BACKSLASH:
+            i += 6 if low[i + 1 : i + 2] == b"u" else 2
+        elif c in _SPACE or c >= 0x80:
+            i += 1
+        else:
+            return False
+    return False
+
+
+def may_need_redaction(blob: bytes) -> bool:
+    """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
+    for shape in _SHAPES:
+        if shape in blob:
+            return True
+    low = blob.lower()
+    for word in _NAME_ENDS:
+        i = low.find(word)
+        while i >= 0:
+            end = i + len(word)
+            if _ends_a_string(low, end):
+                return True
+            i = low.find(word, end)
+    return False
 
 
 @functools.lru_cache(maxsize=4096)

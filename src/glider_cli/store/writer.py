@@ -1,35 +1,52 @@
 """EventWriter: the `domain.EventSink` that `glider serve` and the delegate runner write through.
 
 Contract:
-- `emit(type, data, turn_id=)` never touches disk: it stamps an id and a time, redacts `data`, puts
-  the event in the in-memory ring (`context.max_events` long) and on a queue, and returns.
-  It is safe to call from the asyncio loop and from any thread.
-- One background thread drains the queue in batches and appends them with `log.append_events`.
+- `emit(type, data, turn_id=)` never touches disk and does almost nothing on the caller's thread: it
+  stamps an id and a time, takes a shallow copy of `data` (the caller hands its nested values over and
+  must not change them afterwards) and appends the event to a pending list. It is safe to call from
+  the asyncio loop and from any thread.
+- One background thread takes the pending events in batches: it redacts each one (`store.redact`),
+  puts it in the in-memory ring (`context.max_events` long) and appends the batch with one write per
+  day file. The thread is woken at most once per `linger` seconds under load (a wake-up and the GIL
+  hand-over it costs are what the request path would otherwise pay per event), and a first event after
+  a quiet spell reaches disk within `linger` seconds.
+- Redaction is guaranteed before anything reaches the ring or disk: an event whose JSON bytes
+  `redact.may_need_redaction` clears is written as those very bytes; any other event (or one orjson
+  cannot encode strictly: bytes, sets, non-str keys, dataclasses, datetimes, subclasses) goes through
+  the full `redact` walk and `log.encode`.
+- `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
+  it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
-  and starts the thread;
-  `flush()` waits until everything emitted so far is on disk; `close()` flushes and stops.
-- A failed write is kept in `stats` and `last_error`; `close()` then raises StoreError, so a
-  failure is never silent. Emitting after `close()` raises StoreError.
+  and starts the thread; `flush()` wakes the thread at once and waits until everything emitted so far
+  is on disk; `close()` flushes and stops.
+- A failed write (or an event that cannot be encoded) is kept in `stats` and `last_error`; `close()`
+  then raises StoreError, so a failure is never silent. Emitting after `close()` raises StoreError.
 """
 
 from __future__ import annotations
 
 import collections
-import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.redact import redact
+from glider_cli.store.redact import may_need_redaction, redact
 
-_STOP = object()
+# Only JSON-native values take the fast path; everything else is handed to `redact` first.
+_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+# (id, type, ts, turn_id, data) as emitted; (day, line or None when it could not be encoded) as settled.
+_Pending = tuple[str, str, str, "str | None", dict[str, Any]]
+_Line = tuple[str, "bytes | None"]
 
 
 @dataclass
@@ -38,12 +55,30 @@ class WriterStats:
     written: int = 0
     failed: int = 0
     batches: int = 0
+    redacted: int = 0
     warm_loaded: int = 0
     warm_window_lines: int = 0
     torn_on_load: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
+
+
+def settle(item: _Pending) -> tuple[dict[str, Any], bytes | None, bool]:
+    """A pending event -> (the redacted event, its JSONL line or None, whether `redact` ran)."""
+    id_, type_, ts, turn_id, data = item
+    ev = make_event(id_, type_, ts, turn_id, data)
+    try:
+        line: bytes | None = orjson.dumps(ev, option=_STRICT | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:
+        line = None
+    if line is not None and not may_need_redaction(line):
+        return ev, line, False
+    ev = make_event(id_, type_, ts, turn_id, redact(data))
+    try:
+        return ev, log.encode(ev), True
+    except TypeError:  # e.g. an integer beyond 64 bits
+        return ev, None, True
 
 
 class EventWriter:
@@ -56,19 +91,27 @@ class EventWriter:
         *,
         clock: Callable[[], float] = time.time,
         batch_max: int = 8192,
+        linger: float = 0.02,
     ) -> None:
         self.settings = settings or ContextSettings()
         self.context_dir = paths.context
         self._clock = clock
         self._ids = IdGenerator(clock)
         self._batch_max = batch_max
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._linger = linger
+        self._pending: collections.deque[_Pending] = collections.deque()
         self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.settings.max_events)
-        self._ring_lock = threading.Lock()
+        # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
+        self._lock = threading.Lock()
+        self._unwritten: list[_Line] = []
+        self._wake = threading.Event()
+        self._urgent = threading.Event()
         self._cond = threading.Condition()
         self._enqueued = 0
         self._done = 0
+        self._dir_ready = False
         self._thread: threading.Thread | None = None
+        self._stopping = False
         self._closed = False
         self.stats = WriterStats()
         self.last_error: str | None = None
@@ -92,7 +135,7 @@ class EventWriter:
         files = log.select_days(self.context_dir, days=self.settings.warm_load_days)
         events = log.read_tail(files, self.settings.max_events, st)
         events.sort(key=lambda e: e["id"])
-        with self._ring_lock:
+        with self._lock:
             live = list(self._ring)
             self._ring.clear()
             self._ring.extend(events[-self.settings.max_events :])
@@ -108,6 +151,9 @@ class EventWriter:
             target = self._enqueued
             if self._thread is None:
                 return self._done >= target
+        self._urgent.set()
+        self._wake.set()
+        with self._cond:
             return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
 
     def close(self) -> None:
@@ -115,11 +161,13 @@ class EventWriter:
             return
         self._closed = True
         if self._thread is not None:
-            self._queue.put(_STOP)
+            self._stopping = True
+            self._urgent.set()
+            self._wake.set()
             self._thread.join()
             self._thread = None
-        # An emit that raced `close()` may have queued behind the stop marker.
-        self._drain_sync()
+        # An emit that raced `close()` may have landed after the thread's last batch.
+        self._drain()
         if self.stats.failed:
             raise StoreError(
                 f"{self.stats.failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
@@ -137,62 +185,88 @@ class EventWriter:
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         if self._closed:
             raise StoreError(f"event writer for {self.context_dir} is closed; {type} was not recorded")
-        now = self._clock()
-        ev = make_event(self._ids(), type, format_ts(now), turn_id, redact(dict(data)))
-        with self._ring_lock:
-            self._ring.append(ev)
+        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, dict(data)))
         with self._cond:
             self._enqueued += 1
-        self.stats.emitted += 1
-        self._queue.put(ev)
+            self.stats.emitted += 1
+        if not self._wake.is_set():
+            self._wake.set()
 
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
-        """The ring's events, oldest first (the last `limit` when given)."""
-        with self._ring_lock:
+        """The ring's events, oldest first (the last `limit` when given), pending ones included."""
+        with self._lock:
+            self._settle_pending()
             items = list(self._ring)
         return items if limit is None else items[-limit:] if limit > 0 else []
 
     # -- the background thread ---------------------------------------------------------------------
 
-    def _write(self, batch: list[dict[str, Any]]) -> None:
+    def _settle_pending(self) -> None:
+        """Move pending events into the ring and `_unwritten` (caller holds `_lock`)."""
+        pending, ring, unwritten = self._pending, self._ring, self._unwritten
+        redacted = 0
+        while pending:
+            ev, line, ran = settle(pending.popleft())
+            ring.append(ev)
+            unwritten.append((ev["ts"][:10], line))
+            redacted += ran
+        self.stats.redacted += redacted
+
+    def _take(self) -> list[_Line]:
+        with self._lock:
+            self._settle_pending()
+            batch = self._unwritten[: self._batch_max]
+            del self._unwritten[: self._batch_max]
+        return batch
+
+    def _append(self, day: str, lines: list[bytes]) -> None:
+        path = log.day_path(self.context_dir, day)
+        data = b"".join(lines)
+        if not self._dir_ready:
+            self.context_dir.mkdir(parents=True, exist_ok=True)
+            self._dir_ready = True
         try:
-            self.stats.written += log.append_events(self.context_dir, batch)
-            self.stats.batches += 1
-        except StoreError as exc:
-            self.stats.failed += len(batch)
-            self.last_error = str(exc)
+            log.append_bytes(path, data)
+        except FileNotFoundError:  # the directory went away under us: make it again, once
+            self.context_dir.mkdir(parents=True, exist_ok=True)
+            log.append_bytes(path, data)
+
+    def _write(self, batch: list[_Line]) -> None:
+        by_day: dict[str, list[bytes]] = {}
+        bad = 0
+        for day, line in batch:
+            if line is None:
+                bad += 1
+            else:
+                by_day.setdefault(day, []).append(line)
+        if bad:
+            self.stats.failed += bad
+            self.last_error = f"{bad} event(s) could not be encoded as JSON"
+        for day, lines in by_day.items():
+            try:
+                self._append(day, lines)
+                self.stats.written += len(lines)
+            except OSError as exc:
+                self._dir_ready = False
+                self.stats.failed += len(lines)
+                self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+        self.stats.batches += 1
         with self._cond:
             self._done += len(batch)
             self._cond.notify_all()
 
-    def _run(self) -> None:
-        get = self._queue.get
-        get_nowait = self._queue.get_nowait
-        stop = False
-        while not stop:
-            first = get()
-            if first is _STOP:
-                break
-            batch = [first]
-            while len(batch) < self._batch_max:
-                try:
-                    item = get_nowait()
-                except queue.Empty:
-                    break
-                if item is _STOP:
-                    stop = True
-                    break
-                batch.append(item)
+    def _drain(self) -> None:
+        while batch := self._take():
             self._write(batch)
 
-    def _drain_sync(self) -> None:
-        batch: list[dict[str, Any]] = []
+    def _run(self) -> None:
         while True:
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if item is not _STOP:
-                batch.append(item)
-        if batch:
-            self._write(batch)
+            self._wake.wait()
+            if not self._stopping:
+                # Let a burst gather; flush() and close() cut the wait short.
+                self._urgent.wait(self._linger)
+            self._wake.clear()
+            self._urgent.clear()
+            self._drain()
+            if self._stopping:
+                return

@@ -1,0 +1,109 @@
+"""`redact.may_need_redaction`: the writer's fast path must never clear a value `redact` would change."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import orjson
+
+from glider_cli.store.redact import REDACTED, may_need_redaction, redact, sensitive_name
+
+NAMES = [
+    "Authorization",
+    "proxy-authorization",
+    "X-Api-Key",
+    "x_goog_api_key",
+    "openai_api_key",
+    "apikey",
+    "refresh_token",
+    "TOKEN",
+    " token\t",
+    "token\u00a0",
+    "\u2003secret",
+    "client_secret",
+    "Password",
+    "passwd",
+    "private_key",
+    "credentials",
+    "Bearer",
+    "x-key",
+    "x-custom-key",
+    "X_Other_KEY",
+    "to\u212aen",  # the Kelvin sign lower-cases to "k"
+    "x-\u0130-key",
+    "set-cookie",
+]
+HARMLESS = [
+    "max_tokens",
+    "input_tokens",
+    "estimated_tokens",
+    "model",
+    "keyword",
+    "tokens",
+    "monkey",
+    "x",
+    "rule",
+    "hello world",
+    "a\nb",
+    "quote \" inside",
+    "back\\slash",
+    "caf\u00e9",
+    "",
+    "local",
+    "claude-sonnet-4",
+]
+# Not sensitive, but the fast path is allowed to send them down the full walk.
+SUSPECT_ONLY = ["family_key", "monkey_token", "Asia", "bearer of news"]
+SHAPED = ["sk-ant-api03-AbCdEfGhIjKl", "Bearer abc.def-ghi", "ghp_abcdefghijklmnop0123", "AKIAIOSFODNN7EXAMPLE"]
+
+
+def _value(rng: random.Random, depth: int) -> Any:
+    roll = rng.random()
+    if depth > 3 or roll < 0.35:
+        pick = rng.random()
+        if pick < 0.1:
+            return rng.choice([1, 2.5, None, True, 1024])
+        if pick < 0.2:
+            return rng.choice(NAMES + SHAPED)
+        return rng.choice(HARMLESS + SUSPECT_ONLY) + rng.choice(["", " ", "x"])
+    if roll < 0.6:
+        return [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    if roll < 0.7:
+        return [rng.choice(NAMES + HARMLESS), rng.choice(HARMLESS + SHAPED)]
+    keys = [rng.choice(NAMES + HARMLESS + SUSPECT_ONLY) for _ in range(rng.randint(0, 4))]
+    return {k: _value(rng, depth + 1) for k in keys}
+
+
+def test_every_sensitive_name_is_suspect() -> None:
+    for name in NAMES:
+        assert sensitive_name(name), name
+        assert may_need_redaction(orjson.dumps({name: "v"})), name
+        assert may_need_redaction(orjson.dumps([name, "v"])), name
+
+
+def test_harmless_values_take_the_fast_path() -> None:
+    for name in HARMLESS:
+        assert not sensitive_name(name), name
+        assert not may_need_redaction(orjson.dumps({name: name, "n": [name, 1]})), name
+    decision = {"target": "cloud", "rule": "cloud-slash", "model": None, "reasons": [["rule", "x"]]}
+    assert not may_need_redaction(orjson.dumps(decision))
+
+
+def test_a_cleared_value_is_left_unchanged_by_redact() -> None:
+    rng = random.Random(20261129)
+    suspects = 0
+    for _ in range(20000):
+        value = {"data": _value(rng, 0)}
+        if may_need_redaction(orjson.dumps(value)):
+            suspects += 1
+        else:
+            assert redact(value) == value, value
+    assert 0 < suspects < 20000
+
+
+def test_shaped_secrets_are_suspect_and_redacted() -> None:
+    for secret in SHAPED:
+        value = {"error": f"upstream said: {secret} is bad"}
+        assert may_need_redaction(orjson.dumps(value))
+        assert REDACTED in redact(value)["error"]
