@@ -46,7 +46,7 @@ HARMLESS = [
     "rule",
     "hello world",
     "a\nb",
-    "quote \" inside",
+    'quote " inside',
     "back\\slash",
     "caf\u00e9",
     "",
@@ -55,7 +55,12 @@ HARMLESS = [
 ]
 # Not sensitive, but the fast path is allowed to send them down the full walk.
 SUSPECT_ONLY = ["family_key", "monkey_token", "Asia", "bearer of news"]
-SHAPED = ["sk-ant-api03-AbCdEfGhIjKl", "Bearer abc.def-ghi", "ghp_abcdefghijklmnop0123", "AKIAIOSFODNN7EXAMPLE"]
+SHAPED = [
+    "sk-ant-api03-AbCdEfGhIjKl",
+    "Bearer abc.def-ghi",
+    "ghp_abcdefghijklmnop0123",
+    "AKIAIOSFODNN7EXAMPLE",
+]
 
 
 def _value(rng: random.Random, depth: int) -> Any:
