@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.protocol import ir
+from glider_cli.protocol.encoder_base import StreamEncoderBase
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
 DEFAULT_MAX_TOKENS = 8192
@@ -325,24 +326,22 @@ class StreamDecoder:
         return []
 
 
-class StreamEncoder:
+class StreamEncoder(StreamEncoderBase):
     """ir stream events -> Anthropic SSE event bytes. Thinking is written only with
     `keep_thinking` (a reply that came from Anthropic itself, whose signatures are genuine)."""
 
     def __init__(self, *, model: str, keep_thinking: bool = False) -> None:
-        self.model = model
+        super().__init__(model=model)
         self.keep_thinking = keep_thinking
-        self._started = False
         self._open: str | None = None  # "text" | "thinking" | "tool"
         self._index = -1
         self._tool_keys: dict[int, int] = {}
-        self._usage: ir.Usage | None = None
-        self.done = False
 
-    def _start(self, ev: ir.Start | None = None) -> list[bytes]:
-        if self._started:
-            return []
-        self._started = True
+    def _on_start(self, ev: ir.Start) -> list[bytes]:
+        # The input usage goes out in message_start, so only the first Start's counts are kept.
+        return self._start(ev)
+
+    def _opening(self, ev: ir.Start | None) -> list[bytes]:
         usage = ev.usage if ev is not None and ev.usage is not None else ir.Usage()
         self._usage = usage
         msg_id = ev.id if ev is not None and ev.id.startswith("msg_") else ir.new_id("msg_")
@@ -384,12 +383,8 @@ class StreamEncoder:
             "content_block_delta", {"type": "content_block_delta", "index": self._index, "delta": delta}
         )
 
-    def encode(self, ev: ir.StreamEvent) -> list[bytes]:
-        if self.done:
-            return []
-        if isinstance(ev, ir.Start):
-            return self._start(ev)
-        out = self._start()
+    def _content(self, ev: ir.StreamEvent) -> list[bytes]:
+        out: list[bytes] = []
         if isinstance(ev, ir.TextDelta):
             if not ev.text:
                 return out
@@ -404,21 +399,6 @@ class StreamEncoder:
         elif isinstance(ev, ir.ToolArgs):
             if ev.json and self._open == "tool" and self._tool_keys.get(ev.key) == self._index:
                 out.append(self._delta({"type": "input_json_delta", "partial_json": ev.json}))
-        elif isinstance(ev, ir.Finish):
-            out += self._close()
-            usage = ir.merge_usage(self._usage, ev.usage)
-            out.append(
-                encode_sse(
-                    "message_delta",
-                    {
-                        "type": "message_delta",
-                        "delta": {"stop_reason": ev.stop_reason, "stop_sequence": None},
-                        "usage": usage_json(usage),
-                    },
-                )
-            )
-            out.append(encode_sse("message_stop", {"type": "message_stop"}))
-            self.done = True
         elif isinstance(ev, ir.ThinkingDelta) and self.keep_thinking:
             if self._open != "thinking":
                 out += self._open_block("thinking", {"type": "thinking", "thinking": "", "signature": ""})
@@ -426,16 +406,22 @@ class StreamEncoder:
                 out.append(self._delta({"type": "thinking_delta", "thinking": ev.text}))
             if ev.signature:
                 out.append(self._delta({"type": "signature_delta", "signature": ev.signature}))
-        elif isinstance(ev, ir.Failure):
-            out = self.error(ev.message, type=ev.type)
         return out
 
-    def assume_started(self) -> None:
-        """The client already has the stream's opening frames (passthrough); only end it from here."""
-        self._started = True
+    def _closing(self, ev: ir.Finish, usage: ir.Usage) -> list[bytes]:
+        out = self._close()
+        out.append(
+            encode_sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": ev.stop_reason, "stop_sequence": None},
+                    "usage": usage_json(usage),
+                },
+            )
+        )
+        out.append(encode_sse("message_stop", {"type": "message_stop"}))
+        return out
 
-    def error(self, message: str, *, type: str = "api_error") -> list[bytes]:
-        if self.done:
-            return []
-        self.done = True
+    def _error_frames(self, message: str, type: str) -> list[bytes]:
         return [encode_sse("error", {"type": "error", "error": {"type": type, "message": message}})]

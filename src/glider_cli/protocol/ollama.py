@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.protocol import ir
+from glider_cli.protocol.openai_chat_request import tool_result_text, tools_json
 
 DONE_TO_STOP = {"stop": "end_turn", "length": "max_tokens"}
 
@@ -42,13 +43,8 @@ def build_request(req: ir.Request) -> dict[str, Any]:
             continue
         for p in msg.parts:
             if isinstance(p, ir.ToolResult):
-                text = p.text()
                 messages.append(
-                    {
-                        "role": "tool",
-                        "tool_name": names.get(p.call_id, ""),
-                        "content": f"Error: {text}" if p.is_error else text,
-                    }
+                    {"role": "tool", "tool_name": names.get(p.call_id, ""), "content": tool_result_text(p)}
                 )
         texts = [p.text for p in msg.parts if isinstance(p, ir.Text)]
         images = [p.data for p in msg.parts if isinstance(p, ir.Image) and p.data]
@@ -59,13 +55,7 @@ def build_request(req: ir.Request) -> dict[str, Any]:
             messages.append(user)
     body: dict[str, Any] = {"model": req.model, "messages": messages, "stream": req.stream}
     if req.tools and req.tool_choice != "none":
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-            }
-            for t in req.tools
-        ]
+        body["tools"] = tools_json(req.tools)
     options: dict[str, Any] = {}
     if req.temperature is not None:
         options["temperature"] = req.temperature

@@ -1,16 +1,7 @@
 """OpenAI Chat Completions <-> the neutral shape (`ir`): requests, replies, SSE streams.
 
-Inbound: `system` and `developer` messages (anywhere) go to `Request.system` in order; user content
-parts `text`/`image_url`; assistant `tool_calls`; `tool` messages become tool results.
-`max_completion_tokens` is preferred over `max_tokens`.
-
-Outbound (build_request): all system text is merged into ONE leading system message, because many
-local chat templates (Qwen, Llama via vLLM/llama.cpp) reject a system message that is not first.
-Tool results become one `tool` message each, placed before any other content of that user turn;
-a `tool` message carries text only, so images inside a tool result are dropped, and an error
-result is prefixed "Error: " (there is no is_error field).
-Images go as `image_url` parts. A streaming request asks for `stream_options.include_usage` so the
-usage can be tapped. Thinking parts are not sent.
+Requests (parse_request, build_request and their helpers) live in `openai_chat_request` and are
+re-exported here; see its docstring for the inbound and outbound rules.
 
 Replies: `reasoning_content` (vLLM, DeepSeek, llama.cpp) and `reasoning` (OpenRouter) are read as
 thinking; the encoder writes thinking as `reasoning_content` deltas. finish_reason maps
@@ -20,11 +11,46 @@ stop->end_turn, length->max_tokens, tool_calls/function_call->tool_use, content_
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from glider_cli.protocol import ir
+from glider_cli.protocol.encoder_base import StreamEncoderBase
+from glider_cli.protocol.openai_chat_request import (
+    build_choice,
+    build_messages,
+    build_request,
+    calls_json,
+    content_parts,
+    image_from_url,
+    parse_call,
+    parse_choice,
+    parse_request,
+    tool_result_text,
+    tools_json,
+)
 from glider_cli.protocol.sse import SSEEvent, encode_done, encode_sse
+
+__all__ = [
+    "FINISH_TO_STOP",
+    "STOP_TO_FINISH",
+    "StreamDecoder",
+    "StreamEncoder",
+    "build_choice",
+    "build_messages",
+    "build_request",
+    "build_response",
+    "calls_json",
+    "content_parts",
+    "image_from_url",
+    "parse_call",
+    "parse_choice",
+    "parse_request",
+    "parse_response",
+    "parse_usage",
+    "tool_result_text",
+    "tools_json",
+    "usage_json",
+]
 
 FINISH_TO_STOP = {
     "stop": "end_turn",
@@ -41,197 +67,6 @@ STOP_TO_FINISH = {
     "refusal": "content_filter",
     "pause_turn": "stop",
 }
-
-
-# ---------------------------------------------------------------- requests
-
-
-def _content_parts(content: Any) -> list[ir.Part]:
-    if isinstance(content, str):
-        return [ir.Text(content)] if content else []
-    parts: list[ir.Part] = []
-    for p in content if isinstance(content, list) else []:
-        if not isinstance(p, dict):
-            continue
-        if p.get("type") in ("text", "input_text", "output_text"):
-            parts.append(ir.Text(str(p.get("text", ""))))
-        elif p.get("type") == "image_url":
-            url = p.get("image_url")
-            url = url.get("url") if isinstance(url, dict) else url
-            if isinstance(url, str):
-                parts.append(image_from_url(url))
-    return parts
-
-
-def image_from_url(url: str) -> ir.Image:
-    if url.startswith("data:") and ";base64," in url:
-        head, data = url[5:].split(";base64,", 1)
-        return ir.Image(media_type=head, data=data)
-    return ir.Image(url=url)
-
-
-def parse_request(body: dict[str, Any]) -> ir.Request:
-    system: list[str] = []
-    messages: list[ir.Message] = []
-    for msg in body.get("messages") or []:
-        if not isinstance(msg, dict):
-            continue
-        role = msg.get("role")
-        if role in ("system", "developer"):
-            text = "\n".join(p.text for p in _content_parts(msg.get("content")) if isinstance(p, ir.Text))
-            if text:
-                system.append(text)
-        elif role == "user":
-            messages.append(ir.Message("user", _content_parts(msg.get("content"))))
-        elif role == "assistant":
-            parts = _content_parts(msg.get("content"))
-            for call in msg.get("tool_calls") or []:
-                if not isinstance(call, dict):
-                    continue
-                fn = call.get("function") or {}
-                args = fn.get("arguments")
-                parts.append(
-                    ir.ToolCall(
-                        str(call.get("id", "")),
-                        str(fn.get("name", "")),
-                        args if isinstance(args, str) else ir.json_text(args or {}),
-                    )
-                )
-            messages.append(ir.Message("assistant", parts))
-        elif role == "tool":
-            inner = [p for p in _content_parts(msg.get("content")) if isinstance(p, ir.Text | ir.Image)]
-            result = ir.ToolResult(str(msg.get("tool_call_id", "")), inner)
-            if (
-                messages
-                and messages[-1].role == "user"
-                and all(isinstance(p, ir.ToolResult) for p in messages[-1].parts)
-            ):
-                messages[-1].parts.append(result)
-            else:
-                messages.append(ir.Message("user", [result]))
-    tools = []
-    for t in body.get("tools") or []:
-        fn = t.get("function") if isinstance(t, dict) else None
-        if isinstance(fn, dict) and fn.get("name"):
-            tools.append(
-                ir.Tool(
-                    str(fn["name"]),
-                    str(fn.get("description") or ""),
-                    fn.get("parameters") or {"type": "object", "properties": {}},
-                )
-            )
-    stop = body.get("stop")
-    max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
-    return ir.Request(
-        model=str(body.get("model", "")),
-        messages=messages,
-        system=system,
-        tools=tools,
-        tool_choice=parse_choice(body.get("tool_choice")),
-        max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_num(body.get("temperature")),
-        top_p=_num(body.get("top_p")),
-        stop=[stop] if isinstance(stop, str) else [str(s) for s in stop] if isinstance(stop, list) else [],
-        stream=bool(body.get("stream", False)),
-    )
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def parse_choice(choice: Any) -> str | None:
-    if isinstance(choice, str):
-        return choice if choice in ("auto", "none", "required") else None
-    if isinstance(choice, dict):
-        fn = choice.get("function")
-        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
-        return str(name) if name else None
-    return None
-
-
-def build_choice(choice: str) -> Any:
-    if choice in ("auto", "none", "required"):
-        return choice
-    return {"type": "function", "function": {"name": choice}}
-
-
-def _user_content(parts: Sequence[ir.Part]) -> str | list[dict[str, Any]]:
-    if all(isinstance(p, ir.Text) for p in parts):
-        return "".join(p.text for p in parts if isinstance(p, ir.Text))
-    out: list[dict[str, Any]] = []
-    for p in parts:
-        if isinstance(p, ir.Text):
-            out.append({"type": "text", "text": p.text})
-        elif isinstance(p, ir.Image):
-            out.append({"type": "image_url", "image_url": {"url": p.data_url()}})
-    return out
-
-
-def build_messages(req: ir.Request) -> list[dict[str, Any]]:
-    """The Chat `messages` list; also used by the Ollama builder, which adjusts the result."""
-    messages: list[dict[str, Any]] = []
-    if req.system:
-        messages.append({"role": "system", "content": "\n\n".join(req.system)})
-    for msg in req.messages:
-        if msg.role == "assistant":
-            text = msg.text()
-            out: dict[str, Any] = {"role": "assistant", "content": text or None}
-            calls = [
-                {
-                    "id": ir.safe_id(p.id, "call_"),
-                    "type": "function",
-                    "function": {"name": p.name, "arguments": p.arguments or "{}"},
-                }
-                for p in msg.parts
-                if isinstance(p, ir.ToolCall)
-            ]
-            if calls:
-                out["tool_calls"] = calls
-            elif not text:
-                continue
-            messages.append(out)
-            continue
-        for p in msg.parts:
-            if isinstance(p, ir.ToolResult):
-                text = p.text()
-                messages.append(
-                    {
-                        "role": "tool",
-                        "tool_call_id": ir.safe_id(p.call_id, "call_"),
-                        "content": f"Error: {text}" if p.is_error else text,
-                    }
-                )
-        rest = [p for p in msg.parts if isinstance(p, ir.Text | ir.Image)]
-        if rest:
-            messages.append({"role": "user", "content": _user_content(rest)})
-    return messages
-
-
-def build_request(req: ir.Request) -> dict[str, Any]:
-    body: dict[str, Any] = {"model": req.model, "messages": build_messages(req)}
-    if req.tools:
-        body["tools"] = [
-            {
-                "type": "function",
-                "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-            }
-            for t in req.tools
-        ]
-        if req.tool_choice:
-            body["tool_choice"] = build_choice(req.tool_choice)
-    if req.max_tokens is not None:
-        body["max_tokens"] = req.max_tokens
-    if req.temperature is not None:
-        body["temperature"] = req.temperature
-    if req.top_p is not None:
-        body["top_p"] = req.top_p
-    if req.stop:
-        body["stop"] = req.stop
-    body["stream"] = req.stream
-    if req.stream:
-        body["stream_options"] = {"include_usage": True}
-    return body
 
 
 # ---------------------------------------------------------------- replies
@@ -267,17 +102,8 @@ def parse_response(body: dict[str, Any]) -> ir.Response:
     reasoning = msg.get("reasoning_content") or msg.get("reasoning")
     if isinstance(reasoning, str) and reasoning:
         parts.append(ir.Thinking(reasoning))
-    parts.extend(_content_parts(msg.get("content")))
-    for call in msg.get("tool_calls") or []:
-        fn = call.get("function") or {}
-        args = fn.get("arguments")
-        parts.append(
-            ir.ToolCall(
-                str(call.get("id", "")),
-                str(fn.get("name", "")),
-                args if isinstance(args, str) else ir.json_text(args or {}),
-            )
-        )
+    parts.extend(content_parts(msg.get("content")))
+    parts.extend(parse_call(call) for call in msg.get("tool_calls") or [])
     stop = FINISH_TO_STOP.get(str(choice.get("finish_reason")), "end_turn")
     if any(isinstance(p, ir.ToolCall) for p in parts):
         stop = "tool_use"
@@ -296,15 +122,7 @@ def build_response(resp: ir.Response, *, model: str) -> dict[str, Any]:
     thinking = "".join(p.text for p in resp.parts if isinstance(p, ir.Thinking))
     if thinking:
         message["reasoning_content"] = thinking
-    calls = [
-        {
-            "id": ir.safe_id(p.id, "call_"),
-            "type": "function",
-            "function": {"name": p.name, "arguments": p.arguments or "{}"},
-        }
-        for p in resp.parts
-        if isinstance(p, ir.ToolCall)
-    ]
+    calls = calls_json(resp.parts)
     if calls:
         message["tool_calls"] = calls
     return {
@@ -395,18 +213,15 @@ class StreamDecoder:
         return FINISH_TO_STOP.get(self._finish or "stop", "end_turn")
 
 
-class StreamEncoder:
+class StreamEncoder(StreamEncoderBase):
     """ir stream events -> chat.completion.chunk SSE bytes, ending in `data: [DONE]`."""
 
     def __init__(self, *, model: str, include_usage: bool = False) -> None:
-        self.model = model
+        super().__init__(model=model)
         self.include_usage = include_usage
         self._id = ir.new_id("chatcmpl-")
         self._created = int(time.time())
-        self._started = False
         self._tool_index: dict[int, int] = {}
-        self._usage: ir.Usage | None = None
-        self.done = False
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         data: dict[str, Any] = {
@@ -420,74 +235,49 @@ class StreamEncoder:
             data["usage"] = None
         return encode_sse(None, data)
 
-    def _start(self) -> list[bytes]:
-        if self._started:
-            return []
-        self._started = True
+    def _opening(self, ev: ir.Start | None) -> list[bytes]:
         return [self._chunk({"role": "assistant", "content": ""})]
 
-    def encode(self, ev: ir.StreamEvent) -> list[bytes]:
-        if self.done:
-            return []
-        if isinstance(ev, ir.Start):
-            self._usage = ev.usage
-            return self._start()
-        out = self._start()
+    def _content(self, ev: ir.StreamEvent) -> list[bytes]:
         if isinstance(ev, ir.TextDelta) and ev.text:
-            out.append(self._chunk({"content": ev.text}))
-        elif isinstance(ev, ir.ThinkingDelta) and ev.text:
-            out.append(self._chunk({"reasoning_content": ev.text}))
-        elif isinstance(ev, ir.ToolStart):
+            return [self._chunk({"content": ev.text})]
+        if isinstance(ev, ir.ThinkingDelta) and ev.text:
+            return [self._chunk({"reasoning_content": ev.text})]
+        if isinstance(ev, ir.ToolStart):
             index = self._tool_index.setdefault(ev.key, len(self._tool_index))
-            out.append(
-                self._chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": ir.safe_id(ev.id, "call_"),
-                                "type": "function",
-                                "function": {"name": ev.name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
-            )
-        elif isinstance(ev, ir.ToolArgs) and ev.json and ev.key in self._tool_index:
-            out.append(
+            call = {
+                "index": index,
+                "id": ir.safe_id(ev.id, "call_"),
+                "type": "function",
+                "function": {"name": ev.name, "arguments": ""},
+            }
+            return [self._chunk({"tool_calls": [call]})]
+        if isinstance(ev, ir.ToolArgs) and ev.json and ev.key in self._tool_index:
+            return [
                 self._chunk(
                     {"tool_calls": [{"index": self._tool_index[ev.key], "function": {"arguments": ev.json}}]}
                 )
-            )
-        elif isinstance(ev, ir.Finish):
-            out.append(self._chunk({}, STOP_TO_FINISH.get(ev.stop_reason, "stop")))
-            if self.include_usage:
-                usage = ir.merge_usage(self._usage, ev.usage)
-                out.append(
-                    encode_sse(
-                        None,
-                        {
-                            "id": self._id,
-                            "object": "chat.completion.chunk",
-                            "created": self._created,
-                            "model": self.model,
-                            "choices": [],
-                            "usage": usage_json(usage),
-                        },
-                    )
+            ]
+        return []
+
+    def _closing(self, ev: ir.Finish, usage: ir.Usage) -> list[bytes]:
+        out = [self._chunk({}, STOP_TO_FINISH.get(ev.stop_reason, "stop"))]
+        if self.include_usage:
+            out.append(
+                encode_sse(
+                    None,
+                    {
+                        "id": self._id,
+                        "object": "chat.completion.chunk",
+                        "created": self._created,
+                        "model": self.model,
+                        "choices": [],
+                        "usage": usage_json(usage),
+                    },
                 )
-            out.append(encode_done())
-            self.done = True
-        elif isinstance(ev, ir.Failure):
-            out = self.error(ev.message, type=ev.type)
+            )
+        out.append(encode_done())
         return out
 
-    def assume_started(self) -> None:
-        """The client already has the stream's opening frames (passthrough); only end it from here."""
-        self._started = True
-
-    def error(self, message: str, *, type: str = "api_error") -> list[bytes]:
-        if self.done:
-            return []
-        self.done = True
+    def _error_frames(self, message: str, type: str) -> list[bytes]:
         return [encode_sse(None, {"error": {"message": message, "type": type, "param": None, "code": type}})]

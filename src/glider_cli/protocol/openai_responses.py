@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from glider_cli.protocol import ir
+from glider_cli.protocol.encoder_base import StreamEncoderBase
 from glider_cli.protocol.openai_chat import image_from_url
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
@@ -275,20 +276,17 @@ def usage_from_event(ev: SSEEvent) -> tuple[ir.Usage | None, str | None]:
     return parse_usage(resp.get("usage")), str(resp.get("status", ""))
 
 
-class StreamEncoder:
+class StreamEncoder(StreamEncoderBase):
     """ir stream events -> Responses SSE events (with `event:` lines and sequence numbers)."""
 
     def __init__(self, *, model: str) -> None:
-        self.model = model
+        super().__init__(model=model)
         self._id = ir.new_id("resp_")
         self._created = int(time.time())
         self._seq = 0
-        self._started = False
         self._output: list[dict[str, Any]] = []
         self._open: dict[str, Any] | None = None
         self._tool_items: dict[int, dict[str, Any]] = {}
-        self._usage: ir.Usage | None = None
-        self.done = False
 
     def _emit(self, kind: str, **data: Any) -> bytes:
         out = encode_sse(kind, {"type": kind, "sequence_number": self._seq, **data})
@@ -298,10 +296,7 @@ class StreamEncoder:
     def _env(self, status: str, usage: ir.Usage | None = None) -> dict[str, Any]:
         return _envelope(self._id, self.model, self._created, status, list(self._output), usage)
 
-    def _start(self) -> list[bytes]:
-        if self._started:
-            return []
-        self._started = True
+    def _opening(self, ev: ir.Start | None) -> list[bytes]:
         return [
             self._emit("response.created", response=self._env("in_progress")),
             self._emit("response.in_progress", response=self._env("in_progress")),
@@ -349,13 +344,8 @@ class StreamEncoder:
         self._output.append(item)
         return out
 
-    def encode(self, ev: ir.StreamEvent) -> list[bytes]:
-        if self.done:
-            return []
-        if isinstance(ev, ir.Start):
-            self._usage = ev.usage
-            return self._start()
-        out = self._start()
+    def _content(self, ev: ir.StreamEvent) -> list[bytes]:
+        out: list[bytes] = []
         index = len(self._output)
         if isinstance(ev, ir.TextDelta) and ev.text:
             if self._open is None or self._open["type"] != "message":
@@ -405,25 +395,16 @@ class StreamEncoder:
                         delta=ev.json,
                     )
                 )
-        elif isinstance(ev, ir.Finish):
-            out += self._close()
-            status = _final_status(ev.stop_reason)
-            usage = ir.merge_usage(self._usage, ev.usage)
-            out.append(self._emit(f"response.{status}", response=self._env(status, usage)))
-            self.done = True
-        elif isinstance(ev, ir.Failure):
-            out += self.error(ev.message, type=ev.type)
         return out
 
-    def assume_started(self) -> None:
-        """The client already has the stream's opening frames (passthrough); only end it from here."""
-        self._started = True
+    def _closing(self, ev: ir.Finish, usage: ir.Usage) -> list[bytes]:
+        out = self._close()
+        status = _final_status(ev.stop_reason)
+        out.append(self._emit(f"response.{status}", response=self._env(status, usage)))
+        return out
 
-    def error(self, message: str, *, type: str = "api_error") -> list[bytes]:
-        if self.done:
-            return []
+    def _error_frames(self, message: str, type: str) -> list[bytes]:
         out = self._start()
-        self.done = True
         env = self._env("failed")
         env["error"] = {"code": "server_error" if type == "api_error" else type, "message": message}
         out.append(self._emit("response.failed", response=env))

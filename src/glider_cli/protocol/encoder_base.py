@@ -1,0 +1,80 @@
+"""The lifecycle every stream encoder shares (anthropic, openai_chat, openai_responses).
+
+Contract, the same for each protocol:
+- the stream's opening frames go out once, before the first content frame (or on `ir.Start`);
+- `ir.Finish` writes the closing frames and ends the stream; `ir.Failure` (or `error()`) writes
+  the protocol's error frames and ends it; after the end every call returns no bytes;
+- `assume_started()` marks the opening as already sent (a passthrough stream whose first frames
+  reached the client verbatim), so only the ending comes from the encoder.
+
+A subclass writes the protocol's frames: `_opening`, `_content` (text, thinking, tool deltas),
+`_closing` and `_error_frames`. It is pure: bytes out, no I/O.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from glider_cli.protocol import ir
+
+
+class StreamEncoderBase(ABC):
+    """ir stream events -> one protocol's SSE bytes; see the module docstring for the lifecycle."""
+
+    def __init__(self, *, model: str) -> None:
+        self.model = model
+        self._started = False
+        self._usage: ir.Usage | None = None
+        self.done = False
+
+    def encode(self, ev: ir.StreamEvent) -> list[bytes]:
+        if self.done:
+            return []
+        if isinstance(ev, ir.Failure):
+            return self.error(ev.message, type=ev.type)
+        if isinstance(ev, ir.Start):
+            return self._on_start(ev)
+        out = self._start()
+        if isinstance(ev, ir.Finish):
+            out += self._closing(ev, ir.merge_usage(self._usage, ev.usage))
+            self.done = True
+        else:
+            out += self._content(ev)
+        return out
+
+    def assume_started(self) -> None:
+        """The client already has the stream's opening frames (passthrough); only end it from here."""
+        self._started = True
+
+    def error(self, message: str, *, type: str = "api_error") -> list[bytes]:
+        if self.done:
+            return []
+        self.done = True
+        return self._error_frames(message, type)
+
+    def _on_start(self, ev: ir.Start) -> list[bytes]:
+        """An upstream Start: its usage (the input count) is kept for the closing frames."""
+        self._usage = ev.usage
+        return self._start(ev)
+
+    def _start(self, ev: ir.Start | None = None) -> list[bytes]:
+        if self._started:
+            return []
+        self._started = True
+        return self._opening(ev)
+
+    @abstractmethod
+    def _opening(self, ev: ir.Start | None) -> list[bytes]:
+        """The frames that open the stream (`ev` is None when content came first)."""
+
+    @abstractmethod
+    def _content(self, ev: ir.StreamEvent) -> list[bytes]:
+        """The frames for a text, thinking or tool event (the stream is already open)."""
+
+    @abstractmethod
+    def _closing(self, ev: ir.Finish, usage: ir.Usage) -> list[bytes]:
+        """The frames that end the stream; `usage` merges the Start's counts with the Finish's."""
+
+    @abstractmethod
+    def _error_frames(self, message: str, type: str) -> list[bytes]:
+        """The frames that report a failure and end the stream."""
