@@ -20,7 +20,7 @@ Contract:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
@@ -118,8 +118,7 @@ def _blocks(content: Any, where: str, acc: _Acc) -> tuple[str, list[ToolCall], l
             acc.parts.append(block)
             texts.append(block)
             continue
-        if not isinstance(block, Mapping):
-            raise RequestError(f"{where}[{i}] must be an object, got {type(block).__name__}")
+        block = _object(block, f"{where}[{i}]")
         kind = block.get("type")
         if kind in ("text", "input_text", "output_text") or (kind is None and "text" in block):
             text = block.get("text")
@@ -147,13 +146,36 @@ def _role(item: Mapping[str, Any], where: str) -> str:
     return role
 
 
-def _message_list(body: Mapping[str, Any], key: str) -> list[Any]:
-    value = body.get(key)
+def _object(item: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(item, Mapping):
+        raise RequestError(f"{where} must be an object, got {type(item).__name__}")
+    return item
+
+
+def _messages(
+    body: Mapping[str, Any], acc: _Acc
+) -> Iterator[tuple[Mapping[str, Any], str, str, list[ToolCall], list[str]]]:
+    """Each entry of `messages` with its role and its content's text, tool calls and tool-result
+    ids; system and developer messages are folded into the system text instead."""
+    value = body.get("messages")
     if value is None:
-        raise RequestError(f"request body has no {key!r}")
+        raise RequestError("request body has no 'messages'")
     if not isinstance(value, list):
-        raise RequestError(f"{key!r} must be a list, got {type(value).__name__}")
-    return value
+        raise RequestError(f"'messages' must be a list, got {type(value).__name__}")
+    for i, raw in enumerate(value):
+        where = f"messages[{i}]"
+        item = _object(raw, where)
+        role = _role(item, where)
+        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
+        if role in _FOLDED_ROLES:
+            acc.system.append(text)
+            continue
+        yield item, role, text, calls, results
+
+
+def _listed_tools(body: Mapping[str, Any]) -> list[Any]:
+    tools = body.get("tools")
+    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
 
 
 def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
@@ -185,30 +207,13 @@ def _parse_anthropic(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
             # The system prompt's reminders and billing header are all system text.
             text = "\n".join(_as_text(b) for b in system)
         acc.system.append(text)
-    for i, item in enumerate(_message_list(body, "messages")):
-        where = f"messages[{i}]"
-        if not isinstance(item, Mapping):
-            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
-        role = _role(item, where)
-        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
-        if role in _FOLDED_ROLES:
-            acc.system.append(text)
-            continue
+    for _item, role, text, calls, results in _messages(body, acc):
         acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
-    tools = body.get("tools")
-    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
+    return _listed_tools(body)
 
 
 def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
-    for i, item in enumerate(_message_list(body, "messages")):
-        where = f"messages[{i}]"
-        if not isinstance(item, Mapping):
-            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
-        role = _role(item, where)
-        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
-        if role in _FOLDED_ROLES:
-            acc.system.append(text)
-            continue
+    for item, role, text, calls, results in _messages(body, acc):
         raw_calls = item.get("tool_calls")
         if isinstance(raw_calls, list):
             for call in raw_calls:
@@ -221,8 +226,7 @@ def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
             results.append(str(item.get("tool_call_id") or ""))
             text = ""
         acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
-    tools = body.get("tools")
-    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
+    return _listed_tools(body)
 
 
 def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
@@ -242,10 +246,9 @@ def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
         items = raw
     else:
         raise RequestError(f"'input' must be a string or a list, got {type(raw).__name__}")
-    for i, item in enumerate(items):
+    for i, raw_item in enumerate(items):
         where = f"input[{i}]"
-        if not isinstance(item, Mapping):
-            raise RequestError(f"{where} must be an object, got {type(item).__name__}")
+        item = _object(raw_item, where)
         kind = item.get("type")
         if kind == "message" or (kind is None and "role" in item):
             role = _role(item, where)
@@ -267,9 +270,7 @@ def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
                 extra_tools.extend(tools)
         else:
             acc.parts.append(_as_text(item.get("text") or item.get("summary") or ""))
-    tools = body.get("tools")
-    listed = tools if isinstance(tools, list) else ([] if tools is None else [tools])
-    return listed + extra_tools
+    return _listed_tools(body) + extra_tools
 
 
 def _session_id(body: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
