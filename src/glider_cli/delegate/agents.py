@@ -90,7 +90,11 @@ def _json_objects(stdout: str) -> list[dict[str, Any]]:
 
 
 class Adapter(ABC):
-    """One vendor: class attributes describe it; `build` and `parse` are its argv and output contract."""
+    """One vendor: class attributes describe it; `flags` and `parse` are its argv and output contract.
+
+    argv = command, subcommand, the spec's args, flags, [model_flag MODEL], [unsafe_flag],
+    prompt_flag, the prompt; cwd is the run directory, or the workspace when not works_in_run_dir.
+    """
 
     vendor: str = ""
     default_command: str = ""
@@ -98,13 +102,32 @@ class Adapter(ABC):
     # The vendor reads at most this many bytes of its context file (None: no known limit).
     context_limit: int | None = None
     works_in_run_dir: bool = True
+    subcommand: tuple[str, ...] = ()
+    model_flag: str = "--model"
+    unsafe_flag: str = ""
+    prompt_flag: tuple[str, ...] = ()
 
     def command(self, spec: DelegateSettings | None) -> str:
         return spec.command if spec and spec.command else self.default_command
 
     @abstractmethod
+    def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
+        """The vendor's headless-output (and directory) flags."""
+
     def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
         """The argv and cwd for one headless run."""
+        argv = [
+            self.command(spec),
+            *self.subcommand,
+            *(spec.args if spec else ()),
+            *self.flags(workspace, run_dir),
+        ]
+        if spec and spec.model:
+            argv += [self.model_flag, spec.model]
+        if spec and spec.unsafe_permissions:
+            argv.append(self.unsafe_flag)
+        argv += [*self.prompt_flag, self.prompt(task, workspace)]
+        return Invocation(tuple(argv), run_dir if self.works_in_run_dir else workspace)
 
     @abstractmethod
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
@@ -136,16 +159,16 @@ class ClaudeAdapter(Adapter):
     default_command = "claude"
     context_file = "glider-context.md"
     works_in_run_dir = False
+    unsafe_flag = "--dangerously-skip-permissions"
 
-    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
-        argv = [self.command(spec), *(spec.args if spec else ()), "-p", "--output-format", "json"]
-        argv += ["--append-system-prompt-file", str(run_dir / self.context_file)]
-        if spec and spec.model:
-            argv += ["--model", spec.model]
-        if spec and spec.unsafe_permissions:
-            argv.append("--dangerously-skip-permissions")
-        argv.append(self.prompt(task, workspace))
-        return Invocation(tuple(argv), workspace)
+    def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
+        return (
+            "-p",
+            "--output-format",
+            "json",
+            "--append-system-prompt-file",
+            str(run_dir / self.context_file),
+        )
 
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
         obj = _result_object(stdout)
@@ -172,15 +195,10 @@ class CursorAgentAdapter(ClaudeAdapter):
     default_command = "cursor-agent"
     context_file = "AGENTS.md"
     works_in_run_dir = True
+    unsafe_flag = "--force"
 
-    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
-        argv = [self.command(spec), *(spec.args if spec else ()), "-p", "--output-format", "json", "--trust"]
-        if spec and spec.model:
-            argv += ["--model", spec.model]
-        if spec and spec.unsafe_permissions:
-            argv.append("--force")
-        argv.append(self.prompt(task, workspace))
-        return Invocation(tuple(argv), run_dir)
+    def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
+        return ("-p", "--output-format", "json", "--trust")
 
     def result_ready(self, stdout: str) -> bool:
         return _result_object(stdout) is not None
@@ -189,15 +207,11 @@ class CursorAgentAdapter(ClaudeAdapter):
 class AgyAdapter(Adapter):
     vendor = "agy"
     default_command = "agy"
+    unsafe_flag = "--yolo"
+    prompt_flag = ("-p",)
 
-    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
-        argv = [self.command(spec), *(spec.args if spec else ()), "--output-format", "json"]
-        if spec and spec.model:
-            argv += ["--model", spec.model]
-        if spec and spec.unsafe_permissions:
-            argv.append("--yolo")
-        argv += ["-p", self.prompt(task, workspace)]
-        return Invocation(tuple(argv), run_dir)
+    def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
+        return ("--output-format", "json")
 
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
         if not stdout.strip():
@@ -224,16 +238,12 @@ class CodexAdapter(Adapter):
     vendor = "codex"
     default_command = "codex"
     context_limit = CODEX_AGENTS_MD_LIMIT
+    subcommand = ("exec",)
+    model_flag = "-m"
+    unsafe_flag = "--dangerously-bypass-approvals-and-sandbox"
 
-    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
-        argv = [self.command(spec), "exec", *(spec.args if spec else ()), "--json", "-C", str(run_dir)]
-        argv += ["--skip-git-repo-check", "--add-dir", str(workspace)]
-        if spec and spec.model:
-            argv += ["-m", spec.model]
-        if spec and spec.unsafe_permissions:
-            argv.append("--dangerously-bypass-approvals-and-sandbox")
-        argv.append(self.prompt(task, workspace))
-        return Invocation(tuple(argv), run_dir)
+    def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
+        return ("--json", "-C", str(run_dir), "--skip-git-repo-check", "--add-dir", str(workspace))
 
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
         messages: list[str] = []
