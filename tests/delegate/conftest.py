@@ -34,15 +34,6 @@ def fake_agents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fak
     yield FakeAgents(bin_dir, log_dir, dict(os.environ))
 
 
-def git_status(ws: Path) -> str:
-    return subprocess.run(
-        ["git", "-C", str(ws), "status", "--porcelain=v1", "--untracked-files=all"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-
-
 @pytest.fixture
 def git_workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "project"

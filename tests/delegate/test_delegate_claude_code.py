@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from delegate_helpers import git_status
 
 import claude_code
 from fake_upstream import FakeUpstream
@@ -16,15 +16,6 @@ from glider_cli.paths import resolve
 from glider_cli.settings import DelegateSettings, Settings
 
 pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]
-
-
-def _status(ws: Path) -> str:
-    return subprocess.run(
-        ["git", "-C", str(ws), "status", "--porcelain=v1", "--untracked-files=all"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def _system_text(body: dict[str, object]) -> str:
@@ -46,7 +37,7 @@ def test_real_claude_code_gets_the_block_and_answers(
         git_workspace,
         Entry(kind="turn", text="CONTINUITY-MARKER: the parser test fails", source_cli="codex"),
     )
-    before = _status(git_workspace)
+    before = git_status(git_workspace)
     with FakeUpstream() as fake:
         fake.set_reply(text="delegated answer from the fake upstream")
         env = claude_code.env(fake.url, home)
@@ -63,7 +54,7 @@ def test_real_claude_code_gets_the_block_and_answers(
     assert "CONTINUITY-MARKER" in system
     assert "USER-AGENTS-MARKER" in system
     assert "why does the parser test fail?" in json.dumps(messages[0].body["messages"])
-    assert _status(git_workspace) == before
+    assert git_status(git_workspace) == before
     assert not any(p.run.iterdir())
     last = continuity.read(p, git_workspace).entries[-1]
     assert last.kind == "delegate" and last.ok and last.source_cli == "codex"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
+from delegate_helpers import git_status
 
 from fixtures.fake_agents.install import runs
 from glider_cli.delegate import runner
@@ -13,15 +13,6 @@ from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
 from glider_cli.settings import DelegateSettings
-
-
-def git_status(ws: Path) -> str:
-    return subprocess.run(
-        ["git", "-C", str(ws), "status", "--porcelain=v1", "--untracked-files=all"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
 
 
 def _run(vendor: str, ws: Path, env: dict[str, str], timeout: float = 60.0, **kw: object) -> runner.RunResult:
