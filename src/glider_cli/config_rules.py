@@ -21,7 +21,7 @@ from glider_cli.config_model import (
     Rule,
     Trigger,
 )
-from glider_cli.config_schema import Checker, LDict, LList, Where, did_you_mean
+from glider_cli.config_schema import Checker, LDict, LList, Where, did_you_mean, or_default
 from glider_cli.domain import STRATEGIES, TARGETS
 from glider_cli.settings import BackendSettings
 
@@ -283,7 +283,7 @@ def read_rules(
                 priority=priority,
                 trigger=trigger,
                 action=action,
-                enabled=True if enabled is None else enabled,
+                enabled=or_default(enabled, True),
                 fallback=fallback,
                 file=where[0],
                 line=where[1],
@@ -311,17 +311,14 @@ def read_classifier(ck: Checker, routing: LDict) -> ClassifierSettings:
     if sec is None:
         return d
 
-    def pick(value: int | None, default: int) -> int:
-        return default if value is None else value
-
     return ClassifierSettings(
         enabled=ck.boolean(sec, "enabled", path=p) is not False,
-        tools_priority=pick(ck.integer(sec, "tools_priority", path=p), d.tools_priority),
-        cloud_priority=pick(ck.integer(sec, "cloud_priority", path=p), d.cloud_priority),
-        small_priority=pick(ck.integer(sec, "small_priority", path=p), d.small_priority),
+        tools_priority=or_default(ck.integer(sec, "tools_priority", path=p), d.tools_priority),
+        cloud_priority=or_default(ck.integer(sec, "cloud_priority", path=p), d.cloud_priority),
+        small_priority=or_default(ck.integer(sec, "small_priority", path=p), d.small_priority),
         cloud_patterns=_patterns(ck, sec, "cloud_patterns", p),
         small_patterns=_patterns(ck, sec, "small_patterns", p),
-        small_max_chars=pick(ck.integer(sec, "small_max_chars", path=p, minimum=1), d.small_max_chars),
+        small_max_chars=or_default(ck.integer(sec, "small_max_chars", path=p, minimum=1), d.small_max_chars),
         local_model=ck.string(sec, "local_model", path=p),
         cloud_model=ck.string(sec, "cloud_model", path=p),
     )
@@ -350,8 +347,8 @@ def read_complexity(ck: Checker, routing: LDict) -> ComplexitySettings:
                 weights.append((signal, w))
     return ComplexitySettings(
         enabled=bool(ck.boolean(sec, "enabled", path=p)),
-        cloud_above=d.cloud_above if cloud_above is None else cloud_above,
-        priority=d.priority if (v := ck.integer(sec, "priority", path=p)) is None else v,
+        cloud_above=or_default(cloud_above, d.cloud_above),
+        priority=or_default(ck.integer(sec, "priority", path=p), d.priority),
         keywords=ck.str_list(sec, "keywords", path=p) or d.keywords,
         weights=tuple(weights),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 
@@ -25,6 +25,13 @@ _SECRET = re.compile(
     r"^(?:Bearer\s+\S{8,}|sk-[A-Za-z0-9_\-]{12,}|sk_[A-Za-z0-9_\-]{12,}|xai-[A-Za-z0-9]{12,}"
     r"|AIza[A-Za-z0-9_\-]{20,}|gh[pousr]_[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,})"
 )
+
+T = TypeVar("T")
+
+
+def or_default(value: T | None, default: T) -> T:
+    """A checked value, or the default when the key was absent or invalid (the checks give None)."""
+    return default if value is None else value
 
 
 def looks_like_secret(value: str) -> bool:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import TypeVar
 
-from glider_cli.config_schema import Checker, LDict, looks_like_secret
+from glider_cli.config_schema import Checker, LDict, looks_like_secret, or_default
 from glider_cli.settings import (
     BackendSettings,
     BackgroundSettings,
@@ -28,7 +27,6 @@ BACKEND_TYPES: tuple[str, ...] = ("ollama", "openai", "anthropic", "origin")
 SIDES: tuple[str, ...] = ("local", "cloud")
 DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
 SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
-T = TypeVar("T")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 BACKEND_KEYS = ("type", "side", "base_url", "api_key_env", "model", "timeout", "fallback", "headers")
@@ -130,9 +128,11 @@ def read_context(ck: Checker, top: LDict) -> ContextSettings:
     if bg_sec is not None:
         p = "context.background"
         bg = BackgroundSettings(
-            token_budget=_or(ck.integer(bg_sec, "token_budget", path=p, minimum=0), bg.token_budget),
-            max_entries=_or(ck.integer(bg_sec, "max_entries", path=p, minimum=0), bg.max_entries),
-            max_entry_chars=_or(ck.integer(bg_sec, "max_entry_chars", path=p, minimum=1), bg.max_entry_chars),
+            token_budget=or_default(ck.integer(bg_sec, "token_budget", path=p, minimum=0), bg.token_budget),
+            max_entries=or_default(ck.integer(bg_sec, "max_entries", path=p, minimum=0), bg.max_entries),
+            max_entry_chars=or_default(
+                ck.integer(bg_sec, "max_entry_chars", path=p, minimum=1), bg.max_entry_chars
+            ),
         )
     sm_sec = ck.section(sec, "summary", ("enabled", "sources"), path="context.summary")
     sm = SummarySettings()
@@ -146,13 +146,15 @@ def read_context(ck: Checker, top: LDict) -> ContextSettings:
                     key="context.summary.sources",
                 )
         sm = SummarySettings(
-            enabled=_or(ck.boolean(sm_sec, "enabled", path="context.summary"), sm.enabled),
-            sources=sources if sources is not None else sm.sources,
+            enabled=or_default(ck.boolean(sm_sec, "enabled", path="context.summary"), sm.enabled),
+            sources=or_default(sources, sm.sources),
         )
     return ContextSettings(
-        max_events=_or(ck.integer(sec, "max_events", path="context", minimum=1), d.max_events),
-        retain_days=_or(ck.integer(sec, "retain_days", path="context", minimum=0), d.retain_days),
-        warm_load_days=_or(ck.integer(sec, "warm_load_days", path="context", minimum=0), d.warm_load_days),
+        max_events=or_default(ck.integer(sec, "max_events", path="context", minimum=1), d.max_events),
+        retain_days=or_default(ck.integer(sec, "retain_days", path="context", minimum=0), d.retain_days),
+        warm_load_days=or_default(
+            ck.integer(sec, "warm_load_days", path="context", minimum=0), d.warm_load_days
+        ),
         background=bg,
         summary=sm,
     )
@@ -164,8 +166,8 @@ def read_transform(ck: Checker, top: LDict) -> TransformSettings:
     if sec is None:
         return d
     return TransformSettings(
-        local_context=_or(ck.boolean(sec, "local_context", path="transform"), d.local_context),
-        local_episode_count=_or(
+        local_context=or_default(ck.boolean(sec, "local_context", path="transform"), d.local_context),
+        local_episode_count=or_default(
             ck.integer(sec, "local_episode_count", path="transform", minimum=0), d.local_episode_count
         ),
     )
@@ -181,10 +183,12 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
         ck.error(f"must be a TCP port (0-65535), got {port}", sec.where("port"), key="server.port")
         port = None
     return ServerSettings(
-        host=_or(ck.string(sec, "host", path="server"), d.host),
-        port=_or(port, d.port),
-        allowed_hosts=_or(ck.str_list(sec, "allowed_hosts", path="server"), d.allowed_hosts),
-        max_body_bytes=_or(ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes),
+        host=or_default(ck.string(sec, "host", path="server"), d.host),
+        port=or_default(port, d.port),
+        allowed_hosts=or_default(ck.str_list(sec, "allowed_hosts", path="server"), d.allowed_hosts),
+        max_body_bytes=or_default(
+            ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes
+        ),
     )
 
 
@@ -204,11 +208,11 @@ def read_delegates(ck: Checker, top: LDict) -> dict[str, DelegateSettings]:
         timeout = ck.number(raw, "timeout", path=p)
         out[vendor] = DelegateSettings(
             vendor=vendor,
-            command=_or(ck.string(raw, "command", path=p), vendor),
-            args=_or(ck.str_list(raw, "args", path=p), ()),
+            command=or_default(ck.string(raw, "command", path=p), vendor),
+            args=or_default(ck.str_list(raw, "args", path=p), ()),
             model=ck.string(raw, "model", path=p),
             timeout=timeout if timeout else DelegateSettings.timeout,
-            unsafe_permissions=_or(ck.boolean(raw, "unsafe_permissions", path=p), False),
+            unsafe_permissions=or_default(ck.boolean(raw, "unsafe_permissions", path=p), False),
         )
     return out
 
@@ -219,8 +223,8 @@ def read_sticky(ck: Checker, routing: LDict) -> StickySettings:
     if sec is None:
         return d
     return StickySettings(
-        ttl_seconds=_or(ck.number(sec, "ttl_seconds", path="routing.sticky"), d.ttl_seconds),
-        grace_seconds=_or(ck.number(sec, "grace_seconds", path="routing.sticky"), d.grace_seconds),
+        ttl_seconds=or_default(ck.number(sec, "ttl_seconds", path="routing.sticky"), d.ttl_seconds),
+        grace_seconds=or_default(ck.number(sec, "grace_seconds", path="routing.sticky"), d.grace_seconds),
     )
 
 
@@ -248,7 +252,3 @@ def read_fan_out(ck: Checker, top: LDict) -> bool:
     if fan is None:
         return False
     return bool(ck.boolean(fan, "enabled", path="orchestration.fan_out"))
-
-
-def _or(value: T | None, default: T) -> T:
-    return default if value is None else value
