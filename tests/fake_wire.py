@@ -199,6 +199,20 @@ def sse_event(event: str | None, data: Any) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
+def _block_start(index: int, block: dict[str, Any]) -> bytes:
+    return sse_event(
+        "content_block_start", {"type": "content_block_start", "index": index, "content_block": block}
+    )
+
+
+def _block_delta(index: int, delta: dict[str, Any]) -> bytes:
+    return sse_event("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
+
+
+def _block_stop(index: int) -> bytes:
+    return sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
+
+
 def anthropic_events(plan: Plan) -> list[bytes]:
     msg_id = new_id("msg_")
     tin, tout = plan.usage
@@ -222,91 +236,27 @@ def anthropic_events(plan: Plan) -> list[bytes]:
     ]
     index = 0
     if plan.thinking is not None:
-        events.append(
-            sse_event(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
-                },
-            )
-        )
+        events.append(_block_start(index, {"type": "thinking", "thinking": "", "signature": ""}))
         for piece in pieces(plan.thinking):
-            events.append(
-                sse_event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "thinking_delta", "thinking": piece},
-                    },
-                )
-            )
-        events.append(
-            sse_event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "signature_delta", "signature": "fakesig" + "A" * 16},
-                },
-            )
-        )
-        events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+            events.append(_block_delta(index, {"type": "thinking_delta", "thinking": piece}))
+        events.append(_block_delta(index, {"type": "signature_delta", "signature": "fakesig" + "A" * 16}))
+        events.append(_block_stop(index))
         index += 1
-    events.append(
-        sse_event(
-            "content_block_start",
-            {
-                "type": "content_block_start",
-                "index": index,
-                "content_block": {"type": "text", "text": ""},
-            },
-        )
-    )
+    events.append(_block_start(index, {"type": "text", "text": ""}))
     events.append(sse_event("ping", {"type": "ping"}))
     for piece in pieces(plan.text):
-        events.append(
-            sse_event(
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "text_delta", "text": piece},
-                },
-            )
-        )
-    events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+        events.append(_block_delta(index, {"type": "text_delta", "text": piece}))
+    events.append(_block_stop(index))
     if plan.tool_name is not None:
         index += 1
         events.append(
-            sse_event(
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": {
-                        "type": "tool_use",
-                        "id": new_id("toolu_"),
-                        "name": plan.tool_name,
-                        "input": {},
-                    },
-                },
+            _block_start(
+                index, {"type": "tool_use", "id": new_id("toolu_"), "name": plan.tool_name, "input": {}}
             )
         )
         for part in halves(plan.args_json):
-            events.append(
-                sse_event(
-                    "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": part},
-                    },
-                )
-            )
-        events.append(sse_event("content_block_stop", {"type": "content_block_stop", "index": index}))
+            events.append(_block_delta(index, {"type": "input_json_delta", "partial_json": part}))
+        events.append(_block_stop(index))
     events.append(
         sse_event(
             "message_delta",
