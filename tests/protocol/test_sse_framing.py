@@ -81,3 +81,10 @@ def test_ndjson_any_split(cuts: list[int]) -> None:
         {"error": "not json"},
         {"tail": 1},
     ]
+
+
+def test_json_object_skips_what_is_not_an_object() -> None:
+    assert SSEEvent("message_start", '{"a": 1}').json_object() == {"a": 1}
+    assert SSEEvent(None, "[DONE]").json_object() is None
+    assert SSEEvent(None, "[1, 2]").json_object() is None
+    assert SSEEvent(None, "").json_object() is None

@@ -279,11 +279,8 @@ class StreamDecoder:
         self._usage: ir.Usage | None = None
 
     def decode(self, ev: SSEEvent) -> list[ir.StreamEvent]:
-        try:
-            data = ev.json()
-        except ValueError:
-            return []
-        if not isinstance(data, dict):
+        data = ev.json_object()
+        if data is None:
             return []
         kind = data.get("type") or ev.event
         if kind == "message_start":

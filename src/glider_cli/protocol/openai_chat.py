@@ -162,11 +162,8 @@ class StreamDecoder:
         if ev.data.strip() == "[DONE]":
             self._done = True
             return [ir.Finish(self._stop(), self._usage)]
-        try:
-            data = ev.json()
-        except ValueError:
-            return []
-        if not isinstance(data, dict):
+        data = ev.json_object()
+        if data is None:
             return []
         if "error" in data and not data.get("choices"):
             err = data["error"] if isinstance(data["error"], dict) else {"message": str(data["error"])}

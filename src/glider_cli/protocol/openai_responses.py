@@ -266,11 +266,8 @@ def usage_from_event(ev: SSEEvent) -> tuple[ir.Usage | None, str | None]:
         or ev.event not in ("response.completed", "response.incomplete", "response.failed")
     ):
         return None, None
-    try:
-        data = ev.json()
-    except ValueError:
-        return None, None
-    resp = data.get("response") if isinstance(data, dict) else None
+    data = ev.json_object()
+    resp = data.get("response") if data is not None else None
     if not isinstance(resp, dict):
         return None, None
     return parse_usage(resp.get("usage")), str(resp.get("status", ""))

@@ -26,6 +26,14 @@ class SSEEvent:
     def json(self) -> Any:
         return orjson.loads(self.data)
 
+    def json_object(self) -> dict[str, Any] | None:
+        """The data as a JSON object; None when it is not JSON or not an object (decoders skip it)."""
+        try:
+            data = orjson.loads(self.data)
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
+
 
 class SSEDecoder:
     """Incremental SSE decoder. `feed_blocks` gives the raw event blocks (cheap: lets a passthrough
