@@ -66,6 +66,15 @@ def _join(base: str, path: str) -> str:
     return base + path
 
 
+def _one_turn(model: str, prompt: str) -> dict[str, Any]:
+    """One user turn, capped at MAX_SUMMARY_TOKENS: the same body for Anthropic Messages and OpenAI Chat."""
+    return {
+        "model": model,
+        "max_tokens": MAX_SUMMARY_TOKENS,
+        "messages": [{"role": "user", "content": prompt}],
+    }
+
+
 def backend_summarizer(backend: BackendSettings, environ: Mapping[str, str], post: Post) -> Summarizer | None:
     if not backend.base_url or not backend.model:
         return None
@@ -83,12 +92,7 @@ def backend_summarizer(backend: BackendSettings, environ: Mapping[str, str], pos
         headers.setdefault("anthropic-version", "2023-06-01")
 
         def anthropic(prompt: str) -> str:
-            body = {
-                "model": model,
-                "max_tokens": MAX_SUMMARY_TOKENS,
-                "messages": [{"role": "user", "content": prompt}],
-            }
-            data = post(_join(base, "/v1/messages"), headers, body, timeout)
+            data = post(_join(base, "/v1/messages"), headers, _one_turn(model, prompt), timeout)
             return "".join(b.get("text", "") for b in data.get("content", []) if isinstance(b, dict))
 
         return anthropic
@@ -97,12 +101,7 @@ def backend_summarizer(backend: BackendSettings, environ: Mapping[str, str], pos
             headers["authorization"] = f"Bearer {key}"
 
         def openai(prompt: str) -> str:
-            body = {
-                "model": model,
-                "max_tokens": MAX_SUMMARY_TOKENS,
-                "messages": [{"role": "user", "content": prompt}],
-            }
-            data = post(_join(base, "/v1/chat/completions"), headers, body, timeout)
+            data = post(_join(base, "/v1/chat/completions"), headers, _one_turn(model, prompt), timeout)
             content = data["choices"][0]["message"].get("content")
             return content if isinstance(content, str) else ""
 
