@@ -215,6 +215,11 @@ def as_int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def as_float(value: Any) -> float | None:
+    """A JSON number as a float; None for anything else (booleans included)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 def response_from_events(events: list[StreamEvent], *, model: str = "") -> Response:
     """Fold stream events into a Response (used to re-encode a stream or test decoders)."""
     resp = Response(id="", model=model, parts=[])

@@ -138,15 +138,11 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         tools=tools,
         tool_choice=parse_choice(body.get("tool_choice")),
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_num(body.get("temperature")),
-        top_p=_num(body.get("top_p")),
+        temperature=ir.as_float(body.get("temperature")),
+        top_p=ir.as_float(body.get("top_p")),
         stop=[stop] if isinstance(stop, str) else [str(s) for s in stop] if isinstance(stop, list) else [],
         stream=bool(body.get("stream", False)),
     )
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def parse_choice(choice: Any) -> str | None:

@@ -112,14 +112,10 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         tools=tools,
         tool_choice=tool_choice,
         max_tokens=max_tokens if isinstance(max_tokens, int) else None,
-        temperature=_num(body.get("temperature")),
-        top_p=_num(body.get("top_p")),
+        temperature=ir.as_float(body.get("temperature")),
+        top_p=ir.as_float(body.get("top_p")),
         stream=bool(body.get("stream", False)),
     )
-
-
-def _num(value: Any) -> float | None:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 # ---------------------------------------------------------------- replies
