@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from cli_helpers import invoke_json
 from glider_cli.cli import app
 from glider_cli.paths import Paths
 from glider_cli.store import log
@@ -22,9 +22,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "store" / "polyglot"
 
 
 def _json(args: list[str]) -> object:
-    result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    return invoke_json(*args)
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from cli_helpers import invoke_json
 from glider_cli.cli import app
 from glider_cli.errors import RequestError
 
@@ -48,9 +49,7 @@ def config(tmp_path: Path) -> Path:
 
 
 def replay_json(*args: str) -> dict[str, Any]:
-    result = runner.invoke(app, ["route", "replay", *args, "--json"])
-    assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads(result.output)
+    data: dict[str, Any] = invoke_json("route", "replay", *args, "--json")
     return data
 
 

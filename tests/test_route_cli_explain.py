@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from cli_helpers import invoke_json
 from glider_cli.cli import app
 
 runner = CliRunner()
@@ -14,9 +15,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "clients"
 
 
 def explain_json(*args: str) -> dict[str, object]:
-    result = runner.invoke(app, ["route", "explain", *args, "--json"])
-    assert result.exit_code == 0, result.output
-    data: dict[str, object] = json.loads(result.output)
+    data: dict[str, object] = invoke_json("route", "explain", *args, "--json")
     return data
 
 
