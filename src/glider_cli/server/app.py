@@ -15,7 +15,9 @@ Contract:
   the live writer's ring when the app owns or was given an EventWriter).
   A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
   uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
-- Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*).
+- Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
+  `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
+  the routes name, so the behaviour is the routes').
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from glider_cli import __version__
 from glider_cli.backends.client import Upstream, make_upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
-from glider_cli.server.asgi import ProxyEndpoint, Reply
+from glider_cli.server.asgi import HotPaths, ProxyEndpoint, Reply
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.replies import error_body
@@ -199,7 +201,12 @@ def create_app(
         Route("/healthz", healthz, methods=["GET"]),
         WebSocketRoute("/v1/responses", responses_ws),
     ]
+    hot: dict[str, ProxyEndpoint] = {}
     for prefix in ("/v1", ""):
+        hot[f"{prefix}/messages"] = messages
+        hot[f"{prefix}/messages/count_tokens"] = count_tokens
+        hot[f"{prefix}/chat/completions"] = chat
+        hot[f"{prefix}/responses"] = responses
         routes += [
             Route(f"{prefix}/messages", messages, methods=["POST"]),
             Route(f"{prefix}/messages/count_tokens", count_tokens, methods=["POST"]),
@@ -223,7 +230,8 @@ def create_app(
             bound_host=host,
             allowed_hosts=settings.server.allowed_hosts,
             token=env.get("GLIDER_TOKEN") or None,
-        )
+        ),
+        Middleware(HotPaths, endpoints=hot),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.proxy = proxy

@@ -5,7 +5,11 @@ stream): they are the hot path. Contract:
 - `read_body` stops at `limit` bytes (RequestError 413), trusting neither Content-Length nor chunks.
 - `Reply` is either whole (`body`, sent with Content-Length) or a stream (`stream`, sent chunk by
   chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE event is
-  flushed as soon as it is produced).
+  flushed as soon as it is produced). A whole reply's `after` (bookkeeping: usage, outcome event,
+  who answered) runs once the reply is handed to the server, or when sending it failed, so it is
+  never on the client's wait; it runs before the connection's next request is read.
+- `HotPaths` sends `POST` on the model endpoints straight to their `ProxyEndpoint`, past Starlette's
+  exception middleware and route matching (which still serve every other path and method).
 - `ProxyEndpoint` runs the handler while a watcher waits on `receive()`: a client that disconnects
   before the reply is complete cancels the handler (and with it the upstream request, whose
   response is closed in the relay's `finally`). A stream is always closed (`aclose`), so its
@@ -15,10 +19,10 @@ stream): they are the hot path. Contract:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.errors import RequestError
 
@@ -33,6 +37,7 @@ class Reply:
     headers: list[tuple[bytes, bytes]] = field(default_factory=list)
     body: bytes = b""
     stream: AsyncGenerator[bytes, None] | None = None
+    after: Callable[[], None] | None = None
 
 
 async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
@@ -79,8 +84,12 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
         headers = [*reply.headers, (b"content-length", str(len(reply.body)).encode())]
         if state is not None:
             state.done = True
-        await send({"type": "http.response.start", "status": reply.status, "headers": headers})
-        await send({"type": "http.response.body", "body": reply.body})
+        try:
+            await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+            await send({"type": "http.response.body", "body": reply.body})
+        finally:
+            if reply.after is not None:
+                reply.after()
         return
     stream = reply.stream
     try:
@@ -95,6 +104,22 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
 
 
 Handler = Callable[[Scope, bytes], Awaitable[Reply]]
+
+
+class HotPaths:
+    """Pure ASGI: `POST` on a path in `endpoints` goes straight to its endpoint, the rest to `app`."""
+
+    def __init__(self, app: ASGIApp, *, endpoints: Mapping[str, ASGIApp]) -> None:
+        self.app = app
+        self.endpoints = dict(endpoints)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
+            endpoint = self.endpoints.get(scope["path"])
+            if endpoint is not None:
+                await endpoint(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class ProxyEndpoint:

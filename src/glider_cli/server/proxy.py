@@ -17,10 +17,12 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    fallback backend (`BackendRegistry.fallback_for`: rule, then backend, then local -> cloud),
    recording `UpstreamFailed` and `FallbackUsed`. With no fallback the client gets its protocol's
    error with a faithful status (the upstream's, 502 for a refused connection, 504 for a timeout).
-5. Streams are relayed chunk by chunk (no Content-Length). A failure after the first byte ends the
-   stream with the protocol's error event and records `UpstreamFailed`; a client disconnect cancels
-   the upstream request. The outcome event (`FulfilledLocal` for the local side, `OriginPassthrough`
-   for the cloud side) is written in the relay's `finally`, so disconnects are recorded too.
+5. A whole reply's bookkeeping (usage calibration, the outcome event, who answered) runs as its
+   `Reply.after`, once the reply is handed to the server. Streams are relayed chunk by chunk (no
+   Content-Length). A failure after the first byte ends the stream with the protocol's error event
+   and records `UpstreamFailed`; a client disconnect cancels the upstream request. The outcome
+   event (`FulfilledLocal` for the local side, `OriginPassthrough` for the cloud side) is written in
+   the relay's `finally`, so disconnects are recorded too.
 6. Every reply carries `x-glider-route: <side>; rule=<rule>; backend=<name>`, plus
    `; fallback-from=<name>` when a fallback served it. Rule names are percent-encoded outside
    printable ASCII. A delegated turn says `delegate; rule=delegate; backend=<vendor>`.
@@ -303,24 +305,35 @@ class Proxy:
             data = await resp.read()
         finally:
             await resp.aclose()
-        usage = Usage()
-        usage.feed(data)
         chat = job.inb.chat
-        self.usage.record(call.backend.name, chat.estimated_tokens, usage.input_tokens)
-        self._outcome(job, call, resp.status, usage, complete=resp.status < 400)
+        status = resp.status
+        served: bytes | None = None
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            self._served(job, call, data, complete=resp.status < 400)
             headers = _raw_headers(resp.headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
-            return Reply(resp.status, headers, data)
-        if resp.status >= 400:
-            msg = upstream_message(data, f"upstream answered {resp.status}")
-            return self.error(job.inb.protocol, resp.status, msg, route)
-        out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
-        body = orjson.dumps(out)
-        self._served(job, call, body, complete=True)
-        return Reply(200, [*_JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            reply = Reply(status, headers, data)
+            served = data
+        elif status >= 400:
+            msg = upstream_message(data, f"upstream answered {status}")
+            reply = self.error(job.inb.protocol, status, msg, route)
+        else:
+            out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
+            body = orjson.dumps(out)
+            reply = Reply(200, [*_JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            served = body
+
+        def bookkeeping() -> None:
+            # After the reply is handed over (server.asgi), before the connection's next request.
+            usage = Usage()
+            usage.feed(data)
+            self.usage.record(call.backend.name, chat.estimated_tokens, usage.input_tokens)
+            self._outcome(job, call, status, usage, complete=status < 400)
+            if served is not None:
+                self._served(job, call, served, complete=status < 400)
+
+        reply.after = bookkeeping
+        return reply
 
     def _relay(
         self, job: _Job, call: _Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes

@@ -4,7 +4,8 @@ Contract: `prepare(...)` does everything that can fail on the user's input (conf
 address) and returns a `Prepared` value without opening a socket, so `glider serve` reports a bad
 config as `Error: ...` (exit 1) before anything listens. `run(prepared)` blocks serving it.
 Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uvicorn's access log is
-off: request lines would be noise on the hot path, and the event log already records every request.
+off: request lines would be noise on the hot path, and the event log already records every request;
+so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ def run(prepared: Prepared) -> None:
         port=prepared.port,
         log_level="warning",
         access_log=False,
+        # Glider binds loopback and reads no client address: X-Forwarded-* rewriting is work for nothing.
+        proxy_headers=False,
         lifespan="on",
         server_header=False,
         timeout_graceful_shutdown=5,
