@@ -155,3 +155,23 @@ def test_redact_mappings_bytes_and_objects() -> None:
     assert out["obj"] == f"Holder({REDACTED})"
     assert out["set"] == [REDACTED]
     assert out["3"] == "int key"
+
+
+def test_events_reach_disk_without_flush_and_the_ring_sees_pending_ones(glider_env: Path) -> None:
+    import time
+
+    paths = Paths(home=glider_env)
+    with EventWriter(paths, linger=0.01) as w:
+        w.emit("Note", {"text": "first"}, turn_id="t")
+        w.emit("Note", {"token": "opaque-value-42"}, turn_id="t")  # a sensitive name: the full walk
+        assert [e["data"] for e in w.recent()][-2:] == [{"text": "first"}, {"token": REDACTED}]
+        deadline = time.monotonic() + 30
+        while sum(1 for _ in log.iter_events(paths.context)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        events = list(log.iter_events(paths.context))
+        assert [e["data"] for e in events] == [{"text": "first"}, {"token": REDACTED}]
+        assert w.stats.redacted == 1
+        for i in range(600):  # more than a slice and than the backlog bound: all of it, in order
+            w.emit("Note", {"i": i})
+        assert w.flush(timeout=30)
+    assert [e["data"].get("i") for e in log.iter_events(paths.context)][2:] == list(range(600))

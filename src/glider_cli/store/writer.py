@@ -9,7 +9,8 @@ Contract:
   puts it in the in-memory ring (`context.max_events` long) and appends the batch with one write per
   day file. The thread is woken at most once per `linger` seconds under load (a wake-up and the GIL
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
-  a quiet spell reaches disk within `linger` seconds.
+  a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
+  event loop have the GIL between slices.
 - Redaction is guaranteed before anything reaches the ring or disk: an event whose JSON bytes
   `redact.may_need_redaction` clears is written as those very bytes; any other event (or one orjson
   cannot encode strictly: bytes, sets, non-str keys, dataclasses, datetimes, subclasses) goes through
@@ -43,6 +44,12 @@ from glider_cli.store.redact import may_need_redaction, redact
 
 # Only JSON-native values take the fast path; everything else is handed to `redact` first.
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+# The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
+# slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
+_SLICE = 8
+_PAUSE = 0.0001
+_BACKLOG = 256
 
 # (id, type, ts, turn_id, data) as emitted; (day, line or None when it could not be encoded) as settled.
 _Pending = tuple[str, str, str, "str | None", dict[str, Any]]
@@ -201,20 +208,27 @@ class EventWriter:
 
     # -- the background thread ---------------------------------------------------------------------
 
-    def _settle_pending(self) -> None:
-        """Move pending events into the ring and `_unwritten` (caller holds `_lock`)."""
+    def _settle_pending(self, limit: int | None = None) -> None:
+        """Move (up to `limit`) pending events into the ring and `_unwritten` (caller holds `_lock`)."""
         pending, ring, unwritten = self._pending, self._ring, self._unwritten
         redacted = 0
-        while pending:
+        n = len(pending) if limit is None else min(limit, len(pending))
+        for _ in range(n):
             ev, line, ran = settle(pending.popleft())
             ring.append(ev)
             unwritten.append((ev["ts"][:10], line))
             redacted += ran
         self.stats.redacted += redacted
 
-    def _take(self) -> list[_Line]:
+    def _take(self, slice_: int | None = None) -> list[_Line] | None:
+        """Settle pending events and take a batch to write; None when a slice was settled and more
+        are pending (the caller pauses, then comes back)."""
         with self._lock:
-            self._settle_pending()
+            self._settle_pending(slice_ if len(self._pending) < _BACKLOG else None)
+            backlog = len(self._pending)
+            # Under a backlog the loop is busy anyway (and gets the GIL by forced switches): no pause.
+            if 0 < backlog < _BACKLOG and slice_ is not None and len(self._unwritten) < self._batch_max:
+                return None
             batch = self._unwritten[: self._batch_max]
             del self._unwritten[: self._batch_max]
         return batch
@@ -255,8 +269,15 @@ class EventWriter:
             self._done += len(batch)
             self._cond.notify_all()
 
-    def _drain(self) -> None:
-        while batch := self._take():
+    def _drain(self, slice_: int | None = None) -> None:
+        while True:
+            batch = self._take(slice_)
+            if batch is None:
+                # The GIL goes to the event loop between slices: a request never waits on a whole batch.
+                time.sleep(_PAUSE)
+                continue
+            if not batch:
+                return
             self._write(batch)
 
     def _run(self) -> None:
@@ -267,6 +288,6 @@ class EventWriter:
                 self._urgent.wait(self._linger)
             self._wake.clear()
             self._urgent.clear()
-            self._drain()
+            self._drain(_SLICE)
             if self._stopping:
                 return
