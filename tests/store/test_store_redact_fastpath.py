@@ -112,3 +112,21 @@ def test_shaped_secrets_are_suspect_and_redacted() -> None:
         value = {"error": f"upstream said: {secret} is bad"}
         assert may_need_redaction(orjson.dumps(value))
         assert REDACTED in redact(value)["error"]
+
+
+def test_the_writer_writes_what_the_full_walk_would() -> None:
+    from glider_cli.store import log
+    from glider_cli.store.events import make_event
+    from glider_cli.store.writer import settle
+
+    rng = random.Random(7)
+    walked = 0
+    for i in range(5000):
+        data = {rng.choice(NAMES + HARMLESS + SUSPECT_ONLY): _value(rng, 1) for _ in range(rng.randint(0, 4))}
+        item = (f"{i:032x}", "Note", "2026-11-29T00:00:00.000Z", "t", dict(data))
+        ev, line, ran = settle(item)
+        expected = make_event(item[0], "Note", item[2], "t", redact(data))
+        assert line == log.encode(expected), data
+        assert ev == expected
+        walked += ran
+    assert 0 < walked < 5000

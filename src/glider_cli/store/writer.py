@@ -11,10 +11,11 @@ Contract:
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
-- Redaction is guaranteed before anything reaches the ring or disk: an event whose JSON bytes
-  `redact.may_need_redaction` clears is written as those very bytes; any other event (or one orjson
-  cannot encode strictly: bytes, sets, non-str keys, dataclasses, datetimes, subclasses) goes through
-  the full `redact` walk and `log.encode`.
+- Redaction is guaranteed before anything reaches the ring or disk: an event whose `data` keys and
+  values, each as the exact JSON bytes it is written as, `redact.may_need_redaction` clears is
+  written as is (verdicts are remembered by those bytes, since most parts repeat); any other event
+  (or one orjson cannot encode strictly: bytes, sets, non-str keys, dataclasses, datetimes,
+  subclasses) goes through the full `redact` walk and `log.encode`.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
@@ -27,6 +28,7 @@ Contract:
 from __future__ import annotations
 
 import collections
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -71,16 +73,29 @@ class WriterStats:
         return dict(self.__dict__)
 
 
+# Most of an event's bytes repeat from event to event (a RouteDecided's trace, a backend's name), so
+# the check runs per top-level key and value and remembers its verdicts by the exact bytes checked.
+_suspect = functools.lru_cache(maxsize=1024)(may_need_redaction)
+
+
+def _clean(data: dict[str, Any]) -> bool:
+    """True when `redact(data) == data`, judged on the bytes each part would be written as."""
+    dumps = orjson.dumps
+    for k, v in data.items():
+        if not isinstance(k, str) or _suspect(dumps(k)) or _suspect(dumps(v, option=_STRICT)):
+            return False
+    return True
+
+
 def settle(item: _Pending) -> tuple[dict[str, Any], bytes | None, bool]:
     """A pending event -> (the redacted event, its JSONL line or None, whether `redact` ran)."""
     id_, type_, ts, turn_id, data = item
     ev = make_event(id_, type_, ts, turn_id, data)
     try:
-        line: bytes | None = orjson.dumps(ev, option=_STRICT | orjson.OPT_APPEND_NEWLINE)
+        if _clean(data):
+            return ev, orjson.dumps(ev, option=_STRICT | orjson.OPT_APPEND_NEWLINE), False
     except TypeError:
-        line = None
-    if line is not None and not may_need_redaction(line):
-        return ev, line, False
+        pass  # not JSON-native: the full walk below
     ev = make_event(id_, type_, ts, turn_id, redact(data))
     try:
         return ev, log.encode(ev), True
