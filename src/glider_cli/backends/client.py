@@ -10,6 +10,8 @@ Contract:
 - Both implementations ignore proxy environment variables (`trust_env=False`) so a `*_PROXY`
   variable cannot loop traffic back into Glider, and use the backend's explicit timeouts (connect
   short, read long: the per-read timeout bounds the gap between chunks, not the whole generation).
+- The aiohttp client keeps no cookie jar: a `Set-Cookie` reaches the client in the response headers
+  and is never sent upstream again by Glider on anyone's behalf.
 - Bodies are sent as given and responses are returned decoded; the proxy asks upstreams for
   `identity` encoding, so decoding is the exception.
 
@@ -101,6 +103,9 @@ class AiohttpUpstream:
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=300)
         self._session = aiohttp.ClientSession(
             connector=connector,
+            # A proxy keeps no cookies: one client's Set-Cookie must never ride on another's request
+            # (and skipping the jar is measurably cheaper per request).
+            cookie_jar=aiohttp.DummyCookieJar(),
             trust_env=False,
             auto_decompress=True,
             skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
