@@ -75,7 +75,9 @@ class WriterStats:
 
 # Most of an event's bytes repeat from event to event (a RouteDecided's trace, a backend's name), so
 # the check runs per top-level key and value and remembers its verdicts by the exact bytes checked.
-_suspect = functools.lru_cache(maxsize=1024)(may_need_redaction)
+# Parts that carry ids change every time and cycle through; the repeating ones stay (a small cache:
+# its keys are the bytes themselves).
+_suspect = functools.lru_cache(maxsize=256)(may_need_redaction)
 
 
 def _clean(data: dict[str, Any]) -> bool:
