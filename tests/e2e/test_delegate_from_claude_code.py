@@ -1,0 +1,100 @@
+"""The spec's continuity scenario with the real Claude Code as the front CLI.
+
+One Claude Code session in one workspace, three turns through a live Glider: turn 1 carries no flag (a
+local answer), turn 2 sends `/cursor-agent`, turn 3 sends `/agy`. The delegates are the fake vendor CLIs
+(tests/fixtures/fake_agents); each records the AGENTS.md it was given. Turn 2's delegate must see turn 1
+(recorded though it had no flag) and turn 3's must see cursor-agent's outcome, recorded under the identity
+of the front CLI; Claude Code prints each delegate's reply as the assistant's answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import claude_code
+from fake_upstream import FakeUpstream
+from fixtures.fake_agents.install import install_fake_agents, path_with, runs
+from glider_cli.delegate import continuity
+from glider_cli.paths import resolve
+
+pytestmark = [pytest.mark.live, pytest.mark.claude_code, pytest.mark.slow]
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[Any, Path, Path, dict[str, str]]]:
+    from server.glider_harness import GliderServer, backends_yaml
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    bin_dir = install_fake_agents(tmp_path / "fake-bin")
+    log = tmp_path / "agent-log"
+    env = {
+        **os.environ,
+        "PATH": path_with(bin_dir),
+        "FAKE_AGENT_LOG": str(log),
+        "GLIDER_HOME": str(tmp_path / "glider-home"),
+    }
+    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=env) as g:
+        yield g, work, log, env
+
+
+def _ask(claude: str, url: str, home: Path, work: Path, *args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [claude, "-p", *args, "--output-format", "json"],
+        cwd=work,
+        env=claude_code.env(url, home),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out: dict[str, Any] = json.loads(proc.stdout)
+    assert out.get("is_error") is False, out
+    return out
+
+
+def test_two_delegates_share_one_continuity_record(
+    claude_bin: str, setup: tuple[Any, Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    glider, work, log, env = setup
+    home = tmp_path / "claude-home"
+    home.mkdir()
+
+    first = _ask(claude_bin, glider.url, home, work, "the PARSER-TEST fails on empty input /local")
+    assert "hello from fake ollama" in first["result"]
+
+    second = _ask(
+        claude_bin, glider.url, home, work, "--resume", first["session_id"], "please fix it /cursor-agent"
+    )
+    assert second["result"] == "fake cursor-agent did it"
+
+    third = _ask(claude_bin, glider.url, home, work, "--resume", first["session_id"], "review that fix /agy")
+    assert third["result"] == "fake agy did it"
+
+    cursor, agy = runs(log)
+    assert cursor["vendor"] == "cursor-agent" and agy["vendor"] == "agy"
+    # turn 1 had no flag and still reached the first delegate, under the calling-session heading
+    assert "Earlier in the calling session" in str(cursor["context"])
+    assert "PARSER-TEST" in str(cursor["context"])
+    # the second delegate knows the first one ran, and what it said
+    assert "fake cursor-agent did it" in str(agy["context"])
+    # each ran in a private directory that is gone now; the workspace is untouched
+    assert cursor["run_dir_mode"] == 0o700 and not Path(str(cursor["run_dir"])).exists()
+    status = subprocess.run(
+        ["git", "-C", str(work), "status", "--porcelain"], capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""
+
+    record = continuity.read(resolve({"GLIDER_HOME": env["GLIDER_HOME"]}), work)
+    delegates = [e for e in record.entries if e.kind == "delegate"]
+    assert [d.ok for d in delegates] == [True, True]
+    assert {d.source_cli for d in delegates} == {"claude-code"}
