@@ -18,6 +18,7 @@ import uvicorn
 
 from glider_cli.config import load_config
 from glider_cli.server.app import create_app
+from glider_cli.server.run import uvicorn_options
 
 
 class RecordingSink:
@@ -92,7 +93,8 @@ class GliderServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False)
+        options = {**uvicorn_options(), "server_header": True}
+        config = uvicorn.Config(self.app, **options)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
         self._thread.start()

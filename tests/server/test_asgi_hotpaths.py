@@ -53,15 +53,22 @@ def test_post_on_a_hot_path_skips_the_app_and_the_rest_falls_through() -> None:
     ]
 
 
-def test_after_runs_once_the_reply_is_sent_and_when_sending_fails() -> None:
+def test_after_runs_on_the_next_loop_pass_and_at_once_when_sending_fails() -> None:
     order: list[str] = []
 
     async def send(message: Any) -> None:
         order.append(message["type"])
 
-    reply = Reply(200, [(b"content-type", b"application/json")], b"{}", after=lambda: order.append("after"))
-    asyncio.run(send_reply(reply, send))
-    assert order == ["http.response.start", "http.response.body", "after"]
+    async def go() -> None:
+        reply = Reply(
+            200, [(b"content-type", b"application/json")], b"{}", after=lambda: order.append("after")
+        )
+        await send_reply(reply, send)
+        order.append("returned")
+        await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert order == ["http.response.start", "http.response.body", "returned", "after"]
 
     async def broken(message: Any) -> None:
         raise OSError("client went away")
@@ -70,3 +77,48 @@ def test_after_runs_once_the_reply_is_sent_and_when_sending_fails() -> None:
     with pytest.raises(OSError):
         asyncio.run(send_reply(Reply(200, [], b"x", after=lambda: ran.append(True)), broken))
     assert ran == [True]
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(data)
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def close(self) -> None:
+        self.closed = True
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def get_extra_info(self, name: str) -> str:
+        return f"info:{name}"
+
+
+def test_coalescing_transport_writes_once_per_loop_pass() -> None:
+    from glider_cli.server.http_protocol import CoalescingTransport
+
+    async def go() -> _Transport:
+        real = _Transport()
+        t = CoalescingTransport(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+        t.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        t.write(b"")
+        t.write(b"body")
+        assert real.writes == [] and t.get_write_buffer_size() == 23
+        await asyncio.sleep(0)
+        assert real.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
+        t.write(b"event: one\n\n")
+        await asyncio.sleep(0)
+        t.write(b"event: two\n\n")
+        t.close()  # flushes what is buffered, then closes
+        assert t.get_extra_info("peername") == "info:peername"
+        return real
+
+    real = asyncio.run(go())
+    assert real.writes[1:] == [b"event: one\n\n", b"event: two\n\n"]
+    assert real.closed

@@ -6,8 +6,9 @@ stream): they are the hot path. Contract:
 - `Reply` is either whole (`body`, sent with Content-Length) or a stream (`stream`, sent chunk by
   chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE event is
   flushed as soon as it is produced). A whole reply's `after` (bookkeeping: usage, outcome event,
-  who answered) runs once the reply is handed to the server, or when sending it failed, so it is
-  never on the client's wait; it runs before the connection's next request is read.
+  who answered) runs on the loop pass after the reply was handed to the server (so after its bytes
+  were written), or at once when sending it failed: never on the client's wait, and always before
+  the connection's next request is read.
 - `HotPaths` sends `POST` on the model endpoints straight to their `ProxyEndpoint`, past Starlette's
   exception middleware and route matching (which still serve every other path and method).
 - `ProxyEndpoint` runs the handler while a watcher waits on `receive()`: a client that disconnects
@@ -87,9 +88,14 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
         try:
             await send({"type": "http.response.start", "status": reply.status, "headers": headers})
             await send({"type": "http.response.body", "body": reply.body})
-        finally:
+        except BaseException:
             if reply.after is not None:
                 reply.after()
+            raise
+        if reply.after is not None:
+            # Next loop pass: after a coalescing transport's flush (server.http_protocol), before the
+            # connection's next request is read.
+            asyncio.get_running_loop().call_soon(reply.after)
         return
     stream = reply.stream
     try:

@@ -5,7 +5,8 @@ address) and returns a `Prepared` value without opening a socket, so `glider ser
 config as `Error: ...` (exit 1) before anything listens. `run(prepared)` blocks serving it.
 Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uvicorn's access log is
 off: request lines would be noise on the hot path, and the event log already records every request;
-so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address.
+so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Responses
+are written through `server.http_protocol` (one socket write per event-loop pass).
 """
 
 from __future__ import annotations
@@ -59,18 +60,23 @@ def prepare(
     return Prepared(cfg, bind_host, bind_port, app)
 
 
+def uvicorn_options() -> dict[str, Any]:
+    """The uvicorn settings `glider serve` runs with (tests serve the app with the same ones)."""
+    from glider_cli.server.http_protocol import CoalescingHttpToolsProtocol
+
+    return {
+        "http": CoalescingHttpToolsProtocol,
+        "log_level": "warning",
+        "access_log": False,
+        # Glider binds loopback and reads no client address: X-Forwarded-* rewriting is work for nothing.
+        "proxy_headers": False,
+        "lifespan": "on",
+        "server_header": False,
+        "timeout_graceful_shutdown": 5,
+    }
+
+
 def run(prepared: Prepared) -> None:
     import uvicorn
 
-    uvicorn.run(
-        prepared.app,
-        host=prepared.host,
-        port=prepared.port,
-        log_level="warning",
-        access_log=False,
-        # Glider binds loopback and reads no client address: X-Forwarded-* rewriting is work for nothing.
-        proxy_headers=False,
-        lifespan="on",
-        server_header=False,
-        timeout_graceful_shutdown=5,
-    )
+    uvicorn.run(prepared.app, host=prepared.host, port=prepared.port, **uvicorn_options())

@@ -1,0 +1,78 @@
+"""uvicorn's httptools protocol with coalesced writes: one socket write per event-loop pass.
+
+uvicorn writes a response's status line and headers the moment `http.response.start` is sent, and
+the body with a second write. On loopback each write wakes the client, so a whole reply costs the
+client two wake-ups and Glider two syscalls (a stream's headers and first event likewise).
+
+Contract:
+- `CoalescingTransport.write` only buffers; the buffered bytes go out in one `write` on the next
+  pass of the event loop (`call_soon`), before the loop polls for more input. So headers and body
+  sent in one handler step leave together, and a stream's events still leave one loop pass after
+  they are produced (flushed event by event; chunks produced in the same pass share a write).
+- `close()` writes what is buffered first; `abort()` drops it. Everything else is the real
+  transport's (`get_write_buffer_size` counts the buffered bytes too).
+- `CoalescingHttpToolsProtocol` is uvicorn's `HttpToolsProtocol` over that transport; pass it as
+  uvicorn's `http` (see `server.run.uvicorn_options`).
+- Anything scheduled with `call_soon` after a send runs after that send's bytes were written
+  (`server.asgi` runs a reply's bookkeeping that way).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+
+class CoalescingTransport:
+    """Wraps an `asyncio.Transport`; see the module contract."""
+
+    __slots__ = ("_buffer", "_loop", "_scheduled", "_transport")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._buffer: list[bytes] = []
+        self._scheduled = False
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        self._buffer.append(bytes(data))
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def writelines(self, lines: Any) -> None:
+        for data in lines:
+            self.write(data)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        if not self._buffer:
+            return
+        buffer, self._buffer = self._buffer, []
+        if not self._transport.is_closing():
+            self._transport.write(buffer[0] if len(buffer) == 1 else b"".join(buffer))
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._buffer.clear()
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(len(b) for b in self._buffer)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
+class CoalescingHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol writing through a `CoalescingTransport`."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
