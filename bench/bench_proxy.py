@@ -4,6 +4,10 @@ Everything runs in one go against the same fake upstream (tests/fake_upstream.py
 own process on 127.0.0.1 so the load generator does not steal their event loop:
 
     direct         client -> fake upstream
+    floor          client -> raw ASGI app on the same uvicorn settings as glider (uvloop, httptools),
+                   forwarding with the same aiohttp client setup, no routing, no records -> fake:
+                   the cost of one more HTTP hop on this stack and machine, below which glider
+                   cannot go without changing the stack
     minimal        client -> ~20-line Starlette app forwarding with httpx.AsyncClient -> fake
     glider-httpx   client -> `create_app(..., upstream_kind="httpx")` -> fake      (the client seam, measured)
     glider         client -> `glider serve --config <bench config>` (aiohttp upstream) -> fake
@@ -87,6 +91,49 @@ MINIMAL = textwrap.dedent(
         return Response(data, status_code=r.status_code, media_type="application/json")
     app = Starlette(routes=[Route("/v1/messages", messages, methods=["POST"])], lifespan=lifespan)
     uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+    """
+)
+FLOOR = textwrap.dedent(
+    """
+    import aiohttp, uvicorn
+    UP = "http://127.0.0.1:{up}"
+    state = {{}}
+    async def app(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while True:
+                m = await receive()
+                if m["type"] == "lifespan.startup":
+                    state["s"] = aiohttp.ClientSession(
+                        connector=aiohttp.TCPConnector(limit=256), trust_env=False,
+                        skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"))
+                    await send({{"type": "lifespan.startup.complete"}})
+                else:
+                    await state["s"].close()
+                    await send({{"type": "lifespan.shutdown.complete"}})
+                    return
+        body = b""
+        while True:
+            m = await receive()
+            body += m.get("body", b"")
+            if not m.get("more_body"):
+                break
+        key = next((v for k, v in scope["headers"] if k == b"x-api-key"), b"").decode()
+        headers = {{"content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01"}}
+        async with state["s"].post(UP + "/v1/messages", data=body, headers=headers) as r:
+            ctype = r.headers.get("content-type", "application/json").encode()
+            if b'"stream":true' in body:
+                hdrs = [(b"content-type", ctype)]
+                await send({{"type": "http.response.start", "status": r.status, "headers": hdrs}})
+                async for chunk in r.content.iter_any():
+                    await send({{"type": "http.response.body", "body": chunk, "more_body": True}})
+                await send({{"type": "http.response.body", "body": b""}})
+                return
+            data = await r.read()
+        headers = [(b"content-type", ctype), (b"content-length", str(len(data)).encode())]
+        await send({{"type": "http.response.start", "status": r.status, "headers": headers}})
+        await send({{"type": "http.response.body", "body": data}})
+    uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False,
+                proxy_headers=False, server_header=False)
     """
 )
 GLIDER_HTTPX = textwrap.dedent(
@@ -180,10 +227,14 @@ async def measure(
     targets: dict[str, str], pids: dict[str, int], n: int, seconds: float, rounds: int
 ) -> dict[str, dict[str, float]]:
     """Latency series are interleaved in `rounds` so that a load change on the machine hits every target
-    alike; throughput runs one target at a time."""
+    alike; the p50 overheads are the median over rounds of (target p50 - direct p50) within the round
+    (paired, so a round slowed by other work on the machine moves both sides). Throughput runs one
+    target at a time."""
     res: dict[str, dict[str, float]] = {}
     lat: dict[str, list[float]] = {name: [] for name in targets}
     ttfb: dict[str, list[float]] = {name: [] for name in targets}
+    round_p50: dict[str, list[float]] = {name: [] for name in targets}
+    round_ttfb: dict[str, list[float]] = {name: [] for name in targets}
     conn = aiohttp.TCPConnector(limit=64)
     async with aiohttp.ClientSession(connector=conn) as session:
         for url in targets.values():  # warm-up: connections, imports, caches
@@ -192,13 +243,23 @@ async def measure(
         per_round = max(1, n // rounds)
         for _ in range(rounds):
             for name, url in targets.items():
-                lat[name] += await latency(session, url, per_round, stream=False)
-                ttfb[name] += await latency(session, url, max(5, per_round // 4), stream=True)
+                series = await latency(session, url, per_round, stream=False)
+                first = await latency(session, url, max(5, per_round // 4), stream=True)
+                lat[name] += series
+                ttfb[name] += first
+                round_p50[name].append(statistics.median(series))
+                round_ttfb[name].append(statistics.median(first))
         for name in targets:
             res[name] = {
                 "p50": statistics.median(lat[name]),
                 "p99": pct(lat[name], 99),
                 "ttfb50": statistics.median(ttfb[name]),
+                "over50": statistics.median(
+                    [t - d for t, d in zip(round_p50[name], round_p50["direct"], strict=True)]
+                ),
+                "over_ttfb": statistics.median(
+                    [t - d for t, d in zip(round_ttfb[name], round_ttfb["direct"], strict=True)]
+                ),
             }
         for name, url in targets.items():
             # CPU per request of the server process itself (the upstream's own work not included).
@@ -231,13 +292,14 @@ def main() -> None:
             f"  ollama: {{type: ollama, side: local, base_url: 'http://127.0.0.1:{up}'}}\n"
             f"  origin: {{type: origin, side: cloud, base_url: 'http://127.0.0.1:{up}'}}\n"
         )
-        ports = {"minimal": free_port(), "glider-httpx": free_port(), "glider": free_port()}
-        procs.append(subprocess.Popen([PY, "-c", MINIMAL.format(up=up, port=ports["minimal"])], env=env))
-        procs.append(
-            subprocess.Popen(
-                [PY, "-c", GLIDER_HTTPX.format(config=str(cfg), port=ports["glider-httpx"])], env=env
-            )
-        )
+        ports = {name: free_port() for name in ("floor", "minimal", "glider-httpx", "glider")}
+        scripts = {
+            "floor": FLOOR.format(up=up, port=ports["floor"]),
+            "minimal": MINIMAL.format(up=up, port=ports["minimal"]),
+            "glider-httpx": GLIDER_HTTPX.format(config=str(cfg), port=ports["glider-httpx"]),
+        }
+        for script in scripts.values():
+            procs.append(subprocess.Popen([PY, "-c", script], env=env))
         serve = [PY, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(ports["glider"])]
         procs.append(subprocess.Popen(serve, env=env, stderr=subprocess.DEVNULL))
         glider_proc = procs[-1]
@@ -259,7 +321,8 @@ def main() -> None:
         tmp.cleanup()
 
     d = res["direct"]
-    print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f}; cpus: {os.cpu_count()}")
+    load1 = f"{os.getloadavg()[0]:.2f}"
+    print(f"load average before/after: {load0} / {load1}; cpus: {os.cpu_count()}; rounds: {args.rounds}")
     print(f"{'target':<14}{'p50 ms':>9}{'p99 ms':>9}{'ttfb50 ms':>11}{'req/s c=32':>12}{'cpu ms/req':>12}")
     for name, r in res.items():
         row = f"{r['p50']:>9.3f}{r['p99']:>9.3f}{r['ttfb50']:>11.3f}{r['rps32']:>12.0f}{r['cpu_ms']:>12.3f}"
@@ -276,13 +339,13 @@ def main() -> None:
             f"{label:<48}{value:>9.3f} {unit:<4} target {sign} {target} {unit:<4} {'OK' if good else 'MISS'}"
         )
 
-    for name in ("glider", "glider-httpx", "minimal"):
+    for name in ("glider", "glider-httpx", "floor", "minimal"):
         g = res[name]
         print(f"-- {name}")
-        check("  non-streaming overhead p50 (c=1)", g["p50"] - d["p50"], 1.0, "ms")
+        check("  non-streaming overhead p50 (c=1, paired rounds)", g["over50"], 1.0, "ms")
         check("  non-streaming overhead p99 (c=1)", g["p99"] - d["p99"], 5.0, "ms")
-        check("  streaming first-byte overhead p50", g["ttfb50"] - d["ttfb50"], 1.0, "ms")
-        if name != "minimal":
+        check("  streaming first-byte overhead p50 (paired)", g["over_ttfb"], 1.0, "ms")
+        if name in ("glider", "glider-httpx"):
             check(
                 "  throughput c=32 vs minimal pass-through",
                 100 * g["rps32"] / res["minimal"]["rps32"],
@@ -290,6 +353,12 @@ def main() -> None:
                 "%",
                 higher=True,
             )
+    print("-- glider's own cost above the floor (same stack, no routing or records)")
+    print(
+        f"  p50 {res['glider']['over50'] - res['floor']['over50']:.3f} ms, first byte "
+        f"{res['glider']['over_ttfb'] - res['floor']['over_ttfb']:.3f} ms, CPU at c=32 "
+        f"{res['glider']['cpu_ms'] - res['floor']['cpu_ms']:.3f} ms/request"
+    )
     print("-- glider serve")
     check("  RSS after the run", rss, 100.0, "MB")
     print("ALL TARGETS MET" if ok else "SOME TARGETS MISSED")
