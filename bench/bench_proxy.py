@@ -4,10 +4,9 @@ Everything runs in one go against the same fake upstream (tests/fake_upstream.py
 own process on 127.0.0.1 so the load generator does not steal their event loop:
 
     direct         client -> fake upstream
-    floor          client -> raw ASGI app on the same uvicorn settings as glider (uvloop, httptools),
-                   forwarding with the same aiohttp client setup, no routing, no records -> fake:
-                   the cost of one more HTTP hop on this stack and machine, below which glider
-                   cannot go without changing the stack
+    floor          client -> raw ASGI app on stock uvicorn (uvloop, httptools) and the same aiohttp client,
+                   no routing, no records -> fake: the cost of one more HTTP hop on this stack and
+                   machine, about what glider's own work is measured against
     minimal        client -> ~20-line Starlette app forwarding with httpx.AsyncClient -> fake
     glider-httpx   client -> `create_app(..., upstream_kind="httpx")` -> fake      (the client seam, measured)
     glider         client -> `glider serve --config <bench config>` (aiohttp upstream) -> fake
