@@ -117,6 +117,20 @@ def _ends_a_string(low: bytes, i: int) -> bool:
     return False
 
 
+# `_TRIGGER`'s alternatives as plain substrings: a string holding none of them is left as it is.
+_TEXT_SHAPES = (
+    *(f"gh{c}_" for c in "pousr"),
+    *("sk-", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "Bearer", "bearer", "PRIVATE KEY"),
+)
+
+
+def text_may_need_redaction(text: str) -> bool:
+    """False when `redact_text(text)` is `text` (a substring pre-check, cheaper than `_TRIGGER`)."""
+    if len(text) < _MIN_LEN:
+        return False
+    return any(shape in text for shape in _TEXT_SHAPES)
+
+
 def may_need_redaction(blob: bytes) -> bool:
     """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
     for shape in _SHAPES:

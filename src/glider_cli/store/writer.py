@@ -11,11 +11,12 @@ Contract:
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
-- Redaction is guaranteed before anything reaches the ring or disk: an event whose `data` keys and
-  values, each as the exact JSON bytes it is written as, `redact.may_need_redaction` clears is
-  written as is (verdicts are remembered by those bytes, since most parts repeat); any other event
-  (or one orjson cannot encode strictly: bytes, sets, non-str keys, dataclasses, datetimes,
-  subclasses) goes through the full `redact` walk and `log.encode`.
+- Redaction is guaranteed before anything reaches the ring or disk: an event whose `data` the
+  writer finds clean (the top two levels walked as `redact` would, with a substring check for
+  strings; deeper lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they
+  are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
+  other event (or one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses,
+  datetimes, subclasses) goes through the full `redact` walk and `log.encode`.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
@@ -42,7 +43,7 @@ from glider_cli.paths import Paths
 from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.redact import may_need_redaction, redact
+from glider_cli.store.redact import may_need_redaction, redact, sensitive_name, text_may_need_redaction
 
 # Only JSON-native values take the fast path; everything else is handed to `redact` first.
 _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
@@ -80,11 +81,26 @@ class WriterStats:
 _suspect = functools.lru_cache(maxsize=256)(may_need_redaction)
 
 
-def _clean(data: dict[str, Any]) -> bool:
-    """True when `redact(data) == data`, judged on the bytes each part would be written as."""
-    dumps = orjson.dumps
+def _clean(data: dict[str, Any], top: bool = True) -> bool:
+    """True when `redact(data) == data`. Walks the top level and the dicts right under it the way
+    `redact` does (strings by a substring check, numbers as they are); deeper lists and dicts are
+    judged on the JSON bytes they are written as. Anything not JSON-native: False (the full walk)."""
     for k, v in data.items():
-        if not isinstance(k, str) or _suspect(dumps(k)) or _suspect(dumps(v, option=_STRICT)):
+        if type(k) is not str:
+            return False
+        t = type(v)
+        if t is str:
+            if sensitive_name(k) or text_may_need_redaction(v):
+                return False
+        elif v is None or t is int or t is float or t is bool:
+            continue
+        elif t is dict and top:
+            if not _clean(v, False):
+                return False
+        elif t is dict or t is list:
+            if _suspect(orjson.dumps(v, option=_STRICT)):
+                return False
+        else:
             return False
     return True
 
