@@ -36,6 +36,7 @@ No header value, key or Authorization is ever put into an event.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ def retryable(status: int) -> bool:
     return status in RETRY_STATUSES or status >= 500
 
 
+@functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
 def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
     value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
     if fallback_from:
