@@ -13,9 +13,10 @@ own process on 127.0.0.1 so the load generator does not steal their event loop:
 
 Requests are Anthropic `POST /v1/messages` routed by the real router to the `origin` backend
 (same-protocol passthrough). Printed figures and targets (issue 3):
-    non-streaming overhead at c=1, p50 <= 1 ms and p99 <= 5 ms (glider minus direct, per percentile)
+    non-streaming overhead at c=1, p50 <= 1 ms (median over rounds of glider minus direct in the round)
+    and p99 <= 5 ms (pooled p99 minus direct's)
     throughput at c=32 >= 90% of the minimal pass-through
-    streaming first-byte overhead <= 1 ms (p50, glider minus direct)
+    streaming first-byte overhead <= 1 ms (p50, paired per round like the non-streaming p50)
     `glider serve` RSS <= 100 MB (after the run)
 
 The machine's load average is printed with the figures: on a shared machine they move a lot.
