@@ -175,3 +175,20 @@ def test_events_reach_disk_without_flush_and_the_ring_sees_pending_ones(glider_e
             w.emit("Note", {"i": i})
         assert w.flush(timeout=30)
     assert [e["data"].get("i") for e in log.iter_events(paths.context)][2:] == list(range(600))
+
+
+def test_emit_snapshots_data_so_later_changes_do_not_reach_the_record(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    with EventWriter(paths) as w:
+        data = {"trace": [{"rule": "a"}], "extra": {"n": 1}}
+        w.emit("Note", data, turn_id="t")
+        data["trace"].append({"rule": "b"})  # type: ignore[attr-defined]
+        data["extra"]["n"] = 2  # type: ignore[index]
+        data["late"] = True
+        odd = {"raw": b"bytes", "set": {1}}  # not JSON-native: redacted and copied at emit
+        w.emit("Note", odd, turn_id="t")
+        odd["raw"] = SECRETS["anthropic"].encode()
+        ring = w.recent()
+    assert ring[-2]["data"] == {"trace": [{"rule": "a"}], "extra": {"n": 1}}
+    assert ring[-1]["data"] == {"raw": "bytes", "set": [1]}
+    assert [e["data"] for e in log.iter_events(paths.context)] == [ring[-2]["data"], ring[-1]["data"]]

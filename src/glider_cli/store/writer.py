@@ -1,10 +1,10 @@
 """EventWriter: the `domain.EventSink` that `glider serve` and the delegate runner write through.
 
 Contract:
-- `emit(type, data, turn_id=)` never touches disk and does almost nothing on the caller's thread: it
-  stamps an id and a time, takes a shallow copy of `data` (the caller hands its nested values over and
-  must not change them afterwards) and appends the event to a pending list. It is safe to call from
-  the asyncio loop and from any thread.
+- `emit(type, data, turn_id=)` never touches disk and does little on the caller's thread: it stamps an
+  id and a time, snapshots `data` (a JSON round trip in C, so later changes by the caller do not
+  reach the record; values that are not JSON-native are redacted and copied there and then) and
+  appends the event to a pending list. It is safe to call from the asyncio loop and from any thread.
 - One background thread takes the pending events in batches: it redacts each one (`store.redact`),
   puts it in the in-memory ring (`context.max_events` long) and appends the batch with one write per
   day file. The thread is woken at most once per `linger` seconds under load (a wake-up and the GIL
@@ -103,6 +103,16 @@ def _clean(data: dict[str, Any], top: bool = True) -> bool:
         else:
             return False
     return True
+
+
+def snapshot(data: Mapping[str, Any]) -> dict[str, Any]:
+    """An owned copy of `data` as it is at emit time: a JSON round trip (C speed), or for values
+    that are not JSON-native the `redact` walk (which copies as it goes) there and then."""
+    try:
+        copy = orjson.loads(orjson.dumps(data, option=_STRICT))
+    except TypeError:
+        return dict(redact(dict(data)))
+    return copy if isinstance(copy, dict) else dict(redact(dict(data)))
 
 
 def settle(item: _Pending) -> tuple[dict[str, Any], bytes | None, bool]:
@@ -225,7 +235,7 @@ class EventWriter:
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         if self._closed:
             raise StoreError(f"event writer for {self.context_dir} is closed; {type} was not recorded")
-        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, dict(data)))
+        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, snapshot(data)))
         with self._cond:
             self._enqueued += 1
             self.stats.emitted += 1
