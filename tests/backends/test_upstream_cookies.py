@@ -1,16 +1,19 @@
-"""The aiohttp upstream client keeps no cookies between requests (a proxy serves many clients)."""
+"""Neither upstream client (aiohttp, httpx) keeps cookies between requests: a proxy serves many clients."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from glider_cli.backends.client import make_upstream
 from glider_cli.settings import Timeout
 
 
-def test_a_set_cookie_is_passed_back_but_never_replayed() -> None:
+@pytest.mark.parametrize("kind", ["aiohttp", "httpx"])
+def test_a_set_cookie_is_passed_back_but_never_replayed(kind: str) -> None:
     seen: list[bytes] = []
-    # `localhost`, not an IP: aiohttp's default jar would keep (and replay) a cookie for a name.
+    # `localhost`, not an IP: a default jar would keep (and replay) a cookie for a name.
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while True:
@@ -31,7 +34,7 @@ def test_a_set_cookie_is_passed_back_but_never_replayed() -> None:
     async def go() -> list[str]:
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        up = make_upstream("aiohttp")
+        up = make_upstream(kind)
         cookies: list[str] = []
         try:
             for _ in range(2):

@@ -185,11 +185,17 @@ class HttpxUpstream:
     """httpx-based upstream client; `transport` is the test seam (e.g. httpx.MockTransport)."""
 
     def __init__(self, *, transport: httpx.AsyncBaseTransport | None = None, limit: int = 256) -> None:
+        from http.cookiejar import CookieJar, DefaultCookiePolicy
+
         import httpx
 
         self._httpx = httpx
+        # A proxy shared by many clients must not keep one client's Set-Cookie and replay it for another:
+        # a jar whose policy accepts no domain stores nothing.
+        no_cookies = CookieJar(policy=DefaultCookiePolicy(allowed_domains=[]))
         self._client = httpx.AsyncClient(
             transport=transport,
+            cookies=no_cookies,
             trust_env=False,
             timeout=httpx.Timeout(connect=5.0, read=600.0, write=60.0, pool=10.0),
             limits=httpx.Limits(max_connections=limit, max_keepalive_connections=limit),
