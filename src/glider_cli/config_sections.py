@@ -29,7 +29,17 @@ DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
 SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-BACKEND_KEYS = ("type", "side", "base_url", "api_key_env", "model", "timeout", "fallback", "headers")
+BACKEND_KEYS = (
+    "type",
+    "side",
+    "base_url",
+    "api_key_env",
+    "model",
+    "timeout",
+    "fallback",
+    "headers",
+    "max_tokens",
+)
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
 
 
@@ -93,6 +103,7 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             timeout=_timeout(ck, raw, path),
             fallback=ck.string(raw, "fallback", path=path),
             headers=MappingProxyType(headers),
+            max_tokens=ck.integer(raw, "max_tokens", path=path, minimum=1),
         )
     for name, backend in out.items():
         fb = backend.fallback

@@ -32,6 +32,8 @@ class BackendSettings:
     `type` is ollama | openai | anthropic | origin. `side` is which target it serves (local|cloud).
     `api_key_env` names an environment variable; the key itself is never in config, events or logs.
     `fallback` names another backend, or "none"; None means the default (local -> cloud).
+    `max_tokens` caps the output tokens a translated request asks for (a small vLLM or llama.cpp context
+    rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
     """
 
     name: str
@@ -43,6 +45,7 @@ class BackendSettings:
     timeout: Timeout = field(default_factory=Timeout)
     fallback: str | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    max_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class Backend:
     fallback: str | None = None
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     api_key_env: str | None = None
+    max_tokens: int | None = None
     _api_key: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -119,6 +120,7 @@ def _resolve(bs: BackendSettings, environ: Mapping[str, str]) -> Backend:
         fallback=bs.fallback,
         headers=bs.headers,
         api_key_env=bs.api_key_env,
+        max_tokens=bs.max_tokens,
         _api_key=key or None,
     )
 

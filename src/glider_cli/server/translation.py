@@ -4,7 +4,8 @@ Contract:
 - `upstream_path(backend)`: the path a translated request goes to (`/api/chat` for Ollama,
   `/v1/chat/completions` for OpenAI-compatible servers, `/v1/messages` for Anthropic).
 - `request_body(client_protocol, body, chat, backend, model)`: the upstream JSON body, with `model`
-  set (the decision's model or adapter, else the backend's, else the client's) and `stream` kept.
+  set (the decision's model or adapter, else the backend's, else the client's), `stream` kept, and
+  the output-token request capped at the backend's `max_tokens` when it sets one.
 - `response_body(client_protocol, backend, data, model)`: a whole upstream reply in the client's shape.
 - `stream_converter(client_protocol, backend, model, body)`: an object with `feed(bytes) -> bytes`,
   `close() -> bytes` (ends the client stream; an upstream that stopped before its terminal event
@@ -43,7 +44,9 @@ def request_body(
 ) -> dict[str, Any]:
     from glider_cli.protocol import translate
 
-    return translate.request_to(backend.wire, client_protocol, body, model=model or chat.model)
+    return translate.request_to(
+        backend.wire, client_protocol, body, model=model or chat.model, max_tokens_cap=backend.max_tokens
+    )
 
 
 def response_body(client_protocol: str, backend: Backend, data: bytes, model: str) -> dict[str, Any]:
