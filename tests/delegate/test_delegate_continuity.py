@@ -127,3 +127,20 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
         assert pr.exitcode == 0
     texts_ = {e.text for e in continuity.read(p, tmp_path).entries}
     assert texts_ == {f"w{k}-{i}" for k in range(4) for i in range(12)}
+
+
+def test_secrets_in_an_entry_never_reach_the_file(tmp_path: Path) -> None:
+    p = resolve({"GLIDER_HOME": str(tmp_path / "home")})
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2"
+    continuity.append(p, ws, Entry(kind="turn", text=f"use {key} and {token} please", source_cli="codex"))
+    continuity.append(
+        p, ws, Entry(kind="delegate", text=f"done with {key}", source_cli="codex", delegate="agy", ok=True)
+    )
+    on_disk = b"".join(f.read_bytes() for f in p.home.rglob("*") if f.is_file())
+    assert key.encode() not in on_disk and token.encode() not in on_disk
+    entries = continuity.read(p, ws).entries
+    assert entries[0].text == "use [REDACTED] and [REDACTED] please"
+    assert entries[1].text == "done with [REDACTED]"

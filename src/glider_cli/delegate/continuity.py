@@ -30,6 +30,9 @@ Writers serialise on an advisory `fcntl.flock` of `<record>.lock` and replace th
 concurrent writers (the proxy, delegate runs, compaction, other processes) never lose an entry. A writer
 that finds a corrupt record moves it aside to `<record>.corrupt-<time>` (kept, never deleted), starts a new
 record, and reports the move in its result; readers raise `CorruptRecord` and leave the file alone.
+
+Secrets never reach the file: an entry's text goes through `store.redact.redact_text` (keys and tokens
+such as `sk-…`, `ghp_…`, `AKIA…`, `Bearer …`, private-key blocks become `[REDACTED]`) before it is written.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,6 +54,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
+from glider_cli.store.redact import redact_text
 
 EntryKind = Literal["turn", "delegate", "summary"]
 KINDS: tuple[str, ...] = ("turn", "delegate", "summary")
@@ -324,9 +328,17 @@ def update(
             set_aside = _set_aside(path)
             current = None
         entries = tuple(current.entries) if current else ()
-        record = Record(workspace=ws, entries=trim_ring(change(entries)))
+        record = Record(workspace=ws, entries=trim_ring(_redacted(change(entries))))
         _write_atomic(path, serialize(record))
     return WriteResult(record=record, path=path, set_aside=set_aside)
+
+
+def _redacted(entries: Sequence[Entry]) -> list[Entry]:
+    out = []
+    for e in entries:
+        text = redact_text(e.text)
+        out.append(e if text == e.text else replace(e, text=text))
+    return out
 
 
 def append(paths: Paths, workspace: str | Path, entry: Entry) -> WriteResult:
