@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.domain import ChatRequest
+from glider_cli.router.request_kinds import is_new_user_message
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,7 @@ class StickyView:
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:
             return self.follow_on
-        if not request.messages:
-            return False
-        last = request.messages[-1]
-        return not (last.role == "user" and last.content and not last.tool_results)
+        return bool(request.messages) and not is_new_user_message(request)
 
     def describe(self) -> str:
         turn = f" to turn {self.turn_id}" if self.turn_id else ""
