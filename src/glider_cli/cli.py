@@ -1,6 +1,9 @@
 """The root `glider` command: composes one module per subcommand and is the one GliderError boundary.
 
-Command modules are thin and import the core lazily, so `glider --help` stays fast.
+The root group is lazy (Click's lazy-group pattern): a command's module is imported, and its Click
+command built, only when that command is looked up to run or to show its own help. `glider --help`
+lists the commands from the COMMANDS table and imports none of them. Command modules in turn import
+the core lazily, so each command pays only for what it uses.
 """
 
 from __future__ import annotations
@@ -8,26 +11,130 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Iterator, MutableMapping
+from gettext import gettext as _
+from typing import Any
 
 import typer
+from typer._click import Command, Context, HelpFormatter
+from typer._click.utils import make_default_short_help
+from typer.core import TyperGroup
+from typer.main import get_command_from_info, get_group_from_info
 
 from glider_cli import __version__
 from glider_cli.errors import GliderError
 
-# (name, module under glider_cli.commands, "group" for a Typer with subcommands | "command" for `main`)
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("paths", "paths", "command"),
-    ("delegate", "delegate", "command"),
-    ("continuity", "continuity", "group"),
-    ("serve", "serve", "command"),
-    ("route", "route", "group"),
-    ("lint", "lint", "command"),
-    ("context", "context", "group"),
-    ("prune", "prune", "command"),
+# (name, module under glider_cli.commands, "group" for a Typer with subcommands | "command" for `main`,
+# help: the command's docstring or its Typer's help, which `glider --help` shortens as Click does).
+# Listed in the order `glider --help` shows them. tests/test_cli.py checks each help against its module.
+COMMANDS: tuple[tuple[str, str, str, str], ...] = (
+    ("paths", "paths", "command", "Show where Glider keeps its state (GLIDER_HOME and the stores under it)."),
+    (
+        "delegate",
+        "delegate",
+        "command",
+        "Run a task with another agent CLI, giving it what happened earlier in this workspace.",
+    ),
+    (
+        "serve",
+        "serve",
+        "command",
+        "Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out).",
+    ),
+    ("lint", "lint", "command", "Check a config or profile for errors and warnings (exit 1 on any error)."),
+    (
+        "prune",
+        "prune",
+        "command",
+        "Delete event files older than the retention window; prints the plan, acts only with --yes.",
+    ),
+    ("continuity", "continuity", "group", "Inspect the per-workspace continuity record."),
+    ("route", "route", "group", "See how the router decides."),
+    ("context", "context", "group", "Query and maintain the context store."),
 )
+_BY_NAME = {name: (module, kind) for name, module, kind, _help in COMMANDS}
+
+
+def load_command(name: str, *, rich_markup_mode: Any = None, suggest_commands: bool = True) -> Command:
+    """Import one command's module and build its Click command as `add_typer` / `command` would."""
+    module, kind = _BY_NAME[name]
+    mod = importlib.import_module(f"glider_cli.commands.{module}")
+    # A scratch Typer registers the command exactly as the root's add_typer/command would have.
+    scratch = typer.Typer()
+    if kind == "group":
+        scratch.add_typer(mod.app, name=name)
+        return get_group_from_info(
+            scratch.registered_groups[0],
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=rich_markup_mode,
+            suggest_commands=suggest_commands,
+        )
+    scratch.command(name)(mod.main)
+    return get_command_from_info(
+        scratch.registered_commands[0],
+        pretty_exceptions_short=app.pretty_exceptions_short,
+        rich_markup_mode=rich_markup_mode,
+    )
+
+
+class _LazyCommands(MutableMapping[str, Command]):
+    """Every command name in COMMANDS; a command is built on first access.
+
+    TyperGroup reads its commands through this mapping: `get_command` builds the one asked for, and
+    the did-you-mean for an unknown command draws on the keys, which need no import.
+    """
+
+    def __init__(self, group: LazyGroup) -> None:
+        self._group = group
+        self._built: dict[str, Command] = {}
+
+    def __getitem__(self, name: str) -> Command:
+        cmd = self._built.get(name)
+        if cmd is None:
+            if name not in _BY_NAME:
+                raise KeyError(name)
+            cmd = self._built[name] = load_command(
+                name,
+                rich_markup_mode=self._group.rich_markup_mode,
+                suggest_commands=self._group.suggest_commands,
+            )
+        return cmd
+
+    def __setitem__(self, name: str, cmd: Command) -> None:
+        self._built[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from _BY_NAME
+        yield from (name for name in self._built if name not in _BY_NAME)
+
+    def __len__(self) -> int:
+        return len(_BY_NAME) + sum(1 for name in self._built if name not in _BY_NAME)
+
+
+class LazyGroup(TyperGroup):
+    """The root group: imports only the command that runs; lists all from COMMANDS."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _LazyCommands(self)
+
+    def list_commands(self, ctx: Context) -> list[str]:
+        return list(self.commands)
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        # TyperGroup.format_commands with each help from COMMANDS instead of the built command.
+        limit = formatter.width - 6 - max(len(name) for name, *_rest in COMMANDS)
+        rows = [(name, make_default_short_help(text, limit).strip()) for name, _m, _k, text in COMMANDS]
+        with formatter.section(_("Commands")):
+            formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="glider",
+    cls=LazyGroup,
     help="A local-first router for coding agents.",
     no_args_is_help=True,
     add_completion=False,
@@ -57,18 +164,6 @@ def root(
     """A local-first router for coding agents."""
     if home:
         os.environ["GLIDER_HOME"] = home
-
-
-def _register() -> None:
-    for name, module, kind in COMMANDS:
-        mod = importlib.import_module(f"glider_cli.commands.{module}")
-        if kind == "group":
-            app.add_typer(mod.app, name=name)
-        else:
-            app.command(name)(mod.main)
-
-
-_register()
 
 
 def main() -> None:
