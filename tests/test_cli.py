@@ -121,3 +121,18 @@ def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.output == f"glider {__version__}\n"
+
+
+def test_main_freezes_what_start_up_loaded() -> None:
+    code = (
+        "import gc, sys\n"
+        "from glider_cli.cli import main\n"
+        "sys.argv = ['glider', '--version']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(gc.get_freeze_count())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert int(proc.stdout.splitlines()[-1]) > 1000

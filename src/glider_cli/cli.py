@@ -8,6 +8,7 @@ the core lazily, so each command pays only for what it uses.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -168,6 +169,10 @@ def root(
 
 def main() -> None:
     """Entry point: Typer handles usage errors (exit 2); GliderError becomes a message and exit 1."""
+    # What is loaded by now (Typer, Click, this module) lives as long as the process. Frozen, it is
+    # left out of every later collection, the one at exit included, instead of being walked each
+    # time: about 25 ms of `glider --help` and 40 ms of `glider route explain` (bench/bench_cli.py).
+    gc.freeze()
     try:
         app()
     except GliderError as exc:
