@@ -17,7 +17,6 @@ Usage: .venv/bin/python bench/bench_router.py [--n 5000]
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import statistics
 import time
@@ -27,6 +26,7 @@ from glider_cli.config import load_config
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
+from glider_cli.values import replace
 
 USER = "Can you look at how the session cache handles expiry when two workers write at the same moment? {i}"
 ASSISTANT = (
@@ -79,9 +79,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=5000)
     args = parser.parse_args()
     config = load_config(profile="default")
-    no_scripts = dataclasses.replace(
-        config, rules=tuple(r for r in config.rules if r.trigger.type != "script")
-    )
+    no_scripts = replace(config, rules=tuple(r for r in config.rules if r.trigger.type != "script"))
     typical = request()
     print(f"typical request: {len(typical.messages)} messages, ~{typical.estimated_tokens} tokens")
     rows = [

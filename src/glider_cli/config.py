@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -41,6 +40,7 @@ from glider_cli.config_sections import (
 )
 from glider_cli.errors import ProfileError
 from glider_cli.settings import Settings
+from glider_cli.values import Frozen, init_fields
 
 __all__ = [
     "Config",
@@ -68,12 +68,14 @@ def bundled_profiles() -> list[str]:
     return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
 
 
-@dataclass(frozen=True)
-class ConfigSource:
+class ConfigSource(Frozen):
     """Which configuration applies: a file path, or a bundled profile name."""
 
-    path: Path | None = None
-    profile: str | None = None
+    path: Path | None
+    profile: str | None
+
+    def __init__(self, path: Path | None = None, profile: str | None = None) -> None:
+        init_fields(self, path, profile)
 
     @property
     def label(self) -> str:

@@ -1,14 +1,13 @@
 """The routing half of a loaded configuration: rules, triggers, actions, classifier and complexity.
 
-Values only (frozen dataclasses); `glider_cli.config` builds them from YAML after validation and
+Values only (frozen, `values.Frozen`); `glider_cli.config` builds them from YAML after validation and
 `glider_cli.router` compiles them. Everything that is not routing lives in `settings.Settings`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from glider_cli.settings import Settings
+from glider_cli.values import Frozen, init_fields
 
 TRIGGER_TYPES: tuple[str, ...] = ("explicit", "regex", "context_size", "always", "script", "composer_wrapup")
 # Other spellings the spec accepts for a trigger type -> the canonical type.
@@ -19,15 +18,24 @@ TRIGGER_ALIASES: dict[str, str] = {
 OPERATORS: tuple[str, ...] = (">", ">=", "<", "<=", "==", "=")
 
 
-@dataclass(frozen=True)
-class Action:
+class Action(Frozen):
     """Where a matching rule sends the request. None fields mean "the default" (see router)."""
 
     target: str
-    backend: str | None = None
-    model: str | None = None
-    adapter: str | None = None
-    strategy: str = "single"
+    backend: str | None
+    model: str | None
+    adapter: str | None
+    strategy: str
+
+    def __init__(
+        self,
+        target: str,
+        backend: str | None = None,
+        model: str | None = None,
+        adapter: str | None = None,
+        strategy: str = "single",
+    ) -> None:
+        init_fields(self, target, backend, model, adapter, strategy)
 
     def to_dict(self) -> dict[str, str | None]:
         return {
@@ -39,8 +47,7 @@ class Action:
         }
 
 
-@dataclass(frozen=True)
-class Trigger:
+class Trigger(Frozen):
     """One of the six trigger types. Only the fields of `type` are set.
 
     `file` is the script's absolute path and `source` its text (read when the config loads, so the
@@ -48,27 +55,52 @@ class Trigger:
     """
 
     type: str
-    commands: tuple[str, ...] = ()
-    pattern: str | None = None
-    operator: str | None = None
-    value: int | None = None
-    file: str | None = None
-    source: str | None = None
-    spelled: str | None = None
+    commands: tuple[str, ...]
+    pattern: str | None
+    operator: str | None
+    value: int | None
+    file: str | None
+    source: str | None
+    spelled: str | None
+
+    def __init__(
+        self,
+        type: str,
+        commands: tuple[str, ...] = (),
+        pattern: str | None = None,
+        operator: str | None = None,
+        value: int | None = None,
+        file: str | None = None,
+        source: str | None = None,
+        spelled: str | None = None,
+    ) -> None:
+        init_fields(self, type, commands, pattern, operator, value, file, source, spelled)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Frozen):
     """One entry of `routing.rules`. `file`/`line` say where it was written (None when synthesized)."""
 
     name: str
     priority: int
     trigger: Trigger
     action: Action
-    enabled: bool = True
-    fallback: str | None = None
-    file: str | None = None
-    line: int | None = None
+    enabled: bool
+    fallback: str | None
+    file: str | None
+    line: int | None
+
+    def __init__(
+        self,
+        name: str,
+        priority: int,
+        trigger: Trigger,
+        action: Action,
+        enabled: bool = True,
+        fallback: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        init_fields(self, name, priority, trigger, action, enabled, fallback, file, line)
 
     @property
     def where(self) -> str | None:
@@ -77,8 +109,7 @@ class Rule:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-@dataclass(frozen=True)
-class ClassifierSettings:
+class ClassifierSettings(Frozen):
     """`routing.task_classifier`: three rules the router adds to the sequence.
 
     tools (a request with tools -> cloud), cloud patterns (-> cloud), small patterns (-> local; the
@@ -86,50 +117,102 @@ class ClassifierSettings:
     case-insensitively against the most recent user message.
     """
 
-    enabled: bool = True
-    tools_priority: int = 85
-    cloud_priority: int = 80
-    small_priority: int = 70
-    cloud_patterns: tuple[str, ...] = ()
-    small_patterns: tuple[str, ...] = ()
-    small_max_chars: int = 2000
-    local_model: str | None = None
-    cloud_model: str | None = None
+    enabled: bool
+    tools_priority: int
+    cloud_priority: int
+    small_priority: int
+    cloud_patterns: tuple[str, ...]
+    small_patterns: tuple[str, ...]
+    small_max_chars: int
+    local_model: str | None
+    cloud_model: str | None
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        tools_priority: int = 85,
+        cloud_priority: int = 80,
+        small_priority: int = 70,
+        cloud_patterns: tuple[str, ...] = (),
+        small_patterns: tuple[str, ...] = (),
+        small_max_chars: int = 2000,
+        local_model: str | None = None,
+        cloud_model: str | None = None,
+    ) -> None:
+        init_fields(
+            self,
+            enabled,
+            tools_priority,
+            cloud_priority,
+            small_priority,
+            cloud_patterns,
+            small_patterns,
+            small_max_chars,
+            local_model,
+            cloud_model,
+        )
 
 
-@dataclass(frozen=True)
-class ComplexitySettings:
+class ComplexitySettings(Frozen):
     """`routing.complexity`: the 0-100 heuristic score and the rule at `priority` (off by default).
 
     The score sums capped signals (see `router.complexity`); `weights` caps each signal's share and
     `keywords` are the words that suggest a hard task.
     """
 
-    enabled: bool = False
-    cloud_above: int = 60
-    priority: int = 75
-    keywords: tuple[str, ...] = ()
-    weights: tuple[tuple[str, int], ...] = ()
+    enabled: bool
+    cloud_above: int
+    priority: int
+    keywords: tuple[str, ...]
+    weights: tuple[tuple[str, int], ...]
+
+    def __init__(
+        self,
+        enabled: bool = False,
+        cloud_above: int = 60,
+        priority: int = 75,
+        keywords: tuple[str, ...] = (),
+        weights: tuple[tuple[str, int], ...] = (),
+    ) -> None:
+        init_fields(self, enabled, cloud_above, priority, keywords, weights)
 
 
-@dataclass(frozen=True)
-class RoutingSettings:
-    classifier: ClassifierSettings = field(default_factory=ClassifierSettings)
-    complexity: ComplexitySettings = field(default_factory=ComplexitySettings)
-    local_backend: str | None = None
-    cloud_backend: str | None = None
+class RoutingSettings(Frozen):
+    classifier: ClassifierSettings
+    complexity: ComplexitySettings
+    local_backend: str | None
+    cloud_backend: str | None
+
+    def __init__(
+        self,
+        classifier: ClassifierSettings = ClassifierSettings(),
+        complexity: ComplexitySettings = ComplexitySettings(),
+        local_backend: str | None = None,
+        cloud_backend: str | None = None,
+    ) -> None:
+        init_fields(self, classifier, complexity, local_backend, cloud_backend)
 
 
-@dataclass(frozen=True)
-class Config:
+class Config(Frozen):
     """A loaded, validated configuration. `source` is a path or `<bundled:NAME>`."""
 
     settings: Settings
     rules: tuple[Rule, ...]
     routing: RoutingSettings
     source: str
-    profile: str | None = None
-    files: tuple[str, ...] = ()
+    profile: str | None
+    files: tuple[str, ...]
+
+    def __init__(
+        self,
+        settings: Settings,
+        rules: tuple[Rule, ...],
+        routing: RoutingSettings,
+        source: str,
+        profile: str | None = None,
+        files: tuple[str, ...] = (),
+    ) -> None:
+        init_fields(self, settings, rules, routing, source, profile, files)
 
     def default_backend(self, side: str) -> str | None:
         """The backend a rule of this side uses when its action names none."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import yaml
 
 from glider_cli.errors import ConfigError, RuleError
+from glider_cli.values import Frozen, init_fields
 
 Where = tuple[str | None, int | None]
 
@@ -142,17 +142,28 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     return str(found[0]) if found else None
 
 
-@dataclass(frozen=True)
-class Issue:
+class Issue(Frozen):
     """One finding: an error (the config cannot load) or a warning (lint only)."""
 
     message: str
-    file: str | None = None
-    line: int | None = None
-    rule: str | None = None
-    key: str | None = None
-    hint: str | None = None
-    severity: Literal["error", "warning"] = "error"
+    file: str | None
+    line: int | None
+    rule: str | None
+    key: str | None
+    hint: str | None
+    severity: Literal["error", "warning"]
+
+    def __init__(
+        self,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        rule: str | None = None,
+        key: str | None = None,
+        hint: str | None = None,
+        severity: Literal["error", "warning"] = "error",
+    ) -> None:
+        init_fields(self, message, file, line, rule, key, hint, severity)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -2,14 +2,16 @@
 
 Every protocol parser builds a ChatRequest; `router.decide` returns a RouteDecision; the proxy
 logs `RouteDecision.to_dict()` as a `RouteDecided` event and `glider route explain --json`
-prints the same dict. Values are frozen.
+prints the same dict. Values are frozen (`values.Frozen`); these are built per request, so each
+`__init__` sets its fields one by one (as fast as dataclass-generated code).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, Protocol
+
+from glider_cli.values import Frozen
 
 Protocol_ = Literal["anthropic", "openai_chat", "openai_responses"]
 Target = Literal["local", "cloud"]
@@ -19,15 +21,19 @@ TARGETS: tuple[str, ...] = ("local", "cloud")
 STRATEGIES: tuple[str, ...] = ("single", "fan_out", "pipeline", "ensemble")
 DELEGATE_FLAGS: tuple[str, ...] = ("/claude", "/cursor-agent", "/agy")
 
+_set = object.__setattr__
 
-@dataclass(frozen=True)
-class ToolCall:
+
+class ToolCall(Frozen):
     id: str
     name: str
 
+    def __init__(self, id: str, name: str) -> None:
+        _set(self, "id", id)
+        _set(self, "name", name)
 
-@dataclass(frozen=True)
-class Message:
+
+class Message(Frozen):
     """One message flattened for routing: `content` is its text (text blocks joined by newlines).
 
     `tool_calls` are the calls an assistant message makes; `tool_results` the ids of the calls a
@@ -36,25 +42,62 @@ class Message:
 
     role: str
     content: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    tool_results: tuple[str, ...] = ()
+    tool_calls: tuple[ToolCall, ...]
+    tool_results: tuple[str, ...]
+
+    def __init__(
+        self,
+        role: str,
+        content: str,
+        tool_calls: tuple[ToolCall, ...] = (),
+        tool_results: tuple[str, ...] = (),
+    ) -> None:
+        _set(self, "role", role)
+        _set(self, "content", content)
+        _set(self, "tool_calls", tool_calls)
+        _set(self, "tool_results", tool_results)
 
 
-@dataclass(frozen=True)
-class ChatRequest:
+class ChatRequest(Frozen):
     """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses."""
 
     protocol: Protocol_
     model: str
     stream: bool
     messages: tuple[Message, ...]
-    system: str = ""
-    tool_names: tuple[str, ...] = ()
-    estimated_tokens: int = 0
-    temperature: float | None = None
-    max_tokens: int | None = None
-    session_id: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    system: str
+    tool_names: tuple[str, ...]
+    estimated_tokens: int
+    temperature: float | None
+    max_tokens: int | None
+    session_id: str | None
+    headers: Mapping[str, str]
+
+    def __init__(
+        self,
+        protocol: Protocol_,
+        model: str,
+        stream: bool,
+        messages: tuple[Message, ...],
+        system: str = "",
+        tool_names: tuple[str, ...] = (),
+        estimated_tokens: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        session_id: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        _set(self, "protocol", protocol)
+        _set(self, "model", model)
+        _set(self, "stream", stream)
+        _set(self, "messages", messages)
+        _set(self, "system", system)
+        _set(self, "tool_names", tool_names)
+        _set(self, "estimated_tokens", estimated_tokens)
+        _set(self, "temperature", temperature)
+        _set(self, "max_tokens", max_tokens)
+        _set(self, "session_id", session_id)
+        _set(self, "headers", {} if headers is None else headers)
 
     @property
     def has_tools(self) -> bool:
@@ -105,8 +148,7 @@ class RequestSummary(NamedTuple):
         }
 
 
-@dataclass(frozen=True)
-class RouteDecision:
+class RouteDecision(Frozen):
     """What the router decided and the ordered reasons that produced it."""
 
     target: Target
@@ -119,7 +161,33 @@ class RouteDecision:
     delegate: str | None
     request: RequestSummary
     trace: tuple[Reason, ...]
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any]
+
+    def __init__(
+        self,
+        target: Target,
+        rule: str,
+        priority: int | None,
+        backend: str | None,
+        model: str | None,
+        adapter: str | None,
+        strategy: Strategy,
+        delegate: str | None,
+        request: RequestSummary,
+        trace: tuple[Reason, ...],
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        _set(self, "target", target)
+        _set(self, "rule", rule)
+        _set(self, "priority", priority)
+        _set(self, "backend", backend)
+        _set(self, "model", model)
+        _set(self, "adapter", adapter)
+        _set(self, "strategy", strategy)
+        _set(self, "delegate", delegate)
+        _set(self, "request", request)
+        _set(self, "trace", trace)
+        _set(self, "extra", {} if extra is None else extra)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from glider_cli.values import Frozen, init_fields
 
-@dataclass(frozen=True)
-class Paths:
+
+class Paths(Frozen):
     home: Path
+
+    def __init__(self, home: Path) -> None:
+        init_fields(self, home)
 
     @property
     def config(self) -> Path:

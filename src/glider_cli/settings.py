@@ -8,25 +8,31 @@ Names and defaults here are the contract of `../shared/spec/` (routing-harness.m
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from glider_cli.values import Frozen, init_fields
+
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder:14b"
+# The default of every mapping field: read-only, so one instance serves them all.
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class Timeout:
+class Timeout(Frozen):
     """Upstream timeouts in seconds: connect short, read long enough for long generations."""
 
-    connect: float = 5.0
-    read: float = 600.0
-    write: float = 60.0
-    pool: float = 10.0
+    connect: float
+    read: float
+    write: float
+    pool: float
+
+    def __init__(
+        self, connect: float = 5.0, read: float = 600.0, write: float = 60.0, pool: float = 10.0
+    ) -> None:
+        init_fields(self, connect, read, write, pool)
 
 
-@dataclass(frozen=True)
-class BackendSettings:
+class BackendSettings(Frozen):
     """One named backend under `backends:`.
 
     `type` is ollama | openai | anthropic | origin. `side` is which target it serves (local|cloud).
@@ -39,92 +45,172 @@ class BackendSettings:
     name: str
     type: str
     side: str
-    base_url: str | None = None
-    api_key_env: str | None = None
-    model: str | None = None
-    timeout: Timeout = field(default_factory=Timeout)
-    fallback: str | None = None
-    headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    max_tokens: int | None = None
+    base_url: str | None
+    api_key_env: str | None
+    model: str | None
+    timeout: Timeout
+    fallback: str | None
+    headers: Mapping[str, str]
+    max_tokens: int | None
+
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        side: str,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        model: str | None = None,
+        timeout: Timeout = Timeout(),
+        fallback: str | None = None,
+        headers: Mapping[str, str] = _EMPTY,
+        max_tokens: int | None = None,
+    ) -> None:
+        init_fields(
+            self, name, type, side, base_url, api_key_env, model, timeout, fallback, headers, max_tokens
+        )
 
 
-@dataclass(frozen=True)
-class BackgroundSettings:
-    token_budget: int = 20000
-    max_entries: int = 20
-    max_entry_chars: int = 4000
+class BackgroundSettings(Frozen):
+    token_budget: int
+    max_entries: int
+    max_entry_chars: int
+
+    def __init__(self, token_budget: int = 20000, max_entries: int = 20, max_entry_chars: int = 4000) -> None:
+        init_fields(self, token_budget, max_entries, max_entry_chars)
 
 
-@dataclass(frozen=True)
-class SummarySettings:
-    enabled: bool = True
-    sources: tuple[str, ...] = ("origin", "cloud", "local")
+class SummarySettings(Frozen):
+    enabled: bool
+    sources: tuple[str, ...]
+
+    def __init__(self, enabled: bool = True, sources: tuple[str, ...] = ("origin", "cloud", "local")) -> None:
+        init_fields(self, enabled, sources)
 
 
-@dataclass(frozen=True)
-class ContextSettings:
-    max_events: int = 4096
-    retain_days: int = 14
-    warm_load_days: int = 2
-    background: BackgroundSettings = field(default_factory=BackgroundSettings)
-    summary: SummarySettings = field(default_factory=SummarySettings)
+class ContextSettings(Frozen):
+    max_events: int
+    retain_days: int
+    warm_load_days: int
+    background: BackgroundSettings
+    summary: SummarySettings
+
+    def __init__(
+        self,
+        max_events: int = 4096,
+        retain_days: int = 14,
+        warm_load_days: int = 2,
+        background: BackgroundSettings = BackgroundSettings(),
+        summary: SummarySettings = SummarySettings(),
+    ) -> None:
+        init_fields(self, max_events, retain_days, warm_load_days, background, summary)
 
 
-@dataclass(frozen=True)
-class TransformSettings:
+class TransformSettings(Frozen):
     """What a local model receives: the latest user turn plus at most `local_episode_count` episodes."""
 
-    local_context: bool = True
-    local_episode_count: int = 3
+    local_context: bool
+    local_episode_count: int
+
+    def __init__(self, local_context: bool = True, local_episode_count: int = 3) -> None:
+        init_fields(self, local_context, local_episode_count)
 
 
-@dataclass(frozen=True)
-class StickySettings:
+class StickySettings(Frozen):
     """Turn-family stickiness: a bound family stays off the local model for `ttl_seconds`, and for
     `grace_seconds` after its parent run ends."""
 
-    ttl_seconds: float = 900.0
-    grace_seconds: float = 120.0
+    ttl_seconds: float
+    grace_seconds: float
+
+    def __init__(self, ttl_seconds: float = 900.0, grace_seconds: float = 120.0) -> None:
+        init_fields(self, ttl_seconds, grace_seconds)
 
 
-@dataclass(frozen=True)
-class ToolFollowupSettings:
-    allowlist: tuple[str, ...] = ()
-    denylist: tuple[str, ...] = ()
+class ToolFollowupSettings(Frozen):
+    allowlist: tuple[str, ...]
+    denylist: tuple[str, ...]
+
+    def __init__(self, allowlist: tuple[str, ...] = (), denylist: tuple[str, ...] = ()) -> None:
+        init_fields(self, allowlist, denylist)
 
 
-@dataclass(frozen=True)
-class ServerSettings:
-    host: str = "127.0.0.1"
-    port: int = 8787
-    allowed_hosts: tuple[str, ...] = ()
-    max_body_bytes: int = 32 * 1024 * 1024
+class ServerSettings(Frozen):
+    host: str
+    port: int
+    allowed_hosts: tuple[str, ...]
+    max_body_bytes: int
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8787,
+        allowed_hosts: tuple[str, ...] = (),
+        max_body_bytes: int = 32 * 1024 * 1024,
+    ) -> None:
+        init_fields(self, host, port, allowed_hosts, max_body_bytes)
 
 
-@dataclass(frozen=True)
-class DelegateSettings:
+class DelegateSettings(Frozen):
     """One delegate vendor under `delegate:` (claude, cursor-agent, agy, codex)."""
 
     vendor: str
     command: str
-    args: tuple[str, ...] = ()
-    model: str | None = None
-    timeout: float = 600.0
+    args: tuple[str, ...]
+    model: str | None
+    timeout: float
     # Widening permissions (--force, bypass modes) only when the user's config asks for it.
-    unsafe_permissions: bool = False
+    unsafe_permissions: bool
+
+    def __init__(
+        self,
+        vendor: str,
+        command: str,
+        args: tuple[str, ...] = (),
+        model: str | None = None,
+        timeout: float = 600.0,
+        unsafe_permissions: bool = False,
+    ) -> None:
+        init_fields(self, vendor, command, args, model, timeout, unsafe_permissions)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Frozen):
     """Everything but the routing rules, which `config.Config` carries next to these."""
 
-    source: str = "<bundled:default>"
-    backends: Mapping[str, BackendSettings] = field(default_factory=lambda: MappingProxyType({}))
-    context: ContextSettings = field(default_factory=ContextSettings)
-    transform: TransformSettings = field(default_factory=TransformSettings)
-    sticky: StickySettings = field(default_factory=StickySettings)
-    tool_followup: ToolFollowupSettings = field(default_factory=ToolFollowupSettings)
-    fan_out_enabled: bool = False
-    server: ServerSettings = field(default_factory=ServerSettings)
-    delegate: Mapping[str, DelegateSettings] = field(default_factory=lambda: MappingProxyType({}))
-    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    source: str
+    backends: Mapping[str, BackendSettings]
+    context: ContextSettings
+    transform: TransformSettings
+    sticky: StickySettings
+    tool_followup: ToolFollowupSettings
+    fan_out_enabled: bool
+    server: ServerSettings
+    delegate: Mapping[str, DelegateSettings]
+    extra: Mapping[str, Any]
+
+    def __init__(
+        self,
+        source: str = "<bundled:default>",
+        backends: Mapping[str, BackendSettings] = _EMPTY,
+        context: ContextSettings = ContextSettings(),
+        transform: TransformSettings = TransformSettings(),
+        sticky: StickySettings = StickySettings(),
+        tool_followup: ToolFollowupSettings = ToolFollowupSettings(),
+        fan_out_enabled: bool = False,
+        server: ServerSettings = ServerSettings(),
+        delegate: Mapping[str, DelegateSettings] = _EMPTY,
+        extra: Mapping[str, Any] = _EMPTY,
+    ) -> None:
+        init_fields(
+            self,
+            source,
+            backends,
+            context,
+            transform,
+            sticky,
+            tool_followup,
+            fan_out_enabled,
+            server,
+            delegate,
+            extra,
+        )

@@ -19,9 +19,7 @@ Contract:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.config_model import Action, Config
@@ -38,21 +36,35 @@ from glider_cli.router.triggers import (
     find_command,
     script_match,
 )
+from glider_cli.values import Frozen, init_fields, replace
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
 
 
-@dataclass(frozen=True)
-class CompiledRule:
+class CompiledRule(Frozen):
     name: str
     priority: int
     enabled: bool
     action: Action
     matcher: Matcher
     kind: str
-    fallback: str | None = None
-    where: str | None = None
-    disabled_reason: str = "disabled (enabled: false)"
+    fallback: str | None
+    where: str | None
+    disabled_reason: str
+
+    def __init__(
+        self,
+        name: str,
+        priority: int,
+        enabled: bool,
+        action: Action,
+        matcher: Matcher,
+        kind: str,
+        fallback: str | None = None,
+        where: str | None = None,
+        disabled_reason: str = "disabled (enabled: false)",
+    ) -> None:
+        init_fields(self, name, priority, enabled, action, matcher, kind, fallback, where, disabled_reason)
 
 
 class _Ctx:
@@ -223,7 +235,7 @@ def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
             for pos, k in enumerate(range(i, j)):
                 alone = out[k].matcher
                 assert isinstance(alone, ScriptMatcher)
-                out[k] = dataclasses.replace(out[k], matcher=_GroupedScript(group, pos, alone))
+                out[k] = replace(out[k], matcher=_GroupedScript(group, pos, alone))
         i = max(j, i + 1)
     return out
 

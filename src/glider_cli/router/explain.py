@@ -9,15 +9,14 @@ request file is the only I/O.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.errors import RequestError
+from glider_cli.values import Frozen, init_fields, replace
 
 _PROBE_TOOL = {
     "name": "Bash",
@@ -26,24 +25,39 @@ _PROBE_TOOL = {
 }
 
 
-@dataclass(frozen=True)
-class ExplainInput:
-    message: str | None = None
-    request_file: str | None = None
-    protocol: str | None = None
-    tools: bool = False
-    tokens: int | None = None
-    config: str | None = None
-    profile: str | None = None
+class ExplainInput(Frozen):
+    message: str | None
+    request_file: str | None
+    protocol: str | None
+    tools: bool
+    tokens: int | None
+    config: str | None
+    profile: str | None
+
+    def __init__(
+        self,
+        message: str | None = None,
+        request_file: str | None = None,
+        protocol: str | None = None,
+        tools: bool = False,
+        tokens: int | None = None,
+        config: str | None = None,
+        profile: str | None = None,
+    ) -> None:
+        init_fields(self, message, request_file, protocol, tools, tokens, config, profile)
 
 
-@dataclass(frozen=True)
-class LoadedRequest:
+class LoadedRequest(Frozen):
     """A request read from a file: its body, plus the protocol and headers a capture records."""
 
     body: dict[str, Any]
-    protocol: str | None = None
-    headers: dict[str, str] | None = None
+    protocol: str | None
+    headers: dict[str, str] | None
+
+    def __init__(
+        self, body: dict[str, Any], protocol: str | None = None, headers: dict[str, str] | None = None
+    ) -> None:
+        init_fields(self, body, protocol, headers)
 
 
 def _from_capture(data: dict[str, Any], path: str) -> LoadedRequest:
@@ -115,16 +129,18 @@ def build_request(inp: ExplainInput) -> ChatRequest:
     if inp.tokens is not None:
         if inp.tokens < 0:
             raise RequestError("--tokens must not be negative")
-        request = dataclasses.replace(request, estimated_tokens=inp.tokens)
+        request = replace(request, estimated_tokens=inp.tokens)
     return request
 
 
-@dataclass(frozen=True)
-class Explained:
+class Explained(Frozen):
     """A decision and the config that made it (`source`: a path or `<bundled:NAME>`)."""
 
     decision: RouteDecision
     source: str
+
+    def __init__(self, decision: RouteDecision, source: str) -> None:
+        init_fields(self, decision, source)
 
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 import starlark as sl
+
+from glider_cli.values import Frozen, init_fields
+
+_set = object.__setattr__
 
 DEFAULT_DEADLINE_S = 0.05
 MAX_CALLSTACK = 64
@@ -57,13 +60,15 @@ def {_ENTRY}_kind():
 _LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Frozen):
     """One problem in a script: 1-based line and column (0 when unknown) and a one-line message."""
 
     line: int
     col: int
     message: str
+
+    def __init__(self, line: int, col: int, message: str) -> None:
+        init_fields(self, line, col, message)
 
     def to_dict(self) -> dict[str, Any]:
         return {"line": self.line, "column": self.col, "message": self.message}
@@ -78,8 +83,7 @@ class ScriptError(Exception):
         self.diagnostic = diagnostic
 
 
-@dataclass(frozen=True)
-class ScriptPayload:
+class ScriptPayload(Frozen):
     """The request as the one string a script call receives (built once per decision).
 
     A JSON header line (`fields`, `roles`, `lens`: each message's length in code points) followed by
@@ -88,14 +92,21 @@ class ScriptPayload:
 
     data: str
 
+    def __init__(self, data: str) -> None:
+        _set(self, "data", data)
 
-@dataclass(frozen=True)
-class ScriptOutcome:
+
+class ScriptOutcome(Frozen):
     """What one call produced: a match with an optional action dict, no match, or an error."""
 
     matched: bool
-    action: dict[str, Any] | None = None
-    error: str | None = None
+    action: dict[str, Any] | None
+    error: str | None
+
+    def __init__(self, matched: bool, action: dict[str, Any] | None = None, error: str | None = None) -> None:
+        _set(self, "matched", matched)
+        _set(self, "action", action)
+        _set(self, "error", error)
 
 
 def _globals() -> sl.Globals:

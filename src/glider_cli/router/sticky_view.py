@@ -8,19 +8,28 @@ assistant or system continuation). `follow_on` overrides that test when the prod
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.domain import ChatRequest
 from glider_cli.router.request_kinds import is_new_user_message
+from glider_cli.values import Frozen
+
+_set = object.__setattr__
 
 
-@dataclass(frozen=True)
-class StickyView:
+class StickyView(Frozen):
     bound: bool
-    turn_id: str | None = None
-    reason: str = ""
-    follow_on: bool | None = None
+    turn_id: str | None
+    reason: str
+    follow_on: bool | None
+
+    def __init__(
+        self, bound: bool, turn_id: str | None = None, reason: str = "", follow_on: bool | None = None
+    ) -> None:
+        _set(self, "bound", bound)
+        _set(self, "turn_id", turn_id)
+        _set(self, "reason", reason)
+        _set(self, "follow_on", follow_on)
 
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:

@@ -1,0 +1,92 @@
+"""`Frozen`: the base of Glider's small immutable values (settings, config, requests, decisions).
+
+A subclass behaves as the `@dataclass(frozen=True)` it replaces: assigning or deleting a field raises
+FrozenInstanceError (an AttributeError), two instances of the same class with equal fields are equal
+and hash alike, the repr is `Name(field=value, ...)`, instances copy and pickle, `Cls.field` is the
+field's default, and `replace(value, **changes)` makes a changed copy. Type checkers see a frozen
+dataclass (`dataclass_transform`), so assigning a field is a type error too.
+
+Why not @dataclass: on Python 3.11 a frozen dataclass compiles six methods with exec() when its class
+is created, ~1.4 ms a class on the bench machine: 45 ms of `glider route explain`, which creates 33
+of them (issue #2 §6). Here nothing is generated: the shared methods live on this base.
+
+A subclass annotates its fields in order and writes an `__init__` that takes exactly those fields,
+in that order (the defaults go there), and sets each one with `object.__setattr__`: `init_fields`
+for values built once, one call per field for values built per request (as fast as the generated
+code was). tests/test_values.py holds every subclass to this.
+"""
+
+from __future__ import annotations
+
+from inspect import get_annotations
+from typing import Any, ClassVar, TypeVar, dataclass_transform
+
+V = TypeVar("V", bound="Frozen")
+
+_set = object.__setattr__
+
+
+class FrozenInstanceError(AttributeError):
+    """A field of a frozen value was assigned or deleted."""
+
+
+@dataclass_transform(frozen_default=True)
+class Frozen:
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The class's own annotations, as strings (`from __future__ import annotations`); a ClassVar
+        # is no field. Fields of a Frozen base class come first, as in a dataclass.
+        cls._fields = cls._fields + tuple(
+            name
+            for name, kind in get_annotations(cls).items()
+            if not str(kind).startswith(("ClassVar", "typing.ClassVar"))
+        )
+        # As on a dataclass, `Cls.field` is the field's default (`DelegateSettings.timeout`).
+        init = cls.__dict__.get("__init__")
+        if init is not None and init.__defaults__:
+            params = init.__code__.co_varnames[1 : init.__code__.co_argcount]
+            for name, default in zip(params[-len(init.__defaults__) :], init.__defaults__, strict=True):
+                setattr(cls, name, default)
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple([getattr(self, name) for name in self._fields])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Frozen) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{self.__class__.__qualname__}({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (self.__class__, self._values())
+
+
+def init_fields(obj: Frozen, *values: Any) -> None:
+    """Set `obj`'s fields, in order, from an `__init__`'s arguments."""
+    for name, value in zip(obj._fields, values, strict=True):
+        _set(obj, name, value)
+
+
+def replace(obj: V, **changes: Any) -> V:
+    """A copy of `obj` with some fields changed (as `dataclasses.replace`)."""
+    values = dict(zip(obj._fields, obj._values(), strict=True))
+    unknown = set(changes) - set(values)
+    if unknown:
+        raise TypeError(f"{obj.__class__.__qualname__} has no field {sorted(unknown)[0]!r}")
+    values.update(changes)
+    return obj.__class__(**values)

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+import pickle
+import pkgutil
+from typing import ClassVar
+
+import pytest
+
+import glider_cli
+from glider_cli.config_model import Action, Rule, Trigger
+from glider_cli.domain import ChatRequest, RequestSummary, RouteDecision
+from glider_cli.settings import BackendSettings, Settings, Timeout
+from glider_cli.values import Frozen, FrozenInstanceError, init_fields, replace
+
+
+def _all_value_classes() -> list[type[Frozen]]:
+    for mod in pkgutil.walk_packages(glider_cli.__path__, "glider_cli."):
+        if not mod.name.endswith(".__main__"):  # that one runs the CLI
+            importlib.import_module(mod.name)
+    found: list[type[Frozen]] = []
+    todo = list(Frozen.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        if cls.__module__.startswith("glider_cli."):
+            found.append(cls)
+        todo.extend(cls.__subclasses__())
+    return found
+
+
+VALUE_CLASSES = _all_value_classes()
+
+
+def test_the_value_classes_are_found() -> None:
+    names = {c.__name__ for c in VALUE_CLASSES}
+    assert {"Settings", "BackendSettings", "Config", "Rule", "ChatRequest", "RouteDecision"} <= names
+
+
+@pytest.mark.parametrize("cls", VALUE_CLASSES, ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_init_takes_and_sets_exactly_the_fields_in_order(cls: type[Frozen]) -> None:
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    assert tuple(p.name for p in params) == cls._fields
+    given = {name: object() for name in cls._fields}
+    positional = cls(*given.values())
+    by_keyword = cls(**given)
+    for name, value in given.items():
+        assert getattr(positional, name) is value, name
+        assert getattr(by_keyword, name) is value, name
+    assert sorted(vars(positional)) == sorted(cls._fields)
+    for p in params:
+        if p.default is not p.empty:
+            assert getattr(cls, p.name) is p.default, p.name
+
+
+def test_frozen() -> None:
+    t = Timeout()
+    with pytest.raises(FrozenInstanceError, match="cannot assign to field 'read'"):
+        t.read = 1.0  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError, match="cannot delete field 'read'"):
+        del t.read  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        t.other = 1  # type: ignore[attr-defined]
+    assert t.read == 600.0
+
+
+def test_equality_and_hash_by_fields_within_one_class() -> None:
+    assert Timeout() == Timeout(5.0, 600.0, 60.0, 10.0)
+    assert Timeout(read=1.0) != Timeout()
+    assert hash(Timeout()) == hash(Timeout())
+    assert {Timeout(), Timeout()} == {Timeout()}
+
+    class Other(Frozen):
+        connect: float
+        read: float
+        write: float
+        pool: float
+
+        def __init__(self, connect: float, read: float, write: float, pool: float) -> None:
+            init_fields(self, connect, read, write, pool)
+
+    assert Other(5.0, 600.0, 60.0, 10.0) != Timeout()
+    assert Timeout() != (5.0, 600.0, 60.0, 10.0)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(Settings())  # a mapping field, as with a frozen dataclass
+
+
+def test_repr_names_every_field() -> None:
+    assert repr(Timeout()) == "Timeout(connect=5.0, read=600.0, write=60.0, pool=10.0)"
+    b = BackendSettings("local1", "ollama", "local")
+    assert repr(b).startswith("BackendSettings(name='local1', type='ollama', side='local', base_url=None")
+    assert str(b) == repr(b)
+
+
+def test_copy_and_pickle() -> None:
+    b = BackendSettings("local1", "ollama", "local", timeout=Timeout(read=3.0))
+    assert copy.copy(b) == b
+    r = Rule("r", 5, Trigger("regex", pattern="x"), Action("local"), line=3)
+    assert copy.deepcopy(r) == r
+    assert pickle.loads(pickle.dumps(r)) == r
+
+
+def test_replace() -> None:
+    t = Timeout()
+    changed = replace(t, read=1.0)
+    assert changed == Timeout(read=1.0)
+    assert t.read == 600.0
+    with pytest.raises(TypeError, match="Timeout has no field 'reed'"):
+        replace(t, reed=1.0)
+
+
+def test_mutable_defaults_are_fresh_and_immutable_ones_shared() -> None:
+    a = ChatRequest("anthropic", "m", False, ())
+    b = ChatRequest("anthropic", "m", False, ())
+    assert a.headers == {} and a.headers is not b.headers
+    summary = RequestSummary(0, False, 0, "heuristic")
+    d = RouteDecision("local", "r", None, None, None, None, "single", None, summary, ())
+    e = RouteDecision("local", "r", None, None, None, None, "single", None, summary, ())
+    assert d.extra == {} and d.extra is not e.extra
+    assert Settings().backends == {}
+    with pytest.raises(TypeError):
+        Settings().backends["x"] = BackendSettings("x", "ollama", "local")  # type: ignore[index]
+
+
+def test_fields_of_a_base_class_come_first_and_classvars_are_none() -> None:
+    class Base(Frozen):
+        a: int
+        kind: ClassVar[str] = "base"
+
+        def __init__(self, a: int) -> None:
+            init_fields(self, a)
+
+    class Child(Base):
+        b: str
+
+        def __init__(self, a: int, b: str) -> None:
+            init_fields(self, a, b)
+
+    assert Base._fields == ("a",)
+    assert Child._fields == ("a", "b")
+    assert (
+        repr(Child(1, "x"))
+        == "test_fields_of_a_base_class_come_first_and_classvars_are_none.<locals>.Child(a=1, b='x')"
+    )
+
+
+def test_init_fields_wants_every_field() -> None:
+    with pytest.raises(ValueError):
+        init_fields(Timeout(), 1.0)
