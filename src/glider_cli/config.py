@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -58,9 +57,12 @@ _MAX_EXTENDS = 8
 
 def profiles_dir() -> Path:
     """Where the bundled profiles are: package data in a wheel, the repo's profiles/ when editable."""
-    packaged = resources.files("glider_cli").joinpath("profiles")
+    # The package directory itself, which is what importlib.resources.files("glider_cli") gives for an
+    # installed package; asking it costs ~6 ms of every command that loads a config (importlib.readers
+    # imports zipfile, tempfile, random). A zipped install was never supported: the result is a Path.
+    packaged = Path(__file__).parent / "profiles"
     if packaged.is_dir():
-        return Path(str(packaged))
+        return packaged
     return Path(__file__).resolve().parents[2] / "profiles"
 
 
