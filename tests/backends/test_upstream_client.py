@@ -14,7 +14,7 @@ from glider_cli.settings import Timeout
 
 pytestmark = pytest.mark.live
 
-KINDS = ("aiohttp", "httpx")
+KINDS = ("native", "aiohttp", "httpx")
 BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"stream":true}'
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
 

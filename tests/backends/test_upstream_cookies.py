@@ -10,7 +10,7 @@ from glider_cli.backends.client import make_upstream
 from glider_cli.settings import Timeout
 
 
-@pytest.mark.parametrize("kind", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("kind", ["native", "aiohttp", "httpx"])
 def test_a_set_cookie_is_passed_back_but_never_replayed(kind: str) -> None:
     seen: list[bytes] = []
     # `localhost`, not an IP: a default jar would keep (and replay) a cookie for a name.

@@ -49,7 +49,7 @@ class GliderServer:
         *,
         environ: Mapping[str, str] | None = None,
         record: bool = True,
-        upstream_kind: str = "aiohttp",
+        upstream_kind: str = "native",
         bound_host: str | None = None,
     ) -> None:
         path = tmp / "glider-test-config.yaml"

@@ -82,7 +82,7 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     router: Decider | None = None,
     bound_host: str | None = None,
-    upstream_kind: str = "aiohttp",
+    upstream_kind: str = "native",
 ) -> Starlette:
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
