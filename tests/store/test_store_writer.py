@@ -192,3 +192,49 @@ def test_emit_snapshots_data_so_later_changes_do_not_reach_the_record(glider_env
     assert ring[-2]["data"] == {"trace": [{"rule": "a"}], "extra": {"n": 1}}
     assert ring[-1]["data"] == {"raw": "bytes", "set": [1]}
     assert [e["data"] for e in log.iter_events(paths.context)] == [ring[-2]["data"], ring[-1]["data"]]
+
+
+def test_write_now_writes_on_the_callers_thread_after_pending_events_and_redacts(glider_env: Path) -> None:
+    import threading
+
+    paths = Paths(home=glider_env)
+    w = EventWriter(paths, linger=60.0)  # the thread would hold pending events for a minute
+    w.start()
+    w.emit("Note", {"i": 0}, turn_id="t")  # pending, from "another thread"
+    w.write_now(
+        [
+            ("Note", {"i": 1}, "t"),
+            ("Note", {"i": 2, "error": f"401 for {SECRETS['anthropic']}"}, None),
+            ("Note", {"raw": b"bytes", "x-api-key": SECRETS["plain-header-value"]}, "t"),
+        ]
+    )
+    # On disk already, no flush, the thread never woke for these: pending first, then the batch in order.
+    events = list(log.iter_events(paths.context))
+    assert [e["data"].get("i") for e in events] == [0, 1, 2, None]
+    assert events[2]["data"]["error"] == f"401 for {REDACTED}"
+    assert events[3]["data"] == {"raw": "bytes", "x-api-key": REDACTED}
+    assert [e["turn_id"] for e in events] == ["t", "t", None, "t"]
+    assert [e["id"] for e in events] == sorted(e["id"] for e in events)
+    assert [e["data"] for e in w.recent()] == [e["data"] for e in events]
+    assert w.stats.written == 4 and w.stats.emitted == 4 and w.stats.redacted == 2
+    assert w.flush(timeout=5)
+
+    # write_now from one thread beside emit from others: nothing lost, each emitter's order kept.
+    def emitter(k: int) -> None:
+        for i in range(200):
+            w.emit("Note", {"k": k, "i": i})
+
+    threads = [threading.Thread(target=emitter, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for i in range(200):
+        w.write_now([("Note", {"k": "now", "i": i}, None)])
+    for t in threads:
+        t.join()
+    w.close()
+    seen: dict[object, list[int]] = {}
+    for e in list(log.iter_events(paths.context))[4:]:
+        seen.setdefault(e["data"]["k"], []).append(e["data"]["i"])
+    assert seen == {0: list(range(200)), 1: list(range(200)), "now": list(range(200))}
+    with pytest.raises(StoreError, match="closed"):
+        w.write_now([("Note", {}, None)])

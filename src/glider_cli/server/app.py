@@ -109,7 +109,7 @@ def create_app(
     from glider_cli.router.sticky import Stickiness
     from glider_cli.store.events import IdGenerator
 
-    loop_sink = LoopSink(sink)
+    loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
     ids = IdGenerator()
     proxy = Proxy(
         router=router,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.domain import EventSink
@@ -78,12 +78,19 @@ class LoopSink:
     event loop's next iteration, which at low load is the time spent waiting on the upstream or after
     the reply was written, so the writer's redaction and queueing never add to a request's latency.
 
-    `drain()` hands everything pending over at once (the lifespan calls it before closing the writer).
-    Outside a running loop `emit` passes straight through.
+    `drain()` hands everything pending over at once (the lifespan calls it before closing the writer):
+    to `write_now` when given (the event writer's batch path: written on this thread, no hand-over
+    to the writer's thread, which would cost the request path a wake-up and GIL contention), else
+    event by event to `sink.emit`. Outside a running loop `emit` passes straight through.
     """
 
-    def __init__(self, sink: EventSink) -> None:
+    def __init__(
+        self,
+        sink: EventSink,
+        write_now: Callable[[list[tuple[str, Mapping[str, Any], str | None]]], None] | None = None,
+    ) -> None:
         self.sink = sink
+        self._write_now = write_now
         self._pending: list[tuple[str, Mapping[str, Any], str | None]] = []
         self._scheduled = False
 
@@ -102,5 +109,8 @@ class LoopSink:
     def drain(self) -> None:
         self._scheduled = False
         pending, self._pending = self._pending, []
+        if self._write_now is not None:
+            self._write_now(pending)
+            return
         for type_, data, turn_id in pending:
             self.sink.emit(type_, data, turn_id=turn_id)

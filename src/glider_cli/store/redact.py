@@ -128,7 +128,10 @@ def text_may_need_redaction(text: str) -> bool:
     """False when `redact_text(text)` is `text` (a substring pre-check, cheaper than `_TRIGGER`)."""
     if len(text) < _MIN_LEN:
         return False
-    return any(shape in text for shape in _TEXT_SHAPES)
+    for shape in _TEXT_SHAPES:  # noqa: SIM110 (a plain loop is twice as fast as any() on short text)
+        if shape in text:
+            return True
+    return False
 
 
 def may_need_redaction(blob: bytes) -> bool:

@@ -17,6 +17,12 @@ Contract:
   are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
   other event (or one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses,
   datetimes, subclasses) goes through the full `redact` walk and `log.encode`.
+- `write_now(items)` is the batch path for a caller that already runs off the request's critical
+  path (the server's `LoopSink` drains on a later event-loop pass): it stamps, settles (redacts) and
+  appends the events on the caller's thread, in one write per day file, without waking the thread: no
+  thread hand-over and no GIL contention on the request path. The caller hands `data` over (it must
+  not change it afterwards: there is no snapshot). Events pending from other threads are written
+  first, so the file keeps emit order; the thread and `write_now` never write at the same time.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
@@ -34,6 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -153,6 +160,8 @@ class EventWriter:
         self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.settings.max_events)
         # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
         self._lock = threading.Lock()
+        # Held from taking a batch to having written it, so two writers keep the file in emit order.
+        self._write_lock = threading.Lock()
         self._unwritten: list[_Line] = []
         self._wake = threading.Event()
         self._urgent = threading.Event()
@@ -160,6 +169,7 @@ class EventWriter:
         self._enqueued = 0
         self._done = 0
         self._dir_ready = False
+        self._day_paths: dict[str, Path] = {}
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._closed = False
@@ -242,6 +252,30 @@ class EventWriter:
         if not self._wake.is_set():
             self._wake.set()
 
+    def write_now(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
+        """Stamp, settle and append `items` (type, data, turn_id) on this thread; see the contract."""
+        if self._closed:
+            raise StoreError(f"event writer for {self.context_dir} is closed; {len(items)} event(s) lost")
+        if not items:
+            return
+        ts = format_ts(self._clock())
+        redacted = 0
+        with self._write_lock:
+            with self._lock:
+                self._settle_pending()
+                ring, unwritten = self._ring, self._unwritten
+                for type_, data, turn_id in items:
+                    ev, line, ran = settle((self._ids(), type_, ts, turn_id, dict(data)))
+                    ring.append(ev)
+                    unwritten.append((ts[:10], line))
+                    redacted += ran
+                self.stats.redacted += redacted
+                batch, self._unwritten = unwritten, []
+            with self._cond:
+                self._enqueued += len(items)
+                self.stats.emitted += len(items)
+            self._write(batch)
+
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The ring's events, oldest first (the last `limit` when given), pending ones included."""
         with self._lock:
@@ -277,7 +311,11 @@ class EventWriter:
         return batch
 
     def _append(self, day: str, lines: list[bytes]) -> None:
-        path = log.day_path(self.context_dir, day)
+        path = self._day_paths.get(day)
+        if path is None:
+            if len(self._day_paths) > 8:
+                self._day_paths.clear()
+            path = self._day_paths[day] = log.day_path(self.context_dir, day)
         data = b"".join(lines)
         if not self._dir_ready:
             self.context_dir.mkdir(parents=True, exist_ok=True)
@@ -314,14 +352,16 @@ class EventWriter:
 
     def _drain(self, slice_: int | None = None) -> None:
         while True:
-            batch = self._take(slice_)
+            with self._write_lock:
+                batch = self._take(slice_)
+                if batch:
+                    self._write(batch)
             if batch is None:
                 # The GIL goes to the event loop between slices: a request never waits on a whole batch.
                 time.sleep(_PAUSE)
                 continue
             if not batch:
                 return
-            self._write(batch)
 
     def _run(self) -> None:
         while True:
