@@ -122,3 +122,79 @@ def test_coalescing_transport_writes_once_per_loop_pass() -> None:
     real = asyncio.run(go())
     assert real.writes[1:] == [b"event: one\n\n", b"event: two\n\n"]
     assert real.closed
+
+
+@pytest.mark.parametrize("with_hooks", [True, False])
+def test_a_client_that_leaves_cancels_the_handler(with_hooks: bool) -> None:
+    """Under Glider's protocol the lost-connection hook cancels the handler; under any other server a
+    watcher task sees `http.disconnect` from `receive()`. Either way nothing is sent afterwards."""
+    from glider_cli.server.asgi import ON_CONNECTION_LOST, ProxyEndpoint
+
+    hooks: list[Any] = []
+    scope = _scope("POST", "/v1/messages")
+    if with_hooks:
+        scope["extensions"] = {ON_CONNECTION_LOST: hooks}
+    events: list[str] = []
+    sent: list[Any] = []
+
+    async def handler(scope: Any, body: bytes) -> Reply:
+        events.append(f"handler {body.decode()}")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        return Reply(200, body=b"late")
+
+    async def run() -> None:
+        gone = asyncio.Event()
+        messages = [{"type": "http.request", "body": b"hi", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            await gone.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        endpoint = ProxyEndpoint(handler, 1024, lambda exc: Reply(400))
+        task = asyncio.create_task(endpoint(scope, receive, send))
+        await asyncio.sleep(0.05)
+        assert events == ["handler hi"]
+        assert len(hooks) == (1 if with_hooks else 0)
+        if with_hooks:
+            for hook in list(hooks):
+                hook()
+        else:
+            gone.set()
+        await asyncio.wait_for(task, 5)  # returns normally: the cancellation was ours, and absorbed
+        assert not task.cancelled()
+
+    asyncio.run(run())
+    assert events == ["handler hi", "cancelled"]
+    assert sent == []
+    assert hooks == []  # unregistered when the request ended
+
+
+def test_the_lost_connection_hooks_are_unregistered_after_a_reply() -> None:
+    from glider_cli.server.asgi import ON_CONNECTION_LOST, ProxyEndpoint
+
+    hooks: list[Any] = []
+    scope = {**_scope("POST", "/v1/messages"), "extensions": {ON_CONNECTION_LOST: hooks}}
+    sent: list[Any] = []
+
+    async def handler(scope: Any, body: bytes) -> Reply:
+        assert len(hooks) == 1
+        return Reply(200, body=body)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"echo", "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(ProxyEndpoint(handler, 1024, lambda exc: Reply(400))(scope, receive, send))
+    assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
+    assert sent[1]["body"] == b"echo" and hooks == []

@@ -11,9 +11,12 @@ stream): they are the hot path. Contract:
   the connection's next request is read.
 - `HotPaths` sends `POST` on the model endpoints straight to their `ProxyEndpoint`, past Starlette's
   exception middleware and route matching (which still serve every other path and method).
-- `ProxyEndpoint` runs the handler while a watcher waits on `receive()`: a client that disconnects
-  before the reply is complete cancels the handler (and with it the upstream request, whose
-  response is closed in the relay's `finally`). A stream is always closed (`aclose`), so its
+- `ProxyEndpoint` runs the handler and cancels it when the client disconnects before the reply is
+  complete (and with it the upstream request, whose response is closed in the relay's `finally`).
+  Glider's own server protocol (`server.http_protocol`) offers a hook list under
+  `scope["extensions"][ON_CONNECTION_LOST]` and calls it when the connection drops: registering
+  there costs nothing per request. Under any other ASGI server a watcher task waits on `receive()`
+  for `http.disconnect` instead. A stream is always closed (`aclose`), so its
   `finally` — where the outcome event is written — runs on completion, failure and disconnect.
 """
 
@@ -26,6 +29,9 @@ from dataclasses import dataclass, field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.errors import RequestError
+
+# scope["extensions"] key: a list of callables the server calls (no arguments) when the connection is lost.
+ON_CONNECTION_LOST = "glider.connection_lost"
 
 
 class ClientGone(Exception):
@@ -147,7 +153,19 @@ class ProxyEndpoint:
         task = asyncio.current_task()
         assert task is not None
         state = _Watch()
-        watcher = asyncio.create_task(_watch(receive, task, state))
+        hooks: list[Callable[[], None]] | None = scope.get("extensions", {}).get(ON_CONNECTION_LOST)
+        watcher: asyncio.Task[None] | None = None
+        lost: Callable[[], None] | None = None
+        if hooks is not None:
+
+            def lost() -> None:
+                if not state.done:
+                    state.disconnected = True
+                    task.cancel()
+
+            hooks.append(lost)
+        else:
+            watcher = asyncio.create_task(_watch(receive, task, state))
         try:
             reply = await self.handler(scope, body)
             await send_reply(reply, send, state)
@@ -158,4 +176,7 @@ class ProxyEndpoint:
             task.uncancel()
         finally:
             state.done = True
-            watcher.cancel()
+            if watcher is not None:
+                watcher.cancel()
+            if hooks is not None and lost in hooks:
+                hooks.remove(lost)

@@ -15,14 +15,20 @@ Contract:
   uvicorn's `http` (see `server.run.uvicorn_options`).
 - Anything scheduled with `call_soon` after a send runs after that send's bytes were written
   (`server.asgi` runs a reply's bookkeeping that way).
+- Every request's scope carries `scope["extensions"][server.asgi.ON_CONNECTION_LOST]`: a list of
+  callables, called once each when the connection is lost (after uvicorn's own handling), so an
+  endpoint learns of a disconnect without a task waiting on `receive()`.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from glider_cli.server.asgi import ON_CONNECTION_LOST
 
 
 class CoalescingTransport:
@@ -72,7 +78,20 @@ class CoalescingTransport:
 
 
 class CoalescingHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol writing through a `CoalescingTransport`."""
+    """uvicorn's httptools protocol writing through a `CoalescingTransport`, with the lost-connection
+    hooks of the module contract."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._lost_hooks: list[Callable[[], None]] = []
         super().connection_made(CoalescingTransport(transport, self.loop))  # type: ignore[arg-type]
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        extensions: dict[str, Any] = self.scope.setdefault("extensions", {})  # type: ignore[assignment]
+        extensions[ON_CONNECTION_LOST] = self._lost_hooks
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        hooks, self._lost_hooks = self._lost_hooks, []
+        for hook in hooks:
+            hook()
