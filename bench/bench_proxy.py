@@ -4,12 +4,14 @@ Everything runs in one go against the same fake upstream (tests/fake_upstream.py
 own process on 127.0.0.1 so the load generator does not steal their event loop:
 
     direct         client -> fake upstream
-    floor          client -> raw ASGI app on stock uvicorn (uvloop, httptools) and the same aiohttp client,
-                   no routing, no records -> fake: the cost of one more HTTP hop on this stack and
-                   machine, about what glider's own work is measured against
+    floor          client -> raw ASGI app on glider's own server stack (uvicorn with server.http_protocol,
+                   uvloop, httptools) and its upstream client (backends.native), no routing, no
+                   records -> fake: the cost of one more HTTP hop on this stack and machine, which
+                   glider's own work (parsing, routing, records) comes on top of
     minimal        client -> ~20-line Starlette app forwarding with httpx.AsyncClient -> fake
-    glider-httpx   client -> `create_app(..., upstream_kind="httpx")` -> fake      (the client seam, measured)
-    glider         client -> `glider serve --config <bench config>` (aiohttp upstream) -> fake
+    glider-httpx   client -> `create_app(..., upstream_kind="httpx")` -> fake    } the upstream client
+    glider-aiohttp client -> `create_app(..., upstream_kind="aiohttp")` -> fake  } seam, measured
+    glider         client -> `glider serve --config <bench config>` (its default: backends.native) -> fake
 
 Requests are Anthropic `POST /v1/messages` routed by the real router to the `origin` backend
 (same-protocol passthrough). Printed figures and targets (issue 3):
@@ -95,20 +97,22 @@ MINIMAL = textwrap.dedent(
 )
 FLOOR = textwrap.dedent(
     """
-    import aiohttp, uvicorn
+    import uvicorn
+    from glider_cli.backends.native import NativeUpstream
+    from glider_cli.server.run import uvicorn_options
+    from glider_cli.settings import Timeout
     UP = "http://127.0.0.1:{up}"
+    T = Timeout()
     state = {{}}
     async def app(scope, receive, send):
         if scope["type"] == "lifespan":
             while True:
                 m = await receive()
                 if m["type"] == "lifespan.startup":
-                    state["s"] = aiohttp.ClientSession(
-                        connector=aiohttp.TCPConnector(limit=256), trust_env=False,
-                        skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"))
+                    state["up"] = NativeUpstream()
                     await send({{"type": "lifespan.startup.complete"}})
                 else:
-                    await state["s"].close()
+                    await state["up"].aclose()
                     await send({{"type": "lifespan.shutdown.complete"}})
                     return
         body = b""
@@ -119,31 +123,34 @@ FLOOR = textwrap.dedent(
                 break
         key = next((v for k, v in scope["headers"] if k == b"x-api-key"), b"").decode()
         headers = {{"content-type": "application/json", "x-api-key": key, "anthropic-version": "2023-06-01"}}
-        async with state["s"].post(UP + "/v1/messages", data=body, headers=headers) as r:
-            ctype = r.headers.get("content-type", "application/json").encode()
-            if b'"stream":true' in body:
-                hdrs = [(b"content-type", ctype)]
-                await send({{"type": "http.response.start", "status": r.status, "headers": hdrs}})
-                async for chunk in r.content.iter_any():
-                    await send({{"type": "http.response.body", "body": chunk, "more_body": True}})
-                await send({{"type": "http.response.body", "body": b""}})
-                return
-            data = await r.read()
+        r = await state["up"].send("POST", UP + "/v1/messages", headers, body, T)
+        ctype = next((v for k, v in r.headers if k.lower() == "content-type"), "application/json").encode()
+        if b'"stream":true' in body:
+            hdrs = [(b"content-type", ctype)]
+            start = {{"type": "http.response.start", "status": r.status, "headers": hdrs}}
+            await send(start)
+            async for chunk in r.aiter_bytes():
+                await send({{"type": "http.response.body", "body": chunk, "more_body": True}})
+            await send({{"type": "http.response.body", "body": b""}})
+            await r.aclose()
+            return
+        data = await r.read()
+        await r.aclose()
         headers = [(b"content-type", ctype), (b"content-length", str(len(data)).encode())]
         await send({{"type": "http.response.start", "status": r.status, "headers": headers}})
         await send({{"type": "http.response.body", "body": data}})
-    uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False,
-                proxy_headers=False, server_header=False)
+    uvicorn.run(app, host="127.0.0.1", port={port}, **uvicorn_options())
     """
 )
-GLIDER_HTTPX = textwrap.dedent(
+GLIDER_KIND = textwrap.dedent(
     """
     import uvicorn
     from glider_cli.config import load_config
     from glider_cli.server.app import create_app
+    from glider_cli.server.run import uvicorn_options
     cfg = load_config(config={config!r})
-    app = create_app(cfg, upstream_kind="httpx")
-    uvicorn.run(app, host="127.0.0.1", port={port}, log_level="warning", access_log=False)
+    app = create_app(cfg, upstream_kind={kind!r})
+    uvicorn.run(app, host="127.0.0.1", port={port}, **uvicorn_options())
     """
 )
 
@@ -292,11 +299,15 @@ def main() -> None:
             f"  ollama: {{type: ollama, side: local, base_url: 'http://127.0.0.1:{up}'}}\n"
             f"  origin: {{type: origin, side: cloud, base_url: 'http://127.0.0.1:{up}'}}\n"
         )
-        ports = {name: free_port() for name in ("floor", "minimal", "glider-httpx", "glider")}
+        names = ("floor", "minimal", "glider-httpx", "glider-aiohttp", "glider")
+        ports = {name: free_port() for name in names}
         scripts = {
             "floor": FLOOR.format(up=up, port=ports["floor"]),
             "minimal": MINIMAL.format(up=up, port=ports["minimal"]),
-            "glider-httpx": GLIDER_HTTPX.format(config=str(cfg), port=ports["glider-httpx"]),
+            "glider-httpx": GLIDER_KIND.format(config=str(cfg), kind="httpx", port=ports["glider-httpx"]),
+            "glider-aiohttp": GLIDER_KIND.format(
+                config=str(cfg), kind="aiohttp", port=ports["glider-aiohttp"]
+            ),
         }
         for script in scripts.values():
             procs.append(subprocess.Popen([PY, "-c", script], env=env))
@@ -339,13 +350,13 @@ def main() -> None:
             f"{label:<48}{value:>9.3f} {unit:<4} target {sign} {target} {unit:<4} {'OK' if good else 'MISS'}"
         )
 
-    for name in ("glider", "glider-httpx", "floor", "minimal"):
+    for name in ("glider", "glider-aiohttp", "glider-httpx", "floor", "minimal"):
         g = res[name]
         print(f"-- {name}")
         check("  non-streaming overhead p50 (c=1, paired rounds)", g["over50"], 1.0, "ms")
         check("  non-streaming overhead p99 (c=1)", g["p99"] - d["p99"], 5.0, "ms")
         check("  streaming first-byte overhead p50 (paired)", g["over_ttfb"], 1.0, "ms")
-        if name in ("glider", "glider-httpx"):
+        if name.startswith("glider"):
             check(
                 "  throughput c=32 vs minimal pass-through",
                 100 * g["rps32"] / res["minimal"]["rps32"],

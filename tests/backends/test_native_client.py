@@ -25,7 +25,6 @@ BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
 
 
-
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeUpstream]:
     with FakeUpstream() as f:
@@ -56,6 +55,7 @@ def _reply(body: bytes, *, extra: bytes = b"") -> bytes:
 
 def test_keep_alive_connections_are_reused_and_the_request_is_framed(fake: FakeUpstream) -> None:
     fake.reset()
+
     async def go() -> int:
         up = NativeUpstream()
         try:
