@@ -198,3 +198,58 @@ def test_the_lost_connection_hooks_are_unregistered_after_a_reply() -> None:
     asyncio.run(ProxyEndpoint(handler, 1024, lambda exc: Reply(400))(scope, receive, send))
     assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
     assert sent[1]["body"] == b"echo" and hooks == []
+
+
+def test_glider_protocol_writes_a_whole_reply_at_once_and_calls_the_lost_hooks() -> None:
+    """uvicorn driven through Glider's protocol on a recording transport: head and body of a whole
+    reply leave in one write as the response completes (no extra loop pass), and a lost connection
+    calls the hook the endpoint registered."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    from glider_cli.server.asgi import ON_CONNECTION_LOST
+    from glider_cli.server.http_protocol import CoalescingHttpToolsProtocol
+
+    seen: dict[str, Any] = {}
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        hooks = scope["extensions"][ON_CONNECTION_LOST]
+        seen["hooks"] = hooks
+        if scope["path"] == "/wait":
+            lost = asyncio.Event()
+            hooks.append(lost.set)
+            await lost.wait()
+            seen["lost"] = True
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+        seen["writes_when_done"] = list(real.writes)
+
+    async def go() -> None:
+        config = uvicorn.Config(app, lifespan="off", log_level="warning")
+        proto = CoalescingHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
+        proto.connection_made(real)  # type: ignore[arg-type]
+        proto.data_received(b"POST /x HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        proto.data_received(b"POST /wait HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n")
+        for _ in range(3):
+            await asyncio.sleep(0)
+        proto.connection_lost(None)
+        for _ in range(3):
+            await asyncio.sleep(0)
+
+    class _SocketTransport(_Transport):
+        def get_extra_info(self, name: str) -> Any:
+            return {"peername": ("127.0.0.1", 50000), "sockname": ("127.0.0.1", 8080)}.get(name)
+
+        def pause_reading(self) -> None: ...
+
+        def resume_reading(self) -> None: ...
+
+    real = _SocketTransport()
+    asyncio.run(go())
+    first = seen["writes_when_done"]
+    assert len(first) == 1 and first[0].startswith(b"HTTP/1.1 200 OK") and first[0].endswith(b"\r\n\r\nok")
+    assert seen["lost"] is True

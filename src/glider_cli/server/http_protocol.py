@@ -15,6 +15,8 @@ Contract:
   uvicorn's `http` (see `server.run.uvicorn_options`).
 - Anything scheduled with `call_soon` after a send runs after that send's bytes were written
   (`server.asgi` runs a reply's bookkeeping that way).
+- When a response is complete (uvicorn's `on_response_complete`) whatever is buffered is written at
+  once: a whole reply's head and body leave in one write without waiting for the next loop pass.
 - Every request's scope carries `scope["extensions"][server.asgi.ON_CONNECTION_LOST]`: a list of
   callables, called once each when the connection is lost (after uvicorn's own handling), so an
   endpoint learns of a disconnect without a task waiting on `receive()`.
@@ -89,6 +91,12 @@ class CoalescingHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_begin()
         extensions: dict[str, Any] = self.scope.setdefault("extensions", {})  # type: ignore[assignment]
         extensions[ON_CONNECTION_LOST] = self._lost_hooks
+
+    def on_response_complete(self) -> None:
+        transport = self.transport
+        if isinstance(transport, CoalescingTransport):
+            transport.flush()
+        super().on_response_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
