@@ -68,6 +68,35 @@ def test_loop_sink_defers_to_the_next_loop_iteration() -> None:
     assert inner.got[-1][0] == "C"
 
 
+def test_loop_sink_closing_events_wait_for_the_next_drain_or_the_linger() -> None:
+    inner = _List()
+    written: list[list[str]] = []
+    sink = LoopSink(inner, lambda items: written.append([t for t, _, _ in items]), linger=0.05)
+
+    async def go() -> None:
+        sink.later.emit("Outcome1", {"n": 1}, turn_id="t1")
+        await asyncio.sleep(0)
+        assert written == []  # not on the next pass: it waits for the next request's drain
+        sink.emit("Opened2", {"n": 2}, turn_id="t2")
+        await asyncio.sleep(0)
+        assert written == [["Outcome1", "Opened2"]]  # one write, emit order kept
+        sink.later.emit("Outcome2", {"n": 3}, turn_id="t2")
+        sink.later.emit("Served2", {"n": 4}, turn_id="t2")
+        await asyncio.sleep(0.01)
+        assert len(written) == 1
+        await asyncio.sleep(0.1)  # nobody else drained: the linger did
+        assert written == [["Outcome1", "Opened2"], ["Outcome2", "Served2"]]
+        sink.later.emit("Last", {})
+        sink.drain()  # the lifespan's drain at shutdown takes what is pending and cancels the timer
+        await asyncio.sleep(0.1)
+
+    asyncio.run(go())
+    assert written[-1] == ["Last"] and len(written) == 3
+    assert inner.got == []  # with write_now, nothing goes through emit
+    sink.later.emit("NoLoop", {})  # no running loop: straight through
+    assert written[-1] == ["NoLoop"]
+
+
 @pytest.mark.live
 def test_sse_is_flushed_event_by_event(tmp_path: Path) -> None:
     with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:

@@ -116,6 +116,7 @@ def create_app(
         parse=parse_request,
         registry=registry,
         sink=loop_sink,
+        closing_sink=loop_sink.later,
         max_body_bytes=settings.server.max_body_bytes,
         new_id=ids,
         upstream=upstream,

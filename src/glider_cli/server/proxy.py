@@ -21,8 +21,10 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    `Reply.after`, once the reply is handed to the server. Streams are relayed chunk by chunk (no
    Content-Length). A failure after the first byte ends the stream with the protocol's error event
    and records `UpstreamFailed`; a client disconnect cancels the upstream request. The outcome
-   event (`FulfilledLocal` for the local side, `OriginPassthrough` for the cloud side) is written in
-   the relay's `finally`, so disconnects are recorded too.
+   event (`FulfilledLocal` for the local side, `OriginPassthrough` for the cloud side) is made in
+   the relay's `finally`, so disconnects are recorded too, on the loop pass after it: the stream's
+   last chunk goes out first. Closing events (outcome, who answered, a mid-stream failure) go to
+   `closing_sink` (the server's `LoopSink.later`: written with the next drain, never on a wait).
 6. Every reply carries `x-glider-route: <side>; rule=<rule>; backend=<name>`, plus
    `; fallback-from=<name>` when a fallback served it. Rule names are percent-encoded outside
    printable ASCII. A delegated turn says `delegate; rule=delegate; backend=<vendor>`.
@@ -137,8 +139,10 @@ class Proxy:
         upstream: Upstream | None = None,
         sticky: Stickiness | None = None,
         delegation: Delegation | None = None,
+        closing_sink: EventSink | None = None,
     ) -> None:
         self.delegation = delegation
+        self.closing = closing_sink if closing_sink is not None else sink
         self.router = router
         self.parse = parse
         self.registry = registry
@@ -380,13 +384,9 @@ class Proxy:
                 # Runs on completion, on upstream failure and when the client went away (the stream
                 # is closed or its task cancelled): closing the upstream response cancels its work.
                 await resp.aclose()
-                if failure is not None:
-                    failed = _failure(call.backend, failure, "mid_stream")
-                    self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
-                self.usage.record(call.backend.name, inb.chat.estimated_tokens, usage.input_tokens)
-                gone = failure is None and not complete
-                self._outcome(job, call, resp.status, usage, complete=complete, disconnected=gone)
-                self._served(job, call, b"", complete=complete)
+                closed = self._stream_closed
+                loop = asyncio.get_running_loop()
+                loop.call_soon(closed, job, call, resp.status, usage, failure, complete)
 
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
@@ -398,6 +398,24 @@ class Proxy:
         headers.append((b"cache-control", b"no-cache"))
         headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(resp.status, headers, stream=gen())
+
+    def _stream_closed(
+        self,
+        job: _Job,
+        call: _Call,
+        status: int,
+        usage: Usage,
+        failure: GliderError | None,
+        complete: bool,
+    ) -> None:
+        """A relayed stream's bookkeeping, on the loop pass after it ended (see the contract)."""
+        if failure is not None:
+            failed = _failure(call.backend, failure, "mid_stream")
+            self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+        self.usage.record(call.backend.name, job.inb.chat.estimated_tokens, usage.input_tokens)
+        gone = failure is None and not complete
+        self._outcome(job, call, status, usage, complete=complete, disconnected=gone)
+        self._served(job, call, b"", complete=complete)
 
     def _outcome(
         self, job: _Job, call: _Call, status: int, usage: Usage, *, complete: bool, disconnected: bool = False
@@ -416,7 +434,7 @@ class Proxy:
         if disconnected:
             data["client_disconnected"] = True
         kind = "FulfilledLocal" if call.backend.side == "local" else "OriginPassthrough"
-        self.sink.emit(kind, data, turn_id=job.turn_id)
+        self.closing.emit(kind, data, turn_id=job.turn_id)
 
     def _served(self, job: _Job, call: _Call, data: bytes, *, complete: bool) -> None:
         """Tell the turn index who answered and which tool calls the reply issued (router.sticky)."""
@@ -428,7 +446,7 @@ class Proxy:
             calls = job.tap.close()
         side, name = call.backend.side, call.backend.name
         for kind, ev, tid in self.sticky.served(job.plan, side, name, call.model, calls, complete=complete):
-            self.sink.emit(kind, ev, turn_id=tid)
+            self.closing.emit(kind, ev, turn_id=tid)
 
     # ------------------------------------------------------------------------------ count_tokens
 

@@ -74,25 +74,36 @@ class UsageCalibrator:
 
 
 class LoopSink:
-    """An EventSink for the request path: `emit` only appends; the real sink gets the events from the
-    event loop's next iteration, which at low load is the time spent waiting on the upstream or after
-    the reply was written, so the writer's redaction and queueing never add to a request's latency.
+    """An EventSink for the request path: `emit` only appends; the real sink gets the events later,
+    so the writer's redaction and encoding never add to a request's latency.
 
-    `drain()` hands everything pending over at once (the lifespan calls it before closing the writer):
-    to `write_now` when given (the event writer's batch path: written on this thread, no hand-over
-    to the writer's thread, which would cost the request path a wake-up and GIL contention), else
-    event by event to `sink.emit`. Outside a running loop `emit` passes straight through.
+    - `emit` (a request's opening events) drains on the event loop's next pass: that is the time
+      spent waiting on the upstream, right after the request went out.
+    - `later.emit` (a reply's closing events: outcome, who answered) waits for the next drain: the
+      next request's, or `linger` seconds at most. Drained right after a reply, they would compete
+      with the client's next request as it arrives; drained with the next request's opening events,
+      they cost nothing on anyone's wait, and both go out in one write.
+    - `drain()` hands everything pending over at once, in emit order (the lifespan calls it before
+      closing the writer): to `write_now` when given (the event writer's batch path: written on this
+      thread, no hand-over to the writer's thread, which would cost the request path a wake-up and
+      GIL contention), else event by event to `sink.emit`. Outside a running loop, emits pass
+      straight through.
     """
 
     def __init__(
         self,
         sink: EventSink,
         write_now: Callable[[list[tuple[str, Mapping[str, Any], str | None]]], None] | None = None,
+        *,
+        linger: float = 0.01,
     ) -> None:
         self.sink = sink
         self._write_now = write_now
+        self._linger = linger
         self._pending: list[tuple[str, Mapping[str, Any], str | None]] = []
         self._scheduled = False
+        self._timer: asyncio.TimerHandle | None = None
+        self.later: EventSink = _Later(self)
 
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
@@ -106,11 +117,39 @@ class LoopSink:
         self._scheduled = True
         loop.call_soon(self.drain)
 
+    def emit_later(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
+        self._pending.append((type, data, turn_id))
+        if self._scheduled or self._timer is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.drain()
+            return
+        self._timer = loop.call_later(self._linger, self.drain)
+
     def drain(self) -> None:
         self._scheduled = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
         pending, self._pending = self._pending, []
         if self._write_now is not None:
             self._write_now(pending)
             return
         for type_, data, turn_id in pending:
             self.sink.emit(type_, data, turn_id=turn_id)
+
+
+class _Later:
+    """`LoopSink.later`: the EventSink for a reply's closing events."""
+
+    __slots__ = ("_sink",)
+
+    def __init__(self, sink: LoopSink) -> None:
+        self._sink = sink
+
+    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
+        self._sink.emit_later(type, data, turn_id=turn_id)
