@@ -238,3 +238,40 @@ def test_write_now_writes_on_the_callers_thread_after_pending_events_and_redacts
     assert seen == {0: list(range(200)), 1: list(range(200)), "now": list(range(200))}
     with pytest.raises(StoreError, match="closed"):
         w.write_now([("Note", {}, None)])
+
+
+def test_the_kept_open_day_file_is_reopened_when_deleted_under_the_writer(
+    glider_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import glider_cli.store.writer as writer_mod
+
+    monkeypatch.setattr(writer_mod, "_RECHECK", 0.0)  # check the descriptor before every batch
+    paths = Paths(home=glider_env)
+    w = EventWriter(paths)
+    w.write_now([("Note", {"i": 1}, None)])
+    day_file = next(paths.context.glob("events-*.jsonl"))
+    day_file.unlink()
+    w.write_now([("Note", {"i": 2}, None)])
+    assert [e["data"]["i"] for e in log.iter_events(paths.context)] == [2]  # a new file, not the gone one
+    (paths.context / "other").mkdir()
+    import shutil
+
+    shutil.rmtree(paths.context)  # the whole directory, too
+    w.write_now([("Note", {"i": 3}, None)])
+    w.close()
+    assert [e["data"]["i"] for e in log.iter_events(paths.context)] == [3]
+    assert w.stats.written == 3 and w.stats.failed == 0
+
+
+def test_id_batches_continue_the_sequence() -> None:
+    from glider_cli.store.events import IdGenerator
+
+    now = [1_700_000_000.0]
+    ids = IdGenerator(lambda: now[0])
+    seq = [ids(), *ids.many(3), ids(), *ids.many(1)]
+    assert seq == sorted(seq) and len(set(seq)) == 6
+    assert len({s[:12] for s in seq}) == 1  # one millisecond
+    assert [int(s[12:], 16) - int(seq[0][12:], 16) for s in seq] == [0, 1, 2, 3, 4, 5]
+    now[0] += 1
+    later = ids.many(2)
+    assert later[0] > seq[-1] and later[0][:12] != seq[0][:12]

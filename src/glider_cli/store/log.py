@@ -68,14 +68,25 @@ def list_day_files(context_dir: Path) -> list[tuple[dt.date, Path]]:
     return out
 
 
+def open_append(path: Path) -> int:
+    """An O_APPEND descriptor on `path` (created 0600): each `write_all` on it appends whole lines."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write `data` to `fd`: one write, more only if the kernel took part of it."""
+    n = os.write(fd, data)
+    if n < len(data):
+        view = memoryview(data)[n:]
+        while view:
+            view = view[os.write(fd, view) :]
+
+
 def append_bytes(path: Path, data: bytes) -> None:
     """Append whole lines to `path` with one write on an O_APPEND descriptor (see the contract)."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = open_append(path)
     try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
+        write_all(fd, data)
     finally:
         os.close(fd)
 

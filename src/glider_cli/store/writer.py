@@ -23,6 +23,9 @@ Contract:
   thread hand-over and no GIL contention on the request path. The caller hands `data` over (it must
   not change it afterwards: there is no snapshot). Events pending from other threads are written
   first, so the file keeps emit order; the thread and `write_now` never write at the same time.
+- The day file stays open between batches (an O_APPEND descriptor: each batch is one write of whole
+  lines); once a second at most it is checked against its path, so a file deleted or replaced
+  under a running writer is reopened. `close()` closes it.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
@@ -35,12 +38,13 @@ Contract:
 from __future__ import annotations
 
 import collections
+import contextlib
 import functools
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -60,6 +64,8 @@ _STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | o
 _SLICE = 8
 _PAUSE = 0.0001
 _BACKLOG = 256
+# How often a kept-open day file is checked against its path (see EventWriter._append).
+_RECHECK = 1.0
 
 # (id, type, ts, turn_id, data) as emitted; (day, line or None when it could not be encoded) as settled.
 _Pending = tuple[str, str, str, "str | None", dict[str, Any]]
@@ -169,7 +175,9 @@ class EventWriter:
         self._enqueued = 0
         self._done = 0
         self._dir_ready = False
-        self._day_paths: dict[str, Path] = {}
+        self._fd: int | None = None
+        self._fd_day: str | None = None
+        self._fd_checked = 0.0
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._closed = False
@@ -228,6 +236,8 @@ class EventWriter:
             self._thread = None
         # An emit that raced `close()` may have landed after the thread's last batch.
         self._drain()
+        with self._write_lock:
+            self._close_fd()
         if self.stats.failed:
             raise StoreError(
                 f"{self.stats.failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
@@ -264,8 +274,9 @@ class EventWriter:
             with self._lock:
                 self._settle_pending()
                 ring, unwritten = self._ring, self._unwritten
-                for type_, data, turn_id in items:
-                    ev, line, ran = settle((self._ids(), type_, ts, turn_id, dict(data)))
+                ids = self._ids.many(len(items))
+                for id_, (type_, data, turn_id) in zip(ids, items, strict=True):
+                    ev, line, ran = settle((id_, type_, ts, turn_id, dict(data)))
                     ring.append(ev)
                     unwritten.append((ts[:10], line))
                     redacted += ran
@@ -311,20 +322,47 @@ class EventWriter:
         return batch
 
     def _append(self, day: str, lines: list[bytes]) -> None:
-        path = self._day_paths.get(day)
-        if path is None:
-            if len(self._day_paths) > 8:
-                self._day_paths.clear()
-            path = self._day_paths[day] = log.day_path(self.context_dir, day)
+        """Append to the day's file through a descriptor kept open between batches (callers hold
+        `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against the path: a file
+        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened."""
         data = b"".join(lines)
+        fd = self._fd if self._fd_day == day else None
+        if fd is not None:
+            now = time.monotonic()
+            if now - self._fd_checked > _RECHECK:
+                self._fd_checked = now
+                if not self._same_file(fd, day):
+                    fd = None
+        if fd is None:
+            fd = self._open_day(day)
+        log.write_all(fd, data)
+
+    def _same_file(self, fd: int, day: str) -> bool:
+        try:
+            st, here = os.fstat(fd), os.stat(log.day_path(self.context_dir, day))
+        except OSError:
+            return False
+        return st.st_nlink > 0 and (st.st_ino, st.st_dev) == (here.st_ino, here.st_dev)
+
+    def _open_day(self, day: str) -> int:
+        self._close_fd()
+        path = log.day_path(self.context_dir, day)
         if not self._dir_ready:
             self.context_dir.mkdir(parents=True, exist_ok=True)
             self._dir_ready = True
         try:
-            log.append_bytes(path, data)
+            fd = log.open_append(path)
         except FileNotFoundError:  # the directory went away under us: make it again, once
             self.context_dir.mkdir(parents=True, exist_ok=True)
-            log.append_bytes(path, data)
+            fd = log.open_append(path)
+        self._fd, self._fd_day, self._fd_checked = fd, day, time.monotonic()
+        return fd
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            fd, self._fd, self._fd_day = self._fd, None, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def _write(self, batch: list[_Line]) -> None:
         by_day: dict[str, list[bytes]] = {}
@@ -343,6 +381,7 @@ class EventWriter:
                 self.stats.written += len(lines)
             except OSError as exc:
                 self._dir_ready = False
+                self._close_fd()
                 self.stats.failed += len(lines)
                 self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
         self.stats.batches += 1
