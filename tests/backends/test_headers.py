@@ -77,3 +77,30 @@ def test_response_headers_drop_framing_and_encoding() -> None:
         ]
     )
     assert out == [("Content-Type", "text/event-stream"), ("request-id", "req_1")]
+
+
+def test_response_headers_raw_drops_the_same_headers_and_lowercases_names() -> None:
+    from glider_cli.backends.headers import response_headers, response_headers_raw
+
+    upstream = [
+        ("Content-Type", "application/json"),
+        ("Content-Length", "12"),
+        ("Transfer-Encoding", "chunked"),
+        ("Content-Encoding", "gzip"),
+        ("Date", "x"),
+        ("Server", "y"),
+        ("Request-Id", "req_1"),
+        ("anthropic-ratelimit-requests-remaining", "99"),
+        ("Set-Cookie", "a=1"),
+        ("Set-Cookie", "b=2"),
+    ]
+    raw = [(k.encode(), v.encode()) for k, v in upstream]
+    expected = [(k.lower().encode(), v.encode()) for k, v in response_headers(upstream)]
+    assert response_headers_raw(raw) == expected
+    assert [k for k, _ in expected] == [
+        b"content-type",
+        b"request-id",
+        b"anthropic-ratelimit-requests-remaining",
+        b"set-cookie",
+        b"set-cookie",
+    ]

@@ -129,3 +129,20 @@ def test_count_tokens_estimate_is_corrected_by_usage_seen(tmp_path: Path) -> Non
         g.wait_for("FulfilledLocal")
         second = httpx.post(g.url + "/v1/messages/count_tokens", json=body).json()["input_tokens"]
         assert second > first
+
+
+def test_deferred_event_data_is_made_once_when_first_read() -> None:
+    from glider_cli.server.state import Deferred
+
+    calls: list[int] = []
+
+    def make() -> dict[str, Any]:
+        calls.append(1)
+        return {"target": "cloud", "trace": [{"rule": "a"}]}
+
+    d = Deferred(make)
+    assert calls == []  # emitting costs nothing
+    assert dict(d) == {"target": "cloud", "trace": [{"rule": "a"}]}
+    assert d["target"] == "cloud" and len(d) == 2 and list(d) == ["target", "trace"]
+    assert d.copy() == dict(d) and d.copy() is not d.copy()
+    assert calls == [1]

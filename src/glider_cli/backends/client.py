@@ -23,7 +23,7 @@ same tests; `HttpxUpstream` takes an `httpx` transport, the seam tests use for `
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from glider_cli.errors import BackendError, BackendTimeout
@@ -35,8 +35,16 @@ if TYPE_CHECKING:
 
 
 class UpstreamResponse(Protocol):
-    status: int
-    headers: list[tuple[str, str]]
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> list[tuple[str, str]]: ...
+
+    @property
+    def raw_headers(self) -> Sequence[tuple[bytes, bytes]]:
+        """The headers as received (bytes), for passing on without decoding and encoding them again."""
+        ...
 
     def aiter_bytes(self) -> AsyncIterator[bytes]: ...
 
@@ -61,6 +69,7 @@ class _AiohttpResponse:
         self._resp = resp
         self.status = resp.status
         self.headers = [(k, v) for k, v in resp.headers.items()]
+        self.raw_headers = resp.raw_headers
         self._done = False
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
@@ -157,6 +166,7 @@ class _HttpxResponse:
         self._resp = resp
         self.status = resp.status_code
         self.headers = [(k, v) for k, v in resp.headers.multi_items()]
+        self.raw_headers = resp.headers.raw
 
     async def aiter_bytes(self) -> AsyncIterator[bytes]:
         import httpx

@@ -236,7 +236,8 @@ class _NativeResponse:
         self._conn = conn
         self._read_timeout = read_timeout
         self.status = conn.status
-        self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in conn.raw_headers]
+        self.raw_headers = conn.raw_headers
+        self._headers: list[tuple[str, str]] | None = None
         self._released = False
         self._decoder: zlib._Decompress | None = None
         for k, v in conn.raw_headers:
@@ -247,6 +248,12 @@ class _NativeResponse:
                 elif enc and enc != b"identity":
                     conn.abort()
                     raise BackendError(f"upstream answered with unsupported encoding {enc.decode()!r}")
+
+    @property
+    def headers(self) -> list[tuple[str, str]]:
+        if self._headers is None:
+            self._headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.raw_headers]
+        return self._headers
 
     async def _next(self) -> bytes | None:
         """The bytes that arrived since the last call (waiting if none), or None at the end."""
@@ -282,6 +289,9 @@ class _NativeResponse:
                 yield tail
 
     async def read(self) -> bytes:
+        conn = self._conn
+        if conn.complete and self._decoder is None:
+            return conn.take()  # the whole body is here already (the usual case for a small reply)
         parts = [chunk async for chunk in self.aiter_bytes()]
         return parts[0] if len(parts) == 1 else b"".join(parts)
 

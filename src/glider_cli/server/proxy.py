@@ -49,7 +49,7 @@ import orjson
 from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
-from glider_cli.backends.headers import response_headers, upstream_headers
+from glider_cli.backends.headers import response_headers_raw, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
@@ -58,7 +58,7 @@ from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.replies import error_body, stream_error, upstream_message
-from glider_cli.server.state import Usage, UsageCalibrator
+from glider_cli.server.state import Deferred, Usage, UsageCalibrator
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -188,12 +188,14 @@ class Proxy:
             opened: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
             opened.update(client=protocol, messages=len(chat.messages))
             self.sink.emit("TurnOpened", opened, turn_id=turn_id)
-        self.sink.emit("RouteDecided", decision.to_dict(), turn_id=turn_id)
+        # The record is built when it is written (off this request's path); a decision is immutable.
+        self.sink.emit("RouteDecided", Deferred(decision.to_dict), turn_id=turn_id)
         for kind, data, tid in bound:
             self.sink.emit(kind, data, turn_id=tid)
         if self.delegation is not None:
             if plan.placement.new_turn:
-                self.delegation.record(chat)
+                # Continuity bookkeeping: on the next loop pass, once the request is on its way.
+                asyncio.get_running_loop().call_soon(self.delegation.record, chat)
             if decision.delegate:
                 return await self._delegate(inb, decision.delegate)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
@@ -316,7 +318,7 @@ class Proxy:
         served: bytes | None = None
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            headers = _raw_headers(resp.headers)
+            headers = response_headers_raw(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
             reply = Reply(status, headers, data)
             served = data
@@ -390,7 +392,7 @@ class Proxy:
 
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            headers = _raw_headers(resp.headers)
+            headers = response_headers_raw(resp.raw_headers)
         else:
             headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
         if not any(k == b"content-type" for k, _ in headers):
@@ -482,10 +484,6 @@ class Proxy:
         n = self.usage.estimate(backend.name, inb.chat.estimated_tokens)
         headers = [*_JSON_HEADERS, (b"x-glider-route", route), (b"x-glider-estimate", b"1")]
         return Reply(200, headers, orjson.dumps({"input_tokens": n}))
-
-
-def _raw_headers(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
-    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in response_headers(headers)]
 
 
 def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

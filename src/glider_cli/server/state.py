@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from glider_cli.domain import EventSink
@@ -71,6 +71,34 @@ class UsageCalibrator:
 
     def estimate(self, backend: str, estimated: int) -> int:
         return max(1, round(estimated * self.ratio(backend))) if estimated > 0 else 1
+
+
+class Deferred(Mapping[str, Any]):
+    """Event data made on first use: `make()` runs when the event is written, not when it is emitted.
+    For data derived from immutable values only (a RouteDecision), so the record is the same."""
+
+    __slots__ = ("_data", "_make")
+
+    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
+        self._make = make
+        self._data: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        if self._data is None:
+            self._data = self._make()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._get()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(self._get())
+
+    def copy(self) -> dict[str, Any]:
+        return dict(self._get())
 
 
 class LoopSink:
