@@ -131,13 +131,82 @@ class Reason(NamedTuple):
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
 
 
-class RequestSummary(NamedTuple):
-    """What the router measured about a request (part of every decision record)."""
+class Scored(Protocol):
+    """A complexity as the router measures it (router.complexity.Complexity or its lazy form)."""
+
+    @property
+    def score(self) -> int: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def signals(self) -> tuple[dict[str, Any], ...]: ...
+
+
+class RequestSummary:
+    """What the router measured about a request (part of every decision record). Immutable.
+
+    The complexity comes as numbers, or as a `complexity` object read on first use: the router scores
+    lazily, since only a complexity rule, a script or the decision record needs the score."""
+
+    __slots__ = ("_complexity", "_score", "_source", "estimated_tokens", "has_tools")
 
     estimated_tokens: int
     has_tools: bool
-    complexity_score: int
-    complexity_source: str
+    _score: int
+    _source: str
+    _complexity: Scored | None
+
+    def __init__(
+        self,
+        estimated_tokens: int,
+        has_tools: bool,
+        complexity_score: int = 0,
+        complexity_source: str = "heuristic",
+        *,
+        complexity: Scored | None = None,
+    ) -> None:
+        _set(self, "estimated_tokens", estimated_tokens)
+        _set(self, "has_tools", has_tools)
+        _set(self, "_score", complexity_score)
+        _set(self, "_source", complexity_source)
+        _set(self, "_complexity", complexity)
+
+    @property
+    def complexity_score(self) -> int:
+        return self._score if self._complexity is None else self._complexity.score
+
+    @property
+    def complexity_source(self) -> str:
+        return self._source if self._complexity is None else self._complexity.source
+
+    @property
+    def complexity_signals(self) -> tuple[dict[str, Any], ...] | None:
+        """The scorer's signals; None when the summary was given as numbers."""
+        return None if self._complexity is None else self._complexity.signals
+
+    def _key(self) -> tuple[int, bool, int, str]:
+        return (self.estimated_tokens, self.has_tools, self.complexity_score, self.complexity_source)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RequestSummary is immutable (cannot assign {name!r})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RequestSummary) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        t, tools, score, source = self._key()
+        return (
+            f"RequestSummary(estimated_tokens={t}, has_tools={tools}, "
+            f"complexity_score={score}, complexity_source={source!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RequestSummary, self._key())
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,6 +272,9 @@ class RouteDecision(Frozen):
             "trace": [r.to_dict() for r in self.trace],
         }
         d.update(self.extra)
+        signals = self.request.complexity_signals
+        if signals is not None:
+            d["complexity_signals"] = list(signals)
         return d
 
 

@@ -101,3 +101,28 @@ def test_pure_local_last_rule_goes_local() -> None:
     assert (last.name, last.priority, last.action.target) == ("default", 0, "local")
     d = router.decide(message("x " * 20000))
     assert d.rule == "large_context_cloud"  # only the last rule changes
+
+
+def test_complexity_is_scored_only_when_read_and_the_record_is_unchanged(
+    router: Router, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The router scores lazily: a decision that no complexity rule or script needed leaves the
+    scoring to whoever reads the summary (the decision record, built off the request path)."""
+    text = "investigate the async protocol performance in src/a.py and src/b.py"
+    calls: list[str] = []
+    real = router._scorer.score
+
+    def counting(t: str, **kw: object) -> object:
+        calls.append(t)
+        return real(t, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(router._scorer, "score", counting)
+    d = router.decide(message("/cloud " + text))  # decided at priority 99: nothing reads complexity
+    assert calls == []
+    record = d.to_dict()
+    assert len(calls) == 1
+    eager = real("/cloud " + text, messages=1, has_tools=False)
+    assert record["request"]["complexity_score"] == eager.score == d.request.complexity_score
+    assert record["complexity_signals"] == list(eager.signals)
+    d.to_dict()
+    assert len(calls) == 1  # scored once per decision

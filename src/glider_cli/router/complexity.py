@@ -88,6 +88,40 @@ class Complexity(NamedTuple):
         return ", ".join(moved) if moved else "no signal"
 
 
+class LazyComplexity:
+    """A request's Complexity, scored on first use: only a complexity rule, a script and the decision
+    record read it, and the record is built off the request path (server.state.Deferred)."""
+
+    __slots__ = ("_args", "_scorer", "_value")
+
+    def __init__(self, scorer: ComplexityScorer, text: str, messages: int, has_tools: bool) -> None:
+        self._scorer = scorer
+        self._args = (text, messages, has_tools)
+        self._value: Complexity | None = None
+
+    @property
+    def value(self) -> Complexity:
+        if self._value is None:
+            text, messages, has_tools = self._args
+            self._value = self._scorer.score(text, messages=messages, has_tools=has_tools)
+        return self._value
+
+    @property
+    def score(self) -> int:
+        return self.value.score
+
+    @property
+    def signals(self) -> tuple[dict[str, Any], ...]:
+        return self.value.signals
+
+    @property
+    def source(self) -> str:
+        return self.value.source
+
+    def explain(self) -> str:
+        return self.value.explain()
+
+
 class ComplexityScorer:
     """Compiled once per Router from `routing.complexity`."""
 

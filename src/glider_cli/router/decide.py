@@ -25,7 +25,7 @@ from typing import Any
 from glider_cli.config_model import Action, Config
 from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
 from glider_cli.errors import NoRoute, RuleError
-from glider_cli.router.complexity import Complexity, ComplexityScorer
+from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
     Match,
@@ -72,7 +72,9 @@ class _Ctx:
 
     __slots__ = ("_memo", "_payload", "complexity", "last_text", "request", "user_text")
 
-    def __init__(self, request: ChatRequest, last_text: str, user_text: str, complexity: Complexity) -> None:
+    def __init__(
+        self, request: ChatRequest, last_text: str, user_text: str, complexity: LazyComplexity
+    ) -> None:
         self.request = request
         self.last_text = last_text
         self.user_text = user_text
@@ -303,9 +305,7 @@ class Router:
 
     def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
         user_text = request.last_user_text
-        complexity = self._scorer.score(
-            user_text, messages=len(request.messages), has_tools=request.has_tools
-        )
+        complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
         ctx = _Ctx(request, request.last_text, user_text, complexity)
         trace: list[Reason] = []
         delegate = find_command(self._delegate, DELEGATE_FLAGS, user_text)
@@ -396,15 +396,12 @@ class Router:
         where: str | None,
         delegate: str | None,
         request: ChatRequest,
-        complexity: Complexity,
+        complexity: LazyComplexity,
         trace: list[Reason],
         sticky: StickyView | None,
     ) -> RouteDecision:
-        extra: dict[str, Any] = {
-            "where": where,
-            "fallback": fallback,
-            "complexity_signals": list(complexity.signals),
-        }
+        # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
+        extra: dict[str, Any] = {"where": where, "fallback": fallback}
         if sticky is not None:
             extra["sticky"] = sticky.to_dict()
         return RouteDecision(
@@ -417,7 +414,7 @@ class Router:
             strategy=action.strategy,  # type: ignore[arg-type]
             delegate=delegate,
             request=RequestSummary(
-                request.estimated_tokens, request.has_tools, complexity.score, complexity.source
+                request.estimated_tokens, request.has_tools, complexity=complexity
             ),
             trace=tuple(trace),
             extra=extra,

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from glider_cli.config_model import Trigger
 from glider_cli.domain import ChatRequest
-from glider_cli.router.complexity import Complexity
+from glider_cli.router.complexity import LazyComplexity
 
 if TYPE_CHECKING:
     from glider_cli.router.scripts import ScriptOutcome
@@ -50,7 +50,7 @@ class Context(Protocol):
     request: ChatRequest
     last_text: str
     user_text: str
-    complexity: Complexity
+    complexity: LazyComplexity
 
     def script_payload(self) -> Any: ...
 
