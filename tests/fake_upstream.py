@@ -84,6 +84,7 @@ class Fault:
     cut_after: int | None = None
     times: int | None = None
     paths: tuple[str, ...] = ()
+    stall: float = 0.0
 
 
 @dataclass
@@ -159,12 +160,14 @@ class FakeUpstream:
         cut_after: int | None = None,
         times: int | None = None,
         paths: tuple[str, ...] = (),
+        stall: float = 0.0,
     ) -> None:
         """Inject a failure: `status` (error body in the protocol's shape), `delay` seconds before the
-        first byte, or `cut_after` N stream events then drop the connection. `times` limits it to the
-        next N requests; `paths` to requests whose path is one of these."""
+        first byte, `stall` seconds between a stream's headers and its first event, or `cut_after` N
+        stream events then drop the connection. `times` limits it to the next N requests; `paths` to
+        requests whose path is one of these."""
         with self._lock:
-            self._state.fault = Fault(status, message, delay, cut_after, times, paths)
+            self._state.fault = Fault(status, message, delay, cut_after, times, paths, stall)
 
     def reset(self) -> None:
         with self._lock:
@@ -244,8 +247,11 @@ class FakeUpstream:
 
     def _stream(self, events: list[bytes], fault: Fault | None, delay: float, media: str) -> Response:
         cut = fault.cut_after if fault is not None else None
+        stall = fault.stall if fault is not None else 0.0
 
         async def gen() -> AsyncIterator[bytes]:
+            if stall:
+                await self._sleep(stall)  # the headers are out already (Starlette sends them first)
             for n, event in enumerate(events):
                 if cut is not None and n >= cut:
                     # Dropping the connection mid-body: uvicorn closes it without the chunked terminator.

@@ -130,6 +130,36 @@ def test_timeout_before_first_byte_falls_back(fake: FakeUpstream, tmp_path: Path
         assert r.json()["error"]["type"] == "timeout_error"
 
 
+def test_a_stall_after_the_headers_falls_back_while_a_fallback_can_take_over(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """The local server sent its headers, then nothing (a crash in prefill): the reply was held until the
+    first body byte, so the cloud still answers it."""
+    cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}")
+    with GliderServer(cfg, tmp_path) as g:
+        fake.set_fault(stall=3.0, paths=("/api/chat",))
+        r = _post(g, _body("/local hi", stream=True))
+        assert r.status_code == 200
+        assert "event: message_stop" in r.text
+        assert "fallback-from=ollama" in r.headers["x-glider-route"]
+        assert g.wait_for("FallbackUsed")[0]["reason"] == "timeout"
+
+
+def test_with_no_fallback_a_stream_starts_with_the_upstreams_headers(fake: FakeUpstream, tmp_path: Path) -> None:
+    """Nothing could take over, so the reply starts when the upstream's does (as any streaming proxy's):
+    a stall before the first event then ends the stream well-formed instead of turning into a 504."""
+    with GliderServer(_config(fake.url, fake.url, origin=", timeout: {read: 0.3}"), tmp_path) as g:
+        fake.set_fault(stall=3.0, paths=("/v1/messages",))
+        r = _post(g, _body("/cloud hi", stream=True))
+        assert r.status_code == 200
+        assert r.headers["x-glider-route"].startswith("cloud; rule=explicit_cloud; backend=origin")
+        events = _events(r.text)
+        assert [e for e, _ in events] == ["error"]
+        failed = g.wait_for("UpstreamFailed")
+        assert failed[0]["stage"] == "mid_stream" and "timeout" in failed[0]["error"]
+        assert g.wait_for("OriginPassthrough")[0]["complete"] is False
+
+
 def _events(text: str) -> list[tuple[str, dict[str, object]]]:
     out = []
     for block in text.strip().split("\n\n"):

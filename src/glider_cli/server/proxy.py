@@ -17,6 +17,10 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    fallback backend (`BackendRegistry.fallback_for`: rule, then backend, then local -> cloud),
    recording `UpstreamFailed` and `FallbackUsed`. With no fallback the client gets its protocol's
    error with a faithful status (the upstream's, 502 for a refused connection, 504 for a timeout).
+   A stream's reply starts when the upstream's does (its status and headers), as any streaming
+   proxy's; only while a fallback could still take over does Glider hold it until the upstream's
+   first body byte, so that an upstream that stalls or drops between its headers and its first
+   event (a local server crashing in prefill) is still replaced by the fallback.
 5. A whole reply's bookkeeping (usage calibration, the outcome event, who answered) runs as its
    `Reply.after`, once the reply is handed to the server. Streams are relayed chunk by chunk (no
    Content-Length). A failure after the first byte ends the stream with the protocol's error event
@@ -278,13 +282,17 @@ class Proxy:
                 resp = await self._send(call)
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
-                    try:
-                        first = await it.__anext__()
-                    except StopAsyncIteration:
-                        first = b""
-                    except BaseException:
-                        await resp.aclose()
-                        raise
+                    first = b""
+                    nxt = self.registry.fallback_for(current, rule_fallback)
+                    if nxt is not None and nxt.name not in tried:
+                        # A fallback could still take over: hold the reply until the first body byte.
+                        try:
+                            first = await it.__anext__()
+                        except StopAsyncIteration:
+                            pass
+                        except BaseException:
+                            await resp.aclose()
+                            raise
                     return self._relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
