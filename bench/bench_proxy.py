@@ -251,7 +251,7 @@ async def measure(
         for _ in range(rounds):
             for name, url in targets.items():
                 series = await latency(session, url, per_round, stream=False)
-                first = await latency(session, url, max(5, per_round // 4), stream=True)
+                first = await latency(session, url, max(5, per_round // 2), stream=True)
                 lat[name] += series
                 ttfb[name] += first
                 round_p50[name].append(statistics.median(series))
