@@ -145,7 +145,9 @@ def test_a_stall_after_the_headers_falls_back_while_a_fallback_can_take_over(
         assert g.wait_for("FallbackUsed")[0]["reason"] == "timeout"
 
 
-def test_with_no_fallback_a_stream_starts_with_the_upstreams_headers(fake: FakeUpstream, tmp_path: Path) -> None:
+def test_with_no_fallback_a_stream_starts_with_the_upstreams_headers(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
     """Nothing could take over, so the reply starts when the upstream's does (as any streaming proxy's):
     a stall before the first event then ends the stream well-formed instead of turning into a 504."""
     with GliderServer(_config(fake.url, fake.url, origin=", timeout: {read: 0.3}"), tmp_path) as g:
