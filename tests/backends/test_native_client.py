@@ -387,3 +387,38 @@ def test_https_uses_tls_and_checks_the_certificate() -> None:
 
     data = asyncio.run(go())
     assert data.startswith(b"host: 127.0.0.1:")
+
+
+def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -> None:
+    """A server that answers, then sends an unsolicited 408 on the idle keep-alive connection and hangs
+    up (as some do on their idle timeout): the next request must get its own answer."""
+    answered = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal answered
+        await _read_request(reader)
+        answered += 1
+        writer.write(_reply(b"answer %d" % answered))
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.close()
+
+    async def go() -> list[tuple[int, bytes]]:
+        server, url = await _serve(handler)
+        up = NativeUpstream()
+        out = []
+        try:
+            for _ in range(2):
+                r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
+                out.append((r.status, await r.read()))
+                await r.aclose()
+                await asyncio.sleep(0.1)  # the 408 arrives while the connection sits in the pool
+        finally:
+            await up.aclose()
+            server.close()
+        return out
+
+    assert asyncio.run(go()) == [(200, b"answer 1"), (200, b"answer 2")]

@@ -11,6 +11,7 @@ Contract (the `backends.client` seam's, plus):
   for a free slot. An idle connection is dropped after `keepalive_expiry` seconds or as soon as the
   server closes it. A request that fails on a *reused* connection before any response byte arrived
   (the server closed it as we wrote) is retried once on a new connection; nothing else is retried.
+  Bytes that arrive on an idle pooled connection (a server's 408 before it hangs up) drop it.
 - Requests carry `Host`, the given headers and `Content-Length` (hop-by-hop framing headers given by
   the caller are dropped: the client frames the body). A header name or value with CR/LF, or one
   that is not latin-1, is refused as `BackendError` before anything is sent.
@@ -63,6 +64,7 @@ class _Conn(asyncio.Protocol):
         self.parser = httptools.HttpResponseParser(self)
         self.closed = False
         self.idle_since = 0.0
+        self.in_use = True  # from connect (or from leaving the pool) until released to the pool
         self.reset()
 
     def reset(self) -> None:
@@ -84,6 +86,11 @@ class _Conn(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not an asyncio.Transport subclass
 
     def data_received(self, data: bytes) -> None:
+        if not self.in_use:
+            # Bytes on an idle pooled connection (a server's 408 before it closes): never a reply to
+            # a request of ours. Drop the connection so no later request reads them as its answer.
+            self.abort()
+            return
         self.got_bytes = True
         try:
             self.parser.feed_data(data)
@@ -212,6 +219,7 @@ class _Pool:
 
     def release(self, conn: _Conn, now: float) -> None:
         conn.idle_since = now
+        conn.in_use = False
         self.idle.append(conn)
         self._notify()
 
@@ -385,6 +393,7 @@ class NativeUpstream:
                 if conn.closed or now - conn.idle_since > self._expiry:
                     conn.abort()
                     continue
+                conn.in_use = True
                 return conn, True
             if pool.count < pool.limit:
                 return await self._connect(target, pool, timeout), False
