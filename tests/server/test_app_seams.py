@@ -61,3 +61,59 @@ def test_httpx_transport_seam_and_recorded_events(tmp_path: Path) -> None:
     assert types[:2] == ["TurnOpened", "RouteDecided"] and "OriginPassthrough" in types
     done = next(d for t, d, _ in sink.events if t == "OriginPassthrough")
     assert (done["input_tokens"], done["output_tokens"], done["complete"]) == (3, 2, True)
+
+
+def test_a_relayed_stream_that_never_started_still_closes_its_upstream(tmp_path: Path) -> None:
+    """The reply's stream is never iterated (the client left while its headers were being sent):
+    `Reply.close` closes the upstream response and the outcome is recorded as a disconnect."""
+    import asyncio
+
+    class Upstream:
+        status = 200
+
+        def __init__(self) -> None:
+            self.closed = 0
+            self.headers = [("content-type", "text/event-stream")]
+            self.raw_headers = [(b"content-type", b"text/event-stream")]
+
+        async def aiter_bytes(self):  # type: ignore[no-untyped-def]
+            yield b"event: message_start\ndata: {}\n\n"
+
+        async def aclose(self) -> None:
+            self.closed += 1
+
+    class Client:
+        def __init__(self, resp: Upstream) -> None:
+            self.resp = resp
+
+        async def send(self, *args: object) -> Upstream:
+            return self.resp
+
+        async def aclose(self) -> None:
+            return None
+
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text(backends_yaml("http://upstream.test"))
+    sink = RecordingSink()
+    app = create_app(load_config(config=str(cfg_path)), sink=sink)
+    proxy = app.state.proxy
+    resp = Upstream()
+    proxy.upstream = Client(resp)
+    message = {"role": "user", "content": "/cloud hi"}
+    body = {"model": "claude-x", "max_tokens": 8, "stream": True, "messages": [message]}
+    scope = {"type": "http", "headers": [(b"host", b"127.0.0.1")], "query_string": b""}
+
+    async def go() -> None:
+        reply = await proxy.handle("anthropic", scope, json.dumps(body).encode())
+        assert reply.stream is not None and reply.close is not None
+        await reply.stream.aclose()  # never started: its own `finally` does not run
+        await reply.close()
+        await reply.close()  # once only
+        for _ in range(3):
+            await asyncio.sleep(0)
+        proxy.sink.drain()
+
+    asyncio.run(go())
+    assert resp.closed == 1
+    done = [d for t, d, _ in sink.events if t == "OriginPassthrough"]
+    assert len(done) == 1 and done[0]["complete"] is False and done[0]["client_disconnected"] is True

@@ -253,3 +253,40 @@ def test_glider_protocol_writes_a_whole_reply_at_once_and_calls_the_lost_hooks()
     first = seen["writes_when_done"]
     assert len(first) == 1 and first[0].startswith(b"HTTP/1.1 200 OK") and first[0].endswith(b"\r\n\r\nok")
     assert seen["lost"] is True
+
+
+def test_a_stream_reply_that_fails_before_its_first_chunk_is_still_closed() -> None:
+    """An async generator that never started runs no `finally`: `Reply.close` is what releases the
+    upstream then. It runs after the stream is closed, however sending ended, and exactly once."""
+    events: list[str] = []
+
+    async def stream() -> Any:
+        try:
+            events.append("started")
+            yield b"chunk"
+        finally:
+            events.append("stream finally")
+
+    async def close() -> None:
+        events.append("close")
+
+    async def failing_send(message: Any) -> None:
+        raise ConnectionResetError("client gone while the headers were sent")
+
+    async def run() -> None:
+        reply = Reply(200, [(b"content-type", b"text/event-stream")], stream=stream(), close=close)
+        with pytest.raises(ConnectionResetError):
+            await send_reply(reply, failing_send)
+        assert events == ["close"]  # the generator never ran; close did
+        events.clear()
+        sent: list[Any] = []
+
+        async def ok_send(message: Any) -> None:
+            sent.append(message)
+
+        reply = Reply(200, [], stream=stream(), close=close)
+        await send_reply(reply, ok_send)
+        assert events == ["started", "stream finally", "close"]
+        assert [m.get("body") for m in sent[1:]] == [b"chunk", b""]
+
+    asyncio.run(run())

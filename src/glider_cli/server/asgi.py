@@ -5,7 +5,9 @@ stream): they are the hot path. Contract:
 - `read_body` stops at `limit` bytes (RequestError 413), trusting neither Content-Length nor chunks.
 - `Reply` is either whole (`body`, sent with Content-Length) or a stream (`stream`, sent chunk by
   chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE event is
-  flushed as soon as it is produced). A whole reply's `after` (bookkeeping: usage, outcome event,
+  flushed as soon as it is produced); its `close`, when given, is awaited after the stream is closed,
+  however sending ended (a generator that never started runs no `finally` of its own). A whole
+  reply's `after` (bookkeeping: usage, outcome event,
   who answered) runs on the loop pass after the reply was handed to the server (so after its bytes
   were written), or at once when sending it failed: never on the client's wait, and always before
   the connection's next request is read.
@@ -45,6 +47,7 @@ class Reply:
     body: bytes = b""
     stream: AsyncGenerator[bytes, None] | None = None
     after: Callable[[], None] | None = None
+    close: Callable[[], Awaitable[None]] | None = None
 
 
 async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
@@ -113,6 +116,8 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await stream.aclose()
+        if reply.close is not None:
+            await reply.close()
 
 
 Handler = Callable[[Scope, bytes], Awaitable[Reply]]

@@ -363,6 +363,14 @@ class Proxy:
             else translation.stream_converter(inb.protocol, call.backend, model, inb.body)
         )
 
+        ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
+
+        def end(failure: GliderError | None, complete: bool) -> None:
+            nonlocal ended
+            ended = True
+            loop = asyncio.get_running_loop()
+            loop.call_soon(self._stream_closed, job, call, resp.status, usage, failure, complete)
+
         async def gen() -> AsyncGenerator[bytes, None]:
             complete = False
             failure: GliderError | None = None
@@ -393,10 +401,16 @@ class Proxy:
             finally:
                 # Runs on completion, on upstream failure and when the client went away (the stream
                 # is closed or its task cancelled): closing the upstream response cancels its work.
+                if not ended:
+                    await resp.aclose()
+                    end(failure, complete)
+
+        async def close() -> None:
+            # A generator that never started runs no `finally`: when the reply failed before its
+            # first chunk (the client left while its headers were sent), close the upstream here.
+            if not ended:
                 await resp.aclose()
-                closed = self._stream_closed
-                loop = asyncio.get_running_loop()
-                loop.call_soon(closed, job, call, resp.status, usage, failure, complete)
+                end(None, False)
 
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
@@ -407,7 +421,7 @@ class Proxy:
             headers.append((b"content-type", b"text/event-stream"))
         headers.append((b"cache-control", b"no-cache"))
         headers.append((b"x-glider-route", route.encode("latin-1")))
-        return Reply(resp.status, headers, stream=gen())
+        return Reply(resp.status, headers, stream=gen(), close=close)
 
     def _stream_closed(
         self,
