@@ -422,3 +422,28 @@ def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -
         return out
 
     assert asyncio.run(go()) == [(200, b"answer 1"), (200, b"answer 2")]
+
+
+def test_a_response_dropped_without_aclose_gives_its_connection_back(fake: FakeUpstream) -> None:
+    import gc
+
+    fake.reset()
+    fake.set_reply(text="word " * 40, event_delay=0.05)
+    stream_body = BODY[:-1] + b',"stream":true}'
+
+    async def go() -> int:
+        up = NativeUpstream(limit=1)
+        try:
+            r = await up.send("POST", fake.url + "/v1/messages", HEADERS, stream_body, Timeout())
+            assert r.status == 200
+            del r  # a caller's bug: never closed
+            gc.collect()
+            # The slot is free again: with limit=1 this would time out in the pool otherwise.
+            r2 = await up.send("POST", fake.url + "/v1/messages", HEADERS, BODY, Timeout(pool=1.0))
+            await r2.read()
+            await r2.aclose()
+            return r2.status
+        finally:
+            await up.aclose()
+
+    assert asyncio.run(go()) == 200

@@ -19,7 +19,8 @@ Contract (the `backends.client` seam's, plus):
   `gzip`/`deflate` bodies are decoded (the proxy asks for `identity`, so this is the exception), any
   other content-encoding is a `BackendError`. A connection goes back to the pool only when its
   response was read to the end and both sides allow keep-alive; `aclose()` on an unfinished
-  response closes the connection, which is what tells the upstream to stop generating.
+  response closes the connection, which is what tells the upstream to stop generating (so does a
+  response dropped without `aclose()`, when it is collected).
 - Timeouts: `connect` bounds the TCP (and TLS) handshake, `read` each wait for the head or the next
   body bytes (`BackendTimeout`); a cancelled send or read closes the connection.
 - Backpressure: a consumer that stops reading pauses the socket once `high_water` bytes wait.
@@ -29,6 +30,7 @@ Contract (the `backends.client` seam's, plus):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl as ssl_mod
 import time
 import zlib
@@ -302,6 +304,12 @@ class _NativeResponse:
             return conn.take()  # the whole body is here already (the usual case for a small reply)
         parts = [chunk async for chunk in self.aiter_bytes()]
         return parts[0] if len(parts) == 1 else b"".join(parts)
+
+    def __del__(self) -> None:
+        # A response dropped without aclose() (a caller's bug) must not keep its pool slot forever.
+        if not self._released and not self._conn.closed:
+            with contextlib.suppress(Exception):
+                self._conn.abort()
 
     async def aclose(self) -> None:
         if self._released:
