@@ -135,26 +135,26 @@ class LoopSink:
 
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
-        if self._scheduled:
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.drain()
-            return
-        self._scheduled = True
-        loop.call_soon(self.drain)
+        if not self._scheduled:
+            loop = self._loop_or_drain()
+            if loop is not None:
+                self._scheduled = True
+                loop.call_soon(self.drain)
 
     def emit_later(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
-        if self._scheduled or self._timer is not None:
-            return
+        if not self._scheduled and self._timer is None:
+            loop = self._loop_or_drain()
+            if loop is not None:
+                self._timer = loop.call_later(self._linger, self.drain)
+
+    def _loop_or_drain(self) -> asyncio.AbstractEventLoop | None:
+        """The running loop; with none, everything pending is handed over now and None returned."""
         try:
-            loop = asyncio.get_running_loop()
+            return asyncio.get_running_loop()
         except RuntimeError:
             self.drain()
-            return
-        self._timer = loop.call_later(self._linger, self.drain)
+            return None
 
     def drain(self) -> None:
         self._scheduled = False
