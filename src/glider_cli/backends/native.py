@@ -48,7 +48,7 @@ _FRAMING = frozenset({"host", "content-length", "transfer-encoding", "connection
 
 
 class _Lost(BackendError):
-    """The connection closed or broke; `fresh` is False when no response byte had arrived."""
+    """The connection closed or broke; `got_bytes` says whether any response byte had arrived."""
 
     def __init__(self, message: str, *, got_bytes: bool) -> None:
         super().__init__(message)
@@ -241,8 +241,7 @@ class _Target:
 
 
 class _NativeResponse:
-    def __init__(self, client: NativeUpstream, conn: _Conn, read_timeout: float) -> None:
-        self._client = client
+    def __init__(self, conn: _Conn, read_timeout: float) -> None:
         self._conn = conn
         self._read_timeout = read_timeout
         self.status = conn.status
@@ -447,7 +446,7 @@ class NativeUpstream:
         except BaseException:
             conn.abort()
             raise
-        return _NativeResponse(self, conn, timeout.read)
+        return _NativeResponse(conn, timeout.read)
 
     async def aclose(self) -> None:
         for pool in self._pools.values():
