@@ -51,6 +51,10 @@ def test_flagged_turn_is_answered_by_the_delegate_and_recorded(tmp_path: Path) -
         )
         assert out.choices[0].message.content == "delegate says done"
         assert g.wait_for("DelegateRun", 3)
+        # Each run is recorded under the turn it answered (the turn RouteDecided names).
+        runs = [turn for t, _, turn in g.events if t == "DelegateRun"]
+        decided = [turn for t, d, turn in g.events if t == "RouteDecided" and d["delegate"]]
+        assert all(runs) and sorted(runs) == sorted(decided)
     # every user turn was recorded in the workspace's continuity record, with the delegate outcomes
     record = continuity.read(resolve({"GLIDER_HOME": env["GLIDER_HOME"]}), ws)
     deadline = time.monotonic() + 10

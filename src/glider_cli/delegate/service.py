@@ -221,8 +221,10 @@ def delegate(
     events: EventSink | None = None,
     environ: Mapping[str, str] | None = None,
     compactor: compaction.Compactor | None = None,
+    turn_id: str | None = None,
 ) -> DelegateResult:
-    """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome."""
+    """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome
+    (`DelegateRun`, under `turn_id` when the run answers a proxied turn)."""
     adapter = adapter_for(vendor)
     if not task.strip():
         raise DelegateError("the delegate task is empty")
@@ -271,7 +273,7 @@ def delegate(
         # `ms` and `summary` are the keys the store's views read (store/events.py).
         data["ms"] = int(duration * 1000)
         data["summary"] = ranking.truncate_middle(text, 300)[0]
-        events.emit("DelegateRun", data)
+        events.emit("DelegateRun", data, turn_id=turn_id)
     _after_write(paths, settings, res, compactor, environ, events)
     return result
 
@@ -288,6 +290,7 @@ def run_flagged(
     environ: Mapping[str, str] | None = None,
     compactor: compaction.Compactor | None = None,
     timeout: float | None = None,
+    turn_id: str | None = None,
 ) -> DelegateResult:
     """Run the delegate an in-message flag (`/claude`, `/cursor-agent`, `/agy`) names."""
     vendor = FLAG_VENDOR.get(flag)
@@ -306,4 +309,5 @@ def run_flagged(
         events=events,
         environ=environ,
         compactor=compactor,
+        turn_id=turn_id,
     )

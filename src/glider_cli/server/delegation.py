@@ -74,7 +74,7 @@ class Delegation:
         if exc is not None:
             self.events.emit("ContinuityWriteFailed", {"error": str(exc)[:500]})
 
-    async def run(self, chat: ChatRequest, flag: str) -> str:
+    async def run(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> str:
         found = service.parse_flag(chat.last_user_text)
         task = found[1] if found else chat.last_user_text
         workspace = ws.from_request(chat)
@@ -94,6 +94,7 @@ class Delegation:
             events=self.events,
             environ=self.environ,
             compactor=self.compactor,
+            turn_id=turn_id,
         )
         result = await asyncio.get_running_loop().run_in_executor(None, work)
         return result.reply_text()

@@ -201,18 +201,18 @@ class Proxy:
                 # Continuity bookkeeping: on the next loop pass, once the request is on its way.
                 asyncio.get_running_loop().call_soon(self.delegation.record, chat)
             if decision.delegate:
-                return await self._delegate(inb, decision.delegate)
+                return await self._delegate(inb, decision.delegate, turn_id)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
         job = _Job(inb, decision, turn_id, plan, tap)
         return await self._forward(job, backend)
 
-    async def _delegate(self, inb: Inbound, flag: str) -> Reply:
+    async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply."""
         from glider_cli.protocol.translate import text_reply
 
         assert self.delegation is not None
-        text = await self.delegation.run(inb.chat, flag)
+        text = await self.delegation.run(inb.chat, flag, turn_id)
         opts = inb.body.get("stream_options")
         usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
         model = inb.chat.model or "glider"
