@@ -162,6 +162,27 @@ def test_with_no_fallback_a_stream_starts_with_the_upstreams_headers(
         assert g.wait_for("OriginPassthrough")[0]["complete"] is False
 
 
+@pytest.mark.parametrize("fallback", ["", ", fallback: none"])
+def test_a_translated_stream_is_whole_whether_its_reply_starts_early_or_not(
+    fake: FakeUpstream, tmp_path: Path, fallback: str
+) -> None:
+    """Anthropic in, Ollama out: held for a possible fallback, or started with the upstream's headers
+    (no fallback), the client gets the same well-formed stream."""
+    with GliderServer(_config(fake.url, fake.url, local=fallback), tmp_path) as g:
+        fake.set_reply(text="one two three")
+        r = _post(g, _body("/local hi", stream=True))
+        assert r.status_code == 200
+        names = [e for e, _ in _events(r.text)]
+        assert names[0] == "message_start" and names[-1] == "message_stop"
+        text = "".join(
+            str(d.get("delta", {}).get("text", ""))  # type: ignore[union-attr]
+            for e, d in _events(r.text)
+            if e == "content_block_delta"
+        )
+        assert text == "one two three"
+        assert g.wait_for("FulfilledLocal")[0]["complete"] is True
+
+
 def _events(text: str) -> list[tuple[str, dict[str, object]]]:
     out = []
     for block in text.strip().split("\n\n"):
