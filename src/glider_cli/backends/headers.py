@@ -74,16 +74,12 @@ def upstream_headers(
     return out
 
 
-def response_headers(upstream: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The upstream response headers a client may see."""
-    return [(k, v) for k, v in upstream if k.lower() not in _RESPONSE_DROP]
-
-
 _RESPONSE_DROP_RAW: frozenset[bytes] = frozenset(k.encode() for k in _RESPONSE_DROP)
 
 
-def response_headers_raw(upstream: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
-    """`response_headers` on headers as received, names lowercased (as ASGI sends them)."""
+def response_headers(upstream: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The upstream response headers a client may see, as received (bytes), names lowercased (as ASGI
+    sends them)."""
     out = []
     for k, v in upstream:
         name = k.lower()

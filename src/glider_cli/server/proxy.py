@@ -53,7 +53,7 @@ import orjson
 from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
-from glider_cli.backends.headers import response_headers_raw, upstream_headers
+from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
@@ -326,7 +326,7 @@ class Proxy:
         served: bytes | None = None
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            headers = response_headers_raw(resp.raw_headers)
+            headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
             reply = Reply(status, headers, data)
             served = data
@@ -414,7 +414,7 @@ class Proxy:
 
         route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
         if call.passthrough:
-            headers = response_headers_raw(resp.raw_headers)
+            headers = response_headers(resp.raw_headers)
         else:
             headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
         if not any(k == b"content-type" for k, _ in headers):
