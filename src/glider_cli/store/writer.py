@@ -43,7 +43,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -269,19 +269,13 @@ class EventWriter:
         if not items:
             return
         ts = format_ts(self._clock())
-        redacted = 0
         with self._write_lock:
             with self._lock:
                 self._settle_pending()
-                ring, unwritten = self._ring, self._unwritten
                 ids = self._ids.many(len(items))
-                for id_, (type_, data, turn_id) in zip(ids, items, strict=True):
-                    ev, line, ran = settle((id_, type_, ts, turn_id, dict(data)))
-                    ring.append(ev)
-                    unwritten.append((ts[:10], line))
-                    redacted += ran
-                self.stats.redacted += redacted
-                batch, self._unwritten = unwritten, []
+                stamped = zip(ids, items, strict=True)
+                self._settle((id_, t, ts, turn, dict(data)) for id_, (t, data, turn) in stamped)
+                batch, self._unwritten = self._unwritten, []
             with self._cond:
                 self._enqueued += len(items)
                 self.stats.emitted += len(items)
@@ -298,11 +292,16 @@ class EventWriter:
 
     def _settle_pending(self, limit: int | None = None) -> None:
         """Move (up to `limit`) pending events into the ring and `_unwritten` (caller holds `_lock`)."""
-        pending, ring, unwritten = self._pending, self._ring, self._unwritten
-        redacted = 0
+        pending = self._pending
         n = len(pending) if limit is None else min(limit, len(pending))
-        for _ in range(n):
-            ev, line, ran = settle(pending.popleft())
+        self._settle(pending.popleft() for _ in range(n))
+
+    def _settle(self, items: Iterable[_Pending]) -> None:
+        """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
+        ring, unwritten = self._ring, self._unwritten
+        redacted = 0
+        for item in items:
+            ev, line, ran = settle(item)
             ring.append(ev)
             unwritten.append((ev["ts"][:10], line))
             redacted += ran
