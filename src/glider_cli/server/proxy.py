@@ -343,10 +343,7 @@ class Proxy:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage()
             usage.feed(data)
-            self.usage.record(call.backend.name, chat.estimated_tokens, usage.input_tokens)
-            self._outcome(job, call, status, usage, complete=status < 400)
-            if served is not None:
-                self._served(job, call, served, complete=status < 400)
+            self._closed(job, call, status, usage, complete=status < 400, served=served)
 
         reply.after = bookkeeping
         return reply
@@ -368,8 +365,13 @@ class Proxy:
         def end(failure: GliderError | None, complete: bool) -> None:
             nonlocal ended
             ended = True
-            loop = asyncio.get_running_loop()
-            loop.call_soon(self._stream_closed, job, call, resp.status, usage, failure, complete)
+            gone = failure is None and not complete
+
+            def closed() -> None:
+                status = resp.status
+                self._closed(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+
+            asyncio.get_running_loop().call_soon(closed)
 
         async def gen() -> AsyncGenerator[bytes, None]:
             complete = False
@@ -423,23 +425,28 @@ class Proxy:
         headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(resp.status, headers, stream=gen(), close=close)
 
-    def _stream_closed(
+    def _closed(
         self,
         job: _Job,
         call: _Call,
         status: int,
         usage: Usage,
-        failure: GliderError | None,
+        *,
         complete: bool,
+        disconnected: bool = False,
+        failure: GliderError | None = None,
+        served: bytes | None = b"",
     ) -> None:
-        """A relayed stream's bookkeeping, on the loop pass after it ended (see the contract)."""
+        """A reply's bookkeeping, once it is out (whole replies: `Reply.after`; streams: the loop pass
+        after the relay ended): a mid-stream failure, usage calibration, the outcome, who answered
+        (skipped when `served` is None: an error reply in another protocol answered nothing)."""
         if failure is not None:
             failed = _failure(call.backend, failure, "mid_stream")
             self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
         self.usage.record(call.backend.name, job.inb.chat.estimated_tokens, usage.input_tokens)
-        gone = failure is None and not complete
-        self._outcome(job, call, status, usage, complete=complete, disconnected=gone)
-        self._served(job, call, b"", complete=complete)
+        self._outcome(job, call, status, usage, complete=complete, disconnected=disconnected)
+        if served is not None:
+            self._served(job, call, served, complete=complete)
 
     def _outcome(
         self, job: _Job, call: _Call, status: int, usage: Usage, *, complete: bool, disconnected: bool = False
