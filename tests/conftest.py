@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import claude_code
+from fake_upstream import FakeUpstream
 
 _PROXY_VARS = (
     "HTTP_PROXY",
@@ -35,6 +36,14 @@ def glider_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.setenv("TERM", "dumb")
     yield home
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeUpstream]:
+    """A fake upstream speaking the Anthropic, OpenAI and Ollama wire formats on 127.0.0.1, one per
+    test module (tests that change its reply or faults reset it)."""
+    with FakeUpstream() as f:
+        yield f
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import ssl
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -23,12 +23,6 @@ pytestmark = pytest.mark.live
 
 BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
 
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

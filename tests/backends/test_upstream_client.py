@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,12 +16,6 @@ pytestmark = pytest.mark.live
 KINDS = ("native", "aiohttp", "httpx")
 BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"stream":true}'
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
 
 
 @pytest.fixture(autouse=True)

@@ -27,12 +27,6 @@ pytestmark = [pytest.mark.live, pytest.mark.claude_code, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
-
-
-@pytest.fixture(scope="module")
 def glider(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from server.glider_harness import GliderServer, backends_yaml
 

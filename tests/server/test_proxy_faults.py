@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -36,12 +35,6 @@ def _config(local_url: str, origin_url: str, *, local: str = "", origin: str = "
         f"  ollama: {{type: ollama, side: local, base_url: '{local_url}', model: qwen-local{local}}}\n"
         f"  origin: {{type: origin, side: cloud, base_url: '{origin_url}'{origin}}}\n"
     )
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
 
 
 @pytest.fixture(autouse=True)

@@ -31,12 +31,6 @@ def captured(name: str, index: int = 0) -> tuple[dict[str, str], bytes, str]:
     return headers, json.dumps(req["body"]).encode(), req["path"] + (f"?{query}" if query else "")
 
 
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
-
-
 @pytest.fixture(autouse=True)
 def _reset(fake: FakeUpstream) -> None:
     fake.reset()

@@ -63,12 +63,6 @@ SHELL_RESP_FN = {
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as f:
-        yield f
-
-
-@pytest.fixture(scope="module")
 def glider(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iterator[GliderServer]:
     extra = (
         f"  oai: {{type: openai, side: cloud, base_url: '{fake.url}/v1', api_key_env: OAI_KEY}}\n"
