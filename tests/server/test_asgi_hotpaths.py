@@ -100,27 +100,35 @@ class _Transport:
         return f"info:{name}"
 
 
-def test_coalescing_transport_writes_once_per_loop_pass() -> None:
+def test_coalescing_transport_holds_a_head_for_its_body_and_writes_body_bytes_at_once() -> None:
     from glider_cli.server.http_protocol import CoalescingTransport
 
     async def go() -> _Transport:
         real = _Transport()
         t = CoalescingTransport(real, asyncio.get_running_loop())  # type: ignore[arg-type]
+        # A whole reply: the head waits, the body takes it along in one write, at once.
         t.write(b"HTTP/1.1 200 OK\r\n\r\n")
         t.write(b"")
+        assert real.writes == [] and t.get_write_buffer_size() == 19
         t.write(b"body")
-        assert real.writes == [] and t.get_write_buffer_size() == 23
-        await asyncio.sleep(0)
         assert real.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody"]
-        t.write(b"event: one\n\n")
         await asyncio.sleep(0)
-        t.write(b"event: two\n\n")
-        t.close()  # flushes what is buffered, then closes
+        assert len(real.writes) == 1
+        # A stream: its head leaves on the next loop pass even with no body yet; each event at once.
+        t.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        await asyncio.sleep(0)
+        assert real.writes[1] == b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"
+        t.write(b"event: one\n\n")
+        assert real.writes[2] == b"event: one\n\n"
+        t.write(bytearray(b"event: two\n\n"))
+        assert real.writes[3] == b"event: two\n\n"
+        t.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        t.close()  # writes what is held, then closes
         assert t.get_extra_info("peername") == "info:peername"
         return real
 
     real = asyncio.run(go())
-    assert real.writes[1:] == [b"event: one\n\n", b"event: two\n\n"]
+    assert real.writes[4:] == [b"HTTP/1.1 204 No Content\r\n\r\n"]
     assert real.closed
 
 
@@ -159,7 +167,7 @@ def test_a_client_that_leaves_cancels_the_handler(with_hooks: bool) -> None:
         async def send(message: Any) -> None:
             sent.append(message)
 
-        endpoint = ProxyEndpoint(handler, 1024, lambda exc: Reply(400))
+        endpoint = ProxyEndpoint(handler, 1024, lambda status, message: Reply(400))
         task = asyncio.create_task(endpoint(scope, receive, send))
         await asyncio.sleep(0.05)
         assert events == ["handler hi"]
@@ -195,7 +203,7 @@ def test_the_lost_connection_hooks_are_unregistered_after_a_reply() -> None:
     async def send(message: Any) -> None:
         sent.append(message)
 
-    asyncio.run(ProxyEndpoint(handler, 1024, lambda exc: Reply(400))(scope, receive, send))
+    asyncio.run(ProxyEndpoint(handler, 1024, lambda status, message: Reply(400))(scope, receive, send))
     assert [m["type"] for m in sent] == ["http.response.start", "http.response.body"]
     assert sent[1]["body"] == b"echo" and hooks == []
 

@@ -1,14 +1,16 @@
-"""uvicorn's httptools protocol with coalesced writes: one socket write per event-loop pass.
+"""uvicorn's httptools protocol with coalesced writes: a response's head leaves with its first body bytes.
 
 uvicorn writes a response's status line and headers the moment `http.response.start` is sent, and
-the body with a second write. On loopback each write wakes the client, so a whole reply costs the
-client two wake-ups and Glider two syscalls (a stream's headers and first event likewise).
+the body with a second write. On loopback each write wakes the client, so a whole reply would cost
+the client two wake-ups and Glider two syscalls.
 
 Contract:
-- `CoalescingTransport.write` only buffers; the buffered bytes go out in one `write` on the next
-  pass of the event loop (`call_soon`), before the loop polls for more input. So headers and body
-  sent in one handler step leave together, and a stream's events still leave one loop pass after
-  they are produced (flushed event by event; chunks produced in the same pass share a write).
+- `CoalescingTransport.write` holds a response head (a write that starts with `HTTP/`) until the
+  next pass of the event loop (`call_soon`), before the loop polls for more input; any other write
+  (body bytes) goes out at once, joined with the held head when it is still there. So a whole
+  reply's head and body leave in one write, a stream's head leaves on the next loop pass even while
+  the upstream has sent nothing yet, and every event of a stream leaves the moment it is sent: no
+  loop pass between an upstream chunk and the client.
 - `close()` writes what is buffered first; `abort()` drops it. Everything else is the real
   transport's (`get_write_buffer_size` counts the buffered bytes too).
 - `CoalescingHttpToolsProtocol` is uvicorn's `HttpToolsProtocol` over that transport; pass it as
@@ -16,7 +18,7 @@ Contract:
 - Anything scheduled with `call_soon` after a send runs after that send's bytes were written
   (`server.asgi` runs a reply's bookkeeping that way).
 - When a response is complete (uvicorn's `on_response_complete`) whatever is buffered is written at
-  once: a whole reply's head and body leave in one write without waiting for the next loop pass.
+  once (a head-only reply: 204, HEAD).
 - Every request's scope carries `scope["extensions"][server.asgi.ON_CONNECTION_LOST]`: a list of
   callables, called once each when the connection is lost (after uvicorn's own handling), so an
   endpoint learns of a disconnect without a task waiting on `receive()`.
@@ -47,10 +49,18 @@ class CoalescingTransport:
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not data:
             return
-        self._buffer.append(bytes(data))
-        if not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon(self.flush)
+        data = bytes(data)
+        if data.startswith(b"HTTP/"):  # a response head (or 100 Continue): held for its body
+            self._buffer.append(data)
+            if not self._scheduled:
+                self._scheduled = True
+                self._loop.call_soon(self.flush)
+            return
+        if self._buffer:
+            self._buffer.append(data)
+            self.flush()
+        elif not self._transport.is_closing():
+            self._transport.write(data)
 
     def writelines(self, lines: Any) -> None:
         for data in lines:
