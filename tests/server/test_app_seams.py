@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from glider_harness import RecordingSink, backends_yaml
 from starlette.testclient import TestClient
 
@@ -117,3 +118,32 @@ def test_a_relayed_stream_that_never_started_still_closes_its_upstream(tmp_path:
     assert resp.closed == 1
     done = [d for t, d, _ in sink.events if t == "OriginPassthrough"]
     assert len(done) == 1 and done[0]["complete"] is False and done[0]["client_disconnected"] is True
+
+
+def test_an_unexpected_failure_is_answered_in_the_clients_protocol_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in Glider (here: the router raising) must not reach the client as Starlette's plain-text
+    500: the model endpoints answer it in the client's own error shape, log the traceback, and the
+    next request on the app is served as usual."""
+
+    class Broken:
+        calls = 0
+
+        def decide(self, request: object, *, sticky: object = None) -> object:
+            Broken.calls += 1
+            raise RuntimeError("router bug")
+
+    cfg_path = tmp_path / "c.yaml"
+    cfg_path.write_text(backends_yaml("http://upstream.test"))
+    app = create_app(load_config(config=str(cfg_path)), sink=RecordingSink(), router=Broken())
+    body = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
+    with caplog.at_level("ERROR", logger="uvicorn.error"), TestClient(app, base_url="http://127.0.0.1") as c:
+        r = c.post("/v1/messages", json=body)
+        chat = c.post("/v1/chat/completions", json=body)
+        health = c.get("/healthz")
+    assert r.status_code == 500 and r.headers["content-type"] == "application/json"
+    assert r.json()["type"] == "error" and r.json()["error"]["type"] == "api_error"
+    assert chat.status_code == 500 and "message" in chat.json()["error"]
+    assert health.status_code == 200 and Broken.calls == 2
+    assert "router bug" in caplog.text and "Glider failed on POST /v1/messages" in caplog.text

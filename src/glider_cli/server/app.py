@@ -17,12 +17,15 @@ Contract:
   uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
 - Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
-  the routes name, so the behaviour is the routes').
+  the routes name, so the behaviour is the routes'). Both wrap Starlette's own stack from outside
+  (`_App`), so a model request passes through no Starlette layer: an unexpected error there is
+  answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -33,7 +36,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import Scope
+from starlette.types import ASGIApp, Scope
 from starlette.websockets import WebSocket
 
 from glider_cli import __version__
@@ -71,6 +74,18 @@ def _models(config: Config, anthropic: bool) -> dict[str, Any]:
         "object": "list",
         "data": [{"id": n, "object": "model", "created": 0, "owned_by": "glider"} for n in names],
     }
+
+
+class _App(Starlette):
+    """Starlette with `outer` middleware wrapped around its whole stack, error middleware included."""
+
+    outer: tuple[Middleware, ...] = ()
+
+    def build_middleware_stack(self) -> ASGIApp:
+        app = super().build_middleware_stack()
+        for cls, args, kwargs in reversed(self.outer):
+            app = cls(app, *args, **kwargs)
+        return app
 
 
 def create_app(
@@ -155,15 +170,13 @@ def create_app(
         async def handler(scope: Scope, raw: bytes) -> Reply:
             return await proxy.handle(protocol, scope, raw)
 
-        return ProxyEndpoint(handler, limit, lambda exc: proxy.error(protocol, exc.status, exc.message))
+        return ProxyEndpoint(handler, limit, functools.partial(proxy.error, protocol))
 
     limit = settings.server.max_body_bytes
     messages = endpoint("anthropic")
     chat = endpoint("openai_chat")
     responses = endpoint("openai_responses")
-    count_tokens = ProxyEndpoint(
-        proxy.count_tokens, limit, lambda exc: proxy.error("anthropic", exc.status, exc.message)
-    )
+    count_tokens = ProxyEndpoint(proxy.count_tokens, limit, functools.partial(proxy.error, "anthropic"))
 
     async def responses_get(request: Request) -> Response:
         msg = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
@@ -225,7 +238,8 @@ def create_app(
     routes += context_routes(paths_mod.resolve(env), settings.context, live)
 
     host = bound_host if bound_host is not None else settings.server.host
-    middleware = [
+    app = _App(routes=routes, lifespan=lifespan)
+    app.outer = (
         Middleware(
             SecurityMiddleware,
             bound_host=host,
@@ -233,8 +247,7 @@ def create_app(
             token=env.get("GLIDER_TOKEN") or None,
         ),
         Middleware(HotPaths, endpoints=hot),
-    ]
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    )
     app.state.proxy = proxy
     app.state.registry = registry
     return app

@@ -25,12 +25,15 @@ stream): they are the hot path. Contract:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.errors import RequestError
+
+_log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
 
 # scope["extensions"] key: a list of callables the server calls (no arguments) when the connection is lost.
 ON_CONNECTION_LOST = "glider.connection_lost"
@@ -140,9 +143,11 @@ class HotPaths:
 
 
 class ProxyEndpoint:
-    """An ASGI app for one model endpoint: body -> `handler(scope, body)` -> Reply -> the client."""
+    """An ASGI app for one model endpoint: body -> `handler(scope, body)` -> Reply -> the client.
+    `on_error(status, message)` is the protocol's error reply: for a RequestError while reading the
+    body, and a 500 when the handler fails unexpectedly (logged with its traceback)."""
 
-    def __init__(self, handler: Handler, limit: int, on_error: Callable[[RequestError], Reply]) -> None:
+    def __init__(self, handler: Handler, limit: int, on_error: Callable[[int, str], Reply]) -> None:
         self.handler = handler
         self.limit = limit
         self.on_error = on_error
@@ -151,7 +156,7 @@ class ProxyEndpoint:
         try:
             body = await read_body(receive, scope, self.limit)
         except RequestError as exc:
-            await send_reply(self.on_error(exc), send)
+            await send_reply(self.on_error(exc.status, exc.message), send)
             return
         except ClientGone:
             return
@@ -172,7 +177,11 @@ class ProxyEndpoint:
         else:
             watcher = asyncio.create_task(_watch(receive, task, state))
         try:
-            reply = await self.handler(scope, body)
+            try:
+                reply = await self.handler(scope, body)
+            except Exception:
+                _log.exception("Glider failed on %s %s", scope["method"], scope["path"])
+                reply = self.on_error(500, "Glider failed on this request; its log has the details")
             await send_reply(reply, send, state)
         except asyncio.CancelledError:
             if not state.disconnected:
