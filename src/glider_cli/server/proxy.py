@@ -379,12 +379,16 @@ class Proxy:
             try:
                 chunk = first
                 while True:
-                    usage.feed(chunk)
                     out = chunk if convert is None else convert.feed(chunk)
                     if out:
-                        if job.tap is not None:
-                            job.tap.feed(out)
-                        yield out
+                        try:
+                            yield out  # the client first; usage and tool calls are read once it is out
+                        finally:
+                            usage.feed(chunk)
+                            if job.tap is not None:
+                                job.tap.feed(out)
+                    else:
+                        usage.feed(chunk)
                     try:
                         chunk = await it.__anext__()
                     except StopAsyncIteration:
