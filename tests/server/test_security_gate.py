@@ -41,6 +41,9 @@ def test_foreign_host_is_refused_before_any_route(tmp_path: Path) -> None:
         assert r.json()["type"] == "error"  # Anthropic shape on an Anthropic path
         assert httpx.get(g.url + "/healthz", headers={"host": f"localhost:{g.port}"}).status_code == 200
         assert httpx.get(g.url + "/healthz").status_code == 200
+        # Verdicts are remembered per Host value: a refused one stays refused, an allowed one allowed.
+        assert httpx.get(g.url + "/healthz", headers={"host": "attacker.example"}).status_code == 403
+        assert httpx.get(g.url + "/healthz", headers={"host": f"localhost:{g.port}"}).status_code == 200
 
 
 def test_allowed_hosts_from_config(tmp_path: Path) -> None:

@@ -68,24 +68,32 @@ class SecurityMiddleware:
         self.app = app
         self.allowed = allowed_host_names(bound_host, allowed_hosts)
         self.token = token.encode() if token else None
+        # Verdicts by the exact Host bytes: a client sends the same Host on every request.
+        self._verdicts: dict[bytes | None, bool] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        host: str | None = None
+        host: bytes | None = None
         auth: bytes | None = None
         xtoken: bytes | None = None
         for k, v in scope["headers"]:
             if k == b"host":
-                host = v.decode("latin-1")
+                host = v
             elif k == b"authorization":
                 auth = v
             elif k == b"x-glider-token":
                 xtoken = v
         path: str = scope["path"]
-        if not host_allowed(host, self.allowed):
-            await self._refuse(scope, send, 403, "permission_error", f"host {host!r} is not allowed")
+        ok = self._verdicts.get(host)
+        if ok is None:
+            ok = host_allowed(None if host is None else host.decode("latin-1"), self.allowed)
+            if len(self._verdicts) < 64:
+                self._verdicts[host] = ok
+        if not ok:
+            shown = None if host is None else host.decode("latin-1")
+            await self._refuse(scope, send, 403, "permission_error", f"host {shown!r} is not allowed")
             return
         if self.token is not None and path.startswith("/api/") and path not in _TOKEN_EXEMPT:
             given = xtoken
