@@ -156,6 +156,22 @@ def test_token_estimate_is_bytes_over_four() -> None:
     assert estimate_tokens(tools=[{"name": "x"}]) == 3  # {"name":"x"} is 12 bytes
 
 
+@given(st.text(max_size=40))
+def test_utf8_len_is_the_encoded_length(text: str) -> None:
+    from glider_cli.router.tokens import utf8_len
+
+    assert utf8_len(text) == len(text.encode("utf-8", "surrogatepass"))
+
+
+def test_pre_lowered_headers_are_kept_as_given() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+    headers = {"x-claude-code-session-id": "s-1", "user-agent": "claude-cli/2"}
+    chat = parse_request("anthropic", body, headers, lowered=True)
+    assert chat.session_id == "s-1" and chat.headers is headers
+    mixed = parse_request("anthropic", body, {"X-Claude-Code-Session-Id": "s-2"})
+    assert mixed.session_id == "s-2" and mixed.headers == {"x-claude-code-session-id": "s-2"}
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
     lambda children: (

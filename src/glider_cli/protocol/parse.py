@@ -30,6 +30,8 @@ from glider_cli.router.tokens import estimate_tokens
 PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses")
 _FOLDED_ROLES = frozenset({"system", "developer"})
 _REMINDER = "<system-reminder>"
+# A parsed body is made of dicts: the exact-type test comes first, the ABC check (slower) after it.
+_MAP = (dict, Mapping)
 
 
 class _Acc:
@@ -93,7 +95,7 @@ def _as_text(value: Any) -> str:
         return value
     if isinstance(value, list):
         return "\n".join(_as_text(v) for v in value)
-    if isinstance(value, Mapping):
+    if isinstance(value, _MAP):
         text = value.get("text")
         if isinstance(text, str):
             return text
@@ -147,7 +149,7 @@ def _role(item: Mapping[str, Any], where: str) -> str:
 
 
 def _object(item: Any, where: str) -> Mapping[str, Any]:
-    if not isinstance(item, Mapping):
+    if not isinstance(item, _MAP):
         raise RequestError(f"{where} must be an object, got {type(item).__name__}")
     return item
 
@@ -185,10 +187,10 @@ def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
         raise RequestError(f"'tools' must be a list, got {type(tools).__name__}")
     names: list[str] = []
     for tool in tools:
-        if not isinstance(tool, Mapping):
+        if not isinstance(tool, _MAP):
             continue
         fn = tool.get("function")
-        name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
+        name = fn.get("name") if isinstance(fn, _MAP) else tool.get("name")
         if not isinstance(name, str):
             name = tool.get("type") if isinstance(tool.get("type"), str) else None
         if name:
@@ -217,9 +219,9 @@ def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
         raw_calls = item.get("tool_calls")
         if isinstance(raw_calls, list):
             for call in raw_calls:
-                if isinstance(call, Mapping):
+                if isinstance(call, _MAP):
                     fn = call.get("function")
-                    fn = fn if isinstance(fn, Mapping) else {}
+                    fn = fn if isinstance(fn, _MAP) else {}
                     calls.append(ToolCall(id=str(call.get("id") or ""), name=str(fn.get("name") or "")))
                     acc.parts.append(_as_text(fn.get("arguments")))
         if role == "tool":
@@ -278,14 +280,14 @@ def _session_id(body: Mapping[str, Any], headers: Mapping[str, str]) -> str | No
     if sid:
         return sid
     metadata = body.get("metadata")
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, _MAP):
         user_id = metadata.get("user_id")
         if isinstance(user_id, str) and user_id.startswith("{"):
             try:
                 decoded = json.loads(user_id)
             except ValueError:
                 decoded = None
-            if isinstance(decoded, Mapping) and isinstance(decoded.get("session_id"), str):
+            if isinstance(decoded, _MAP) and isinstance(decoded.get("session_id"), str):
                 return str(decoded["session_id"]) or None
     return headers.get("session-id") or None
 
@@ -294,13 +296,19 @@ _PARSERS = {"anthropic": _parse_anthropic, "openai_chat": _parse_chat, "openai_r
 
 
 def parse_request(
-    protocol: str, body: Mapping[str, Any], headers: Mapping[str, str] | None = None
+    protocol: str,
+    body: Mapping[str, Any],
+    headers: Mapping[str, str] | None = None,
+    *,
+    lowered: bool = False,
 ) -> ChatRequest:
-    """A ChatRequest from a client's request body. Raises RequestError for a malformed body."""
+    """A ChatRequest from a client's request body. Raises RequestError for a malformed body.
+    `lowered`: `headers` is a dict of str whose names are lower-case already (the proxy's); it is
+    kept as the request's headers as it is."""
     parser = _PARSERS.get(protocol)
     if parser is None:
         raise RequestError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
-    if not isinstance(body, Mapping):
+    if not isinstance(body, _MAP):
         raise RequestError(f"request body must be a JSON object, got {type(body).__name__}")
     model = _opt_str(body, "model", required=True)
     acc = _Acc()
@@ -311,7 +319,7 @@ def parse_request(
         tokens = estimate_tokens(system=system, messages=acc.parts, tools=tool_defs)
     except RecursionError:
         raise RequestError("request body is nested too deeply") from None
-    low = _lower_headers(headers)
+    low = headers if lowered and type(headers) is dict else _lower_headers(headers)
     proto: Protocol_ = protocol  # type: ignore[assignment]
     return ChatRequest(
         protocol=proto,
@@ -345,11 +353,11 @@ def guess_protocol(body: Mapping[str, Any]) -> str:
     if "input" in body and "messages" not in body:
         return "openai_responses"
     messages = body.get("messages")
-    if "system" in body or ("metadata" in body and isinstance(body.get("metadata"), Mapping)):
+    if "system" in body or ("metadata" in body and isinstance(body.get("metadata"), _MAP)):
         return "anthropic"
     if isinstance(messages, list):
         for m in messages:
-            if not isinstance(m, Mapping):
+            if not isinstance(m, _MAP):
                 continue
             if m.get("role") in ("developer", "tool") or "tool_calls" in m:
                 return "openai_chat"
@@ -358,13 +366,13 @@ def guess_protocol(body: Mapping[str, Any]) -> str:
             content = m.get("content")
             if isinstance(content, list):
                 for b in content:
-                    if isinstance(b, Mapping) and b.get("type") in ("tool_use", "tool_result", "image"):
+                    if isinstance(b, _MAP) and b.get("type") in ("tool_use", "tool_result", "image"):
                         return "anthropic"
-                    if isinstance(b, Mapping) and b.get("type") in ("image_url", "input_audio"):
+                    if isinstance(b, _MAP) and b.get("type") in ("image_url", "input_audio"):
                         return "openai_chat"
     if "max_tokens" in body and "tools" not in body:
         return "anthropic"
     tools = body.get("tools")
-    if isinstance(tools, list) and tools and isinstance(tools[0], Mapping):
+    if isinstance(tools, list) and tools and isinstance(tools[0], _MAP):
         return "openai_chat" if "function" in tools[0] else "anthropic"
     return "openai_chat"

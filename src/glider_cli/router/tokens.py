@@ -16,16 +16,21 @@ import orjson
 BYTES_PER_TOKEN = 4
 
 
+def utf8_len(text: str) -> int:
+    """len(text.encode("utf-8")) without encoding an ASCII string (`isascii` is O(1) in CPython)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
 def _tool_bytes(tools: Iterable[Any]) -> int:
     total = 0
     for tool in tools:
         if isinstance(tool, str):
-            total += len(tool.encode("utf-8", "surrogatepass"))
+            total += utf8_len(tool)
             continue
         try:
             total += len(orjson.dumps(tool))
         except (TypeError, orjson.JSONEncodeError):
-            total += len(str(tool).encode("utf-8", "surrogatepass"))
+            total += utf8_len(str(tool))
     return total
 
 
@@ -35,8 +40,8 @@ def estimate_tokens(*, system: str = "", messages: Iterable[str] = (), tools: It
     `messages` are the texts of every message part (text, tool inputs and tool outputs);
     `tools` are the tool definitions as the client sent them (dicts) or plain strings.
     """
-    total = len(system.encode("utf-8", "surrogatepass"))
+    total = utf8_len(system)
     for text in messages:
-        total += len(text.encode("utf-8", "surrogatepass"))
+        total += utf8_len(text)
     total += _tool_bytes(tools)
     return -(-total // BYTES_PER_TOKEN)
