@@ -128,7 +128,7 @@ def create_app(
     ids = IdGenerator()
     proxy = Proxy(
         router=router,
-        parse=parse_request,
+        parse=functools.partial(parse_request, lowered=True),
         registry=registry,
         sink=loop_sink,
         closing_sink=loop_sink.later,

@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -77,8 +77,9 @@ class Decider(Protocol):
     def decide(self, request: ChatRequest, *, sticky: Any = None) -> RouteDecision: ...
 
 
-Headers = list[tuple[str, str]]
-Parser = Callable[[str, dict[str, Any], Mapping[str, str]], ChatRequest]
+Headers = list[tuple[str, str]]  # names lower-case
+# (protocol, body, headers as a dict with lower-case names) -> ChatRequest
+Parser = Callable[[str, dict[str, Any], dict[str, str]], ChatRequest]
 
 
 def retryable(status: int) -> bool:
@@ -159,6 +160,8 @@ class Proxy:
             sticky = Stickiness(StickySettings(), ToolFollowupSettings(), clock=time.time, new_id=new_id)
         self.sticky = sticky
         self.usage = UsageCalibrator()
+        # Header names as received -> lower-case str: clients send the same few dozen names every time.
+        self._header_names: dict[bytes, str] = {}
 
     # ------------------------------------------------------------------------------ inbound
 
@@ -170,8 +173,16 @@ class Proxy:
             raise RequestError(f"request body is not valid JSON: {exc}") from None
         if not isinstance(obj, dict):
             raise RequestError("request body must be a JSON object")
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        chat = self.parse(protocol, obj, {k.lower(): v for k, v in headers})
+        names = self._header_names
+        headers: Headers = []
+        for k, v in scope["headers"]:
+            name = names.get(k)
+            if name is None:
+                name = k.decode("latin-1").lower()
+                if len(names) < 512:
+                    names[k] = name
+            headers.append((name, v.decode("latin-1")))
+        chat = self.parse(protocol, obj, dict(headers))
         return Inbound(protocol, raw, obj, headers, scope["query_string"].decode("latin-1"), chat)
 
     async def handle(self, protocol: str, scope: Scope, raw: bytes) -> Reply:
