@@ -145,4 +145,32 @@ def test_deferred_event_data_is_made_once_when_first_read() -> None:
     assert dict(d) == {"target": "cloud", "trace": [{"rule": "a"}]}
     assert d["target"] == "cloud" and len(d) == 2 and list(d) == ["target", "trace"]
     assert d.copy() == dict(d) and d.copy() is not d.copy()
+    assert d.resolve() is d.resolve()
     assert calls == [1]
+
+
+def test_loop_sink_hands_the_writer_deferred_data_made_once() -> None:
+    import asyncio
+
+    from glider_cli.server.state import Deferred, LoopSink
+
+    written: list[list[tuple[str, Any, str | None]]] = []
+    made: list[int] = []
+
+    def make() -> dict[str, Any]:
+        made.append(1)
+        return {"rule": "r"}
+
+    class Sink:
+        def emit(self, type: str, data: Any, *, turn_id: str | None = None) -> None:
+            raise AssertionError("write_now is the path")
+
+    async def go() -> None:
+        sink = LoopSink(Sink(), written.append)
+        sink.emit("TurnOpened", {"ask": "hi"}, turn_id="t1")
+        sink.emit("RouteDecided", Deferred(make), turn_id="t1")
+        await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert written == [[("TurnOpened", {"ask": "hi"}, "t1"), ("RouteDecided", {"rule": "r"}, "t1")]]
+    assert type(written[0][1][1]) is dict and made == [1]

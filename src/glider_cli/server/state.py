@@ -83,22 +83,23 @@ class Deferred(Mapping[str, Any]):
         self._make = make
         self._data: dict[str, Any] | None = None
 
-    def _get(self) -> dict[str, Any]:
+    def resolve(self) -> dict[str, Any]:
+        """The data, made on the first call."""
         if self._data is None:
             self._data = self._make()
         return self._data
 
     def __getitem__(self, key: str) -> Any:
-        return self._get()[key]
+        return self.resolve()[key]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._get())
+        return iter(self.resolve())
 
     def __len__(self) -> int:
-        return len(self._get())
+        return len(self.resolve())
 
     def copy(self) -> dict[str, Any]:
-        return dict(self._get())
+        return dict(self.resolve())
 
 
 class LoopSink:
@@ -165,7 +166,9 @@ class LoopSink:
             return
         pending, self._pending = self._pending, []
         if self._write_now is not None:
-            self._write_now(pending)
+            # Deferred data is made here, once (read through the Mapping protocol it would be remade
+            # per key).
+            self._write_now([(t, d.resolve() if type(d) is Deferred else d, turn) for t, d, turn in pending])
             return
         for type_, data, turn_id in pending:
             self.sink.emit(type_, data, turn_id=turn_id)

@@ -274,7 +274,10 @@ class EventWriter:
                 self._settle_pending()
                 ids = self._ids.many(len(items))
                 stamped = zip(ids, items, strict=True)
-                self._settle((id_, t, ts, turn, dict(data)) for id_, (t, data, turn) in stamped)
+                self._settle(
+                    (id_, t, ts, turn, data if type(data) is dict else dict(data))
+                    for id_, (t, data, turn) in stamped
+                )
                 batch, self._unwritten = self._unwritten, []
             with self._cond:
                 self._enqueued += len(items)
