@@ -52,6 +52,8 @@ def test_claude_code_first_turn_passes_through_byte_for_byte(
     assert r.headers["content-type"].startswith("text/event-stream")
     assert "content-length" not in r.headers
     assert r.headers["x-glider-route"].startswith("cloud; rule=")
+    # The upstream's own cache-control (the fake sends no-cache, as Anthropic does) appears once.
+    assert r.headers.get_list("cache-control") == ["no-cache"]
     rec = fake.requests[-1]
     assert rec.raw == body  # unknown fields, thinking, context_management, cache_control, metadata
     assert rec.query == {"beta": "true"}

@@ -434,9 +434,11 @@ class Proxy:
             headers = response_headers(resp.raw_headers)
         else:
             headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
-        if not any(k == b"content-type" for k, _ in headers):
+        names = {k for k, _ in headers}
+        if b"content-type" not in names:
             headers.append((b"content-type", b"text/event-stream"))
-        headers.append((b"cache-control", b"no-cache"))
+        if b"cache-control" not in names:  # an upstream's own (Anthropic sends no-cache) is kept, once
+            headers.append((b"cache-control", b"no-cache"))
         headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(resp.status, headers, stream=gen(), close=close)
 
