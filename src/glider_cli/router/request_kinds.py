@@ -91,12 +91,12 @@ def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None, text:
     """Claude Code's session-title request (CLIENTS.md): a `title` json_schema, or `<session>` text."""
     if request.has_tools:
         return False
-    if body is not None:
-        oc = body.get("output_config")
-        fmt = oc.get("format") if isinstance(oc, (dict, Mapping)) else None
-        schema = fmt.get("schema") if isinstance(fmt, (dict, Mapping)) else None
-        props = schema.get("properties") if isinstance(schema, (dict, Mapping)) else None
-        if isinstance(props, (dict, Mapping)) and "title" in props:
+    oc = body.get("output_config") if body is not None else None
+    if oc is not None:  # most requests have none: no Mapping checks for them
+        fmt = oc.get("format") if isinstance(oc, Mapping) else None
+        schema = fmt.get("schema") if isinstance(fmt, Mapping) else None
+        props = schema.get("properties") if isinstance(schema, Mapping) else None
+        if isinstance(props, Mapping) and "title" in props:
             return True
     text = request.last_user_text if text is None else text
     return text.lstrip().startswith("<session>")
