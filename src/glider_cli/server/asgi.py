@@ -12,9 +12,11 @@ stream): they are the hot path. Contract:
   were written), or at once when sending it failed: never on the client's wait, and always before
   the connection's next request is read.
 - `HotPaths` sends `POST` on the model endpoints straight to their `ProxyEndpoint`, past Starlette's
-  exception middleware and route matching (which still serve every other path and method).
+  middleware and route matching (which still serve every other path and method).
 - `ProxyEndpoint` runs the handler and cancels it when the client disconnects before the reply is
   complete (and with it the upstream request, whose response is closed in the relay's `finally`).
+  A handler that raises anything else is logged (`uvicorn.error`, with the traceback) and answered
+  with `on_error(500, ...)`, the client protocol's error shape.
   Glider's own server protocol (`server.http_protocol`) offers a hook list under
   `scope["extensions"][ON_CONNECTION_LOST]` and calls it when the connection drops: registering
   there costs nothing per request. Under any other ASGI server a watcher task waits on `receive()`
