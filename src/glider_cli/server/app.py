@@ -18,7 +18,7 @@ Contract:
 - Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'). Both wrap Starlette's own stack from outside
-  (`_App`), so a model request passes through no Starlette layer: an unexpected error there is
+  (`_App`), so a model request passes none of Starlette's middleware: an unexpected error there is
   answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
 """
 
