@@ -105,37 +105,35 @@ def test_429_from_the_cloud_passes_through_with_its_body(fake: FakeUpstream, tmp
         assert g.wait_for("UpstreamFailed")[0]["status"] == 429
 
 
-def test_timeout_before_first_byte_falls_back(fake: FakeUpstream, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param({"delay": 3.0}, id="timeout-before-the-headers"),
+        # The local server sent its headers, then nothing (a crash in prefill): the reply was held
+        # until the first body byte, so the cloud still answers it.
+        pytest.param({"stall": 3.0}, id="stall-after-the-headers"),
+    ],
+)
+def test_a_local_server_that_goes_quiet_falls_back_to_the_cloud(
+    fault: dict[str, float], fake: FakeUpstream, tmp_path: Path
+) -> None:
     cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}")
     with GliderServer(cfg, tmp_path) as g:
-        fake.set_fault(delay=3.0, paths=("/api/chat",))
+        fake.set_fault(paths=("/api/chat",), **fault)
         r = _post(g, _body("/local hi", stream=True))
         assert r.status_code == 200
         assert "event: message_stop" in r.text
         assert "fallback-from=ollama" in r.headers["x-glider-route"]
         assert g.wait_for("FallbackUsed")[0]["reason"] == "timeout"
-    with GliderServer(
-        _config(fake.url, fake.url, local=", timeout: {read: 0.3}, fallback: none"), tmp_path
-    ) as g:
+
+
+def test_timeout_before_first_byte_without_fallback_is_a_504(fake: FakeUpstream, tmp_path: Path) -> None:
+    cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}, fallback: none")
+    with GliderServer(cfg, tmp_path) as g:
         fake.set_fault(delay=3.0, paths=("/api/chat",))
         r = _post(g, _body("/local hi", stream=True))
         assert r.status_code == 504
         assert r.json()["error"]["type"] == "timeout_error"
-
-
-def test_a_stall_after_the_headers_falls_back_while_a_fallback_can_take_over(
-    fake: FakeUpstream, tmp_path: Path
-) -> None:
-    """The local server sent its headers, then nothing (a crash in prefill): the reply was held until the
-    first body byte, so the cloud still answers it."""
-    cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}")
-    with GliderServer(cfg, tmp_path) as g:
-        fake.set_fault(stall=3.0, paths=("/api/chat",))
-        r = _post(g, _body("/local hi", stream=True))
-        assert r.status_code == 200
-        assert "event: message_stop" in r.text
-        assert "fallback-from=ollama" in r.headers["x-glider-route"]
-        assert g.wait_for("FallbackUsed")[0]["reason"] == "timeout"
 
 
 def test_with_no_fallback_a_stream_starts_with_the_upstreams_headers(
