@@ -21,16 +21,13 @@ TARGETS: tuple[str, ...] = ("local", "cloud")
 STRATEGIES: tuple[str, ...] = ("single", "fan_out", "pipeline", "ensemble")
 DELEGATE_FLAGS: tuple[str, ...] = ("/claude", "/cursor-agent", "/agy")
 
-_set = object.__setattr__
-
 
 class ToolCall(Frozen):
     id: str
     name: str
 
     def __init__(self, id: str, name: str) -> None:
-        _set(self, "id", id)
-        _set(self, "name", name)
+        self.__dict__.update(id=id, name=name)
 
 
 class Message(Frozen):
@@ -52,10 +49,7 @@ class Message(Frozen):
         tool_calls: tuple[ToolCall, ...] = (),
         tool_results: tuple[str, ...] = (),
     ) -> None:
-        _set(self, "role", role)
-        _set(self, "content", content)
-        _set(self, "tool_calls", tool_calls)
-        _set(self, "tool_results", tool_results)
+        self.__dict__.update(role=role, content=content, tool_calls=tool_calls, tool_results=tool_results)
 
 
 class ChatRequest(Frozen):
@@ -87,17 +81,19 @@ class ChatRequest(Frozen):
         session_id: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        _set(self, "protocol", protocol)
-        _set(self, "model", model)
-        _set(self, "stream", stream)
-        _set(self, "messages", messages)
-        _set(self, "system", system)
-        _set(self, "tool_names", tool_names)
-        _set(self, "estimated_tokens", estimated_tokens)
-        _set(self, "temperature", temperature)
-        _set(self, "max_tokens", max_tokens)
-        _set(self, "session_id", session_id)
-        _set(self, "headers", {} if headers is None else headers)
+        self.__dict__.update(
+            protocol=protocol,
+            model=model,
+            stream=stream,
+            messages=messages,
+            system=system,
+            tool_names=tool_names,
+            estimated_tokens=estimated_tokens,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            session_id=session_id,
+            headers={} if headers is None else headers,
+        )
 
     @property
     def has_tools(self) -> bool:
@@ -150,8 +146,6 @@ class RequestSummary:
     The complexity comes as numbers, or as a `complexity` object read on first use: the router scores
     lazily, since only a complexity rule, a script or the decision record needs the score."""
 
-    __slots__ = ("_complexity", "_score", "_source", "estimated_tokens", "has_tools")
-
     estimated_tokens: int
     has_tools: bool
     _score: int
@@ -167,11 +161,13 @@ class RequestSummary:
         *,
         complexity: Scored | None = None,
     ) -> None:
-        _set(self, "estimated_tokens", estimated_tokens)
-        _set(self, "has_tools", has_tools)
-        _set(self, "_score", complexity_score)
-        _set(self, "_source", complexity_source)
-        _set(self, "_complexity", complexity)
+        self.__dict__.update(
+            estimated_tokens=estimated_tokens,
+            has_tools=has_tools,
+            _score=complexity_score,
+            _source=complexity_source,
+            _complexity=complexity,
+        )
 
     @property
     def complexity_score(self) -> int:
@@ -246,17 +242,19 @@ class RouteDecision(Frozen):
         trace: tuple[Reason, ...],
         extra: Mapping[str, Any] | None = None,
     ) -> None:
-        _set(self, "target", target)
-        _set(self, "rule", rule)
-        _set(self, "priority", priority)
-        _set(self, "backend", backend)
-        _set(self, "model", model)
-        _set(self, "adapter", adapter)
-        _set(self, "strategy", strategy)
-        _set(self, "delegate", delegate)
-        _set(self, "request", request)
-        _set(self, "trace", trace)
-        _set(self, "extra", {} if extra is None else extra)
+        self.__dict__.update(
+            target=target,
+            rule=rule,
+            priority=priority,
+            backend=backend,
+            model=model,
+            adapter=adapter,
+            strategy=strategy,
+            delegate=delegate,
+            request=request,
+            trace=trace,
+            extra={} if extra is None else extra,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {

@@ -11,9 +11,10 @@ is created, ~1.4 ms a class on the bench machine: 45 ms of `glider route explain
 of them (issue #2 §6). Here nothing is generated: the shared methods live on this base.
 
 A subclass annotates its fields in order and writes an `__init__` that takes exactly those fields,
-in that order (the defaults go there), and sets each one with `object.__setattr__`: `init_fields`
-for values built once, one call per field for values built per request (as fast as the generated
-code was). tests/test_values.py holds every subclass to this.
+in that order (the defaults go there), and sets them: `init_fields` for values built once, and
+one `self.__dict__.update(field=value, ...)` for values built per request (measured here: 0.55 µs
+for four fields, against 1.4 µs for one `object.__setattr__` per field). tests/test_values.py
+holds every subclass to this.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glider_cli.router.request_kinds import Kind
+from glider_cli.values import Frozen
 
 
 @dataclass(slots=True)
@@ -66,17 +67,36 @@ class Family:
     ended_at: float | None = None
 
 
-@dataclass(frozen=True)
-class Placement:
+class Placement(Frozen):
     """Where one request went: its family (turn id), what kind of request it is, and why."""
 
     kind: Kind
     turn_id: str | None
     session_id: str | None
     link: str
-    answered: tuple[str, ...] = ()
-    tools: tuple[str, ...] = ()
-    parent_call: str | None = None
+    answered: tuple[str, ...]
+    tools: tuple[str, ...]
+    parent_call: str | None
+
+    def __init__(
+        self,
+        kind: Kind,
+        turn_id: str | None,
+        session_id: str | None,
+        link: str,
+        answered: tuple[str, ...] = (),
+        tools: tuple[str, ...] = (),
+        parent_call: str | None = None,
+    ) -> None:
+        self.__dict__.update(
+            kind=kind,
+            turn_id=turn_id,
+            session_id=session_id,
+            link=link,
+            answered=answered,
+            tools=tools,
+            parent_call=parent_call,
+        )
 
     @property
     def new_turn(self) -> bool:

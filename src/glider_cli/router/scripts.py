@@ -104,9 +104,7 @@ class ScriptOutcome(Frozen):
     error: str | None
 
     def __init__(self, matched: bool, action: dict[str, Any] | None = None, error: str | None = None) -> None:
-        _set(self, "matched", matched)
-        _set(self, "action", action)
-        _set(self, "error", error)
+        self.__dict__.update(matched=matched, action=action, error=error)
 
 
 def _globals() -> sl.Globals:

@@ -44,7 +44,6 @@ which side issued each call.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.domain import ChatRequest, Clock, Reason, RouteDecision
@@ -53,6 +52,7 @@ from glider_cli.router.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import command_pattern, find_command
 from glider_cli.settings import StickySettings, ToolFollowupSettings
+from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
 
@@ -60,21 +60,25 @@ _EXPLICIT = ("/cloud", "/heavy")
 Events = list[tuple[str, dict[str, Any], str | None]]
 
 
-@dataclass(frozen=True)
-class Forced:
+class Forced(Frozen):
     side: str
     backend: str | None
     model: str | None
     reason: str
 
+    def __init__(self, side: str, backend: str | None, model: str | None, reason: str) -> None:
+        self.__dict__.update(side=side, backend=backend, model=model, reason=reason)
 
-@dataclass(frozen=True)
-class StickyPlan:
+
+class StickyPlan(Frozen):
     """What `place` found: the placement, the view to pass to decide(), and a side it must go to."""
 
     placement: Placement
     view: StickyView
-    forced: Forced | None = None
+    forced: Forced | None
+
+    def __init__(self, placement: Placement, view: StickyView, forced: Forced | None = None) -> None:
+        self.__dict__.update(placement=placement, view=view, forced=forced)
 
     @property
     def turn_id(self) -> str | None:

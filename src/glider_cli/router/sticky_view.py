@@ -14,8 +14,6 @@ from glider_cli.domain import ChatRequest
 from glider_cli.router.request_kinds import is_new_user_message
 from glider_cli.values import Frozen
 
-_set = object.__setattr__
-
 
 class StickyView(Frozen):
     bound: bool
@@ -26,10 +24,7 @@ class StickyView(Frozen):
     def __init__(
         self, bound: bool, turn_id: str | None = None, reason: str = "", follow_on: bool | None = None
     ) -> None:
-        _set(self, "bound", bound)
-        _set(self, "turn_id", turn_id)
-        _set(self, "reason", reason)
-        _set(self, "follow_on", follow_on)
+        self.__dict__.update(bound=bound, turn_id=turn_id, reason=reason, follow_on=follow_on)
 
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:
