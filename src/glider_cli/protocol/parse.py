@@ -103,15 +103,22 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _blocks(content: Any, where: str, acc: _Acc) -> tuple[str, list[ToolCall], list[str]]:
-    """Text, tool calls and tool-result ids of a content value (a string or a list of blocks)."""
+def _blocks(content: Any, where: str, acc: _Acc, at: int = -1) -> tuple[str, list[ToolCall], list[str]]:
+    """Text, tool calls and tool-result ids of a content value (a string or a list of blocks).
+    `where` names the value in errors; with `at` >= 0 it is a format string for that index (the
+    name is only made when there is an error to report)."""
     if content is None:
         return "", [], []
-    if isinstance(content, str):
+    if type(content) is str:
         acc.parts.append(content)
         return content, [], []
     if not isinstance(content, list):
-        raise RequestError(f"{where} must be a string or a list of blocks, got {type(content).__name__}")
+        if isinstance(content, str):
+            acc.parts.append(content)
+            return content, [], []
+        raise RequestError(
+            f"{_at(where, at)} must be a string or a list of blocks, got {type(content).__name__}"
+        )
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[str] = []
@@ -120,12 +127,13 @@ def _blocks(content: Any, where: str, acc: _Acc) -> tuple[str, list[ToolCall], l
             acc.parts.append(block)
             texts.append(block)
             continue
-        block = _object(block, f"{where}[{i}]")
+        if type(block) is not dict:
+            block = _object(block, f"{_at(where, at)}[{i}]")
         kind = block.get("type")
         if kind in ("text", "input_text", "output_text") or (kind is None and "text" in block):
             text = block.get("text")
             if not isinstance(text, str):
-                raise RequestError(f"{where}[{i}].text must be a string")
+                raise RequestError(f"{_at(where, at)}[{i}].text must be a string")
             acc.parts.append(text)
             if not text.lstrip().startswith(_REMINDER):
                 texts.append(text)
@@ -139,6 +147,10 @@ def _blocks(content: Any, where: str, acc: _Acc) -> tuple[str, list[ToolCall], l
             # thinking, images, documents, refusals...: unknown to routing; keep their text size.
             acc.parts.append(_as_text(block.get("text") or block.get("thinking") or ""))
     return "\n".join(t for t in texts if t), calls, results
+
+
+def _at(where: str, at: int) -> str:
+    return where.format(at) if at >= 0 else where
 
 
 def _role(item: Mapping[str, Any], where: str) -> str:
@@ -165,10 +177,11 @@ def _messages(
     if not isinstance(value, list):
         raise RequestError(f"'messages' must be a list, got {type(value).__name__}")
     for i, raw in enumerate(value):
-        where = f"messages[{i}]"
-        item = _object(raw, where)
-        role = _role(item, where)
-        text, calls, results = _blocks(item.get("content"), f"{where}.content", acc)
+        item = raw if type(raw) is dict else _object(raw, f"messages[{i}]")
+        role = item.get("role")
+        if type(role) is not str:
+            role = _role(item, f"messages[{i}]")
+        text, calls, results = _blocks(item.get("content"), "messages[{}].content", acc, i)
         if role in _FOLDED_ROLES:
             acc.system.append(text)
             continue
@@ -254,7 +267,7 @@ def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
         kind = item.get("type")
         if kind == "message" or (kind is None and "role" in item):
             role = _role(item, where)
-            text, _, _ = _blocks(item.get("content"), f"{where}.content", acc)
+            text, _, _ = _blocks(item.get("content"), "input[{}].content", acc, i)
             if role in _FOLDED_ROLES:
                 acc.system.append(text)
             else:
