@@ -42,22 +42,23 @@ HOP_BY_HOP: frozenset[str] = frozenset(
 AUTH_HEADERS: frozenset[str] = frozenset({"x-api-key", "authorization", "x-goog-api-key"})
 ANTHROPIC_VERSION = "2023-06-01"
 _TRANSLATED_KEEP: frozenset[str] = frozenset({"user-agent", "accept"})
+# Never sent as received: hop-by-hop headers (dropped) and auth (kept for origin only).
+_NOT_AS_IS: frozenset[str] = HOP_BY_HOP | AUTH_HEADERS
 # `date`/`server` are the ASGI server's to set; forwarding them would duplicate them.
 _RESPONSE_DROP: frozenset[str] = HOP_BY_HOP | {"content-encoding", "date", "server"}
 
 
 def upstream_headers(
-    client: Iterable[tuple[str, str]], backend: Backend, *, passthrough: bool
+    client: Iterable[tuple[str, str]], backend: Backend, *, passthrough: bool, lowered: bool = False
 ) -> dict[str, str]:
-    """The headers to send upstream for a request that arrived with `client` headers."""
+    """The headers to send upstream for a request that arrived with `client` headers (`lowered`:
+    their names are lower-case already)."""
     out: dict[str, str] = {}
     keep_auth = backend.kind == "origin"
     for name, value in client:
-        k = name.lower()
-        if k in HOP_BY_HOP:
-            continue
-        if k in AUTH_HEADERS:
-            if keep_auth:
+        k = name if lowered else name.lower()
+        if k in _NOT_AS_IS:
+            if keep_auth and k in AUTH_HEADERS:
                 out[k] = value
             continue
         if passthrough or k in _TRANSLATED_KEEP:
@@ -68,9 +69,12 @@ def upstream_headers(
     if backend.wire == "anthropic" and "anthropic-version" not in out:
         # A translated request still needs the version header the Messages API requires.
         out["anthropic-version"] = ANTHROPIC_VERSION
-    for k, v in backend.headers.items():
-        out[k.lower()] = v
-    out.update(backend.auth_headers())
+    if backend.headers:
+        for k, v in backend.headers.items():
+            out[k.lower()] = v
+    auth = backend.auth_headers()
+    if auth:
+        out.update(auth)
     return out
 
 

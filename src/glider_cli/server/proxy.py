@@ -174,16 +174,17 @@ class Proxy:
         if not isinstance(obj, dict):
             raise RequestError("request body must be a JSON object")
         names = self._header_names
-        headers: Headers = []
-        for k, v in scope["headers"]:
-            name = names.get(k)
-            if name is None:
-                name = k.decode("latin-1").lower()
-                if len(names) < 512:
-                    names[k] = name
-            headers.append((name, v.decode("latin-1")))
+        headers: Headers = [
+            (names.get(k) or self._header_name(k), v.decode("latin-1")) for k, v in scope["headers"]
+        ]
         chat = self.parse(protocol, obj, dict(headers))
         return Inbound(protocol, raw, obj, headers, scope["query_string"].decode("latin-1"), chat)
+
+    def _header_name(self, raw: bytes) -> str:
+        name = raw.decode("latin-1").lower()
+        if len(self._header_names) < 512:
+            self._header_names[raw] = name
+        return name
 
     async def handle(self, protocol: str, scope: Scope, raw: bytes) -> Reply:
         try:
@@ -258,11 +259,11 @@ class Proxy:
                 raw = orjson.dumps({**body, "model": model})
             path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
-            headers = upstream_headers(inb.headers, backend, passthrough=True)
+            headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return _Call(backend, True, url, headers, raw, model or body.get("model"))
         tb = translation.request_body(protocol, body, inb.chat, backend, model)
         url = backend.url(protocol, translation.upstream_path(backend))
-        headers = upstream_headers(inb.headers, backend, passthrough=False)
+        headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return _Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
 
     async def _send(self, call: _Call) -> UpstreamResponse:
