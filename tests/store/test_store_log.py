@@ -33,6 +33,21 @@ def test_ids_are_time_ordered_and_unique() -> None:
     assert all(len(i) == 32 for i in ids)
 
 
+def test_ids_stay_ordered_when_single_ids_and_batches_interleave() -> None:
+    t = [1000.0]
+    gen = IdGenerator(lambda: t[0])
+    ids = [gen()]
+    t[0] = 1000.002
+    ids += gen.many(3)  # a new millisecond, taken by a batch
+    ids.append(gen())  # the same millisecond: must carry the batch's time prefix
+    t[0] = 1000.005
+    ids.append(gen())
+    ids += gen.many(2)
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+    assert [i[:12] for i in ids] == [f"{ms:012x}" for ms in (1000000, *[1000002] * 4, *[1000005] * 3)]
+
+
 def test_format_ts_is_utc_with_milliseconds() -> None:
     assert format_ts(0.5) == "1970-01-01T00:00:00.500Z"
 

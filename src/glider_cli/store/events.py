@@ -74,20 +74,20 @@ class IdGenerator:
         self._clock = clock
         self._lock = threading.Lock()
         self._last_ms = -1
+        self._prefix = ""
         self._counter = 0
 
     def __call__(self) -> str:
         ms = int(self._clock() * 1000)
         with self._lock:
             if ms <= self._last_ms:
-                ms = self._last_ms
                 self._counter += 1
             else:
                 self._last_ms = ms
+                self._prefix = f"{ms:012x}"
                 # Leave headroom so the counter never overflows its 80 bits within one millisecond.
                 self._counter = random.getrandbits(79)
-            counter = self._counter
-        return f"{ms:012x}{counter:020x}"
+            return f"{self._prefix}{self._counter:020x}"
 
     def many(self, n: int) -> list[str]:
         """`n` consecutive ids, as `n` calls would give them, under one clock read and one lock."""
@@ -98,6 +98,7 @@ class IdGenerator:
                 first = self._counter + 1
             else:
                 self._last_ms = ms
+                self._prefix = f"{ms:012x}"
                 first = random.getrandbits(79)
             self._counter = first + n - 1
         return [f"{ms:012x}{c:020x}" for c in range(first, first + n)]
