@@ -293,7 +293,7 @@ def _session_id(body: Mapping[str, Any], headers: Mapping[str, str]) -> str | No
     if sid:
         return sid
     metadata = body.get("metadata")
-    if isinstance(metadata, _MAP):
+    if metadata is not None and isinstance(metadata, _MAP):
         user_id = metadata.get("user_id")
         if isinstance(user_id, str) and user_id.startswith("{"):
             try:
