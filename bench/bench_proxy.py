@@ -315,7 +315,11 @@ def main() -> None:
     args = ap.parse_args()
     load_cpus, sut_cpus = cpu_split() if args.pin else (None, None)
     if load_cpus is not None:
-        os.sched_setaffinity(0, load_cpus)  # the load generator (this process) and, inherited, the fake
+        try:
+            os.sched_setaffinity(0, load_cpus)  # the load generator (this process) and, inherited, the fake
+        except OSError as exc:  # a container may forbid it: measure unpinned and say so
+            print(f"cannot pin ({exc}): running unpinned", file=sys.stderr)
+            load_cpus = sut_cpus = None
 
     load0 = f"{os.getloadavg()[0]:.2f}"
     procs: list[subprocess.Popen[bytes]] = []
