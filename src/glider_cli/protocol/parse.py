@@ -109,13 +109,10 @@ def _blocks(content: Any, where: str, acc: _Acc, at: int = -1) -> tuple[str, lis
     name is only made when there is an error to report)."""
     if content is None:
         return "", [], []
-    if type(content) is str:
+    if isinstance(content, str):
         acc.parts.append(content)
         return content, [], []
     if not isinstance(content, list):
-        if isinstance(content, str):
-            acc.parts.append(content)
-            return content, [], []
         raise RequestError(
             f"{_at(where, at)} must be a string or a list of blocks, got {type(content).__name__}"
         )
