@@ -27,10 +27,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from glider_cli.config.settings import BackgroundSettings
 from glider_cli.delegate import continuity, ranking
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import Paths
-from glider_cli.settings import BackgroundSettings
 
 TARGET_MS = 5.0
 WORDS = [

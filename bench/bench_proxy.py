@@ -108,7 +108,7 @@ FLOOR = textwrap.dedent(
     import uvicorn
     from glider_cli.backends.native import NativeUpstream
     from glider_cli.server.run import uvicorn_options
-    from glider_cli.settings import Timeout
+    from glider_cli.config.settings import Timeout
     UP = "http://127.0.0.1:{up}"
     T = Timeout()
     state = {{}}
@@ -153,7 +153,7 @@ FLOOR = textwrap.dedent(
 GLIDER_KIND = textwrap.dedent(
     """
     import uvicorn
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
     from glider_cli.server.run import uvicorn_options
     cfg = load_config(config={config!r})

@@ -22,7 +22,7 @@ import statistics
 import time
 import timeit
 
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router

@@ -20,8 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts, make_event
 from glider_cli.store.graph import Edge, Entity, EntityStore, Graph

@@ -17,9 +17,9 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.context_api import context_routes
-from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import make_event
 from glider_cli.store.writer import EventWriter
@@ -144,7 +144,7 @@ def test_export_and_prune(live: tuple[httpx.Client, EventWriter], glider_env: Pa
 def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path) -> None:
     """The real `create_app` with its own EventWriter: keys in headers and in the text stay off disk."""
     from fake_upstream import FakeUpstream
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
 
     home = tmp_path / "home"

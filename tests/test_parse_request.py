@@ -8,11 +8,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.errors import GliderError, RequestError
 from glider_cli.protocol.parse import guess_protocol, parse_request, protocol_for_path
+from glider_cli.protocol.tokens import estimate_tokens
 from glider_cli.router import Router
-from glider_cli.router.tokens import estimate_tokens
 
 FIXTURES = Path(__file__).parent / "fixtures" / "clients"
 
@@ -158,7 +158,7 @@ def test_token_estimate_is_bytes_over_four() -> None:
 
 @given(st.text(max_size=40))
 def test_utf8_len_is_the_encoded_length(text: str) -> None:
-    from glider_cli.router.tokens import utf8_len
+    from glider_cli.protocol.tokens import utf8_len
 
     assert utf8_len(text) == len(text.encode("utf-8", "surrogatepass"))
 

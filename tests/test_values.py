@@ -10,9 +10,9 @@ from typing import ClassVar
 import pytest
 
 import glider_cli
-from glider_cli.config_model import Action, Rule, Trigger
+from glider_cli.config.model import Action, Rule, Trigger
+from glider_cli.config.settings import BackendSettings, Settings, Timeout
 from glider_cli.domain import ChatRequest, RequestSummary, RouteDecision
-from glider_cli.settings import BackendSettings, Settings, Timeout
 from glider_cli.values import Frozen, FrozenInstanceError, init_fields, replace
 
 

@@ -105,6 +105,14 @@ class ChatRequest(Frozen):
         return self.messages[-1].content if self.messages else ""
 
     @property
+    def is_new_user_message(self) -> bool:
+        """The most recent message is user text that answers no tool call."""
+        if not self.messages:
+            return False
+        last = self.messages[-1]
+        return last.role == "user" and bool(last.content.strip()) and not last.tool_results
+
+    @property
     def last_user_text(self) -> str:
         for m in reversed(self.messages):
             if m.role == "user" and m.content:

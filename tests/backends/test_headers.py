@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import BackendRegistry
-from glider_cli.settings import BackendSettings
+from glider_cli.config.settings import BackendSettings
 
 CLIENT = [
     ("Host", "127.0.0.1:8787"),

@@ -16,8 +16,8 @@ import pytest
 
 from fake_upstream import FakeUpstream
 from glider_cli.backends.native import NativeUpstream
+from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
-from glider_cli.settings import Timeout
 
 pytestmark = pytest.mark.live
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from glider_cli.backends.registry import BackendRegistry
+from glider_cli.config.settings import BackendSettings
 from glider_cli.errors import ConfigError
-from glider_cli.settings import BackendSettings
 
 
 def _reg(*bs: BackendSettings, environ: dict[str, str] | None = None, **kw: object) -> BackendRegistry:

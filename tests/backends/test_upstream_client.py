@@ -8,8 +8,8 @@ import pytest
 
 from fake_upstream import FakeUpstream, closed_port_url
 from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
-from glider_cli.settings import Timeout
 
 pytestmark = pytest.mark.live
 

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from glider_cli.backends.client import make_upstream
-from glider_cli.settings import Timeout
+from glider_cli.config.settings import Timeout
 
 
 @pytest.mark.parametrize("kind", ["native", "aiohttp", "httpx"])

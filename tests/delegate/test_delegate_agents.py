@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from glider_cli.config.settings import DelegateSettings
 from glider_cli.delegate.agents import ADAPTERS, adapter_for
 from glider_cli.errors import DelegateError
-from glider_cli.settings import DelegateSettings
 
 WS, RUN = Path("/w/project"), Path("/h/run/x")
 

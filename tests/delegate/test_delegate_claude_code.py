@@ -10,10 +10,10 @@ from delegate_helpers import git_status
 
 import claude_code
 from fake_upstream import FakeUpstream
+from glider_cli.config.settings import DelegateSettings, Settings
 from glider_cli.delegate import continuity, service
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
-from glider_cli.settings import DelegateSettings, Settings
 
 pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from fake_upstream import FakeUpstream
+from glider_cli.config.settings import BackendSettings, Settings, SummarySettings
 from glider_cli.delegate import compaction, continuity, summarizers
 from glider_cli.delegate.compaction import SUMMARY_MARK, Compactor, compact, digest, summarise
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
-from glider_cli.settings import BackendSettings, Settings, SummarySettings
 
 
 def _fill(ws: Path, n: int, *, outcome_every: int = 10) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from glider_cli.config.settings import BackgroundSettings
 from glider_cli.delegate.continuity import Entry
 from glider_cli.delegate.ranking import BLOCK_TITLE, bm25_scores, build_block, truncate_middle
-from glider_cli.settings import BackgroundSettings
 
 
 def turn(text: str, i: int = 0) -> Entry:

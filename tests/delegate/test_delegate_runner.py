@@ -8,11 +8,11 @@ import pytest
 from delegate_helpers import git_status
 
 from fixtures.fake_agents.install import runs
+from glider_cli.config.settings import DelegateSettings
 from glider_cli.delegate import runner
 from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
-from glider_cli.settings import DelegateSettings
 
 
 def _run(vendor: str, ws: Path, env: dict[str, str], timeout: float = 60.0, **kw: object) -> runner.RunResult:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from fixtures.fake_agents.install import runs
+from glider_cli.config.settings import ContextSettings, DelegateSettings, Settings, SummarySettings
 from glider_cli.delegate import continuity, service
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
-from glider_cli.settings import ContextSettings, DelegateSettings, Settings, SummarySettings
 
 
 class Sink:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from glider_cli.config import load_config
-from glider_cli.config_model import Config
+from glider_cli.config.load import load_config
+from glider_cli.config.model import Config
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 

@@ -47,7 +47,7 @@ def test_small_patterns_need_a_short_message(tmp_path: Path) -> None:
         "  task_classifier: {small_patterns: ['^fix'], small_max_chars: 20, cloud_patterns: ['(?i)design']}\n"
         "  rules:\n    - {name: fallback, priority: 0, trigger: {type: always}, action: {target: cloud}}\n"
     )
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
 
     router = Router(load_config(config=str(path)))
     assert router.decide(message("fix it")).rule == "task_classifier.small"

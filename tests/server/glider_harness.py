@@ -16,7 +16,7 @@ from typing import Any
 
 import uvicorn
 
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.server.app import create_app
 from glider_cli.server.run import uvicorn_options
 

@@ -11,7 +11,7 @@ import pytest
 from glider_harness import RecordingSink, backends_yaml
 from starlette.testclient import TestClient
 
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.server.app import create_app
 
 

@@ -9,7 +9,7 @@ import pytest
 from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.errors import ConfigError
 
 pytestmark = pytest.mark.live

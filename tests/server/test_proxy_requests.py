@@ -13,7 +13,7 @@ import pytest
 from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
-from glider_cli.config import load_config
+from glider_cli.config.load import load_config
 from glider_cli.paths import resolve
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router

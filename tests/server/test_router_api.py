@@ -8,8 +8,8 @@ import httpx
 import pytest
 from glider_harness import GliderServer, backends_yaml
 
-from glider_cli.config import load_config
-from glider_cli.lint import lint
+from glider_cli.app.lint import lint
+from glider_cli.config.load import load_config
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
 

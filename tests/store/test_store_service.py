@@ -3,8 +3,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store.index_symbols import MAX_SOURCE_BYTES
 from glider_cli.store.service import ContextStore
 from glider_cli.store.writer import EventWriter

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.store.redact import REDACTED, redact, sensitive_name

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
-from glider_cli.settings import Timeout
 
 if TYPE_CHECKING:
     import aiohttp

@@ -41,8 +41,8 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
-from glider_cli.settings import Timeout
 
 _FRAMING = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from glider_cli.config.settings import BackendSettings, Settings, Timeout
 from glider_cli.errors import ConfigError
-from glider_cli.settings import BackendSettings, Settings, Timeout
 
 Kind = Literal["ollama", "openai", "anthropic", "origin"]
 # What a backend speaks on the wire. "client" means: whatever the client spoke (origin).

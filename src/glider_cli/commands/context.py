@@ -22,7 +22,7 @@ def open_store(config: str | None) -> ContextStore:
     import os
 
     from glider_cli import paths
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.store.service import ContextStore
 
     settings = load_config(config=config, environ=os.environ).settings.context

@@ -53,7 +53,7 @@ def block(
     import os
 
     from glider_cli import console, paths
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.delegate import continuity, service
     from glider_cli.delegate.workspace import normalise
 

@@ -24,7 +24,7 @@ def main(
     import os
 
     from glider_cli import paths
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.console import emit_json, err
     from glider_cli.delegate import service
     from glider_cli.errors import DelegateError

@@ -13,7 +13,7 @@ def main(
     json_out: bool = typer.Option(False, "--json", help="Print {errors, warnings} as JSON."),
 ) -> None:
     """Check a config or profile for errors and warnings (exit 1 on any error)."""
-    from glider_cli.lint import lint
+    from glider_cli.app.lint import lint
 
     report = lint(config_path=config, profile=profile)
     if json_out:

@@ -30,8 +30,8 @@ def explain(
     json_out: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
 ) -> None:
     """Show which rule routes a message or request, every rule's verdict, and the decision."""
-    from glider_cli.router.explain import ExplainInput
-    from glider_cli.router.explain import explain as run
+    from glider_cli.app.explain import ExplainInput
+    from glider_cli.app.explain import explain as run
 
     explained = run(ExplainInput(message, request, protocol, tools, tokens, config, profile))
     decision = explained.decision
@@ -81,7 +81,7 @@ def replay(
     json_out: bool = typer.Option(False, "--json", help="Print the steps (and moves) as JSON."),
 ) -> None:
     """Replay a request sequence through the turn index and router: family, follow-on, decision, sticky."""
-    from glider_cli.replay import ReplayInput, run
+    from glider_cli.app.replay import ReplayInput, run
 
     result = run(ReplayInput(tuple(files), config, profile, against))
     if json_out:

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glider_cli.config.settings import DelegateSettings
 from glider_cli.errors import DelegateError
-from glider_cli.settings import DelegateSettings
 
 CODEX_AGENTS_MD_LIMIT = 32 * 1024
 

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glider_cli.config.settings import SummarySettings
 from glider_cli.delegate import continuity
 from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.domain import EventSink
 from glider_cli.paths import Paths
-from glider_cli.settings import SummarySettings
 
 THRESHOLD = 40
 KEEP_TAIL = 20

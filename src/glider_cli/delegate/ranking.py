@@ -28,8 +28,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
+from glider_cli.config.settings import BackgroundSettings
 from glider_cli.delegate.continuity import Entry
-from glider_cli.settings import BackgroundSettings
 
 BLOCK_TITLE = "Earlier in the calling session"
 PROTECTED_TAIL = 2

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from glider_cli.config.settings import DelegateSettings
 from glider_cli.delegate.agents import Adapter, Outcome
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
-from glider_cli.settings import DelegateSettings
 
 OUTPUT_CAP = 1024 * 1024
 LINGER_GRACE = 2.0

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from glider_cli.config.settings import Settings
 from glider_cli.delegate import compaction, continuity, ranking, runner
 from glider_cli.delegate.agents import FLAG_VENDOR, adapter_for
 from glider_cli.delegate.continuity import Entry
@@ -39,7 +40,6 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
-from glider_cli.settings import Settings
 
 RESULT_CHARS_IN_RECORD = 1500
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")

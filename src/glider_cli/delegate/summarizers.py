@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from glider_cli.config.settings import BackendSettings, Settings
 from glider_cli.delegate import runner
 from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.delegate.compaction import Summarizer
 from glider_cli.paths import Paths
-from glider_cli.settings import BackendSettings, Settings
 
 Post = Callable[[str, Mapping[str, str], Mapping[str, Any], float], Any]
 MAX_SUMMARY_TOKENS = 1024

@@ -25,7 +25,7 @@ from typing import Any
 
 from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
 from glider_cli.errors import RequestError
-from glider_cli.router.tokens import estimate_tokens
+from glider_cli.protocol.tokens import estimate_tokens
 
 PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses")
 _FOLDED_ROLES = frozenset({"system", "developer"})

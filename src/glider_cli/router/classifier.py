@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from glider_cli.config_model import ComplexitySettings
+from glider_cli.config.model import ComplexitySettings
 from glider_cli.router.triggers import Context, Match, Matcher
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from glider_cli.config_model import Action, Config
+from glider_cli.config.model import Action, Config
 from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
 from glider_cli.errors import NoRoute, RuleError
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
@@ -413,9 +413,7 @@ class Router:
             adapter=action.adapter,
             strategy=action.strategy,  # type: ignore[arg-type]
             delegate=delegate,
-            request=RequestSummary(
-                request.estimated_tokens, request.has_tools, complexity=complexity
-            ),
+            request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),
             extra=extra,
         )

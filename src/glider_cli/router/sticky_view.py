@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.domain import ChatRequest
-from glider_cli.router.request_kinds import is_new_user_message
 from glider_cli.values import Frozen
 
 
@@ -29,7 +28,7 @@ class StickyView(Frozen):
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:
             return self.follow_on
-        return bool(request.messages) and not is_new_user_message(request)
+        return bool(request.messages) and not request.is_new_user_message
 
     def describe(self) -> str:
         turn = f" to turn {self.turn_id}" if self.turn_id else ""

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from glider_cli.config_model import Trigger
+from glider_cli.config.model import Trigger
 from glider_cli.domain import ChatRequest
 from glider_cli.router.complexity import LazyComplexity
 

@@ -53,7 +53,7 @@ from glider_cli.server.state import LoopSink
 if TYPE_CHECKING:
     import httpx
 
-    from glider_cli.config_model import Config
+    from glider_cli.config.model import Config
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -121,8 +121,8 @@ def create_app(
         sink = writer
     import time
 
-    from glider_cli.router.sticky import Stickiness
     from glider_cli.store.events import IdGenerator
+    from glider_cli.turns.sticky import Stickiness
 
     loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
     ids = IdGenerator()

@@ -32,9 +32,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import QueryError
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store.service import ContextStore
 from glider_cli.store.writer import EventWriter
 

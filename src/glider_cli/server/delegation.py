@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
+from glider_cli.config.settings import Settings
 from glider_cli.delegate import service
 from glider_cli.delegate import workspace as ws
 from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
-from glider_cli.settings import Settings
 
 
 class Delegation:

@@ -4,7 +4,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 1. The body is read up to `server.max_body_bytes` (413 beyond), parsed as JSON (400 when it is not a
    JSON object) and turned into a ChatRequest by the protocol parser; a RequestError keeps its status.
    Unknown fields are never an error here.
-2. The turn index (`router.sticky.Stickiness`) places the request in its turn family and gives the
+2. The turn index (`turns.sticky.Stickiness`) places the request in its turn family and gives the
    router a StickyView; the router decides; `RouteDecided` (the decision's `to_dict()`, with the
    `family` placement) is emitted, preceded by `TurnOpened` only when the request opens a family (a
    new real user message) and followed by `StickyBound` when the family gets bound. The reply's tool
@@ -57,12 +57,12 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
-from glider_cli.router.sticky import ReplyTap, Stickiness, StickyPlan
 from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.replies import error_body, stream_error, upstream_message
 from glider_cli.server.state import Deferred, Usage, UsageCalibrator
+from glider_cli.turns.sticky import ReplyTap, Stickiness, StickyPlan
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -155,7 +155,7 @@ class Proxy:
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream
         if sticky is None:
-            from glider_cli.settings import StickySettings, ToolFollowupSettings
+            from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 
             sticky = Stickiness(StickySettings(), ToolFollowupSettings(), clock=time.time, new_id=new_id)
         self.sticky = sticky
@@ -192,7 +192,7 @@ class Proxy:
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
-        # The turn index places the request in its family; a bound family refuses local (router.sticky).
+        # The turn index places the request in its family; a bound family refuses local (turns.sticky).
         plan = self.sticky.place(chat, body=inb.body)
         try:
             decision, bound = self.sticky.settle(plan, self.router.decide(chat, sticky=plan.view))
@@ -486,7 +486,7 @@ class Proxy:
         self.closing.emit(kind, data, turn_id=job.turn_id)
 
     def _served(self, job: _Job, call: _Call, data: bytes, *, complete: bool) -> None:
-        """Tell the turn index who answered and which tool calls the reply issued (router.sticky)."""
+        """Tell the turn index who answered and which tool calls the reply issued (turns.sticky)."""
         if job.plan is None:
             return
         calls = []

@@ -26,7 +26,7 @@ from glider_cli.errors import GliderError, RequestError
 from glider_cli.server.replies import error_body
 
 if TYPE_CHECKING:
-    from glider_cli.config_model import Config
+    from glider_cli.config.model import Config
     from glider_cli.server.proxy import Decider
 
 
@@ -76,7 +76,7 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
         return _json(decision.to_dict())
 
     async def lint(request: Request) -> Response:
-        from glider_cli.lint import lint as run_lint
+        from glider_cli.app.lint import lint as run_lint
 
         report = run_lint(config)
         return _json({"ok": report.ok, **report.to_dict()})

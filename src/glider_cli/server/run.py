@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from glider_cli.config_model import Config
+from glider_cli.config.model import Config
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def prepare(
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Prepared:
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
 
     env = os.environ if environ is None else environ

@@ -19,7 +19,7 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     TurnOpened        ask (the user's text), session_id, clone_path, goal, plan, client
     RouteDecided      RouteDecision.to_dict(): target, rule, backend, model, strategy, delegate, ...
     StickyBound       family, target, ttl
-    ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (router.sticky)
+    ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (turns.sticky)
     FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files
     OriginPassthrough backend, status, input_tokens, output_tokens, ms, files
     FallbackUsed      from, to, reason

@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store import episodes as ep
 from glider_cli.store import log, prune
 from glider_cli.store.graph import EntityStore, Graph

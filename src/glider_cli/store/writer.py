@@ -49,9 +49,9 @@ from typing import Any
 
 import orjson
 
+from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.settings import ContextSettings
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts, make_event
 from glider_cli.store.redact import may_need_redaction, redact, sensitive_name, text_may_need_redaction

@@ -24,10 +24,10 @@ from types import MappingProxyType
 from typing import Any
 
 from glider_cli import paths as paths_mod
-from glider_cli.config_model import Config
-from glider_cli.config_rules import ROUTING_KEYS, read_routing, read_rules
-from glider_cli.config_schema import Checker, Issue, LDict, LList, read_yaml, scan_secrets
-from glider_cli.config_sections import (
+from glider_cli.config.located import Checker, Issue, LDict, LList, read_yaml, scan_secrets
+from glider_cli.config.model import Config
+from glider_cli.config.rules import ROUTING_KEYS, read_routing, read_rules
+from glider_cli.config.sections import (
     read_backends,
     read_context,
     read_delegates,
@@ -37,8 +37,8 @@ from glider_cli.config_sections import (
     read_tool_followup,
     read_transform,
 )
+from glider_cli.config.settings import Settings
 from glider_cli.errors import ProfileError
-from glider_cli.settings import Settings
 from glider_cli.values import Frozen, init_fields
 
 __all__ = [
@@ -60,10 +60,10 @@ def profiles_dir() -> Path:
     # The package directory itself, which is what importlib.resources.files("glider_cli") gives for an
     # installed package; asking it costs ~6 ms of every command that loads a config (importlib.readers
     # imports zipfile, tempfile, random). A zipped install was never supported: the result is a Path.
-    packaged = Path(__file__).parent / "profiles"
+    packaged = Path(__file__).parents[1] / "profiles"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parents[2] / "profiles"
+    return Path(__file__).resolve().parents[3] / "profiles"
 
 
 def bundled_profiles() -> list[str]:
@@ -107,7 +107,7 @@ def _read_text(path: Path) -> str:
 def _profile_path(name: str) -> Path:
     path = profiles_dir() / f"{name}.yaml"
     if not path.is_file() or "/" in name or name.startswith("."):
-        from glider_cli.config_schema import did_you_mean
+        from glider_cli.config.located import did_you_mean
 
         known = bundled_profiles()
         guess = did_you_mean(name, known)

@@ -16,7 +16,7 @@ from glider_cli.cli import app
 from glider_cli.errors import RequestError
 
 runner = CliRunner()
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CLAUDE_SEQ = FIXTURES / "replay" / "claude-cloud-then-thanks.jsonl"
 CONFIG = """
 backends:

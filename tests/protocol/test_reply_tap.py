@@ -9,7 +9,7 @@ import pytest
 
 from fake_wire import Plan, anthropic_events, anthropic_json, chat_events, chat_json
 from fake_wire_responses import responses_events, responses_json
-from glider_cli.router.sticky import ReplyTap, whole_reply_calls
+from glider_cli.turns.sticky import ReplyTap, whole_reply_calls
 
 ARGS = {"description": "find yaml users", "prompt": "List the modules that import yaml."}
 
@@ -83,7 +83,8 @@ def test_crlf_framing_and_an_unterminated_last_event() -> None:
 
 
 def test_the_tap_lives_in_reply_tap_and_is_importable_from_sticky() -> None:
-    from glider_cli.router import reply_tap, sticky
+    from glider_cli.protocol import reply_tap
+    from glider_cli.turns import sticky
 
     assert sticky.ReplyTap is reply_tap.ReplyTap and sticky.IssuedCall is reply_tap.IssuedCall
     assert sticky.whole_reply_calls is reply_tap.whole_reply_calls

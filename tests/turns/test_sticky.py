@@ -9,14 +9,14 @@ import pytest
 from family_helpers import Clock, Ids, cc, title_request, tool_result, tool_use, user
 from routing_helpers import config_with_rules
 
-from glider_cli.config_model import Config
+from glider_cli.config.model import Config
+from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.router import Router
-from glider_cli.router.families import PROMPT_CAP
-from glider_cli.router.sticky import IssuedCall, Stickiness, StickyPlan
-from glider_cli.settings import StickySettings, ToolFollowupSettings
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.store.redact import redact
+from glider_cli.turns.families import PROMPT_CAP
+from glider_cli.turns.sticky import IssuedCall, Stickiness, StickyPlan
 
 S1 = "11111111-1111-4111-8111-111111111111"
 S2 = "22222222-2222-4222-8222-222222222222"

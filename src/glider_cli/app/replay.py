@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from glider_cli.errors import RequestError
 
 if TYPE_CHECKING:
-    from glider_cli.config_model import Config
+    from glider_cli.config.model import Config
 
 _MODEL_PATHS = ("/messages", "/messages/count_tokens", "/chat/completions", "/responses")
 
@@ -171,7 +171,7 @@ def _protocol(req: ReplayRequest) -> str:
 
 
 def _reply_calls(protocol: str, reply: Any) -> list[Any]:
-    from glider_cli.router.sticky import ReplyTap, whole_reply_calls
+    from glider_cli.turns.sticky import ReplyTap, whole_reply_calls
 
     if reply is None:
         return []
@@ -186,7 +186,7 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
     """Every request placed, decided and settled in order (see the module contract)."""
     from glider_cli.protocol.parse import parse_request
     from glider_cli.router.decide import Router
-    from glider_cli.router.sticky import Stickiness
+    from glider_cli.turns.sticky import Stickiness
 
     now = [0.0]
     counter = [0]
@@ -265,7 +265,7 @@ class ReplayResult:
 
 def run(inp: ReplayInput, *, environ: Mapping[str, str] | None = None) -> ReplayResult:
     """Load the files and the config(s), replay, and compare when `against` is given."""
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
 
     requests = load_requests(inp.files)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)

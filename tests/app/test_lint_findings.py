@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from glider_cli.app.lint import lint
 from glider_cli.cli import app
-from glider_cli.config import bundled_profiles
-from glider_cli.lint import lint
+from glider_cli.config.load import bundled_profiles
 
 runner = CliRunner()
 HEAD = "routing:\n  rules:\n"

@@ -144,7 +144,7 @@ class Explained(Frozen):
 
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
-    from glider_cli.config import load_config
+    from glider_cli.config.load import load_config
     from glider_cli.router.decide import Router
 
     request = build_request(inp)

@@ -11,7 +11,7 @@ from cli_helpers import invoke_json
 from glider_cli.cli import app
 
 runner = CliRunner()
-FIXTURES = Path(__file__).parent / "fixtures" / "clients"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 
 
 def explain_json(*args: str) -> dict[str, object]:

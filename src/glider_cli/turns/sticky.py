@@ -36,7 +36,7 @@ Contract:
   origin (the default profile's `composer_wrapup_origin`, priority 95, picks the origin).
 - The clock is injected (`clock`), nothing here reads the time itself or does I/O.
 
-`ReplyTap(protocol, stream)` (in `router.reply_tap`, importable from here) reads the reply bytes sent to
+`ReplyTap(protocol, stream)` (in `protocol.reply_tap`, importable from here) reads the reply bytes sent to
 the client and returns the tool calls the reply issued (id, name, arguments), so `served` can record
 which side issued each call.
 """
@@ -46,12 +46,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Reason, RouteDecision
-from glider_cli.router.families import Binding, FamilyIndex, Placement, agent_prompt
-from glider_cli.router.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
+from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import command_pattern, find_command
-from glider_cli.settings import StickySettings, ToolFollowupSettings
+from glider_cli.turns.families import Binding, FamilyIndex, Placement, agent_prompt
 from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]

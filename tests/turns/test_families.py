@@ -19,8 +19,8 @@ from family_helpers import (
 )
 
 from glider_cli.protocol.parse import parse_request
-from glider_cli.router.families import FamilyIndex, agent_prompt
 from glider_cli.store.events import format_ts, make_event
+from glider_cli.turns.families import FamilyIndex, agent_prompt
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 S1 = "11111111-1111-4111-8111-111111111111"

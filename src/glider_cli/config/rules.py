@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from glider_cli.config_model import (
+from glider_cli.config.located import Checker, LDict, LList, Where, did_you_mean, or_default
+from glider_cli.config.model import (
     OPERATORS,
     TRIGGER_ALIASES,
     TRIGGER_TYPES,
@@ -21,9 +22,8 @@ from glider_cli.config_model import (
     Rule,
     Trigger,
 )
-from glider_cli.config_schema import Checker, LDict, LList, Where, did_you_mean, or_default
+from glider_cli.config.settings import BackendSettings
 from glider_cli.domain import STRATEGIES, TARGETS
-from glider_cli.settings import BackendSettings
 
 ROUTING_KEYS = (
     "rules",

@@ -1,12 +1,12 @@
 """The routing half of a loaded configuration: rules, triggers, actions, classifier and complexity.
 
-Values only (frozen, `values.Frozen`); `glider_cli.config` builds them from YAML after validation and
+Values only (frozen, `values.Frozen`); `glider_cli.config.load` builds them from YAML after validation and
 `glider_cli.router` compiles them. Everything that is not routing lives in `settings.Settings`.
 """
 
 from __future__ import annotations
 
-from glider_cli.settings import Settings
+from glider_cli.config.settings import Settings
 from glider_cli.values import Frozen, init_fields
 
 TRIGGER_TYPES: tuple[str, ...] = ("explicit", "regex", "context_size", "always", "script", "composer_wrapup")

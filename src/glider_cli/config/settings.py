@@ -1,6 +1,6 @@
 """Glider's settings: frozen values with the spec's defaults.
 
-The config loader (`glider_cli.config`) builds a Settings from YAML after strict validation; every
+The config loader (`glider_cli.config.load`) builds a Settings from YAML after strict validation; every
 other module receives the piece it needs as a value and never reads files or the environment itself.
 Names and defaults here are the contract of `../shared/spec/` (routing-harness.md, memory-and-context.md).
 """

@@ -20,8 +20,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from glider_cli.config_model import Config, Rule
-from glider_cli.config_schema import Issue
+from glider_cli.config.located import Issue
+from glider_cli.config.model import Config, Rule
 from glider_cli.errors import ConfigError
 
 _LITERAL = re.compile(r"""["'](target|strategy)["']\s*:\s*["']([A-Za-z_]+)["']""")
@@ -153,7 +153,7 @@ def lint(
     environ: Mapping[str, str] | None = None,
 ) -> LintReport:
     """Check a loaded Config, or load one (same resolution as `load_config`) and check everything."""
-    from glider_cli.config import check_config, resolve_source
+    from glider_cli.config.load import check_config, resolve_source
 
     issues: list[Issue] = []
     if config is None:

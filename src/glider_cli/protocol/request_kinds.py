@@ -1,6 +1,6 @@
 """What kind of request this is, read from the request alone (no index, no clock).
 
-The turn-family index (`router.families`) links requests with these tests; they are kept apart
+The turn-family index (`turns.families`) links requests with these tests; they are kept apart
 from it because they only read what a client sends (`../shared/CLIENTS.md`):
 
 - `is_new_user_message`: the most recent message is user text that answers no tool call.
@@ -55,11 +55,8 @@ _SUMMARY = re.compile(
 
 
 def is_new_user_message(request: ChatRequest) -> bool:
-    """The most recent message is user text that answers no tool call."""
-    if not request.messages:
-        return False
-    last = request.messages[-1]
-    return last.role == "user" and bool(last.content.strip()) and not last.tool_results
+    """The most recent message is user text that answers no tool call (`ChatRequest.is_new_user_message`)."""
+    return request.is_new_user_message
 
 
 def answered_calls(request: ChatRequest) -> tuple[str, ...]:

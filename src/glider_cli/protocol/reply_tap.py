@@ -1,4 +1,4 @@
-"""Which tool calls a reply issued, read from the bytes the client receives (`router.sticky` records them).
+"""Which tool calls a reply issued, read from the bytes the client receives (`turns.sticky` records them).
 
 `ReplyTap(protocol, stream)`: `feed(chunk)` every chunk of the reply as relayed, then `close()` returns
 the `IssuedCall`s (id, name, parsed arguments) in the client's own protocol: Anthropic `tool_use`

@@ -1,5 +1,5 @@
 """The turn index rebuilt from the log: `ToolCallsIssued` keeps call ids and subagent prompts across a
-restart; the split modules keep the public names importable from `router.families`."""
+restart; the split modules keep the public names importable from `turns.families`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from typing import Any
 
 from family_helpers import Ids, cc, tool_result, tool_use, user
 
-from glider_cli.router import families, family_records, request_kinds
-from glider_cli.router.families import PROMPT_CAP, FamilyIndex, agent_prompt
+from glider_cli.protocol import request_kinds
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.store.redact import redact
+from glider_cli.turns import families
+from glider_cli.turns import records as family_records
+from glider_cli.turns.families import PROMPT_CAP, FamilyIndex, agent_prompt
 
 S1 = "11111111-1111-4111-8111-111111111111"
 S2 = "22222222-2222-4222-8222-222222222222"

@@ -41,13 +41,13 @@ their call ids and session pointers; an Agent/Task prompt is kept up to `PROMPT_
 
 Rebuild: `rebuild_event` folds the event log (oldest first) back in, so `glider serve` keeps its
 families across restarts: `TurnOpened` (family, session, opening message), `RouteDecided` (its
-`family` entry, written by `router.sticky`: the side that decided, the calls it answered),
+`family` entry, written by `turns.sticky`: the side that decided, the calls it answered),
 `ToolCallsIssued` (the side/backend/model that served a reply and each call it issued, with an
 Agent/Task call's prompt: tool results still go home and subagents still link after a restart) and
 `StickyBound`. The log is redacted, so a logged prompt is cut at its first `[REDACTED]`.
 
-The request-kind tests live in `router.request_kinds`, the records in `router.family_records`;
-both are re-exported here, so `from glider_cli.router.families import FamilyIndex, Placement, ...`
+The request-kind tests live in `protocol.request_kinds`, the records in `turns.records`;
+both are re-exported here, so `from glider_cli.turns.families import FamilyIndex, Placement, ...`
 keeps working.
 """
 
@@ -59,8 +59,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest
-from glider_cli.router.family_records import Binding, Call, Family, Placement
-from glider_cli.router.request_kinds import (
+from glider_cli.protocol.request_kinds import (
     AGENT_TOOLS,
     KINDS,
     PROMPT_CAP,
@@ -74,6 +73,7 @@ from glider_cli.router.request_kinds import (
     summary_worded,
 )
 from glider_cli.store.redact import REDACTED
+from glider_cli.turns.records import Binding, Call, Family, Placement
 
 __all__ = [
     "AGENT_TOOLS",
@@ -379,7 +379,7 @@ class FamilyIndex:
             self._agents.pop(cid, None)
 
     def _rebuild_issued(self, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
-        """`ToolCallsIssued` (written by `router.sticky`): the calls go back to the side that issued
+        """`ToolCallsIssued` (written by `turns.sticky`): the calls go back to the side that issued
         them, and an Agent/Task call's prompt links its subagent, across a restart."""
         fam = self._touch(turn, fam, data.get("session_id"), at)
         side = data.get("side")

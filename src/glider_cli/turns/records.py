@@ -1,8 +1,8 @@
-"""The records the turn-family index keeps (`router.families`) and the `Placement` it returns.
+"""The records the turn-family index keeps (`turns.families`) and the `Placement` it returns.
 
 - `Call`: one tool call a family's reply issued, who served that reply (side, backend, model; None
   until known), the prompt an Agent/Task call hands its subagent, and whether it was answered.
-- `Binding`: a sticky binding (`router.sticky`); `live(now)` is true while `now <= bound_at + ttl`,
+- `Binding`: a sticky binding (`turns.sticky`); `live(now)` is true while `now <= bound_at + ttl`,
   or, once the parent run has ended, while `now <= ended_at + grace`.
 - `Family`: one turn family (its turn id, session id, times, opening message, the side that last
   served it, its calls and binding).
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from glider_cli.router.request_kinds import Kind
+from glider_cli.protocol.request_kinds import Kind
 from glider_cli.values import Frozen
 
 
@@ -35,7 +35,7 @@ class Call:
 
 @dataclass(slots=True)
 class Binding:
-    """A sticky binding: the family stays off the local model (see `router.sticky`)."""
+    """A sticky binding: the family stays off the local model (see `turns.sticky`)."""
 
     target: str
     bound_at: float

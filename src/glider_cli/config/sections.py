@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from types import MappingProxyType
 
-from glider_cli.config_schema import Checker, LDict, looks_like_secret, or_default
-from glider_cli.settings import (
+from glider_cli.config.located import Checker, LDict, looks_like_secret, or_default
+from glider_cli.config.settings import (
     BackendSettings,
     BackgroundSettings,
     ContextSettings,
