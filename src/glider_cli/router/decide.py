@@ -402,16 +402,30 @@ class Router:
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
+        side = "local" if target == "local" else "cloud"
+        backend = action.backend or self._default_backend[target]
+        model, adapter, strategy = action.model, action.adapter, action.strategy
         if sticky is not None:
             extra["sticky"] = sticky.to_dict()
+            forced = sticky.forced
+            if forced is not None:
+                # The turn index knows where this request must go (a tool result returning home, a
+                # denylisted tool following its parent): the rules' verdict stays in the trace.
+                trace.append(Reason("sticky", None, True, forced.reason))
+                if side != forced.side or (forced.backend and backend != forced.backend):
+                    side = "local" if forced.side == "local" else "cloud"
+                    rule, priority, backend = "sticky", None, forced.backend or backend
+                    model, adapter, strategy = forced.model, None, "single"
+            if sticky.family is not None:
+                extra["family"] = sticky.family
         return RouteDecision(
-            target="local" if target == "local" else "cloud",
+            target=side,  # type: ignore[arg-type]
             rule=rule,
             priority=priority,
-            backend=action.backend or self._default_backend[target],
-            model=action.model,
-            adapter=action.adapter,
-            strategy=action.strategy,  # type: ignore[arg-type]
+            backend=backend,
+            model=model,
+            adapter=adapter,
+            strategy=strategy,  # type: ignore[arg-type]
             delegate=delegate,
             request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),

@@ -4,11 +4,11 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 1. The body is read up to `server.max_body_bytes` (413 beyond), parsed as JSON (400 when it is not a
    JSON object) and turned into a ChatRequest by the protocol parser; a RequestError keeps its status.
    Unknown fields are never an error here.
-2. The turn index (`turns.sticky.Stickiness`) places the request in its turn family and gives the
-   router a StickyView; the router decides; `RouteDecided` (the decision's `to_dict()`, with the
-   `family` placement) is emitted, preceded by `TurnOpened` only when the request opens a family (a
-   new real user message) and followed by `StickyBound` when the family gets bound. The reply's tool
-   calls are read as it is relayed, so a tool result returns to the side that issued the call.
+2. The core is called twice per request (`turns.lifecycle.Turns`): `open` places the request in its
+   turn family, decides and binds, and its events (`TurnOpened` for a new user turn, `RouteDecided`,
+   `StickyBound`) are emitted at once; `close`, once the reply is out, gives the closing events (the
+   outcome, who answered and the tool calls it issued, read from the reply as it is relayed, so a
+   tool result returns to the side that issued the call).
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
@@ -46,7 +46,7 @@ import functools
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote
 
 import orjson
@@ -57,12 +57,13 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, RequestError, UpstreamStatus
+from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.usage import Usage
 from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.replies import error_body, stream_error, upstream_message
-from glider_cli.server.state import Deferred, Usage, UsageCalibrator
-from glider_cli.turns.sticky import ReplyTap, Stickiness, StickyPlan
+from glider_cli.turns.lifecycle import Decider, Opened, Served, Turns
 
 RETRY_STATUSES = frozenset({408, 409, 429})
 _JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -73,9 +74,7 @@ _CLIENT_PATH = {
 }
 
 
-class Decider(Protocol):
-    def decide(self, request: ChatRequest, *, sticky: Any = None) -> RouteDecision: ...
-
+__all__ = ["Decider", "Inbound", "Proxy", "route_header"]
 
 Headers = list[tuple[str, str]]  # names lower-case
 # (protocol, body, headers as a dict with lower-case names) -> ChatRequest
@@ -109,10 +108,16 @@ class Inbound:
 @dataclass
 class _Job:
     inb: Inbound
-    decision: RouteDecision
-    turn_id: str | None
-    plan: StickyPlan | None = None
+    opened: Opened
     tap: ReplyTap | None = None
+
+    @property
+    def decision(self) -> RouteDecision:
+        return self.opened.decision
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.opened.turn_id
 
 
 @dataclass
@@ -135,31 +140,24 @@ class Proxy:
     def __init__(
         self,
         *,
-        router: Decider,
+        turns: Turns,
         parse: Parser,
         registry: BackendRegistry,
         sink: EventSink,
         max_body_bytes: int,
-        new_id: Callable[[], str],
         upstream: Upstream | None = None,
-        sticky: Stickiness | None = None,
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
     ) -> None:
         self.delegation = delegation
         self.closing = closing_sink if closing_sink is not None else sink
-        self.router = router
+        self.turns = turns
+        self.router: Decider = turns.router
         self.parse = parse
         self.registry = registry
         self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream
-        if sticky is None:
-            from glider_cli.config.settings import StickySettings, ToolFollowupSettings
-
-            sticky = Stickiness(StickySettings(), ToolFollowupSettings(), clock=time.time, new_id=new_id)
-        self.sticky = sticky
-        self.usage = UsageCalibrator()
         # Header names as received -> lower-case str: clients send the same few dozen names every time.
         self._header_names: dict[bytes, str] = {}
 
@@ -192,32 +190,24 @@ class Proxy:
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
-        # The turn index places the request in its family; a bound family refuses local (turns.sticky).
-        plan = self.sticky.place(chat, body=inb.body)
         try:
-            decision, bound = self.sticky.settle(plan, self.router.decide(chat, sticky=plan.view))
+            opened = self.turns.open(chat, inb.body)
+            decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
-        turn_id = plan.turn_id
-        if plan.placement.new_turn:
-            opened: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
-            opened.update(client=protocol, messages=len(chat.messages))
-            self.sink.emit("TurnOpened", opened, turn_id=turn_id)
-        # The record is built when it is written (off this request's path); a decision is immutable.
-        self.sink.emit("RouteDecided", Deferred(decision.to_dict), turn_id=turn_id)
-        for kind, data, tid in bound:
+        turn_id = opened.turn_id
+        for kind, data, tid in opened.events:
             self.sink.emit(kind, data, turn_id=tid)
         if self.delegation is not None:
-            if plan.placement.new_turn:
+            if opened.new_turn:
                 # Continuity bookkeeping: on the next loop pass, once the request is on its way.
                 asyncio.get_running_loop().call_soon(self.delegation.record, chat)
             if decision.delegate:
                 return await self._delegate(inb, decision.delegate, turn_id)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
-        job = _Job(inb, decision, turn_id, plan, tap)
-        return await self._forward(job, backend)
+        return await self._forward(_Job(inb, opened, tap), backend)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply."""
@@ -318,7 +308,7 @@ class Proxy:
                 current = nxt
             except asyncio.CancelledError:
                 # The client went away while we waited for the upstream (see server.asgi).
-                self._outcome(job, call, 0, Usage(), complete=False, disconnected=True)
+                self._closed(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
                 raise
         assert last_error is not None
         route = route_header(job.decision.target, job.decision.rule, backend.name)
@@ -456,46 +446,32 @@ class Proxy:
         served: bytes | None = b"",
     ) -> None:
         """A reply's bookkeeping, once it is out (whole replies: `Reply.after`; streams: the loop pass
-        after the relay ended): a mid-stream failure, usage calibration, the outcome, who answered
-        (skipped when `served` is None: an error reply in another protocol answered nothing)."""
+        after the relay ended): a mid-stream failure, then the core's closing events (usage
+        calibration, the outcome, who answered and the calls it issued — the last skipped when
+        `served` is None: an error reply in another protocol answered nothing)."""
         if failure is not None:
             failed = _failure(call.backend, failure, "mid_stream")
             self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
-        self.usage.record(call.backend.name, job.inb.chat.estimated_tokens, usage.input_tokens)
-        self._outcome(job, call, status, usage, complete=complete, disconnected=disconnected)
-        if served is not None:
-            self._served(job, call, served, complete=complete)
-
-    def _outcome(
-        self, job: _Job, call: _Call, status: int, usage: Usage, *, complete: bool, disconnected: bool = False
-    ) -> None:
-        data: dict[str, Any] = {
-            "backend": call.backend.name,
-            "model": call.model,
-            "status": status,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "ms": round((time.perf_counter() - call.started) * 1000, 1),
-            "complete": complete,
-        }
-        if call.fallback_from:
-            data["fallback_from"] = call.fallback_from
-        if disconnected:
-            data["client_disconnected"] = True
-        kind = "FulfilledLocal" if call.backend.side == "local" else "OriginPassthrough"
-        self.closing.emit(kind, data, turn_id=job.turn_id)
-
-    def _served(self, job: _Job, call: _Call, data: bytes, *, complete: bool) -> None:
-        """Tell the turn index who answered and which tool calls the reply issued (turns.sticky)."""
-        if job.plan is None:
-            return
-        calls = []
-        if job.tap is not None:
-            job.tap.feed(data)
+        calls: list[Any] = []
+        if served is not None and job.tap is not None:
+            job.tap.feed(served)
             calls = job.tap.close()
-        side, name = call.backend.side, call.backend.name
-        for kind, ev, tid in self.sticky.served(job.plan, side, name, call.model, calls, complete=complete):
-            self.closing.emit(kind, ev, turn_id=tid)
+        result = Served(
+            call.backend.name,
+            call.backend.side,
+            call.model,
+            status,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            ms=round((time.perf_counter() - call.started) * 1000, 1),
+            complete=complete,
+            answered=served is not None,
+            disconnected=disconnected,
+            fallback_from=call.fallback_from,
+            calls=calls,
+        )
+        for kind, data, tid in self.turns.close(job.opened, result):
+            self.closing.emit(kind, data, turn_id=tid)
 
     # ------------------------------------------------------------------------------ count_tokens
 
@@ -505,8 +481,8 @@ class Proxy:
         protocol = "anthropic"
         try:
             inb = self.inbound(protocol, scope, raw)
-            plan = self.sticky.place(inb.chat, body=inb.body, count_tokens=True)
-            decision = self.router.decide(inb.chat, sticky=plan.view)
+            opened = self.turns.open(inb.chat, inb.body, count_tokens=True)
+            decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
@@ -524,11 +500,14 @@ class Proxy:
                 if resp.status < 400:
                     usage = Usage()
                     usage.feed(data)
-                    self.usage.record(backend.name, inb.chat.estimated_tokens, usage.input_tokens)
+                    served = Served(
+                        backend.name, backend.side, call.model, resp.status, input_tokens=usage.input_tokens
+                    )
+                    self.turns.close(opened, served)
                     return Reply(resp.status, [*_JSON_HEADERS, (b"x-glider-route", route)], data)
             except BackendError:
                 pass  # the upstream could not count: estimate below, as for backends that cannot
-        n = self.usage.estimate(backend.name, inb.chat.estimated_tokens)
+        n = self.turns.estimate(backend.name, inb.chat.estimated_tokens)
         headers = [*_JSON_HEADERS, (b"x-glider-route", route), (b"x-glider-estimate", b"1")]
         return Reply(200, headers, orjson.dumps({"input_tokens": n}))
 
