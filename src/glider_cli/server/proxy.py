@@ -51,7 +51,7 @@ from starlette.types import Scope
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink
-from glider_cli.errors import BackendError, GliderError, RequestError
+from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
@@ -125,6 +125,8 @@ class Proxy(Outbound):
             opened = self.turns.open(chat, inb.body)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
+        except GateRefused as exc:
+            return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
         turn_id = opened.turn_id
