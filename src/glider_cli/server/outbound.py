@@ -43,6 +43,48 @@ def retryable(status: int) -> bool:
     return status in RETRY_STATUSES or status >= 500
 
 
+# What a local server says when the request does not fit its context (llama.cpp, vLLM, Ollama).
+_CONTEXT_WORDS = (
+    b"context_length_exceeded",
+    b"context length",
+    b"context window",
+    b"maximum context",
+    b"too many tokens",
+    b"exceeds the",
+    b"too long",
+)
+
+
+def local_fallback_cause(status: int, body: bytes) -> str | None:
+    """Why a local backend's 4xx should go to the fallback: the model is not there (404: Ollama's
+    "model not found", a vLLM served-model-name typo) or the request does not fit its context (400)."""
+    if status == 404:
+        return "model not found"
+    if status in (400, 413) and any(w in body.lower() for w in _CONTEXT_WORDS):
+        return "context too long"
+    return None
+
+
+class BufferedResponse:
+    """An upstream response whose body was read already (to see whether it is a fallback cause)."""
+
+    def __init__(self, resp: UpstreamResponse, data: bytes) -> None:
+        self.status = resp.status
+        self.headers = resp.headers
+        self.raw_headers = resp.raw_headers
+        self._data = data
+
+    async def aiter_bytes(self) -> AsyncIterator[bytes]:
+        if self._data:
+            yield self._data
+
+    async def read(self) -> bytes:
+        return self._data
+
+    async def aclose(self) -> None:
+        return None
+
+
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
 def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
     value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
@@ -128,14 +170,20 @@ class Outbound:
     async def _send(self, call: Call) -> UpstreamResponse:
         assert self.upstream is not None, "the lifespan sets the upstream client"
         resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
-        if retryable(resp.status):
+        status = resp.status
+        local_4xx = call.backend.side == "local" and status in (400, 404, 413)
+        if retryable(status) or local_4xx:
             try:
                 data = await resp.read()
             except BackendError:
                 data = b""
             finally:
                 await resp.aclose()
-            raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=data)
+            cause = local_fallback_cause(status, data) if local_4xx else None
+            if retryable(status) or cause is not None:
+                why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
+                raise UpstreamStatus(why, status=status, body=data)
+            return BufferedResponse(resp, data)
         return resp
 
     async def _forward(self, job: Job, backend: Backend) -> Reply:
