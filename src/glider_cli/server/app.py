@@ -48,7 +48,7 @@ from glider_cli.server.delegation import Delegation
 from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.replies import error_body
 from glider_cli.server.security import SecurityMiddleware
-from glider_cli.server.state import LoopSink
+from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
     import httpx
