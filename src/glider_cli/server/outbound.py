@@ -22,11 +22,12 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.protocol import translate
+from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
-from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
-from glider_cli.server.replies import error_body, stream_error, upstream_message
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -147,7 +148,7 @@ class Outbound:
         headers = list(JSON_HEADERS)
         if route:
             headers.append((b"x-glider-route", route.encode("latin-1")))
-        return Reply(status, headers, error_body(protocol, status, message))
+        return Reply(status, headers, error_bytes(protocol, status, message))
 
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
@@ -162,8 +163,10 @@ class Outbound:
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
-        tb = translation.request_body(protocol, body, inb.chat, backend, model)
-        url = backend.url(protocol, translation.upstream_path(backend))
+        tb = translate.request_to(
+            backend.wire, protocol, body, model=model or inb.chat.model, max_tokens_cap=backend.max_tokens
+        )
+        url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
 
@@ -230,7 +233,7 @@ class Outbound:
         assert last_error is not None
         route = route_header(job.decision.target, job.decision.rule, backend.name)
         if isinstance(last_error, UpstreamStatus):
-            status, message = last_error.status, upstream_message(last_error.body, last_error.message)
+            status, message = last_error.status, upstream_text(last_error.body, last_error.message)
         else:
             status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
         return self.error(job.inb.protocol, status, message, route)
@@ -250,10 +253,13 @@ class Outbound:
             reply = Reply(status, headers, data)
             served = data
         elif status >= 400:
-            msg = upstream_message(data, f"upstream answered {status}")
+            msg = upstream_text(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
-            out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
+            model = call.model or chat.model
+            out = translate.response_bytes_to(
+                job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
+            )
             body = orjson.dumps(out)
             reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
             served = body
@@ -276,7 +282,7 @@ class Outbound:
         convert = (
             None
             if call.passthrough
-            else translation.stream_converter(inb.protocol, call.backend, model, inb.body)
+            else stream_converter(inb.protocol, call.backend.wire, model=model, body=inb.body)
         )
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
@@ -322,7 +328,11 @@ class Outbound:
             except BackendError as exc:
                 failure = exc
                 message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
-                yield stream_error(inb.protocol, message) if convert is None else convert.error(message)
+                yield (
+                    stream_error(inb.protocol, message, model=model)
+                    if convert is None
+                    else convert.error(message)
+                )
             finally:
                 # Runs on completion, on upstream failure and when the client went away (the stream
                 # is closed or its task cancelled): closing the upstream response cancels its work.
@@ -341,7 +351,7 @@ class Outbound:
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
         else:
-            headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
+            headers = [(b"content-type", b"text/event-stream")]
         names = {k for k, _ in headers}
         if b"content-type" not in names:
             headers.append((b"content-type", b"text/event-stream"))

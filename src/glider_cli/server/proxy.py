@@ -12,7 +12,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
-   otherwise it is translated (`server.translation`).
+   otherwise it is translated (`protocol.translate`, `protocol.translate_stream`).
 4. A refused connection, a timeout before the first byte, or a 408/409/429/5xx answer moves to the
    fallback backend (`BackendRegistry.fallback_for`: rule, then backend, then local -> cloud),
    recording `UpstreamFailed` and `FallbackUsed`. With no fallback the client gets its protocol's
