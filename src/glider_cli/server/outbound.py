@@ -18,6 +18,7 @@ from urllib.parse import quote
 import orjson
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
+from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
@@ -30,7 +31,6 @@ from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
-RETRY_STATUSES = frozenset({408, 409, 429})
 JSON_HEADERS = [(b"content-type", b"application/json")]
 _CLIENT_PATH = {
     "anthropic": "/v1/messages",
@@ -38,52 +38,6 @@ _CLIENT_PATH = {
     "openai_responses": "/v1/responses",
 }
 Headers = list[tuple[str, str]]  # names lower-case
-
-
-def retryable(status: int) -> bool:
-    return status in RETRY_STATUSES or status >= 500
-
-
-# What a local server says when the request does not fit its context (llama.cpp, vLLM, Ollama).
-_CONTEXT_WORDS = (
-    b"context_length_exceeded",
-    b"context length",
-    b"context window",
-    b"maximum context",
-    b"too many tokens",
-    b"exceeds the",
-    b"too long",
-)
-
-
-def local_fallback_cause(status: int, body: bytes) -> str | None:
-    """Why a local backend's 4xx should go to the fallback: the model is not there (404: Ollama's
-    "model not found", a vLLM served-model-name typo) or the request does not fit its context (400)."""
-    if status == 404:
-        return "model not found"
-    if status in (400, 413) and any(w in body.lower() for w in _CONTEXT_WORDS):
-        return "context too long"
-    return None
-
-
-class BufferedResponse:
-    """An upstream response whose body was read already (to see whether it is a fallback cause)."""
-
-    def __init__(self, resp: UpstreamResponse, data: bytes) -> None:
-        self.status = resp.status
-        self.headers = resp.headers
-        self.raw_headers = resp.raw_headers
-        self._data = data
-
-    async def aiter_bytes(self) -> AsyncIterator[bytes]:
-        if self._data:
-            yield self._data
-
-    async def read(self) -> bytes:
-        return self._data
-
-    async def aclose(self) -> None:
-        return None
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
