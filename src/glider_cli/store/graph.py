@@ -184,9 +184,6 @@ class Graph:
             for (dst, t), prov in out.items():
                 yield Edge(src, dst, t, prov)
 
-    def edge_count(self) -> int:
-        return sum(len(o) for o in self._out.values())
-
     def neighbours(self, entity_id: str) -> list[tuple[str, str, str, str]]:
         """(other id, edge type, provenance, "out"|"in") for every edge touching `entity_id`."""
         res = [(d, t, p, "out") for (d, t), p in self._out.get(entity_id, {}).items()]
