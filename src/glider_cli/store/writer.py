@@ -44,7 +44,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -72,16 +71,18 @@ _Pending = tuple[str, str, str, "str | None", dict[str, Any]]
 _Line = tuple[str, "bytes | None"]
 
 
-@dataclass
 class WriterStats:
-    emitted: int = 0
-    written: int = 0
-    failed: int = 0
-    batches: int = 0
-    redacted: int = 0
-    warm_loaded: int = 0
-    warm_window_lines: int = 0
-    torn_on_load: int = 0
+    """The writer's counters (state, not a value: the writer increments them)."""
+
+    def __init__(self) -> None:
+        self.emitted = 0
+        self.written = 0
+        self.failed = 0
+        self.batches = 0
+        self.redacted = 0
+        self.warm_loaded = 0
+        self.warm_window_lines = 0
+        self.torn_on_load = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
