@@ -44,6 +44,7 @@ CONFIGURED = {
     "delegate",
     "serve",
     "lint",
+    "doctor",
     "prune",
     "continuity block",
     "route explain",

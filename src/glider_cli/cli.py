@@ -50,6 +50,12 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("lint", "lint", "command", "Check a config or profile for errors and warnings (exit 1 on any error)."),
     (
+        "doctor",
+        "doctor",
+        "command",
+        "Check that the configured backends answer: models, context window, tools (exit 1 when unusable).",
+    ),
+    (
         "prune",
         "prune",
         "command",

@@ -7,7 +7,8 @@
     ├── StoreError             the on-disk stores (a line that cannot be read back is skipped and
     │                          counted, not raised)
     ├── RoutingError           no decision could be made
-    │   └── NoRoute
+    │   ├── NoRoute
+    │   └── GateRefused        an explicit /local its local backend cannot take (window, tools)
     ├── RequestError           a malformed client request (the proxy maps it to a protocol 4xx)
     ├── QueryError             a malformed `context query` (points at the bad token)
     ├── BackendError           an upstream failed
@@ -81,6 +82,14 @@ class RoutingError(GliderError):
 
 class NoRoute(RoutingError):
     """No rule matched and there is no default."""
+
+
+class GateRefused(RoutingError):
+    """An explicit local command (`/local`, `/fast`) whose local backend cannot take the request (a
+    capability gate: the window, tools) and whose rule names no `fallback`. The client gets a
+    protocol-shaped 400 naming the gate and the figures: Glider never moves it to the cloud itself."""
+
+    status = 400
 
 
 class RequestError(GliderError):

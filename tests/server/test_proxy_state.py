@@ -13,7 +13,9 @@ import pytest
 from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
-from glider_cli.server.state import LoopSink, UsageCalibrator, usage_from_bytes
+from glider_cli.protocol.usage import usage_from_bytes
+from glider_cli.server.state import LoopSink
+from glider_cli.turns.usage import UsageCalibrator
 
 
 def test_usage_from_every_protocol() -> None:

@@ -221,10 +221,10 @@ def _reply_calls(protocol: str, reply: Any) -> list[Any]:
 
 
 def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
-    """Every request placed, decided and settled in order (see the module contract)."""
+    """Every request opened and closed in order, as `glider serve` does (see the module contract)."""
     from glider_cli.protocol.parse import parse_request
     from glider_cli.router.decide import Router
-    from glider_cli.turns.sticky import Stickiness
+    from glider_cli.turns.lifecycle import Served, Turns
 
     now = [0.0]
     counter = [0]
@@ -234,20 +234,21 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         return f"t{counter[0]}"
 
     settings = config.settings
-    st = Stickiness(settings.sticky, settings.tool_followup, clock=lambda: now[0], new_id=new_id)
-    router = Router(config)
+    turns = Turns(
+        Router(config), settings.sticky, settings.tool_followup, clock=lambda: now[0], new_id=new_id
+    )
     steps: list[Step] = []
     for i, req in enumerate(requests):
         now[0] = req.t if req.t is not None else (now[0] + 1.0 if i else 0.0)
         protocol = _protocol(req)
         chat = parse_request(protocol if not req.count_tokens else "anthropic", req.body, req.headers)
-        plan = st.place(chat, body=req.body, count_tokens=req.count_tokens)
-        decision, _ = st.settle(plan, router.decide(chat, sticky=plan.view))
+        opened = turns.open(chat, req.body, count_tokens=req.count_tokens)
+        decision, plan = opened.decision, opened.plan
         if not req.count_tokens:
             calls = _reply_calls(protocol, req.reply)
-            st.served(plan, decision.target, decision.backend, decision.model, calls, complete=True)
+            turns.close(opened, Served(decision.backend, decision.target, decision.model, 200, calls=calls))
         p = plan.placement
-        sticky = st.state(p.turn_id)
+        sticky = turns.state(p.turn_id)
         sticky["view"] = plan.view.to_dict()
         steps.append(
             Step(

@@ -24,7 +24,7 @@ from typing import Any
 
 from glider_cli.config.model import Action, Config
 from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
-from glider_cli.errors import NoRoute, RuleError
+from glider_cli.errors import GateRefused, NoRoute, RuleError
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
@@ -39,6 +39,10 @@ from glider_cli.router.triggers import (
 from glider_cli.values import Frozen, init_fields, replace
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
+# A capability gate: given the local backend a rule would use, why it cannot take this request
+# (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
+# turn lifecycle from the probed capabilities and the pack's size; the router only asks it.
+Gate = Callable[[str | None], str | None]
 
 
 class CompiledRule(Frozen):
@@ -303,7 +307,9 @@ class Router:
             for i, rule in enumerate(self.rules)
         )
 
-    def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
+    def decide(
+        self, request: ChatRequest, sticky: StickyView | None = None, *, gate: Gate | None = None
+    ) -> RouteDecision:
         user_text = request.last_user_text
         complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
         ctx = _Ctx(request, request.last_text, user_text, complexity)
@@ -335,6 +341,28 @@ class Router:
                     Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
                 )
                 continue
+            if gate is not None and merged.target == "local":
+                local = merged.backend or self._default_backend["local"]
+                why = gate(local)
+                if why is not None:
+                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    if rule.kind != "explicit":
+                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        continue
+                    fb = rule.fallback
+                    if fb is None or fb == "none" or fb not in self.config.settings.backends:
+                        raise GateRefused(
+                            f"{rule.name}: local backend {local} cannot take this request: {why}",
+                            hint="send it with /cloud, or give the rule a `fallback` backend",
+                        )
+                    side = self.config.settings.backends[fb].side
+                    trace.append(
+                        Reason(rule.name, rule.priority, True, f"{gated}; its fallback {fb} answers")
+                    )
+                    merged = Action(side, fb, None, None, "single")
+                    winner, action = rule, merged
+                    trace.extend(self._tails[i])
+                    break
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True
@@ -402,16 +430,30 @@ class Router:
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
+        side = "local" if target == "local" else "cloud"
+        backend = action.backend or self._default_backend[target]
+        model, adapter, strategy = action.model, action.adapter, action.strategy
         if sticky is not None:
             extra["sticky"] = sticky.to_dict()
+            forced = sticky.forced
+            if forced is not None:
+                # The turn index knows where this request must go (a tool result returning home, a
+                # denylisted tool following its parent): the rules' verdict stays in the trace.
+                trace.append(Reason("sticky", None, True, forced.reason))
+                if side != forced.side or (forced.backend and backend != forced.backend):
+                    side = "local" if forced.side == "local" else "cloud"
+                    rule, priority, backend = "sticky", None, forced.backend or backend
+                    model, adapter, strategy = forced.model, None, "single"
+            if sticky.family is not None:
+                extra["family"] = sticky.family
         return RouteDecision(
-            target="local" if target == "local" else "cloud",
+            target=side,  # type: ignore[arg-type]
             rule=rule,
             priority=priority,
-            backend=action.backend or self._default_backend[target],
-            model=action.model,
-            adapter=action.adapter,
-            strategy=action.strategy,  # type: ignore[arg-type]
+            backend=backend,
+            model=model,
+            adapter=adapter,
+            strategy=strategy,  # type: ignore[arg-type]
             delegate=delegate,
             request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),

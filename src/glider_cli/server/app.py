@@ -122,20 +122,19 @@ def create_app(
     import time
 
     from glider_cli.store.events import IdGenerator
-    from glider_cli.turns.sticky import Stickiness
+    from glider_cli.turns.lifecycle import Turns
 
     loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
     ids = IdGenerator()
+    turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
     proxy = Proxy(
-        router=router,
+        turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
         sink=loop_sink,
         closing_sink=loop_sink.later,
         max_body_bytes=settings.server.max_body_bytes,
-        new_id=ids,
         upstream=upstream,
-        sticky=Stickiness(settings.sticky, settings.tool_followup, clock=time.time, new_id=ids),
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
     )
@@ -152,7 +151,7 @@ def create_app(
         if writer is not None:
             writer.start()
             # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
-            proxy.sticky.rebuild(writer.recent())
+            proxy.turns.rebuild(writer.recent())
         assert proxy.delegation is not None
         proxy.delegation.start()
         try:
