@@ -4,8 +4,8 @@
     ├── ConfigError            a config or profile file is wrong (names file, rule, key)
     │   ├── ProfileError       an unknown bundled profile, an unreadable file
     │   └── RuleError          one rule is wrong
-    ├── StoreError             the on-disk stores
-    │   └── CorruptEvent       a line that cannot be read back
+    ├── StoreError             the on-disk stores (a line that cannot be read back is skipped and
+    │                          counted, not raised)
     ├── RoutingError           no decision could be made
     │   ├── NoRoute
     │   └── GateRefused        an explicit /local its local backend cannot take (window, tools)
@@ -74,10 +74,6 @@ class RuleError(ConfigError):
 
 class StoreError(GliderError):
     """The on-disk stores could not be read or written."""
-
-
-class CorruptEvent(StoreError):
-    """An event line could not be parsed."""
 
 
 class RoutingError(GliderError):

@@ -5,21 +5,25 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for, json_option
+
 
 def main(
-    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. default."),
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: resolved as usual)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    ctx: typer.Context,
+    profile: str | None = PROFILE,
+    config: str | None = CONFIG,
+    json_out: bool = json_option("Print the report as JSON."),
     timeout: float = typer.Option(2.0, "--timeout", help="Seconds to wait for each backend."),
+    home: str | None = HOME,
 ) -> None:
     """Check that the configured backends answer: models, context window, tools (exit 1 when unusable)."""
     from glider_cli.app.doctor import doctor
+    from glider_cli.commands.console import emit_json, line, table
     from glider_cli.config import load_config
-    from glider_cli.console import emit_json, line, table
 
-    report = doctor(load_config(config=config, profile=profile), timeout=timeout)
+    environ = home_for(ctx, home).environ
+    cfg = load_config(config=config, profile=profile, environ=environ)
+    report = doctor(cfg, environ=dict(environ), timeout=timeout)
     if json_out:
         emit_json(report.to_dict())
     else:
