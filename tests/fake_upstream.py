@@ -92,6 +92,7 @@ class _State:
     reply: Reply = field(default_factory=Reply)
     fault: Fault | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
+    probes: list[RecordedRequest] = field(default_factory=list)
 
 
 def _free_socket() -> socket.socket:
@@ -134,6 +135,12 @@ class FakeUpstream:
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._state.requests)
+
+    @property
+    def probes(self) -> list[RecordedRequest]:
+        """The requests of Glider's capability probe (not in `requests`)."""
+        with self._lock:
+            return list(self._state.probes)
 
     def set_reply(
         self,
@@ -238,7 +245,10 @@ class FakeUpstream:
             raw=raw,
         )
         with self._lock:
-            self._state.requests.append(rec)
+            # Glider's capability probe (its user agent says so) is kept apart from the requests
+            # a test sends through Glider.
+            probe = "capability probe" in rec.headers.get("user-agent", "")
+            (self._state.probes if probe else self._state.requests).append(rec)
             reply = self._state.reply
         fault = self._take_fault(rec.path)
         if fault is not None and fault.delay:

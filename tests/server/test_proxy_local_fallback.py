@@ -68,3 +68,4 @@ def test_a_local_400_that_is_not_about_the_context_is_relayed_not_retried(
         assert r.status_code == 400
         assert r.json()["type"] == "error" and "invalid tool schema" in r.json()["error"]["message"]
         assert [q.path for q in fake.requests] == ["/api/chat"]
+        assert fake.probes[0].path == "/api/tags"  # the capability probe at start

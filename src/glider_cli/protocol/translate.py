@@ -5,12 +5,14 @@ Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and 
 "ollama" (backend side); "openai" is accepted as an alias of "openai_chat". A Responses backend
 only serves Responses clients (same-protocol passthrough).
 
-    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None) -> dict
+    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None, num_ctx=None) -> dict
         Client body -> backend body. Equal protocols: the same body (a shallow copy) with only
         "model" replaced, so unknown fields, `thinking`, `cache_control`, `context_management`,
         `metadata` survive untouched. `max_tokens_cap` bounds a translated request's output
         tokens: Claude Code asks for 32k-128k, which a vLLM server with a smaller context
-        answers with a 400.
+        answers with a 400 (for Ollama it bounds `options.num_predict`). `num_ctx` is the window
+        an Ollama request asks for (`options.num_ctx`): Ollama otherwise runs a model with its
+        own small default and silently drops the start of a long prompt.
     response_to(client_proto, backend_proto, body, *, model) -> dict
         A non-streaming backend reply -> the client's reply shape (unchanged when equal).
     response_bytes_to(client_proto, backend_proto, data, *, model, backend) -> dict
@@ -98,6 +100,7 @@ def request_to(
     *,
     model: str | None,
     max_tokens_cap: int | None = None,
+    num_ctx: int | None = None,
 ) -> dict[str, Any]:
     client, backend = check_pair(client_proto, backend_proto)
     if client == backend:
@@ -114,7 +117,7 @@ def request_to(
         return anthropic.build_request(req)
     if backend == "openai_chat":
         return openai_chat.build_request(req)
-    return ollama.build_request(req)
+    return ollama.build_request(req, num_ctx=num_ctx)
 
 
 def parse_response(backend_proto: str, body: dict[str, Any]) -> ir.Response:

@@ -24,6 +24,7 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -137,6 +138,8 @@ def _proxy(
     settings = config.settings
     ids = IdGenerator()
     turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
+    from glider_cli.server.local_path import LocalPath
+
     return Proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
@@ -147,6 +150,7 @@ def _proxy(
         upstream=upstream,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
+        local=LocalPath(registry, settings),
     )
 
 
@@ -175,9 +179,19 @@ def _lifespan(
             proxy.turns.rebuild(writer.recent())
         assert proxy.delegation is not None
         proxy.delegation.start()
+        watch: asyncio.Task[None] | None = None
+        if proxy.local is not None:
+            # What each local backend serves, its window and tools; re-read when a backend comes back.
+            await proxy.local.probe(timeout=1.5)
+            watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+        ready = getattr(app.state, "on_ready", None)
+        if ready is not None:
+            ready()
         try:
             yield
         finally:
+            if watch is not None:
+                watch.cancel()
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()

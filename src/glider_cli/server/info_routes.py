@@ -3,9 +3,10 @@
 Contract:
 - `/` answers `glider` in plain text (empty for HEAD); `/api/hello` answers `{"ok": true}` (empty for
   HEAD): Claude Code warms its connection with `HEAD /api/hello` (or `HEAD /`) and must get a 2xx.
-- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends"}`: the loaded
-  config's source and profile and `BackendRegistry.describe()` (each backend's name, type, side,
-  URL, model and key variable; never a key).
+- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local"}`: the
+  loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
+  URL, model and key variable; never a key) and, per local backend, its probed capability
+  (`server.local_path`: reachable and why not, served models, window, tools).
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             "profile": config.profile,
             "backends": registry.describe(),
         }
+        proxy = getattr(request.app.state, "proxy", None)
+        local = getattr(proxy, "local", None)
+        if local is not None:
+            # Per local backend: reachable (and why not), served models, window, tools.
+            health["local"] = local.health()
         return json_response(health)
 
     return [

@@ -29,6 +29,7 @@ from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
+from glider_cli.server.local_path import LocalPath
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
@@ -93,6 +94,7 @@ class Outbound:
     """Attempts, fallback, relay and bookkeeping (see the module contract)."""
 
     turns: Turns
+    local: LocalPath | None
     registry: BackendRegistry
     upstream: Upstream | None
     sink: EventSink
@@ -117,8 +119,14 @@ class Outbound:
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
+        window = self.local.window(backend.name) if self.local is not None else None
         tb = translate.request_to(
-            backend.wire, protocol, body, model=model or inb.chat.model, max_tokens_cap=backend.max_tokens
+            backend.wire,
+            protocol,
+            body,
+            model=model or inb.chat.model,
+            max_tokens_cap=backend.max_tokens,
+            num_ctx=window,
         )
         url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
@@ -173,6 +181,8 @@ class Outbound:
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 last_error = exc
+                if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
+                    self.local.failed(current.name, exc.message)
                 failed = _failure(current, exc, "before_first_byte")
                 self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
                 nxt = self.registry.fallback_for(current, rule_fallback)

@@ -56,6 +56,7 @@ from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
 from glider_cli.server.delegation import Delegation
+from glider_cli.server.local_path import LocalPath
 from glider_cli.server.outbound import JSON_HEADERS, Headers, Inbound, Job, Outbound, route_header
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
@@ -79,7 +80,9 @@ class Proxy(Outbound):
         upstream: Upstream | None = None,
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
+        local: LocalPath | None = None,
     ) -> None:
+        self.local = local
         self.delegation = delegation
         self.closing = closing_sink if closing_sink is not None else sink
         self.turns = turns
@@ -122,7 +125,8 @@ class Proxy(Outbound):
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
         try:
-            opened = self.turns.open(chat, inb.body)
+            gate = self.local.gate(chat) if self.local is not None else None
+            opened = self.turns.open(chat, inb.body, gate=gate)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GateRefused as exc:
