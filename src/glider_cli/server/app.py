@@ -12,7 +12,10 @@ Contract:
   `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
   `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
   `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`, over
-  the live writer's ring when the app owns or was given an EventWriter).
+  the live writer's ring when the app owns or was given an EventWriter), the dashboard's APIs
+  (`server.events_api`: a live event stream woken by the request path's writes, requests, sessions,
+  counts; `server.dashboard_api`: rules in force, continuity) and its pages (`server.ui.routes`:
+  `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /` is answered as before).
   A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
   uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
 - Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
@@ -34,7 +37,7 @@ import orjson
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import ASGIApp, Scope
 from starlette.websockets import WebSocket
@@ -124,7 +127,12 @@ def create_app(
     from glider_cli.store.events import IdGenerator
     from glider_cli.turns.lifecycle import Turns
 
-    loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
+    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    from glider_cli.server.events_api import EventHub
+
+    # The dashboard's live stream is woken each time the request path's events are written.
+    hub = EventHub(live)
+    loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
     ids = IdGenerator()
     turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
     proxy = Proxy(
@@ -162,6 +170,7 @@ def create_app(
                 await owned.aclose()
                 proxy.upstream = None
             loop_sink.drain()
+            hub.close()
             if writer is not None:
                 writer.close()
 
@@ -189,7 +198,11 @@ def create_app(
     async def models(request: Request) -> Response:
         return _json(_models(config, "anthropic-version" in request.headers))
 
+    from glider_cli.server.ui.routes import ui_routes, wants_page
+
     async def root(request: Request) -> Response:
+        if wants_page(request):  # a browser: the dashboard
+            return RedirectResponse("/ui/", status_code=307)
         return Response(b"glider\n" if request.method == "GET" else b"", media_type="text/plain")
 
     async def hello(request: Request) -> Response:
@@ -233,8 +246,13 @@ def create_app(
     routes += router_routes(config, router)
     from glider_cli.server.context_api import context_routes
 
-    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
     routes += context_routes(paths_mod.resolve(env), settings.context, live)
+    from glider_cli.server.dashboard_api import dashboard_routes
+    from glider_cli.server.events_api import events_routes
+
+    routes += events_routes(paths_mod.resolve(env), settings.context, hub)
+    routes += dashboard_routes(config, router, paths_mod.resolve(env))
+    routes += ui_routes(env.get("GLIDER_TOKEN") or None)
 
     host = bound_host if bound_host is not None else settings.server.host
     app = _App(routes=routes, lifespan=lifespan)
