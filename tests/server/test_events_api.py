@@ -74,6 +74,11 @@ class Stream:
             time.sleep(0.01)
         raise AssertionError(f"no {type_} on the stream: {[f[2]['type'] for f in self.frames]}")
 
+    def ended(self, timeout: float) -> bool:
+        """True once the server has ended the stream (within `timeout` seconds)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def close(self) -> None:
         self._closing = True
         assert self._conn.sock is not None
@@ -105,6 +110,13 @@ def test_a_proxied_request_is_on_the_stream_within_a_second(tmp_path: Path, fake
         assert seen["id"] == decided["id"] and {f[2]["type"] for f in backlog.frames} == {"RouteDecided"}
         backlog.close()
         assert httpx.get(g.url + "/api/events/stream?backlog=many").status_code == 400
+
+
+def test_closing_the_hub_ends_the_streams(tmp_path: Path) -> None:
+    with GliderServer(backends_yaml("http://127.0.0.1:9"), tmp_path, record=False) as g:
+        stream = Stream(g.url + "/api/events/stream")
+        g.app.state.events.close()  # from another thread, as a runner's shutdown would
+        assert stream.ended(5) and stream.failure is None
 
 
 def test_the_stream_needs_the_live_writer(tmp_path: Path) -> None:

@@ -186,6 +186,31 @@ def test_a_query_returns_rows_and_an_entity_its_neighbourhood(
     assert tab.errors == []
 
 
+def test_with_glider_token_the_link_signs_the_browser_in(
+    tmp_path: Path, fake: FakeUpstream, tab: Tab
+) -> None:
+    env = {"GLIDER_TOKEN": "tok-789", "GLIDER_HOME": str(tmp_path / "home")}
+    with GliderServer(backends_yaml(fake.url), tmp_path, record=False, environ=env) as g:
+        tab.page.goto(g.url + "/ui/rules")
+        tab.page.wait_for_selector("#notice:not([hidden])")
+        assert "/ui/rules?token=<GLIDER_TOKEN>" in tab.page.locator("#notice").inner_text()
+        tab.errors.clear()  # the refused fetches log their 401s
+        tab.page.goto(g.url + "/ui/?token=tok-789")
+        assert tab.page.url == g.url + "/ui/"  # the token does not stay in the address bar
+        (cookie,) = tab.page.context.cookies()
+        assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == (
+            f"glider_token_{g.port}",
+            True,
+            "Strict",
+        )
+        tab.page.wait_for_selector("#live-state.on")
+        assert send(g.url, "/local tidy the imports").status_code == 200
+        tab.page.locator("#live-rows tr[data-id]").first.wait_for(timeout=1000)
+        assert tab.page.locator("#notice").is_hidden()
+        assert tab.errors == []
+        tab.page.goto("about:blank")  # ends the live stream before the server stops
+
+
 def test_user_text_is_rendered_as_text(glider: GliderServer, tab: Tab) -> None:
     evil = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> explain this'
     assert send(glider.url, evil, session="<b>s</b>").status_code == 200

@@ -267,4 +267,6 @@ def create_app(
     )
     app.state.proxy = proxy
     app.state.registry = registry
+    # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
+    app.state.events = hub
     return app

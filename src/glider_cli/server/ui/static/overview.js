@@ -123,7 +123,16 @@
     const q = state.newest ? "?after=" + encodeURIComponent(state.newest) : "?backlog=0";
     const es = new EventSource("/api/events/stream" + q);
     es.onopen = () => { el.liveState.className = "live on"; el.liveState.textContent = "live"; };
-    es.onerror = () => { el.liveState.className = "live off"; el.liveState.textContent = "reconnecting"; };
+    es.onerror = () => {
+      el.liveState.className = "live off";
+      if (es.readyState === EventSource.CLOSED) {
+        // Refused (a 401, say): the browser gives up on it; try again a little later.
+        el.liveState.textContent = "not connected";
+        setTimeout(connect, 10000);
+      } else {
+        el.liveState.textContent = "reconnecting";
+      }
+    };
     es.onmessage = (m) => {
       try { onEvent(JSON.parse(m.data)); } catch (e) { /* a frame we cannot read is skipped */ }
     };
