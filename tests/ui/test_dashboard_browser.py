@@ -16,6 +16,8 @@ from glider_harness import GliderServer, backends_yaml
 from ui_tab import Tab
 
 from fake_upstream import FakeUpstream
+from glider_cli.delegate import continuity
+from glider_cli.paths import Paths
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
@@ -58,6 +60,30 @@ def test_each_page_loads_with_no_console_errors(glider: GliderServer, tab: Tab, 
     tab.page.wait_for_selector("#getting-started h2")
     hint = tab.page.locator("#getting-started").inner_text()
     assert f"ANTHROPIC_BASE_URL={glider.url} claude" in hint and f"OPENAI_BASE_URL={glider.url}/v1" in hint
+
+
+def test_the_overview_works_from_the_keyboard(glider: GliderServer, tab: Tab) -> None:
+    assert send(glider.url, "/local fix the typo", session="kb").status_code == 200
+    tab.page.goto(glider.url + "/ui/")
+    tab.page.wait_for_selector("#live-rows tr[data-id]")
+    tab.page.keyboard.press("Tab")
+    assert tab.page.evaluate("document.activeElement.className") == "skip"
+    tab.page.keyboard.press("Enter")
+    assert tab.page.evaluate("document.activeElement.id") == "main"
+    for _ in range(40):  # Tab on until the window switch has the focus
+        tab.page.keyboard.press("Tab")
+        if tab.page.evaluate("document.activeElement.dataset.window") == "day":
+            break
+    with tab.page.expect_response(lambda r: "/api/events/stats?window=day" in r.url):
+        tab.page.keyboard.press("Space")
+    assert tab.page.get_attribute("[data-window=day]", "aria-pressed") == "true"
+    assert tab.page.get_attribute("[data-window=hour]", "aria-pressed") == "false"
+    tab.page.goto(glider.url + "/ui/sessions")
+    tab.page.wait_for_selector(".family")
+    tab.page.focus("[data-session=kb]")
+    tab.page.keyboard.press("Enter")
+    tab.page.wait_for_selector("#session-detail h2:has-text('Session kb')")
+    assert tab.errors == []
 
 
 def test_a_request_through_the_proxy_appears_live_on_overview(glider: GliderServer, tab: Tab) -> None:
@@ -209,6 +235,27 @@ def test_with_glider_token_the_link_signs_the_browser_in(
         assert tab.page.locator("#notice").is_hidden()
         assert tab.errors == []
         tab.page.goto("about:blank")  # ends the live stream before the server stops
+
+
+def test_continuity_shows_the_block_a_delegate_would_get(
+    glider: GliderServer, tab: Tab, tmp_path: Path
+) -> None:
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    paths = Paths(home=tmp_path / "home")
+    for text in ("the parser test fails on empty input", "we restyled the header"):
+        continuity.append(paths, ws, continuity.Entry(kind="turn", text=text, source_cli="claude"))
+    tab.page.goto(glider.url + "/ui/context")
+    tab.page.wait_for_function(f"() => document.querySelector('#workspace').value === {str(ws)!r}")
+    tab.page.click("#show-record")
+    tab.page.wait_for_selector("#continuity-result td:has-text('we restyled the header')")
+    tab.page.fill("#task", "fix the parser test")
+    tab.page.click("#show-block")
+    tab.page.wait_for_selector("#block-text")
+    assert "the parser test fails on empty input" in tab.page.locator("#block-text").inner_text()
+    assert tab.page.locator("#continuity-result tbody tr").count() == 2
+    tab.shot("context-continuity")
+    assert tab.errors == []
 
 
 def test_user_text_is_rendered_as_text(glider: GliderServer, tab: Tab) -> None:

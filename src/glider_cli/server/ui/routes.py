@@ -63,13 +63,17 @@ def wants_page(request: Request) -> bool:
     return request.method == "GET" and "text/html" in request.headers.get("accept", "")
 
 
-class _Secured:
-    """Adds the dashboard's security headers to every response of the wrapped app."""
+class _Static:
+    """The static files with the dashboard's security headers; the file server is made on the first
+    request (finding the package directory is I/O, and building the app does none)."""
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            self.app = StaticFiles(packages=[(__package__ or "glider_cli.server.ui", "static")])
+
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", []), *HEADERS]
@@ -119,8 +123,7 @@ def ui_routes(token: str | None) -> list[BaseRoute]:
     async def bare(request: Request) -> Response:
         return _secured(RedirectResponse("/ui/", status_code=307))
 
-    static = StaticFiles(packages=[(__package__ or "glider_cli.server.ui", "static")])
     routes: list[BaseRoute] = [Route("/ui", bare, methods=["GET"])]
     routes += [page(name) for name in PAGES]
-    routes.append(Mount("/ui/static", app=_Secured(static), name="ui-static"))
+    routes.append(Mount("/ui/static", app=_Static(), name="ui-static"))
     return routes

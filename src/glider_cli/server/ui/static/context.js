@@ -137,7 +137,7 @@
       const qs = "workspace=" + encodeURIComponent(ws.value) + "&task=" + encodeURIComponent(task.value);
       const b = await api("/api/continuity/block?" + qs);
       G.add(out.continuity, [h("p", {}, `${b.items.length} entries in the block, about ${b.tokens} tokens; ${b.excluded.length} left out.`),
-        table([{ label: "" }, { label: "Entry" }, { label: "Kind" }, { label: "Score", num: true }, { label: "Why" }],
+        table([{ label: "Block" }, { label: "Entry" }, { label: "Kind" }, { label: "Score", num: true }, { label: "Why" }],
           [...b.items.map((i) => ["in", i.id, i.kind, i.score.toFixed(3), i.reason + (i.truncated ? " (truncated)" : "")]),
             ...b.excluded.map((x) => ["out", x.id, x.kind, x.score.toFixed(3), x.reason])], { empty: "The record is empty." }),
         b.text ? h("pre", { id: "block-text" }, b.text) : null]);

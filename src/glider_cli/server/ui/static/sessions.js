@@ -122,6 +122,10 @@
     loadRequests(false);
   }
 
+  G.add(el.detail, [h("h2", {}, "Turn families"),
+    h("p", { class: "muted" }, "Each session's turn families show here: one real user message and every request a client sends on its behalf, ",
+      "each with its kind (new turn, tool result, title, subagent, summary), the side it went to and the sticky state. ",
+      "A follow-on that left its family's side is marked.")]);
   el.more.addEventListener("click", () => loadSessions(state.next));
   G.main().append(h("div", { class: "split" },
     card("Sessions, latest first", el.list, h("div", { class: "row" }, el.more)),
