@@ -8,8 +8,11 @@
         event as the log holds it), oldest first, from `after` (or the `Last-Event-ID` header the
         browser sends when it reconnects), else the newest `backlog` (default 0) then everything new.
         The hub wakes a stream as soon as the request path's events are written, and every
-        `poll` seconds regardless (events written by other threads); `: ping` every `heartbeat`
-        seconds; the stream ends after `max_age` seconds (the browser reconnects and resumes).
+        `poll` seconds regardless (events written by other threads). A stream ends by itself after
+        `max_age` seconds (default 3) and tells the browser to reconnect after `retry` ms (default
+        200), which it does with `Last-Event-ID`, so nothing is lost: a stream that never ended
+        would hold `glider serve` past uvicorn's graceful-shutdown timeout on Ctrl-C, which cancels it
+        with an error. `EventHub.close()` (`app.state.events`) ends every stream at once.
         404 when the app has no live event log.
     GET /api/events/requests?limit=50&before=<id>&session=<id>&turn_id=<id>
         {"requests": [...], "next": <cursor or null>, "since": <oldest id kept>}: request records
@@ -83,13 +86,13 @@ class EventHub:
         writer: EventWriter | None,
         *,
         poll: float = 1.0,
-        heartbeat: float = 15.0,
-        max_age: float = 300.0,
+        max_age: float = 3.0,
+        retry_ms: int = 200,
     ) -> None:
         self.writer = writer
         self.poll = poll
-        self.heartbeat = heartbeat
         self.max_age = max_age
+        self.retry_ms = retry_ms
         self.closed = False
         self._waiters: set[asyncio.Future[None]] = set()
 
@@ -159,8 +162,8 @@ def _frame(event: dict[str, Any]) -> bytes:
 
 async def _stream(hub: EventHub, cursor: str, types: frozenset[str] | None) -> AsyncIterator[bytes]:
     loop = asyncio.get_running_loop()
-    started = last = loop.time()
-    yield b"retry: 1000\n\n"
+    end = loop.time() + hub.max_age
+    yield b"retry: %d\n\n" % hub.retry_ms
     while not hub.closed:
         batch = hub.after(cursor, 200)
         if batch:
@@ -168,16 +171,12 @@ async def _stream(hub: EventHub, cursor: str, types: frozenset[str] | None) -> A
             frames = [_frame(e) for e in batch if types is None or e.get("type") in types]
             if frames:
                 yield b"".join(frames)
-                last = loop.time()
             if len(batch) == 200:
                 continue
-        now = loop.time()
-        if now - started >= hub.max_age:
+        left = end - loop.time()
+        if left <= 0:
             return
-        if now - last >= hub.heartbeat:
-            yield b": ping\n\n"
-            last = now
-        await hub.wait(hub.poll)
+        await hub.wait(min(hub.poll, left))
 
 
 def events_routes(

@@ -119,19 +119,30 @@
     }
   }
 
+  // The server ends each stream after a few seconds and the browser reconnects at once, resuming
+  // after the last event it saw (Last-Event-ID): "reconnecting" shows only if that takes a while.
   function connect() {
     const q = state.newest ? "?after=" + encodeURIComponent(state.newest) : "?backlog=0";
     const es = new EventSource("/api/events/stream" + q);
-    es.onopen = () => { el.liveState.className = "live on"; el.liveState.textContent = "live"; };
+    let slow = null;
+    es.onopen = () => {
+      clearTimeout(slow);
+      el.liveState.className = "live on";
+      el.liveState.textContent = "live";
+    };
     es.onerror = () => {
-      el.liveState.className = "live off";
+      clearTimeout(slow);
       if (es.readyState === EventSource.CLOSED) {
         // Refused (a 401, say): the browser gives up on it; try again a little later.
+        el.liveState.className = "live off";
         el.liveState.textContent = "not connected";
         setTimeout(connect, 10000);
-      } else {
-        el.liveState.textContent = "reconnecting";
+        return;
       }
+      slow = setTimeout(() => {
+        el.liveState.className = "live off";
+        el.liveState.textContent = "reconnecting";
+      }, 2500);
     };
     es.onmessage = (m) => {
       try { onEvent(JSON.parse(m.data)); } catch (e) { /* a frame we cannot read is skipped */ }
