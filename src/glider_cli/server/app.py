@@ -12,7 +12,11 @@ Contract:
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
   API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`) and the context API
-  (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter).
+  (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter),
+  the dashboard's APIs (`server.events_api`: a live event stream woken by the request path's writes,
+  requests, sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
+  (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
+  is answered as before).
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
     import httpx
 
     from glider_cli.config.model import Config
+    from glider_cli.server.events_api import EventHub
     from glider_cli.store.writer import EventWriter
 
 
@@ -95,19 +100,32 @@ def create_app(
     if sink is None:
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
-    loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
+    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    from glider_cli.server.dashboard_api import dashboard_routes
+    from glider_cli.server.events_api import EventHub, events_routes
+    from glider_cli.server.ui.routes import ui_routes
+
+    # The dashboard's live stream is woken each time the request path's events are written.
+    hub = EventHub(live)
+    loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
     proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
-    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    home = paths_mod.resolve(env)
     routes = [
         *info_routes(config, registry),
         *model_routes(config, endpoints),
         *router_routes(config, router),
-        *context_routes(paths_mod.resolve(env), settings.context, live),
+        *context_routes(home, settings.context, live),
+        *events_routes(home, settings.context, hub),
+        *dashboard_routes(config, router, home),
+        *ui_routes(env.get("GLIDER_TOKEN") or None),
     ]
-    inner = Starlette(routes=routes, lifespan=_lifespan(proxy, loop_sink, writer, transport, upstream_kind))
+    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
+    inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
+    # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
+    inner.state.events = hub
     outer = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
@@ -160,6 +178,7 @@ def _lifespan(
     writer: EventWriter | None,
     transport: httpx.AsyncBaseTransport | None,
     upstream_kind: str,
+    hub: EventHub,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -190,6 +209,7 @@ def _lifespan(
         try:
             yield
         finally:
+            hub.close()
             if watch is not None:
                 watch.cancel()
             await proxy.delegation.close()
