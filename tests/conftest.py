@@ -42,10 +42,12 @@ def glider_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
+def fake(request: pytest.FixtureRequest) -> Iterator[FakeUpstream]:
     """A fake upstream speaking the Anthropic, OpenAI and Ollama wire formats on 127.0.0.1, one per
-    test module (tests that change its reply or faults reset it)."""
-    with FakeUpstream() as f:
+    test module (tests that change its reply or faults reset it). As strict as the real services: it
+    serves only the models of the module's `pytest.mark.fake_serves(models=..., ollama_models=...)`."""
+    marker = request.node.get_closest_marker("fake_serves")
+    with FakeUpstream(**(marker.kwargs if marker is not None else {})) as f:
         yield f
 
 
