@@ -17,7 +17,7 @@ def test_defaults_without_a_config_and_in_the_bundled_profile() -> None:
         True,
         3,
         2000,
-        200,
+        120,
     )
     assert {"Bash", "Read", "Edit", "Write", "Grep", "Glob"} <= set(d.local_tools)
     assert {"shell", "apply_patch", "update_plan"} <= set(d.local_tools)

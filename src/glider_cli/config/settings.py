@@ -141,7 +141,7 @@ class TransformSettings(Frozen):
         local_episode_count: int = 3,
         local_system_chars: int = 2000,
         local_tools: tuple[str, ...] = DEFAULT_LOCAL_TOOLS,
-        local_tool_chars: int = 200,
+        local_tool_chars: int = 120,
     ) -> None:
         init_fields(
             self, local_context, local_episode_count, local_system_chars, local_tools, local_tool_chars

@@ -11,4 +11,6 @@ openai_chat_request.py
 encoder_base.py      the lifecycle the stream encoders share (start, finish, error, passthrough)
 sse.py               SSE and NDJSON framing (incremental decoders, one-event encoders)
 errors.py            protocol-shaped error bodies; upstream errors re-shaped for the client
+pack.py, pack_shapes.py
+                     the pack a local model receives instead of the whole request (same protocol out)
 """
