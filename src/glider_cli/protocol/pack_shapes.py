@@ -189,7 +189,8 @@ class Shape:
             names = {self.tool_name(t) for t in tools}
             choice = out.get("tool_choice")
             if isinstance(choice, dict):
-                named = choice.get("name") or (choice.get("function") or {}).get("name")
+                fn = choice.get("function")
+                named = choice.get("name") or (fn.get("name") if isinstance(fn, dict) else None)
                 if named is not None and named not in names:
                     out.pop("tool_choice")
         else:
