@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from routing_helpers import message
 
 from glider_cli.backends.registry import BackendRegistry, model_for
 from glider_cli.config.load import load_config
 from glider_cli.router import Router
+from routing_helpers import message
 
 
 @pytest.fixture(scope="module")

@@ -96,3 +96,31 @@ def test_without_a_model_in_the_rule_the_local_backend_serves_its_own(
         assert r.status_code == 200, r.text
         assert r.headers["x-glider-route"].startswith("local; rule=explicit_local; backend=ollama")
     assert [(q.path, q.body["model"]) for q in fake.requests] == [("/api/chat", "qwen-local")]
+
+
+def test_a_model_the_local_ollama_has_not_pulled_falls_back_to_the_clients(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    # No injected fault: the strict fake answers Ollama's own 404 for a model it has not pulled.
+    cfg = _config(fake.url, fake.url).replace(RULES, "").replace("model: qwen-local", "model: qwen-missing")
+    with GliderServer(cfg, tmp_path) as g:
+        r = _ask(g, "say hi /local")
+        assert r.status_code == 200, r.text
+        assert "fallback-from=ollama" in r.headers["x-glider-route"]
+        assert g.wait_for("UpstreamFailed")[0]["status"] == 404
+    assert [(q.path, q.body["model"]) for q in fake.requests] == [
+        ("/api/chat", "qwen-missing"),
+        ("/v1/messages", "claude-x"),
+    ]
+
+
+def test_a_context_the_local_window_cannot_hold_falls_back(fake: FakeUpstream, tmp_path: Path) -> None:
+    with FakeUpstream(ollama_models=["qwen-local"], context_window=200) as local:
+        cfg = _config(local.url, fake.url).replace(RULES, "")
+        with GliderServer(cfg, tmp_path) as g:
+            r = _ask(g, "say hi /local " + "word " * 400)
+            assert r.status_code == 200, r.text
+            assert "fallback-from=ollama" in r.headers["x-glider-route"]
+            assert g.wait_for("UpstreamFailed")[0]["status"] == 400
+        assert [q.path for q in local.requests] == ["/api/chat"]
+    assert [(q.path, q.body["model"]) for q in fake.requests] == [("/v1/messages", "claude-x")]
