@@ -64,7 +64,7 @@ from fake_wire import (
     ollama_json,
     plan_reply,
 )
-from fake_wire_checks import Served, refusal
+from fake_wire_checks import Served, models_body, refusal, tags_body
 from fake_wire_responses import responses_events, responses_json
 
 __all__ = ["FakeUpstream", "RecordedRequest", "ToolReply", "closed_port_url", "fake_upstream"]
@@ -359,46 +359,11 @@ class FakeUpstream:
 
         async def models(request: Request) -> Response:
             await self._record(request)
-            served = sorted(self.served.models)
-            if "anthropic-version" in request.headers:
-                data = [
-                    {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-                    for m in served
-                ]
-                first, last = (served[0], served[-1]) if served else (None, None)
-                return JSONResponse({"data": data, "has_more": False, "first_id": first, "last_id": last})
-            return JSONResponse(
-                {
-                    "object": "list",
-                    "data": [
-                        {"id": m, "object": "model", "created": 1767225600, "owned_by": "fake"}
-                        for m in served
-                    ],
-                }
-            )
+            return JSONResponse(models_body(self.served, anthropic="anthropic-version" in request.headers))
 
         async def tags(request: Request) -> Response:
             await self._record(request)
-            return JSONResponse(
-                {
-                    "models": [
-                        {
-                            "name": m,
-                            "model": m,
-                            "modified_at": "2026-01-01T00:00:00Z",
-                            "size": 1000,
-                            "digest": "0" * 64,
-                            "details": {
-                                "format": "gguf",
-                                "family": "fake",
-                                "parameter_size": "1B",
-                                "quantization_level": "Q4_0",
-                            },
-                        }
-                        for m in sorted(self.served.ollama_models)
-                    ]
-                }
-            )
+            return JSONResponse(tags_body(self.served))
 
         return Starlette(
             routes=[

@@ -11,6 +11,8 @@ where Glider can get it wrong, or a bug like "the local model's name sent to the
                 call must be answered before the next message, a call id is at most 40 characters.
                 Responses: a function_call_output needs its function_call in `input` (unless the request
                 continues a stored response with previous_response_id).
+    listing     GET /v1/models (Anthropic's shape when `anthropic-version` was sent, else OpenAI's) and
+                Ollama's GET /api/tags list exactly the served models.
     context     a body over the configured window (tokens = body bytes / 4, the fake's own count) gets the
                 service's 400: Anthropic "prompt is too long", OpenAI code context_length_exceeded, Ollama
                 "the input length exceeds the context length".
@@ -220,3 +222,32 @@ def refusal(
     if found is not None or not context:
         return found
     return _context(protocol, size, served.context_window)
+
+
+def models_body(served: Served, *, anthropic: bool) -> dict[str, Any]:
+    names = sorted(served.models)
+    if anthropic:
+        data = [
+            {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"} for m in names
+        ]
+        first, last = (names[0], names[-1]) if names else (None, None)
+        return {"data": data, "has_more": False, "first_id": first, "last_id": last}
+    listed = [{"id": m, "object": "model", "created": 1767225600, "owned_by": "fake"} for m in names]
+    return {"object": "list", "data": listed}
+
+
+def tags_body(served: Served) -> dict[str, Any]:
+    details = {"format": "gguf", "family": "fake", "parameter_size": "1B", "quantization_level": "Q4_0"}
+    return {
+        "models": [
+            {
+                "name": m,
+                "model": m,
+                "modified_at": "2026-01-01T00:00:00Z",
+                "size": 1000,
+                "digest": "0" * 64,
+                "details": details,
+            }
+            for m in sorted(served.ollama_models)
+        ]
+    }
