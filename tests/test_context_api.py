@@ -168,7 +168,7 @@ def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path)
     home = tmp_path / "home"
     client_key = "sk-ant-api03-ClientKeyThatMustNeverBeWritten0123456789"
     pasted = "ghp_PastedTokenThatMustNeverBeWritten0123"
-    with FakeUpstream() as fake:
+    with FakeUpstream(models=["claude-x"], ollama_models=["qwen-local"]) as fake:
         cfg = tmp_path / "glider.yaml"
         cfg.write_text(
             "extends: default\nbackends:\n"

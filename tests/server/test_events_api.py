@@ -22,7 +22,10 @@ from glider_cli.delegate import continuity
 from glider_cli.paths import Paths
 from glider_cli.router import Router
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(models=["claude-sonnet-4-5", "glider-auto"], ollama_models=["qwen-local"]),
+]
 
 HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
 
@@ -183,7 +186,9 @@ def test_rules_in_force_follow_the_router(tmp_path: Path) -> None:
         by = {r["name"]: r for r in data["rules"]}
         assert by["complexity"]["enabled"] is False and by["complexity"]["disabled_reason"]
         assert by["catch_all"]["shadowed"] is None and "can never run" in by["refactor_local"]["shadowed"]
-        assert by["explicit_local"]["where"].endswith(":9") and by["task_classifier.tools"]["where"] is None
+        rule = next(r for r in g.config.rules if r.name == "explicit_local")
+        assert by["explicit_local"]["where"] == f"{rule.file}:{rule.line}"
+        assert by["task_classifier.tools"]["where"] is None
         assert data["source"] == g.config.source and data["lint"]["ok"] is False
 
 

@@ -11,7 +11,7 @@ from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["fake-model"])]
 
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 
@@ -40,7 +40,7 @@ def test_healthz_carries_what_the_probe_found(fake: FakeUpstream, tmp_path: Path
         health = httpx.get(g.url + "/healthz").json()
     local = {c["backend"]: c for c in health["local"]}
     assert local["ollama"]["reachable"] is True
-    assert local["ollama"]["models"] == ["fake-model", "fake-model-2"]
+    assert local["ollama"]["models"] == ["fake-model:latest"]
     assert local["ollama"]["context_window"] == 4096
 
 

@@ -11,7 +11,7 @@ from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["qwen-local"])]
 
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 BODY = {"model": "claude-x", "max_tokens": 32, "messages": [{"role": "user", "content": "/local say hi"}]}

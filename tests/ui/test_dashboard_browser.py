@@ -19,7 +19,11 @@ from fake_upstream import FakeUpstream
 from glider_cli.delegate import continuity
 from glider_cli.paths import Paths
 
-pytestmark = [pytest.mark.live, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.slow,
+    pytest.mark.fake_serves(models=["claude-sonnet-4-5", "glider-auto"], ollama_models=["qwen-local"]),
+]
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "polyglot"
 HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01"}

@@ -20,7 +20,7 @@ import orjson
 from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
-from glider_cli.backends.registry import Backend, BackendRegistry
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol import translate
@@ -109,7 +109,7 @@ class Outbound:
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
-        model = decision.adapter or decision.model or backend.model
+        model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
         protocol, body = inb.protocol, inb.body
         if backend.kind == "origin" or backend.wire == protocol:
             raw = inb.raw
