@@ -4,6 +4,7 @@ Shapes (what the official SDKs and Claude Code/Codex parse):
     anthropic                        {"type": "error", "error": {"type": T, "message": M}}
     openai_chat / openai_responses   {"error": {"message": M, "type": T, "param": null, "code": C}}
     ollama                           {"error": M}
+    gemini                           {"error": {"code": S, "message": M, "status": "INVALID_ARGUMENT"...}}
 
 The status is kept as given (clients decide to retry from it: 408/409/429/5xx are retried, 400 is
 "drop a feature and retry" for Claude Code), so never invent a 400.
@@ -59,6 +60,10 @@ def error_body(client_proto: str, status: int, message: str, *, type: str | None
         return {"type": "error", "error": {"type": type or anthropic_type(status), "message": message}}
     if client_proto == "ollama":
         return {"error": message}
+    if client_proto == "gemini":
+        from glider_cli.protocol.gemini import error_json
+
+        return error_json(status, message)
     kind = type or openai_type(status)
     return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
 

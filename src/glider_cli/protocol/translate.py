@@ -1,8 +1,9 @@
 """The translation entry points the proxy calls. Pure: no I/O, no clock-dependent decisions.
 
-Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and backend side) and
-"ollama" (backend side); "openai" is accepted as an alias of "openai_chat". A Responses backend
-only serves Responses clients (same-protocol passthrough).
+Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and backend side),
+"ollama" (backend side) and "gemini" (client side: Gemini's generateContent, `protocol.gemini`);
+"openai" is accepted as an alias of "openai_chat". A Responses backend only serves Responses clients
+(same-protocol passthrough).
 
     request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None) -> dict
         Client body -> backend body. Equal protocols: the same body (a shallow copy) with only
@@ -12,7 +13,8 @@ only serves Responses clients (same-protocol passthrough).
         answers with a 400.
     response_to(client_proto, backend_proto, body, *, model) -> dict
         A non-streaming backend reply -> the client's reply shape (unchanged when equal).
-    StreamTranslator(client_proto, backend_proto, *, model, include_usage=False)
+    StreamTranslator(client_proto, backend_proto, *, model, include_usage=False, input_estimate=None,
+                     sse=True)
         .feed(bytes) -> list[bytes]: upstream bytes (SSE or NDJSON, cut anywhere) in, complete
         client events out, one item per event. In passthrough mode (equal protocols) the input
         chunks come back unchanged and are only scanned for usage and the stop reason.
@@ -20,6 +22,10 @@ only serves Responses clients (same-protocol passthrough).
         before its terminal event, the client stream is ended with the protocol's error event.
         .error(message, type=) -> list[bytes]: end the client stream after a mid-stream failure.
         .usage, .stop_reason (Anthropic vocabulary), .started, .complete.
+        `input_estimate`: the input tokens an Anthropic client's `message_start` reports when the
+        backend gives none at the start of its stream (OpenAI-compatible and Ollama servers report
+        usage only at the end, which `message_delta` then carries). `sse=False`: a Gemini client that
+        did not ask for `alt=sse` gets the stream as one JSON array.
     synthesize_stream(client_proto, body, *, model, body_proto=None) -> list[bytes]
         A whole non-streaming reply (in `body_proto`, default the client's) as client SSE events.
     text_reply(client_proto, text, *, model, stream, usage=None) -> dict | list[bytes]
@@ -39,6 +45,13 @@ Thinking / reasoning rule:
 
 Tool call ids: kept as they are when they match [A-Za-z0-9_-] (else sanitised the same way both
 ways, so a tool_result always finds its call); synthesised as `call_…` for Ollama, which has none.
+An Anthropic client sees every id `toolu_`-shaped: another backend's `call_x` is written `toolu_g_call_x`
+and read back as `call_x` when the tool_result is translated, so the backend gets its own ids back.
+A Gemini client gets the backend's id in `functionCall.id`, which Gemini CLI echoes in the
+functionResponse; calls without ids are paired by name and order (`protocol.gemini_request`).
+
+Model names: a translated reply carries the `model` the caller passes (`server.outbound` passes the
+client's requested one; the backend's is in the reply's `x-glider-route` header).
 """
 
 from __future__ import annotations
@@ -47,7 +60,7 @@ import re
 from typing import Any, Protocol
 
 from glider_cli.errors import ConfigError
-from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
+from glider_cli.protocol import anthropic, gemini, ir, ollama, openai_chat, openai_responses
 from glider_cli.protocol.sse import NDJSONDecoder, SSEDecoder, SSEEvent, parse_block
 
 _ANTHROPIC_TAPPED = {b"message_start", b"message_delta", b"message_stop", b"error"}
@@ -55,7 +68,7 @@ _RESPONSES_TAPPED = {b"response.completed", b"response.incomplete", b"response.f
 _CHAT_USAGE = re.compile(rb'"usage":\s*\{')
 _CHAT_NO_FINISH = re.compile(rb'"finish_reason":\s*null')
 
-CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses")
+CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "gemini")
 BACKEND_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "ollama")
 
 
@@ -71,7 +84,7 @@ class Encoder(Protocol):
 
 def canonical(proto: str) -> str:
     name = "openai_chat" if proto == "openai" else proto
-    if name not in BACKEND_PROTOCOLS:
+    if name not in BACKEND_PROTOCOLS and name not in CLIENT_PROTOCOLS:
         raise ConfigError(f"unknown wire protocol {proto!r}; expected one of {', '.join(BACKEND_PROTOCOLS)}")
     return name
 
@@ -82,6 +95,8 @@ def _check_pair(client_proto: str, backend_proto: str) -> tuple[str, str]:
         raise ConfigError(f"{client_proto!r} is not a client protocol")
     if backend == "openai_responses" and client != backend:
         raise ConfigError("an openai_responses backend can only serve openai_responses clients (passthrough)")
+    if backend not in BACKEND_PROTOCOLS:
+        raise ConfigError(f"{backend_proto!r} is not a backend protocol (Gemini is served as a client only)")
     return client, backend
 
 
@@ -93,6 +108,8 @@ def parse_request(client_proto: str, body: dict[str, Any]) -> ir.Request:
         return openai_chat.parse_request(body)
     if proto == "openai_responses":
         return openai_responses.parse_request(body)
+    if proto == "gemini":
+        return gemini.parse_request(body)
     raise ConfigError(f"{client_proto!r} is not a client protocol")
 
 
@@ -130,6 +147,8 @@ def parse_response(backend_proto: str, body: dict[str, Any]) -> ir.Response:
         return openai_chat.parse_response(body)
     if proto == "openai_responses":
         return openai_responses.parse_response(body)
+    if proto == "gemini":
+        return gemini.parse_response(body)
     return ollama.parse_response(body)
 
 
@@ -139,6 +158,8 @@ def build_response(client_proto: str, resp: ir.Response, *, model: str) -> dict[
         return anthropic.build_response(resp, model=model)
     if proto == "openai_chat":
         return openai_chat.build_response(resp, model=model)
+    if proto == "gemini":
+        return gemini.build_response(resp, model=model)
     return openai_responses.build_response(resp, model=model)
 
 
@@ -149,11 +170,21 @@ def response_to(client_proto: str, backend_proto: str, body: dict[str, Any], *, 
     return build_response(client, parse_response(backend, body), model=model)
 
 
-def _encoder(client: str, model: str, include_usage: bool, *, same_origin: bool = False) -> Encoder:
+def _encoder(
+    client: str,
+    model: str,
+    include_usage: bool,
+    *,
+    same_origin: bool = False,
+    input_estimate: int | None = None,
+    sse: bool = True,
+) -> Encoder:
     if client == "anthropic":
-        return anthropic.StreamEncoder(model=model, keep_thinking=same_origin)
+        return anthropic.StreamEncoder(model=model, keep_thinking=same_origin, input_estimate=input_estimate)
     if client == "openai_chat":
         return openai_chat.StreamEncoder(model=model, include_usage=include_usage)
+    if client == "gemini":
+        return gemini.StreamEncoder(model=model, sse=sse)
     return openai_responses.StreamEncoder(model=model)
 
 
@@ -219,7 +250,14 @@ class StreamTranslator:
     """Upstream stream bytes (backend protocol) -> client protocol event bytes, incrementally."""
 
     def __init__(
-        self, client_proto: str, backend_proto: str, *, model: str, include_usage: bool = False
+        self,
+        client_proto: str,
+        backend_proto: str,
+        *,
+        model: str,
+        include_usage: bool = False,
+        input_estimate: int | None = None,
+        sse: bool = True,
     ) -> None:
         self.client, self.backend = _check_pair(client_proto, backend_proto)
         self.passthrough = self.client == self.backend
@@ -235,7 +273,9 @@ class StreamTranslator:
             "openai_chat": openai_chat.StreamDecoder,
             "ollama": ollama.StreamDecoder,
         }.get(self.backend, lambda: None)()
-        self._encoder: Encoder = _encoder(self.client, model, include_usage)
+        self._encoder: Encoder = _encoder(
+            self.client, model, include_usage, input_estimate=input_estimate, sse=sse
+        )
         self._tap_chat = (
             openai_chat.StreamDecoder() if self.passthrough and self.client == "openai_chat" else None
         )
@@ -323,6 +363,7 @@ class StreamTranslator:
                 return
             if self.client == "openai_responses" and name not in _RESPONSES_TAPPED:
                 return
+
         elif self.client == "openai_chat" and not (
             b"[DONE]" in block
             or b'"error"' in block

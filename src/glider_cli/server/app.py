@@ -9,7 +9,8 @@ Contract:
   httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
   it once, here).
 - Routes: the model endpoints (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
-  `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
+  `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`; the
+  Gemini API's `/v1beta/models/{model}:{method}`, see `server.gemini_api`),
   `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
   `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`, over
   the live writer's ring when the app owns or was given an EventWriter).
@@ -228,6 +229,9 @@ def create_app(
             Route(f"{prefix}/responses", responses_get, methods=["GET"]),
             Route(f"{prefix}/models", models, methods=["GET"]),
         ]
+    from glider_cli.server.gemini_api import gemini_routes
+
+    routes += gemini_routes(proxy, limit)
     from glider_cli.server.router_api import router_routes
 
     routes += router_routes(config, router)

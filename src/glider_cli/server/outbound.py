@@ -3,6 +3,14 @@
 `Outbound` is the base of `server.proxy.Proxy` (which reads and routes the request); the attributes
 it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
 contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
+
+The model a client sees: a translated reply names the model the client asked for (so its UI and its
+model-specific behaviour stay as they are); the model that answered is in `x-glider-route`
+(`; model=<name>`). A passthrough reply is the upstream's own. A translated stream to an Anthropic
+client reports, in `message_start`, the input tokens estimated for this backend (calibrated by what
+it reported before: OpenAI-compatible and Ollama servers count the input only at the end) and says
+so with `x-glider-estimate: message_start`; `message_delta` carries the backend's own counts.
+A Gemini passthrough goes to the client's own path with the model replaced (the body is unchanged).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.server import translation
@@ -37,6 +46,7 @@ _CLIENT_PATH = {
     "openai_responses": "/v1/responses",
 }
 Headers = list[tuple[str, str]]  # names lower-case
+_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
 
 
 def retryable(status: int) -> bool:
@@ -44,8 +54,12 @@ def retryable(status: int) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
-def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
-    value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
+def route_header(
+    side: str, rule: str, backend: str, fallback_from: str | None = None, model: str | None = None
+) -> str:
+    value = f"{side}; rule={quote(rule, safe=_SAFE)}; backend={backend}"
+    if model:
+        value += f"; model={quote(model, safe=_SAFE)}"
     if fallback_from:
         value += f"; fallback-from={fallback_from}"
     return value
@@ -61,6 +75,7 @@ class Inbound:
     headers: Headers
     query: str
     chat: ChatRequest
+    path: str = ""
 
 
 @dataclass
@@ -110,13 +125,19 @@ class Outbound:
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
-        model = decision.adapter or decision.model or backend.model
+        # The decision's model is for its own side: a fallback to the other side keeps its own (or the
+        # client's), so Google or Anthropic is never asked for the local model's name.
+        chosen = decision.adapter or decision.model if backend.side == decision.target else None
+        model = chosen or backend.model
         protocol, body = inb.protocol, inb.body
         if backend.kind == "origin" or backend.wire == protocol:
             raw = inb.raw
-            if model and body.get("model") != model:
-                raw = orjson.dumps({**body, "model": model})
-            path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            if protocol == "gemini":  # the model is in the path; the body goes as it came
+                path = gemini_request.with_model(inb.path, model) if model else inb.path
+            else:
+                if model and body.get("model") != model:
+                    raw = orjson.dumps({**body, "model": model})
+                path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
@@ -195,7 +216,7 @@ class Outbound:
         chat = job.inb.chat
         status = resp.status
         served: bytes | None = None
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
@@ -205,7 +226,9 @@ class Outbound:
             msg = upstream_message(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
-            out = translation.response_body(job.inb.protocol, call.backend, data, call.model or chat.model)
+            out = translation.response_body(
+                job.inb.protocol, call.backend, data, chat.model or call.model or ""
+            )
             body = orjson.dumps(out)
             reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
             served = body
@@ -224,11 +247,16 @@ class Outbound:
     ) -> Reply:
         inb = job.inb
         usage = Usage()
-        model = call.model or inb.chat.model
+        model = inb.chat.model or call.model or ""
+        estimate = None
+        if not call.passthrough and inb.protocol == "anthropic":
+            estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
         convert = (
             None
             if call.passthrough
-            else translation.stream_converter(inb.protocol, call.backend, model, inb.body)
+            else translation.stream_converter(
+                inb.protocol, call.backend, model, inb.body, input_estimate=estimate
+            )
         )
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
@@ -289,11 +317,14 @@ class Outbound:
                 await resp.aclose()
                 end(None, False)
 
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
         else:
-            headers = [(b"content-type", translation.stream_media_type(inb.protocol).encode())]
+            media = translation.stream_media_type(inb.protocol, inb.body)
+            headers = [(b"content-type", media.encode())]
+            if estimate is not None:
+                headers.append((b"x-glider-estimate", b"message_start"))
         names = {k for k, _ in headers}
         if b"content-type" not in names:
             headers.append((b"content-type", b"text/event-stream"))
@@ -341,6 +372,11 @@ class Outbound:
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)
+
+
+def _route(job: Job, call: Call) -> str:
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)
 
 
 def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

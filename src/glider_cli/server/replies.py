@@ -6,7 +6,8 @@ Contract:
   as given, because clients pick their retry behaviour from it (Claude Code strips features on 400).
 - `stream_error(protocol, message)` ends an SSE stream that already started, well-formed:
   Anthropic `event: error`; Chat a `data:` chunk carrying `error` (the OpenAI SDK raises on it);
-  Responses an `event: error` whose data has both the Responses fields and an `error` object.
+  Responses an `event: error` whose data has both the Responses fields and an `error` object; Gemini
+  a `data:` event carrying Google's `error` object.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ def stream_error(protocol: str, message: str, kind: str | None = None) -> bytes:
         t = kind or "api_error"
         data = orjson.dumps({"type": "error", "error": {"type": t, "message": message}})
         return b"event: error\ndata: " + data + b"\n\n"
+    if protocol == "gemini":
+        return b"data: " + orjson.dumps(perrors.error_body(protocol, 500, message)) + b"\n\n"
     t = kind or "server_error"
     err = {"message": message, "type": t, "param": None, "code": t}
     if protocol == "openai_responses":

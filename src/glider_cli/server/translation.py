@@ -10,8 +10,10 @@ Contract:
 - `stream_converter(client_protocol, backend, model, body)`: an object with `feed(bytes) -> bytes`,
   `close() -> bytes` (ends the client stream; an upstream that stopped before its terminal event
   gets the protocol's error event) and `error(message) -> bytes`, turning upstream stream bytes
-  into the client's SSE, event by event. Chat clients get usage when `stream_options.include_usage`.
-- `stream_media_type(client_protocol)`: the content type of the converted stream.
+  into the client's SSE, event by event. Chat clients get usage when `stream_options.include_usage`;
+  `input_estimate` is what an Anthropic client's `message_start` reports when the backend counts
+  the input only at the end; a Gemini client's stream is SSE with `alt=sse`, else one JSON array.
+- `stream_media_type(client_protocol, body)`: the content type of the converted stream.
 """
 
 from __future__ import annotations
@@ -62,10 +64,14 @@ def response_body(client_protocol: str, backend: Backend, data: bytes, model: st
 
 
 class _Converter:
-    def __init__(self, client_protocol: str, backend: Backend, model: str, include_usage: bool) -> None:
+    def __init__(
+        self, client_protocol: str, backend: Backend, model: str, include_usage: bool, **opts: Any
+    ) -> None:
         from glider_cli.protocol.translate import StreamTranslator
 
-        self._t = StreamTranslator(client_protocol, backend.wire, model=model, include_usage=include_usage)
+        self._t = StreamTranslator(
+            client_protocol, backend.wire, model=model, include_usage=include_usage, **opts
+        )
 
     def feed(self, chunk: bytes) -> bytes:
         return b"".join(self._t.feed(chunk))
@@ -78,12 +84,20 @@ class _Converter:
 
 
 def stream_converter(
-    client_protocol: str, backend: Backend, model: str, body: dict[str, Any]
+    client_protocol: str,
+    backend: Backend,
+    model: str,
+    body: dict[str, Any],
+    *,
+    input_estimate: int | None = None,
 ) -> StreamConverter:
     opts = body.get("stream_options")
     include_usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
-    return _Converter(client_protocol, backend, model, include_usage)
+    sse = body.get("alt") != "json"
+    return _Converter(client_protocol, backend, model, include_usage, input_estimate=input_estimate, sse=sse)
 
 
-def stream_media_type(client_protocol: str) -> str:
+def stream_media_type(client_protocol: str, body: dict[str, Any] | None = None) -> str:
+    if client_protocol == "gemini" and body is not None and body.get("alt") == "json":
+        return "application/json"
     return "text/event-stream"
