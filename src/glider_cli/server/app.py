@@ -13,7 +13,8 @@ Contract:
   Gemini API's `/v1beta/models/{model}:{method}`, see `server.gemini_api`),
   `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
   `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`, over
-  the live writer's ring when the app owns or was given an EventWriter).
+  the live writer's ring when the app owns or was given an EventWriter), and the session API
+  (`server.session_api`: a session's last route, for Claude Code's statusline).
   A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
   uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
 - Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
@@ -239,6 +240,9 @@ def create_app(
 
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
     routes += context_routes(paths_mod.resolve(env), settings.context, live)
+    from glider_cli.server.session_api import session_routes
+
+    routes += session_routes(paths_mod.resolve(env), settings.context, live)
 
     host = bound_host if bound_host is not None else settings.server.host
     app = _App(routes=routes, lifespan=lifespan)
