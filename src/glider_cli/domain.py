@@ -9,7 +9,7 @@ prints the same dict. Values are frozen (`values.Frozen`); these are built per r
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, Protocol
 
 from glider_cli.values import Frozen
 
@@ -120,16 +120,16 @@ class ChatRequest(Frozen):
         return ""
 
 
-class Reason(NamedTuple):
-    """One line of a decision's trace: a rule, whether it matched, and why.
-
-    A NamedTuple (immutable like the rest) because the router builds one per rule per request.
-    """
+class Reason(Frozen):
+    """One line of a decision's trace: a rule, whether it matched, and why (one per rule per request)."""
 
     rule: str
     priority: int | None
     matched: bool
     reason: str
+
+    def __init__(self, rule: str, priority: int | None, matched: bool, reason: str) -> None:
+        self.__dict__.update(rule=rule, priority=priority, matched=matched, reason=reason)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}

@@ -7,7 +7,8 @@ import json
 
 from fake_wire import Reply, chat_events, chat_json, ollama_events, plan_reply
 from glider_cli.protocol.anthropic import backend_id, client_id
-from glider_cli.protocol.translate import StreamTranslator, request_to, response_to
+from glider_cli.protocol.translate import request_to, response_to
+from glider_cli.protocol.translate_stream import StreamTranslator
 from sdk_parse import anthropic_final
 
 SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}}

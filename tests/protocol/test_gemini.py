@@ -21,7 +21,8 @@ from fake_wire import (
 )
 from glider_cli.protocol import gemini
 from glider_cli.protocol.gemini_request import frame
-from glider_cli.protocol.translate import StreamTranslator, request_to, response_to, text_reply
+from glider_cli.protocol.translate import request_to, response_to, text_reply
+from glider_cli.protocol.translate_stream import StreamTranslator
 
 SHELL = {
     "functionDeclarations": [

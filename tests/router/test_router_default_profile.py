@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from routing_helpers import message
 
 from glider_cli.config.load import load_config
 from glider_cli.router import Router
+from routing_helpers import message
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from routing_helpers import config_with_rules, message
 
 from glider_cli.errors import RuleError
 from glider_cli.router import Router
 from glider_cli.router.scripts import Script, ScriptError, build_payload, check_source
+from routing_helpers import config_with_rules, message
 
 FALLBACK = """
 - name: fallback

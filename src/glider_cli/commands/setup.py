@@ -1,7 +1,8 @@
 """`glider setup CLIENT`: point Claude Code, Codex or Gemini CLI at Glider (`--undo` takes it back).
 
-The logic is `glider_cli.app.setup`; this module reads the options and the environment (HOME,
-CODEX_HOME, GLIDER_HOME), calls it once and prints the plan.
+The logic is `glider_cli.app.setup`; this module reads the options and the environment (HOME and
+CODEX_HOME for the clients' files; the manifest lives under GLIDER_HOME, or `--home`), calls it once
+and prints the plan.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from pathlib import Path
 
 import typer
 
+from glider_cli.commands.options import HOME, home_for, json_option
+
 
 def main(
+    ctx: typer.Context,
     client: str = typer.Argument(..., help="claude-code, codex or gemini.", show_default=False),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
     undo: bool = typer.Option(False, "--undo", help="Remove exactly what an earlier setup wrote."),
@@ -25,12 +29,12 @@ def main(
         False, "--statusline", help="claude-code: add a statusline showing the session's last route."
     ),
     url: str = typer.Option("http://127.0.0.1:8787", "--url", help="Where `glider serve` listens."),
-    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    json_out: bool = json_option("Print the plan as JSON."),
+    home: str | None = HOME,
 ) -> None:
     """Point Claude Code, Codex or Gemini CLI at Glider; --undo takes it back."""
-    from glider_cli import console
-    from glider_cli import paths as paths_mod
     from glider_cli.app import setup
+    from glider_cli.commands import console
 
     command = f"{shlex.quote(sys.executable)} -m glider_cli.app.statusline --url {shlex.quote(url)}"
     codex_home = os.environ.get("CODEX_HOME")
@@ -41,7 +45,7 @@ def main(
         statusline=command if statusline else None,
         codex_home=Path(codex_home) if codex_home else None,
     )
-    manifest = setup.Manifest(paths_mod.resolve().home / "setup.json")
+    manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
     plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)
     if not dry_run:
         setup.apply(plan, manifest)

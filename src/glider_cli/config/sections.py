@@ -39,6 +39,8 @@ BACKEND_KEYS = (
     "fallback",
     "headers",
     "max_tokens",
+    "context_window",
+    "tools",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
 
@@ -104,6 +106,8 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             fallback=ck.string(raw, "fallback", path=path),
             headers=MappingProxyType(headers),
             max_tokens=ck.integer(raw, "max_tokens", path=path, minimum=1),
+            context_window=ck.integer(raw, "context_window", path=path, minimum=256),
+            tools=ck.boolean(raw, "tools", path=path),
         )
     for name, backend in out.items():
         fb = backend.fallback

@@ -40,6 +40,8 @@ class BackendSettings(Frozen):
     `fallback` names another backend, or "none"; None means the default (local -> cloud).
     `max_tokens` caps the output tokens a translated request asks for (a small vLLM or llama.cpp context
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
+    `context_window` (tokens) and `tools` (whether the server can call tools) override what the
+    capability probe reads from the server (`backends.probe`); None: as probed, or unknown.
     """
 
     name: str
@@ -52,6 +54,8 @@ class BackendSettings(Frozen):
     fallback: str | None
     headers: Mapping[str, str]
     max_tokens: int | None
+    context_window: int | None
+    tools: bool | None
 
     def __init__(
         self,
@@ -65,9 +69,23 @@ class BackendSettings(Frozen):
         fallback: str | None = None,
         headers: Mapping[str, str] = _EMPTY,
         max_tokens: int | None = None,
+        context_window: int | None = None,
+        tools: bool | None = None,
     ) -> None:
         init_fields(
-            self, name, type, side, base_url, api_key_env, model, timeout, fallback, headers, max_tokens
+            self,
+            name,
+            type,
+            side,
+            base_url,
+            api_key_env,
+            model,
+            timeout,
+            fallback,
+            headers,
+            max_tokens,
+            context_window,
+            tools,
         )
 
 

@@ -17,13 +17,9 @@ message_stop -> Finish, `error` -> Failure). StreamEncoder writes the exact even
 message_start, content_block_start, ping, content_block_delta, content_block_stop, message_delta,
 message_stop (or `error`). Tool calls become tool_use blocks in the order they start; a call's
 argument deltas must arrive before the next call starts (as OpenAI, vLLM, llama.cpp and Ollama send
-them), since a closed Anthropic block cannot be reopened. `message_start` reports the input tokens of
-the upstream's start, else `input_estimate` (OpenAI-compatible and Ollama servers count the input only
-at the end, which `message_delta` carries).
-
-Tool call ids a client sees are `toolu_`-shaped: an id another backend made (`call_x`) goes out as
-`toolu_g_call_x` (`client_id`) and comes back as `call_x` (`backend_id`, applied to every parsed
-tool_use and tool_result), so a translated tool result carries the backend's own id.
+them), since a closed Anthropic block cannot be reopened. `message_start` reports the upstream's input
+count, else `input_estimate`. A client sees `toolu_`-shaped ids: another backend's `call_x` goes out as
+`toolu_g_call_x` (`client_id`) and is parsed back as `call_x` (`backend_id`).
 """
 
 from __future__ import annotations
@@ -32,6 +28,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
+from glider_cli.protocol.errors import anthropic_error
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
 DEFAULT_MAX_TOKENS = 8192
@@ -439,4 +436,4 @@ class StreamEncoder(StreamEncoderBase):
         return out
 
     def _error_frames(self, message: str, type: str) -> list[bytes]:
-        return [encode_sse("error", {"type": "error", "error": {"type": type, "message": message}})]
+        return [encode_sse("error", anthropic_error(message, type))]

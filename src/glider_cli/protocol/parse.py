@@ -2,9 +2,8 @@
 
 Contract:
 - `parse_request(protocol, body, headers)` accepts `anthropic` (Messages), `openai_chat` (Chat
-  Completions), `openai_responses` (Responses) and `gemini` (generateContent, read by
-  `protocol.gemini_request`: its body framed with the model and method of the URL path). It is pure:
-  no I/O, the body is not modified.
+  Completions), `openai_responses` (Responses) and `gemini` (`protocol.gemini_request`: a framed
+  generateContent body). It is pure: no I/O, the body is not modified.
 - Unknown fields, block types and item types are never rejected; they are skipped for routing
   (their text still counts towards the token estimate when it is text). A body whose *known*
   fields have the wrong shape (messages not a list, a message that is not an object, a model that

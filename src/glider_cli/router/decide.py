@@ -24,7 +24,7 @@ from typing import Any
 
 from glider_cli.config.model import Action, Config
 from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
-from glider_cli.errors import NoRoute, RuleError
+from glider_cli.errors import GateRefused, NoRoute, RuleError
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
@@ -39,6 +39,10 @@ from glider_cli.router.triggers import (
 from glider_cli.values import Frozen, init_fields, replace
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
+# A capability gate: given the local backend a rule would use, why it cannot take this request
+# (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
+# turn lifecycle from the probed capabilities and the pack's size; the router only asks it.
+Gate = Callable[[str | None], str | None]
 
 
 class CompiledRule(Frozen):
@@ -303,7 +307,9 @@ class Router:
             for i, rule in enumerate(self.rules)
         )
 
-    def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
+    def decide(
+        self, request: ChatRequest, sticky: StickyView | None = None, *, gate: Gate | None = None
+    ) -> RouteDecision:
         user_text = request.last_user_text
         complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
         ctx = _Ctx(request, request.last_text, user_text, complexity)
@@ -335,6 +341,28 @@ class Router:
                     Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
                 )
                 continue
+            if gate is not None and merged.target == "local":
+                local = merged.backend or self._default_backend["local"]
+                why = gate(local)
+                if why is not None:
+                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    if rule.kind != "explicit":
+                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        continue
+                    fb = rule.fallback
+                    if fb is None or fb == "none" or fb not in self.config.settings.backends:
+                        raise GateRefused(
+                            f"{rule.name}: local backend {local} cannot take this request: {why}",
+                            hint="send it with /cloud, or give the rule a `fallback` backend",
+                        )
+                    side = self.config.settings.backends[fb].side
+                    trace.append(
+                        Reason(rule.name, rule.priority, True, f"{gated}; its fallback {fb} answers")
+                    )
+                    merged = Action(side, fb, None, None, "single")
+                    winner, action = rule, merged
+                    trace.extend(self._tails[i])
+                    break
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True

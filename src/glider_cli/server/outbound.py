@@ -4,13 +4,11 @@
 it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
 contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
 
-The model a client sees: a translated reply names the model the client asked for (so its UI and its
-model-specific behaviour stay as they are); the model that answered is in `x-glider-route`
-(`; model=<name>`). A passthrough reply is the upstream's own. A translated stream to an Anthropic
-client reports, in `message_start`, the input tokens estimated for this backend (calibrated by what
-it reported before: OpenAI-compatible and Ollama servers count the input only at the end) and says
-so with `x-glider-estimate: message_start`; `message_delta` carries the backend's own counts.
-A Gemini passthrough goes to the client's own path with the model replaced (the body is unchanged).
+A translated reply names the model the client asked for (its UI stays as it is); the one that answered
+is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
+backend's calibrated input estimate (`x-glider-estimate: message_start`; `message_delta` has the real
+counts). A fallback to the other side keeps its own model, not the decision's. A Gemini passthrough
+goes to the client's path with the model replaced, the body unchanged.
 """
 
 from __future__ import annotations
@@ -26,31 +24,27 @@ from urllib.parse import quote
 import orjson
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
+from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
-from glider_cli.protocol import gemini_request
+from glider_cli.protocol import gemini_request, translate
+from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
-from glider_cli.server import translation
 from glider_cli.server.asgi import Reply
-from glider_cli.server.replies import error_body, stream_error, upstream_message
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
-RETRY_STATUSES = frozenset({408, 409, 429})
 JSON_HEADERS = [(b"content-type", b"application/json")]
+_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
 _CLIENT_PATH = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
     "openai_responses": "/v1/responses",
 }
 Headers = list[tuple[str, str]]  # names lower-case
-_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
-
-
-def retryable(status: int) -> bool:
-    return status in RETRY_STATUSES or status >= 500
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
@@ -120,19 +114,17 @@ class Outbound:
         headers = list(JSON_HEADERS)
         if route:
             headers.append((b"x-glider-route", route.encode("latin-1")))
-        return Reply(status, headers, error_body(protocol, status, message))
+        return Reply(status, headers, error_bytes(protocol, status, message))
 
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
-        # The decision's model is for its own side: a fallback to the other side keeps its own (or the
-        # client's), so Google or Anthropic is never asked for the local model's name.
         chosen = decision.adapter or decision.model if backend.side == decision.target else None
         model = chosen or backend.model
         protocol, body = inb.protocol, inb.body
         if backend.kind == "origin" or backend.wire == protocol:
             raw = inb.raw
-            if protocol == "gemini":  # the model is in the path; the body goes as it came
+            if protocol == "gemini":
                 path = gemini_request.with_model(inb.path, model) if model else inb.path
             else:
                 if model and body.get("model") != model:
@@ -141,22 +133,30 @@ class Outbound:
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
-        tb = translation.request_body(protocol, body, inb.chat, backend, model)
-        url = backend.url(protocol, translation.upstream_path(backend))
+        tb = translate.request_to(
+            backend.wire, protocol, body, model=model or inb.chat.model, max_tokens_cap=backend.max_tokens
+        )
+        url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
 
     async def _send(self, call: Call) -> UpstreamResponse:
         assert self.upstream is not None, "the lifespan sets the upstream client"
         resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
-        if retryable(resp.status):
+        status = resp.status
+        local_4xx = call.backend.side == "local" and status in (400, 404, 413)
+        if retryable(status) or local_4xx:
             try:
                 data = await resp.read()
             except BackendError:
                 data = b""
             finally:
                 await resp.aclose()
-            raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=data)
+            cause = local_fallback_cause(status, data) if local_4xx else None
+            if retryable(status) or cause is not None:
+                why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
+                raise UpstreamStatus(why, status=status, body=data)
+            return BufferedResponse(resp, data)
         return resp
 
     async def _forward(self, job: Job, backend: Backend) -> Reply:
@@ -203,7 +203,7 @@ class Outbound:
         assert last_error is not None
         route = route_header(job.decision.target, job.decision.rule, backend.name)
         if isinstance(last_error, UpstreamStatus):
-            status, message = last_error.status, upstream_message(last_error.body, last_error.message)
+            status, message = last_error.status, upstream_text(last_error.body, last_error.message)
         else:
             status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
         return self.error(job.inb.protocol, status, message, route)
@@ -223,11 +223,12 @@ class Outbound:
             reply = Reply(status, headers, data)
             served = data
         elif status >= 400:
-            msg = upstream_message(data, f"upstream answered {status}")
+            msg = upstream_text(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
-            out = translation.response_body(
-                job.inb.protocol, call.backend, data, chat.model or call.model or ""
+            model = chat.model or call.model or ""
+            out = translate.response_bytes_to(
+                job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
             body = orjson.dumps(out)
             reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
@@ -254,8 +255,8 @@ class Outbound:
         convert = (
             None
             if call.passthrough
-            else translation.stream_converter(
-                inb.protocol, call.backend, model, inb.body, input_estimate=estimate
+            else stream_converter(
+                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
             )
         )
 
@@ -302,7 +303,11 @@ class Outbound:
             except BackendError as exc:
                 failure = exc
                 message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
-                yield stream_error(inb.protocol, message) if convert is None else convert.error(message)
+                yield (
+                    stream_error(inb.protocol, message, model=model)
+                    if convert is None
+                    else convert.error(message)
+                )
             finally:
                 # Runs on completion, on upstream failure and when the client went away (the stream
                 # is closed or its task cancelled): closing the upstream response cancels its work.
@@ -321,8 +326,8 @@ class Outbound:
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
         else:
-            media = translation.stream_media_type(inb.protocol, inb.body)
-            headers = [(b"content-type", media.encode())]
+            array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
+            headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
             if estimate is not None:
                 headers.append((b"x-glider-estimate", b"message_start"))
         names = {k for k, _ in headers}
@@ -374,11 +379,6 @@ class Outbound:
             self.closing.emit(kind, data, turn_id=tid)
 
 
-def _route(job: Job, call: Call) -> str:
-    backend = call.backend
-    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)
-
-
 def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
     return {
         "backend": backend.name,
@@ -395,3 +395,8 @@ def _reason(exc: GliderError) -> str:
     if isinstance(exc, BackendTimeout):
         return "timeout"
     return "unreachable"
+
+
+def _route(job: Job, call: Call) -> str:
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)

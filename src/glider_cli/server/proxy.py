@@ -12,7 +12,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
-   otherwise it is translated (`server.translation`).
+   otherwise it is translated (`protocol.translate`, `protocol.translate_stream`).
 4. A refused connection, a timeout before the first byte, or a 408/409/429/5xx answer moves to the
    fallback backend (`BackendRegistry.fallback_for`: rule, then backend, then local -> cloud),
    recording `UpstreamFailed` and `FallbackUsed`. With no fallback the client gets its protocol's
@@ -51,7 +51,7 @@ from starlette.types import Scope
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink
-from glider_cli.errors import BackendError, GliderError, RequestError
+from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
@@ -129,6 +129,8 @@ class Proxy(Outbound):
             opened = self.turns.open(chat, inb.body)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
+        except GateRefused as exc:
+            return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
         turn_id = opened.turn_id

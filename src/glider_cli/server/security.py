@@ -9,15 +9,16 @@ Contract:
   warms its connection with `HEAD /api/hello` and must not be refused. The model endpoints (`/v1/*`)
   are not gated by the token: they carry the client's own provider credentials.
 - The token value is held in memory only; nothing here logs headers.
-- Refusals are JSON in the caller's protocol shape, chosen from the path.
+- Refusals are JSON in the caller's protocol shape (`protocol.errors`), chosen from the path.
 """
 
 from __future__ import annotations
 
 import hmac
 
-import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from glider_cli.protocol.errors import error_bytes
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
 _TOKEN_EXEMPT = frozenset({"/api/hello"})
@@ -53,10 +54,10 @@ def host_allowed(host_header: str | None, allowed: frozenset[str]) -> bool:
 
 
 def error_shape(path: str, status: int, kind: str, message: str) -> bytes:
-    """An error body in the shape the client speaking on `path` expects."""
-    if path.startswith("/v1/messages"):
-        return orjson.dumps({"type": "error", "error": {"type": kind, "message": message}})
-    return orjson.dumps({"error": {"message": message, "type": kind, "param": None, "code": None}})
+    """An error body in the shape the client speaking on `path` expects (`protocol.errors`)."""
+    return error_bytes(
+        "anthropic" if path.startswith("/v1/messages") else "openai_chat", status, message, type=kind
+    )
 
 
 class SecurityMiddleware:

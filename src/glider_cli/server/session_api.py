@@ -10,8 +10,8 @@ It reads the live writer's ring when the app has one, else the event files of th
 
 from __future__ import annotations
 
-import orjson
-from starlette.concurrency import run_in_threadpool
+import asyncio
+
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Route
 from glider_cli.app.statusline import last_route
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
+from glider_cli.server.http_json import json_response
 from glider_cli.store.service import ContextStore
 from glider_cli.store.writer import EventWriter
 
@@ -28,7 +29,7 @@ def session_routes(paths: Paths, settings: ContextSettings, writer: EventWriter 
 
     async def route(request: Request) -> Response:
         sid = request.path_params["session_id"]
-        found = await run_in_threadpool(lambda: last_route(store.recent(settings.max_events), sid))
+        found = await asyncio.to_thread(lambda: last_route(store.recent(settings.max_events), sid))
         if found is None:
             body = {
                 "error": {
@@ -36,7 +37,7 @@ def session_routes(paths: Paths, settings: ContextSettings, writer: EventWriter 
                     "param": "session_id",
                 }
             }
-            return Response(orjson.dumps(body), status_code=404, media_type="application/json")
-        return Response(orjson.dumps(found), media_type="application/json")
+            return json_response(body, 404)
+        return json_response(found)
 
     return [Route("/api/sessions/{session_id}/route", route, methods=["GET"])]

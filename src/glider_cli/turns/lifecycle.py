@@ -11,7 +11,9 @@ are, in order: `TurnOpened` (only when the request opens a family: a new real us
 `RouteDecided` (the decision's `to_dict()`, made when the event is written: `domain.Deferred`) and
 `StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
 decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
-matched, a broken script result) raises the router's GliderError; nothing was recorded then.
+matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
+the router's GliderError; nothing was recorded then. `gate` is the capability gate the router asks
+about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
 its status, the token usage it reported, the time, whether the reply completed or the client left,
@@ -30,6 +32,7 @@ from typing import Any, Protocol
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall
+from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator
@@ -39,7 +42,9 @@ __all__ = ["Decider", "Opened", "Served", "Turns"]
 
 
 class Decider(Protocol):
-    def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision: ...
+    def decide(
+        self, request: ChatRequest, *, sticky: StickyView | None = None, gate: Gate | None = None
+    ) -> RouteDecision: ...
 
 
 class Opened(Frozen):
@@ -148,10 +153,19 @@ class Turns:
         self.usage = UsageCalibrator()
 
     def open(
-        self, chat: ChatRequest, body: Mapping[str, Any] | None = None, *, count_tokens: bool = False
+        self,
+        chat: ChatRequest,
+        body: Mapping[str, Any] | None = None,
+        *,
+        count_tokens: bool = False,
+        gate: Gate | None = None,
     ) -> Opened:
         plan = self.sticky.place(chat, body=body, count_tokens=count_tokens)
-        decision = self.router.decide(chat, sticky=plan.view)
+        # Asked with `gate` only when there is one: a Decider seam need not know about gates.
+        if gate is None:
+            decision = self.router.decide(chat, sticky=plan.view)
+        else:
+            decision = self.router.decide(chat, sticky=plan.view, gate=gate)
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)

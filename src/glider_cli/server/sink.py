@@ -1,7 +1,7 @@
 """`LoopSink`: the event sink of the request path, which keeps the writer's work (redaction, queueing)
-off a request's latency path. One per app (`create_app`), never a module global.
-
-`Deferred` (event data made when written) lives in `domain`; it is re-exported here.
+off a request's latency path: events are emitted on the request path and written off it (see the
+class for when). One per app (`create_app`), never a module global; the lifespan drains it before
+closing the writer. Event data made when written is `domain.Deferred`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.domain import Deferred, EventSink
-
-__all__ = ["Deferred", "LoopSink"]
 
 
 class LoopSink:
