@@ -10,6 +10,8 @@ It speaks the real wire formats, written out by hand (deliberately independent o
                GET  /v1/models                    Anthropic shape if `anthropic-version` was sent
     Ollama     POST /api/chat                     NDJSON stream (the default) or one JSON object
                GET  /api/tags
+    Gemini     POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :countTokens
+               (strict: see fake_wire_gemini.py)
 
 Replies: the text is "hello from fake <protocol> <model>" (protocol is anthropic, openai_chat,
 openai_responses or ollama) unless `set_reply(text=...)` says otherwise. A tool call is answered when
@@ -65,6 +67,9 @@ from fake_wire import (
     plan_reply,
 )
 from fake_wire_checks import Served, models_body, refusal, tags_body
+from fake_wire_gemini import GeminiError, gemini_events, gemini_json
+from fake_wire_gemini import check as check_gemini
+from fake_wire_gemini import error_body as gemini_error
 from fake_wire_responses import responses_events, responses_json
 
 __all__ = ["FakeUpstream", "RecordedRequest", "ToolReply", "closed_port_url", "fake_upstream"]
@@ -375,8 +380,30 @@ class FakeUpstream:
             await self._record(request)
             return JSONResponse(tags_body(self.served))
 
+        async def gemini(request: Request) -> Response:
+            rec, fault, reply = await self._record(request)
+            if fault is not None and fault.status is not None:
+                return JSONResponse(gemini_error(fault.status, fault.message), status_code=fault.status)
+            model, _, method = request.path_params["target"].partition(":")
+            try:
+                check_gemini(model, rec.body, rec.headers, rec.query)
+            except GeminiError as exc:
+                return JSONResponse(exc.body(), status_code=exc.code)
+            if method == "countTokens":
+                return JSONResponse({"totalTokens": reply.count_tokens})
+            if method == "generateContent":
+                return JSONResponse(gemini_json(model, rec.body, reply.text, reply.usage))
+            if method != "streamGenerateContent":
+                return JSONResponse(gemini_error(404, f"no method {method}"), status_code=404)
+            events = gemini_events(model, rec.body, reply.text, reply.usage)
+            if rec.query.get("alt") != "sse":
+                array = b"[" + b",\r\n".join(e[len(b"data: ") : -4] for e in events) + b"]"
+                return self._stream([array], fault, 0.0, "application/json")
+            return self._stream(events, fault, reply.event_delay, "text/event-stream")
+
         return Starlette(
             routes=[
+                Route("/v1beta/models/{target}", gemini, methods=["POST"]),
                 Route("/v1/messages", messages, methods=["POST"]),
                 Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
                 Route("/v1/chat/completions", chat, methods=["POST"]),

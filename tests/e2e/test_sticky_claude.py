@@ -164,7 +164,8 @@ def test_a_local_tool_round_trip_stays_local(
     # The rules alone would have sent the tool result to the cloud; the trace says so and why not.
     assert any(r["rule"] == "tool_results_flip" and r["matched"] for r in d2["trace"])
     assert "returns to the local side that issued it" in d2["trace"][-1]["reason"]
-    assert d2["family"]["link"].startswith("answers tool call call_")
+    # The Ollama fake's call id, as the Anthropic client saw it (toolu_-shaped).
+    assert d2["family"]["link"].startswith("answers tool call toolu_g_call_")
     assert g.types().count("TurnOpened") == 1 and "StickyBound" not in g.types()
 
 

@@ -11,10 +11,12 @@ Contract:
 - Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
-  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`) and the context API
+  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`), the context API
   (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter),
-  the dashboard's APIs (`server.events_api`: a live event stream woken by the request path's writes,
-  requests, sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
+  the Gemini API (`server.gemini_api`: `/v1beta/models/{model}:{method}`), the session API
+  (`server.session_api`: a session's last route, for Claude Code's statusline), the dashboard's
+  APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
+  sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
   is answered as before).
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
@@ -80,9 +82,11 @@ def create_app(
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
+    from glider_cli.server.gemini_api import gemini_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
     from glider_cli.server.router_api import router_routes
+    from glider_cli.server.session_api import session_routes
     from glider_cli.store.writer import EventWriter
 
     env = os.environ if environ is None else environ
@@ -119,6 +123,8 @@ def create_app(
         *events_routes(home, settings.context, hub),
         *dashboard_routes(config, router, home),
         *ui_routes(env.get("GLIDER_TOKEN") or None),
+        *gemini_routes(proxy, settings.server.max_body_bytes),
+        *session_routes(home, settings.context, live),
     ]
     lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
     inner = Starlette(routes=routes, lifespan=lifespan)

@@ -3,6 +3,12 @@
 `Outbound` is the base of `server.proxy.Proxy` (which reads and routes the request); the attributes
 it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
 contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
+
+A translated reply names the model the client asked for (its UI stays as it is); the one that answered
+is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
+backend's calibrated input estimate (`x-glider-estimate: message_start`; `message_delta` has the real
+counts). A fallback to the other side keeps its own model, not the decision's. A Gemini passthrough
+goes to the client's path with the model replaced, the body unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
-from glider_cli.protocol import translate
+from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
@@ -33,6 +39,7 @@ from glider_cli.server.local_path import LocalPath
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
+_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
 _CLIENT_PATH = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
@@ -42,8 +49,12 @@ Headers = list[tuple[str, str]]  # names lower-case
 
 
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
-def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
-    value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
+def route_header(
+    side: str, rule: str, backend: str, fallback_from: str | None = None, model: str | None = None
+) -> str:
+    value = f"{side}; rule={quote(rule, safe=_SAFE)}; backend={backend}"
+    if model:
+        value += f"; model={quote(model, safe=_SAFE)}"
     if fallback_from:
         value += f"; fallback-from={fallback_from}"
     return value
@@ -59,6 +70,7 @@ class Inbound:
     headers: Headers
     query: str
     chat: ChatRequest
+    path: str = ""
 
 
 @dataclass
@@ -113,9 +125,12 @@ class Outbound:
         protocol, body = inb.protocol, inb.body
         if backend.kind == "origin" or backend.wire == protocol:
             raw = inb.raw
-            if model and body.get("model") != model:
-                raw = orjson.dumps({**body, "model": model})
-            path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            if protocol == "gemini":
+                path = gemini_request.with_model(inb.path, model) if model else inb.path
+            else:
+                if model and body.get("model") != model:
+                    raw = orjson.dumps({**body, "model": model})
+                path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
@@ -210,7 +225,7 @@ class Outbound:
         chat = job.inb.chat
         status = resp.status
         served: bytes | None = None
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
@@ -220,7 +235,7 @@ class Outbound:
             msg = upstream_text(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
-            model = call.model or chat.model
+            model = chat.model or call.model or ""
             out = translate.response_bytes_to(
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
@@ -242,11 +257,16 @@ class Outbound:
     ) -> Reply:
         inb = job.inb
         usage = Usage()
-        model = call.model or inb.chat.model
+        model = inb.chat.model or call.model or ""
+        estimate = None
+        if not call.passthrough and inb.protocol == "anthropic":
+            estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
         convert = (
             None
             if call.passthrough
-            else stream_converter(inb.protocol, call.backend.wire, model=model, body=inb.body)
+            else stream_converter(
+                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
+            )
         )
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
@@ -311,11 +331,14 @@ class Outbound:
                 await resp.aclose()
                 end(None, False)
 
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
         else:
-            headers = [(b"content-type", b"text/event-stream")]
+            array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
+            headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
+            if estimate is not None:
+                headers.append((b"x-glider-estimate", b"message_start"))
         names = {k for k, _ in headers}
         if b"content-type" not in names:
             headers.append((b"content-type", b"text/event-stream"))
@@ -381,3 +404,8 @@ def _reason(exc: GliderError) -> str:
     if isinstance(exc, BackendTimeout):
         return "timeout"
     return "unreachable"
+
+
+def _route(job: Job, call: Call) -> str:
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)

@@ -52,6 +52,7 @@ from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
+from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
@@ -109,8 +110,11 @@ class Proxy(Outbound):
         headers: Headers = [
             (names.get(k) or self._header_name(k), v.decode("latin-1")) for k, v in scope["headers"]
         ]
+        query = scope["query_string"].decode("latin-1")
+        if protocol == "gemini":  # Gemini names the model and the method in the path, not in the body
+            obj = gemini_request.frame_request(obj, scope.get("path", ""), query)
         chat = self.parse(protocol, obj, dict(headers))
-        return Inbound(protocol, raw, obj, headers, scope["query_string"].decode("latin-1"), chat)
+        return Inbound(protocol, raw, obj, headers, query, chat, scope.get("path", ""))
 
     def _header_name(self, raw: bytes) -> str:
         name = raw.decode("latin-1").lower()
@@ -143,7 +147,7 @@ class Proxy(Outbound):
             if decision.delegate:
                 return await self._delegate(inb, decision.delegate, turn_id)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
-        tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
+        tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
         return await self._forward(Job(inb, opened, tap), backend)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:

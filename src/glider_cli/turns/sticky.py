@@ -150,8 +150,8 @@ class Stickiness:
         when the decision is a cloud one, and return the events to emit."""
         events: Events = []
         p = plan.placement
-        if p.kind == "count_tokens" or p.turn_id is None:
-            return events
+        if p.kind in ("count_tokens", "utility") or p.turn_id is None:
+            return events  # a utility request is about the next prompt: it leaves its family as it was
         self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
         if fam is None or decision.target != "cloud":
@@ -182,7 +182,7 @@ class Stickiness:
         """Record who answered (after any fallback) and the tool calls the reply issued; a finished run
         starts the binding's grace time."""
         p = plan.placement
-        if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
+        if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
             return []
         self.index.served(p.turn_id, side, backend, model)
         issued = [c for c in calls if c.id]
