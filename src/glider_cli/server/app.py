@@ -157,9 +157,12 @@ def _proxy(
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
     from glider_cli.store.events import IdGenerator
+    from glider_cli.store.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
 
     settings = config.settings
+    # The local pack's episodes come from the live writer's ring (its events are redacted already).
+    recent = sink.recent if isinstance(sink, EventWriter) else None
     ids = IdGenerator()
     turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
     from glider_cli.server.local_path import LocalPath
@@ -174,7 +177,7 @@ def _proxy(
         upstream=upstream,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
-        local=LocalPath(registry, settings),
+        local=LocalPath(registry, settings, recent),
     )
 
 

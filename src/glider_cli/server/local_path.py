@@ -16,21 +16,30 @@ Contract:
   may ask for (the client's `max_tokens`, capped by the backend's `max_tokens`) exceeds the
   backend's window. An unknown window or tool support never refuses: unknown is not "too small".
 - `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
+- `packed(protocol, body, chat, name)`: what a local backend receives (`protocol.pack`) when
+  `transform.local_context` is on — the current turn whole, a short system prompt, the tools the
+  backend can take (none when it cannot call tools) and up to `transform.local_episode_count`
+  episodes of the same session (`episodes`: from the live writer's ring; the turn in progress left
+  out). Made once per request and backend tool support (`cache`), so the gate's size and the body
+  sent are the same pack. None when the setting is off or the protocol has no pack (Gemini).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glider_cli.backends.probe import Capability, merge, probe_all
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.settings import Settings
 from glider_cli.domain import ChatRequest
+from glider_cli.protocol.pack import Packed, pack
 from glider_cli.values import replace
 
-__all__ = ["LocalPath", "turn_uses_tools"]
+__all__ = ["PACKED_PROTOCOLS", "LocalPath", "turn_uses_tools"]
+
+PACKED_PROTOCOLS = frozenset({"anthropic", "openai_chat", "openai_responses"})
 
 Size = Callable[[str], int]
 
@@ -48,9 +57,15 @@ def turn_uses_tools(chat: ChatRequest) -> bool:
 class LocalPath:
     """See the module contract. One per app; used from the event loop only."""
 
-    def __init__(self, registry: BackendRegistry, settings: Settings) -> None:
+    def __init__(
+        self,
+        registry: BackendRegistry,
+        settings: Settings,
+        recent: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.registry = registry
         self.settings = settings
+        self._recent = recent
         self._local: list[Backend] = [
             registry.get(n) for n in registry.names() if registry.get(n).side == "local"
         ]
@@ -102,6 +117,41 @@ class LocalPath:
     def window(self, name: str) -> int | None:
         cap = self.caps.get(name)
         return cap.context_window if cap is not None else None
+
+    # ------------------------------------------------------------------------------ the pack
+
+    def episodes(self, chat: ChatRequest) -> list[str]:
+        """Short summaries of this session's earlier turns, oldest first (at most the configured count)."""
+        n = self.settings.transform.local_episode_count
+        if n <= 0 or not chat.session_id or self._recent is None:
+            return []
+        from glider_cli.store.episodes import build
+
+        events = list(self._recent())
+        ask = chat.last_user_text
+        turns = set()
+        for e in events:
+            data = e.get("data") or {}
+            same = e.get("type") == "TurnOpened" and data.get("session_id") == chat.session_id
+            if same and data.get("ask") != ask:  # the turn in progress is not an earlier episode
+                turns.add(e.get("turn_id"))
+        if not turns:
+            return []
+        return [ep.summary for ep in build(e for e in events if e.get("turn_id") in turns)][-n:]
+
+    def packed(
+        self, protocol: str, body: Mapping[str, Any], chat: ChatRequest, name: str, cache: dict[bool, Packed]
+    ) -> Packed | None:
+        transform = self.settings.transform
+        if not transform.local_context or protocol not in PACKED_PROTOCOLS:
+            return None
+        cap = self.caps.get(name)
+        tools = cap is None or cap.tools is not False
+        found = cache.get(tools)
+        if found is None:
+            found = pack(protocol, body, transform, episodes=self.episodes(chat), tools=tools)
+            cache[tools] = found
+        return found
 
     # ------------------------------------------------------------------------------ the gate
 

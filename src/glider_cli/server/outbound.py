@@ -31,6 +31,7 @@ from glider_cli.domain import ChatRequest, EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
+from glider_cli.protocol.pack import Packed
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
@@ -71,6 +72,8 @@ class Inbound:
     query: str
     chat: ChatRequest
     path: str = ""
+    # The packs made for this request's local backends, by whether the backend takes tools.
+    packs: dict[bool, Packed] = field(default_factory=dict)
 
 
 @dataclass
@@ -123,8 +126,14 @@ class Outbound:
     ) -> Call:
         model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
         protocol, body = inb.protocol, inb.body
+        raw = inb.raw
+        if backend.side == "local" and self.local is not None and not count_tokens:
+            # What a local model receives: the pack, not the client's whole request (server.local_path).
+            packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
+            if packed is not None:
+                body = packed.body
+                raw = orjson.dumps(body)
         if backend.kind == "origin" or backend.wire == protocol:
-            raw = inb.raw
             if protocol == "gemini":
                 path = gemini_request.with_model(inb.path, model) if model else inb.path
             else:

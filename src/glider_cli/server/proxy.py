@@ -55,9 +55,10 @@ from glider_cli.errors import BackendError, GateRefused, GliderError, RequestErr
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
+from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
 from glider_cli.server.delegation import Delegation
-from glider_cli.server.local_path import LocalPath
+from glider_cli.server.local_path import PACKED_PROTOCOLS, LocalPath
 from glider_cli.server.outbound import JSON_HEADERS, Headers, Inbound, Job, Outbound, route_header
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
@@ -129,7 +130,7 @@ class Proxy(Outbound):
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
         try:
-            gate = self.local.gate(chat) if self.local is not None else None
+            gate = self._gate(inb)
             opened = self.turns.open(chat, inb.body, gate=gate)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
@@ -149,6 +150,20 @@ class Proxy(Outbound):
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
         return await self._forward(Job(inb, opened, tap), backend)
+
+    def _gate(self, inb: Inbound) -> Gate | None:
+        """The capability gate for this request, sized by the pack each local backend would get."""
+        local = self.local
+        if local is None:
+            return None
+
+        def size(name: str) -> int:
+            assert local is not None
+            packed = local.packed(inb.protocol, inb.body, inb.chat, name, inb.packs)
+            return packed.report.tokens_after if packed is not None else inb.chat.estimated_tokens
+
+        packing = local.settings.transform.local_context and inb.protocol in PACKED_PROTOCOLS
+        return local.gate(inb.chat, size if packing else None)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply."""
