@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -78,7 +79,8 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
     async def lint(request: Request) -> Response:
         from glider_cli.app.lint import lint as run_lint
 
-        report = run_lint(config)
+        # Script checks wait on the sandbox worker: off the event loop.
+        report = await run_in_threadpool(run_lint, config)
         return _json({"ok": report.ok, **report.to_dict()})
 
     async def playground(request: Request) -> Response:
@@ -92,7 +94,9 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
                 raise RequestError("'source' (and 'filename') must be strings", status=422)
         except RequestError as exc:
             return _error(exc.status, exc.message)
-        errors = [e.to_dict() for e in check_source(source, filename)]
+        # Parse and load happen in the checking sandbox (bounded in time and memory), and the wait
+        # for it happens off the event loop.
+        errors = [e.to_dict() for e in await run_in_threadpool(check_source, source, filename)]
         return _json({"ok": not errors, "errors": errors})
 
     return [
