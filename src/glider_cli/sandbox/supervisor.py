@@ -238,6 +238,8 @@ class Sandbox:
             plan = self._plans[ids] = (budget + self.grace_s, orjson.dumps({"ids": ids}) + b"\n")
         # The lock wait, a restarting worker and the answer all come out of the same budget.
         limit, head = plan
+        if len(payload) > wire.MAX_BODY // 4:  # up to 4 bytes a character once encoded
+            return _all(ids, f"not evaluated: the request is larger than {wire.MAX_BODY >> 22} MiB of text")
         hard = time.monotonic() + limit
         if not self._lock.acquire(False) and not self._lock.acquire(timeout=limit):
             return _all(ids, "not evaluated: the script worker stayed busy past the deadline")
