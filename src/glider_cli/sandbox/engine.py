@@ -22,13 +22,16 @@ to kill the worker.
 
 from __future__ import annotations
 
+import json
 import re
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-import orjson
 import starlark as sl
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 MAX_CALLSTACK = 64
 MAX_ACTION_BYTES = 16 << 10
@@ -99,7 +102,7 @@ def interpret(result: Any) -> dict[str, Any]:
     action = result.get("action")
     if action is not None and not isinstance(action, dict):
         return _error("returned an 'action' that is not a dict")
-    if matched and action is not None and len(orjson.dumps(action)) > MAX_ACTION_BYTES:
+    if matched and action is not None and len(json.dumps(action)) > MAX_ACTION_BYTES:
         return _error(f"returned an action larger than {MAX_ACTION_BYTES >> 10} KiB")
     return {"matched": matched, "action": action if matched else None, "error": None}
 

@@ -7,7 +7,9 @@ on stdout, one request at a time, in order. Before it says HELLO it
   allows no core file (an abort must not write hundreds of MB to the working directory);
 - moves the protocol to private descriptors and points stdin and stdout at /dev/null, so a
   script's `print` cannot corrupt a frame;
-- ignores SIGINT: Ctrl-C in the terminal of `glider serve` stops the server, which closes the pipe.
+It runs in a session of its own (the supervisor starts it so): Ctrl-C in the terminal of `glider
+serve` reaches the server, which closes the pipe, and not the worker in the middle of a call.
+It imports only the standard library and starlark-pyo3 (a new worker is ready sooner).
 It exits when stdin reaches end of file (the supervisor closed it or died). The progress board
 (BOARD_FD, shared memory) always holds the sequence number of the call and the index of the script
 running, so the supervisor can name the script it had to kill the worker for.
@@ -15,15 +17,16 @@ running, so the supervisor can name the script it had to kill the worker for.
 
 from __future__ import annotations
 
+import json
 import mmap
 import os
-import signal
 import sys
-from typing import Any
-
-import orjson
+from typing import TYPE_CHECKING
 
 from glider_cli.sandbox import wire
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Reader:
@@ -50,6 +53,10 @@ class _Reader:
             if not chunk:
                 return None
             self.buf += chunk
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -95,11 +102,11 @@ def serve(rfd: int, wfd: int, board: mmap.mmap | None, limit_mb: int) -> None:
             wire.BOARD.pack_into(board, 0, seq_now[0], index)
 
     def partial(index: int, outcome: dict[str, Any]) -> None:
-        body = orjson.dumps({"index": index, "outcome": outcome})
+        body = _dumps({"index": index, "outcome": outcome})
         _write_all(wfd, wire.frame(wire.PARTIAL, seq_now[0], body))
 
     engine = Engine(mark)
-    _write_all(wfd, wire.frame(wire.HELLO, 0, orjson.dumps({"pid": os.getpid(), "limit_mb": limit_mb})))
+    _write_all(wfd, wire.frame(wire.HELLO, 0, _dumps({"pid": os.getpid(), "limit_mb": limit_mb})))
     frames = _Reader(rfd)
     while True:
         got = frames.next()
@@ -110,29 +117,28 @@ def serve(rfd: int, wfd: int, board: mmap.mmap | None, limit_mb: int) -> None:
         reply: Any
         if kind == wire.CALL:
             nl = body.index(b"\n")
-            ids = tuple(orjson.loads(body[:nl])["ids"])
+            ids = tuple(json.loads(body[:nl])["ids"])
             try:
                 outcomes = engine.call(ids, body[nl + 1 :].decode(), partial)
             except MemoryError:
                 outcomes = [{"matched": False, "action": None, "error": "ran out of memory"}]
             reply = {"outcomes": outcomes}
         elif kind == wire.LOAD:
-            req = orjson.loads(body)
+            req = json.loads(body)
             reply = engine.load(req["id"], req["source"], req["filename"], req["deadline"], req["load"])
         elif kind == wire.CHECK:
-            req = orjson.loads(body)
+            req = json.loads(body)
             reply = engine.check(req["source"], req["filename"], req["load"])
         elif kind == wire.DROP:
-            engine.drop(orjson.loads(body)["ids"])
+            engine.drop(json.loads(body)["ids"])
             continue
         else:
             return
-        _write_all(wfd, wire.frame(wire.REPLY, seq, orjson.dumps(reply)))
+        _write_all(wfd, wire.frame(wire.REPLY, seq, _dumps(reply)))
 
 
 def main(argv: list[str]) -> int:
     memory_mb, board_fd = int(argv[0]), int(argv[1])
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
