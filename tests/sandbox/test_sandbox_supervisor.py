@@ -221,3 +221,18 @@ def test_the_parent_never_loads_the_interpreter(tmp_path: object) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_after_a_first_death_a_started_worker_waits_in_reserve(box: Sandbox) -> None:
+    bomb = box.load(ev(f"return [0] * (2147483646 + {N})"), "bomb.star")
+    ok = box.load(MATCH, "ok.star")
+    box.call([bomb], PAYLOAD)
+    assert until_ready(box, ok) == ScriptOutcome(True)
+    time.sleep(1.0)  # the reserve worker started with the replacement; let it finish starting
+    reserve = box._spare
+    assert reserve is not None and reserve.proc.poll() is None
+    out = box.call([bomb, ok], PAYLOAD)
+    assert len(out) == 1 and out[0].error is not None and "out of memory" in out[0].error
+    # No start in the way: the next call is evaluated at once, not "restarting".
+    assert box.call([ok], PAYLOAD)[0] == ScriptOutcome(True)
+    assert box._worker is reserve and box.restarts == 2

@@ -12,6 +12,8 @@ Contract (see the package docstring for what it guarantees):
   answered by then is killed and replaced; the script it was running (read from the progress
   board) gets the reason, the scripts before it keep theirs.
 - Thread-safe; one call at a time per Sandbox. After `os.fork` the child starts its own worker.
+- After the first death a second, idle worker is kept started in reserve: the next replacement takes
+  calls as soon as it has loaded the live scripts, with no interpreter start in the way.
 - A worker that keeps dying before it is ready is retried with a growing pause (at most 30 s), so a
   broken installation does not spawn a process per request; calls meanwhile say why.
 """
@@ -58,6 +60,7 @@ class Sandbox:
         self.start_timeout_s = start_timeout_s
         self._lock = threading.Lock()
         self._worker: WorkerProcess | None = None
+        self._spare: WorkerProcess | None = None
         self._sources: dict[int, tuple[str, str, float, float]] = {}
         self._ids = itertools.count(1)
         self._forgotten: collections.deque[int] = collections.deque()
@@ -81,7 +84,14 @@ class Sandbox:
         """End the worker: end of file on its pipe (a worker still starting is killed), reaped."""
         with self._lock:
             w, self._worker = self._worker, None
-            if w is None or self._pid != os.getpid():
+            spare, self._spare = self._spare, None
+            if self._pid != os.getpid():
+                return
+            if spare is not None:
+                spare.stop()
+                spare.returncode(1.0)
+                spare.release()
+            if w is None:
                 return
             if not w.hello:
                 w.stop()
@@ -95,8 +105,8 @@ class Sandbox:
 
     def _ensure(self) -> WorkerProcess | None:
         """The live worker, or a new one (not necessarily ready); None while starts are paused."""
-        if self._pid != os.getpid():  # forked: that worker belongs to the parent process
-            self._pid, self._worker, self._ended = os.getpid(), None, []
+        if self._pid != os.getpid():  # forked: those workers belong to the parent process
+            self._pid, self._worker, self._spare, self._ended = os.getpid(), None, None, []
         self._ended = [p for p in self._ended if p.poll() is None]
         w = self._worker
         if w is not None:
@@ -107,16 +117,32 @@ class Sandbox:
         if time.monotonic() < self._retry_at:
             return None
         self._forgotten_all()
-        try:
-            w = WorkerProcess(self.memory_mb)
-        except OSError as exc:
-            self._note_failure(f"the script worker did not start ({exc})", started=False)
-            return None
+        w = self._take_spare()
+        if w is None:
+            try:
+                w = WorkerProcess(self.memory_mb)
+            except OSError as exc:
+                self._note_failure(f"the script worker did not start ({exc})", started=False)
+                return None
         for sid, (source, filename, deadline, load_s) in self._sources.items():
             body = {"id": sid, "source": source, "filename": filename, "deadline": deadline, "load": load_s}
             w.reloads[w.request(wire.LOAD, orjson.dumps(body))] = sid
         self._worker = w
+        if self.restarts and not self._failed_starts and self._spare is None:
+            # A worker has died once: keep a started one in reserve, so the next death costs no start.
+            with contextlib.suppress(OSError):
+                self._spare = WorkerProcess(self.memory_mb)
         return w
+
+    def _take_spare(self) -> WorkerProcess | None:
+        spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        if spare.proc.poll() is not None:
+            spare.release()
+            return None
+        spare.started = time.monotonic()  # its start-up clock runs from when it is put to work
+        return spare
 
     def _discard(self, w: WorkerProcess, reason: str | None, *, wait_s: float = 0.05) -> str:
         """Stop and forget worker `w`; returns why it ended (for the trace)."""
