@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from glider_cli.config.located import MAX_FILE_BYTES, read_text, read_yaml
+from glider_cli.config.yaml_read import MAX_FILE_BYTES, read_text, read_yaml
 from glider_cli.errors import ConfigError
 
 
