@@ -3,8 +3,8 @@
 The index and the reply tap sit on every proxied request, next to the router, so they must cost a
 small fraction of a routing decision (bench_router.py: p50 <= 50 us without scripts):
 
-    place + settle + served, new turns, index full (4096 families, LRU churn)   p50 <= 20 us
-    place + settle + served, a tool-result follow-on of a bound family         p50 <= 20 us
+    place + bind + served, new turns, index full (4096 families, LRU churn)   p50 <= 20 us
+    place + bind + served, a tool-result follow-on of a bound family         p50 <= 20 us
     ReplyTap over a Claude-Code-sized SSE reply (400 text deltas + a tool call) >= 100 MB/s
     rebuild of the index from a full ring (4096 logged events, ToolCallsIssued included) <= 50 ms
 
@@ -69,7 +69,7 @@ def bench_new_turns(n: int) -> float:
         clock[0] += 0.01
         t0 = time.perf_counter()
         plan = st.place(req)
-        st.settle(plan, cloud)
+        st.bind(plan, cloud)
         st.served(plan, "cloud", "origin", None, (), complete=True)
         out.append(time.perf_counter() - t0)
     assert len(st.index) <= 4096
@@ -84,7 +84,7 @@ def bench_tool_results(n: int) -> float:
     )
     first = parse_request("anthropic", body("s", [{"role": "user", "content": "run the tests /cloud"}]))
     plan = st.place(first)
-    st.settle(plan, decision("cloud"))
+    st.bind(plan, decision("cloud"))
     history: list[dict[str, object]] = [{"role": "user", "content": "run the tests /cloud"}]
     reqs = []
     for i in range(200):
@@ -103,7 +103,7 @@ def bench_tool_results(n: int) -> float:
         req = reqs[i % len(reqs)]
         t0 = time.perf_counter()
         p = st.place(req)
-        st.settle(p, cloud)
+        st.bind(p, cloud)
         st.served(p, "cloud", "origin", None, (), complete=False)
         out.append(time.perf_counter() - t0)
     return p50(out)
@@ -162,7 +162,8 @@ def logged_session_events(count: int) -> list[dict[str, object]]:
             clock[0] += 0.5
             req = parse_request("anthropic", body(f"s{turn % 300}", list(history)))
             plan = st.place(req)
-            d, events = st.settle(plan, decision("cloud"))
+            d = decision("cloud")
+            events = st.bind(plan, d)
             if plan.placement.new_turn:
                 log("TurnOpened", {"ask": req.last_user_text, "session_id": req.session_id}, plan.turn_id)
             log("RouteDecided", d.to_dict(), plan.turn_id)

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 
 import typer
-from typer import _click as click
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
@@ -48,8 +47,11 @@ def test_unknown_command_is_a_usage_error() -> None:
 # The lazy root group: `glider --help` imports no command module, each command is built on lookup.
 
 
+_COMMAND_MODULES = sorted(f"glider_cli.commands.{module}" for _name, module, _kind, _help in COMMANDS)
+
+
 def _commands_imported(*args: str) -> list[str]:
-    """The glider_cli.commands modules a fresh interpreter has imported after `glider ARGS`."""
+    """The command modules (COMMANDS) a fresh interpreter has imported after `glider ARGS`."""
     code = (
         "import json, sys\n"
         "from glider_cli.cli import app\n"
@@ -57,7 +59,7 @@ def _commands_imported(*args: str) -> list[str]:
         f"    app({list(args)!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('glider_cli.commands.'))))\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m in {_COMMAND_MODULES!r})))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     imported: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -94,8 +96,8 @@ def test_root_help_lists_every_command_as_click_would() -> None:
     # The listing equals TyperGroup's own, which builds every command to read its help.
     group = typer.main.get_command(app)
     assert isinstance(group, TyperGroup)
-    ctx = click.Context(group, info_name="glider")
-    lazy, eager = click.HelpFormatter(width=80), click.HelpFormatter(width=80)
+    ctx = typer.Context(group, info_name="glider")
+    lazy, eager = ctx.make_formatter(), ctx.make_formatter()
     group.format_commands(ctx, lazy)
     TyperGroup.format_commands(group, ctx, eager)
     assert lazy.getvalue() == eager.getvalue()
@@ -136,3 +138,26 @@ def test_main_freezes_what_start_up_loaded() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert int(proc.stdout.splitlines()[-1]) > 1000
+
+
+def test_no_module_imports_typer_or_click_internals() -> None:
+    # Typer 0.26+ carries Click as the private `typer._click`; earlier ones use `click`. Only public
+    # names work on every Typer pyproject.toml allows (CI runs `glider` on the lowest one).
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "glider_cli"
+    private: list[str] = []
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            for name in names:
+                parts = name.split(".")
+                if parts[0] in ("typer", "click") and any(p.startswith("_") for p in parts[1:]):
+                    private.append(f"{path.relative_to(src)}: {name}")
+    assert private == []

@@ -1,28 +1,34 @@
 """The root `glider` command: composes one module per subcommand and is the one GliderError boundary.
 
-The root group is lazy (Click's lazy-group pattern): a command's module is imported, and its Click
-command built, only when that command is looked up to run or to show its own help. `glider --help`
-lists the commands from the COMMANDS table and imports none of them. Command modules in turn import
-the core lazily, so each command pays only for what it uses.
+The root group is lazy, as in Click's "lazily loading subcommands" pattern: a group that overrides
+`list_commands` and `get_command`, so a command's module is imported, and its Click command built, only
+when that command is looked up to run or to show its own help. `glider --help` lists the commands
+from the COMMANDS table and imports none of them. Command modules in turn import the core lazily, so
+each command pays only for what it uses.
+
+Only Typer's public API is used (`typer.Typer`, `typer.Context`, `typer.main.get_command`,
+`typer.core.TyperGroup` / `TyperCommand`), never `typer._click` or Click itself: Typer 0.26 and later
+carry their own copy of Click under a private name, earlier ones use the `click` package, and this
+module runs on both (CI runs `glider` on the lowest Typer pyproject.toml allows).
+
+The root's `--home` is passed down in the Click context object (`commands.options.RootOptions`),
+never written to `os.environ`.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib
-import os
 import sys
 from collections.abc import Iterator, MutableMapping
 from gettext import gettext as _
 from typing import Any
 
 import typer
-from typer._click import Command, Context, HelpFormatter
-from typer._click.utils import make_default_short_help
-from typer.core import TyperGroup
-from typer.main import get_command_from_info, get_group_from_info
+from typer.core import TyperCommand, TyperGroup
 
 from glider_cli import __version__
+from glider_cli.commands.options import HOME, RootOptions
 from glider_cli.errors import GliderError
 
 # (name, module under glider_cli.commands, "group" for a Typer with subcommands | "command" for `main`,
@@ -44,6 +50,12 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("lint", "lint", "command", "Check a config or profile for errors and warnings (exit 1 on any error)."),
     (
+        "doctor",
+        "doctor",
+        "command",
+        "Check that the configured backends answer: models, context window, tools (exit 1 when unusable).",
+    ),
+    (
         "prune",
         "prune",
         "command",
@@ -56,52 +68,45 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
 _BY_NAME = {name: (module, kind) for name, module, kind, _help in COMMANDS}
 
 
-def load_command(name: str, *, rich_markup_mode: Any = None, suggest_commands: bool = True) -> Command:
-    """Import one command's module and build its Click command as `add_typer` / `command` would."""
+def load_command(name: str) -> Any:
+    """Import one command's module and build its Click command as the root's `add_typer` / `command`
+    would have (a Click command of whichever Click the installed Typer uses)."""
     module, kind = _BY_NAME[name]
     mod = importlib.import_module(f"glider_cli.commands.{module}")
-    # A scratch Typer registers the command exactly as the root's add_typer/command would have.
-    scratch = typer.Typer()
+    # A scratch Typer with the root's settings registers the one command; `typer.main.get_command`
+    # turns a Typer holding one group into a group of one, and one holding one command into it.
+    scratch = typer.Typer(
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+        pretty_exceptions_show_locals=False,
+    )
     if kind == "group":
         scratch.add_typer(mod.app, name=name)
-        return get_group_from_info(
-            scratch.registered_groups[0],
-            pretty_exceptions_short=app.pretty_exceptions_short,
-            rich_markup_mode=rich_markup_mode,
-            suggest_commands=suggest_commands,
-        )
+        return typer.main.get_command(scratch).commands[name]  # type: ignore[attr-defined]
     scratch.command(name)(mod.main)
-    return get_command_from_info(
-        scratch.registered_commands[0],
-        pretty_exceptions_short=app.pretty_exceptions_short,
-        rich_markup_mode=rich_markup_mode,
-    )
+    return typer.main.get_command(scratch)
 
 
-class _LazyCommands(MutableMapping[str, Command]):
+class _LazyCommands(MutableMapping[str, Any]):
     """Every command name in COMMANDS; a command is built on first access.
 
-    TyperGroup reads its commands through this mapping: `get_command` builds the one asked for, and
-    the did-you-mean for an unknown command draws on the keys, which need no import.
+    The group's `commands` attribute: Typer's did-you-mean for an unknown command draws on its keys,
+    which need no import.
     """
 
-    def __init__(self, group: LazyGroup) -> None:
-        self._group = group
-        self._built: dict[str, Command] = {}
+    def __init__(self) -> None:
+        self._built: dict[str, Any] = {}
 
-    def __getitem__(self, name: str) -> Command:
+    def __getitem__(self, name: str) -> Any:
         cmd = self._built.get(name)
         if cmd is None:
             if name not in _BY_NAME:
                 raise KeyError(name)
-            cmd = self._built[name] = load_command(
-                name,
-                rich_markup_mode=self._group.rich_markup_mode,
-                suggest_commands=self._group.suggest_commands,
-            )
+            cmd = self._built[name] = load_command(name)
         return cmd
 
-    def __setitem__(self, name: str, cmd: Command) -> None:
+    def __setitem__(self, name: str, cmd: Any) -> None:
         self._built[name] = cmd
 
     def __delitem__(self, name: str) -> None:
@@ -120,15 +125,21 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands = _LazyCommands(self)
+        self.commands = _LazyCommands()
 
-    def list_commands(self, ctx: Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
 
-    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
-        # TyperGroup.format_commands with each help from COMMANDS instead of the built command.
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # Group.format_commands, with each help from COMMANDS instead of the built command: a bare
+        # TyperCommand carrying the text shortens it exactly as the real one would.
         limit = formatter.width - 6 - max(len(name) for name, *_rest in COMMANDS)
-        rows = [(name, make_default_short_help(text, limit).strip()) for name, _m, _k, text in COMMANDS]
+        rows = [
+            (name, TyperCommand(name, help=text).get_short_help_str(limit)) for name, _m, _k, text in COMMANDS
+        ]
         with formatter.section(_("Commands")):
             formatter.write_dl(rows)
 
@@ -155,16 +166,14 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
-    home: str | None = typer.Option(
-        None, "--home", help="State directory (default: $GLIDER_HOME or ~/.glider).", show_default=False
-    ),
+    ctx: typer.Context,
+    home: str | None = HOME,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Show the version."
     ),
 ) -> None:
     """A local-first router for coding agents."""
-    if home:
-        os.environ["GLIDER_HOME"] = home
+    ctx.obj = RootOptions(home)
 
 
 def main() -> None:

@@ -8,8 +8,8 @@ prints the same dict. Values are frozen (`values.Frozen`); these are built per r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, Protocol
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Literal, Protocol
 
 from glider_cli.values import Frozen
 
@@ -120,16 +120,16 @@ class ChatRequest(Frozen):
         return ""
 
 
-class Reason(NamedTuple):
-    """One line of a decision's trace: a rule, whether it matched, and why.
-
-    A NamedTuple (immutable like the rest) because the router builds one per rule per request.
-    """
+class Reason(Frozen):
+    """One line of a decision's trace: a rule, whether it matched, and why (one per rule per request)."""
 
     rule: str
     priority: int | None
     matched: bool
     reason: str
+
+    def __init__(self, rule: str, priority: int | None, matched: bool, reason: str) -> None:
+        self.__dict__.update(rule=rule, priority=priority, matched=matched, reason=reason)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
@@ -282,6 +282,35 @@ class RouteDecision(Frozen):
         if signals is not None:
             d["complexity_signals"] = list(signals)
         return d
+
+
+class Deferred(Mapping[str, Any]):
+    """Event data made on first use: `make()` runs when the event is written, not when it is emitted.
+    For data derived from immutable values only (a RouteDecision), so the record is the same."""
+
+    __slots__ = ("_data", "_make")
+
+    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
+        self._make = make
+        self._data: dict[str, Any] | None = None
+
+    def resolve(self) -> dict[str, Any]:
+        """The data, made on the first call."""
+        if self._data is None:
+            self._data = self._make()
+        return self._data
+
+    def __getitem__(self, key: str) -> Any:
+        return self.resolve()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.resolve())
+
+    def __len__(self) -> int:
+        return len(self.resolve())
+
+    def copy(self) -> dict[str, Any]:
+        return dict(self.resolve())
 
 
 class EventSink(Protocol):

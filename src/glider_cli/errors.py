@@ -4,10 +4,11 @@
     ├── ConfigError            a config or profile file is wrong (names file, rule, key)
     │   ├── ProfileError       an unknown bundled profile, an unreadable file
     │   └── RuleError          one rule is wrong
-    ├── StoreError             the on-disk stores
-    │   └── CorruptEvent       a line that cannot be read back
+    ├── StoreError             the on-disk stores (a line that cannot be read back is skipped and
+    │                          counted, not raised)
     ├── RoutingError           no decision could be made
-    │   └── NoRoute
+    │   ├── NoRoute
+    │   └── GateRefused        an explicit /local its local backend cannot take (window, tools)
     ├── RequestError           a malformed client request (the proxy maps it to a protocol 4xx)
     ├── QueryError             a malformed `context query` (points at the bad token)
     ├── BackendError           an upstream failed
@@ -75,16 +76,20 @@ class StoreError(GliderError):
     """The on-disk stores could not be read or written."""
 
 
-class CorruptEvent(StoreError):
-    """An event line could not be parsed."""
-
-
 class RoutingError(GliderError):
     """The router could not decide."""
 
 
 class NoRoute(RoutingError):
     """No rule matched and there is no default."""
+
+
+class GateRefused(RoutingError):
+    """An explicit local command (`/local`, `/fast`) whose local backend cannot take the request (a
+    capability gate: the window, tools) and whose rule names no `fallback`. The client gets a
+    protocol-shaped 400 naming the gate and the figures: Glider never moves it to the cloud itself."""
+
+    status = 400
 
 
 class RequestError(GliderError):

@@ -14,7 +14,7 @@ from fake_wire import Reply, anthropic_events, chat_events, ollama_events, plan_
 from fake_wire_responses import responses_events
 from glider_cli.protocol.ir import Usage
 from glider_cli.protocol.sse import SSEDecoder
-from glider_cli.protocol.translate import StreamTranslator
+from glider_cli.protocol.translate_stream import StreamTranslator
 from sdk_parse import anthropic_final, chat_chunks, chat_final, responses_final
 
 SHELL_SCHEMA = {"type": "object", "properties": {"command": {"type": "string"}}}

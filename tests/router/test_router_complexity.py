@@ -2,11 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from routing_helpers import message
-
 from glider_cli.domain import ChatRequest, Message
 from glider_cli.router import Router, StickyView
 from glider_cli.router.complexity import ComplexityScorer, file_paths
+from routing_helpers import message
 
 
 def signals(text: str, **kw: object) -> dict[str, int]:

@@ -3,11 +3,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from routing_helpers import config_with_rules, message
 
 from glider_cli.errors import RuleError
 from glider_cli.router import Router
 from glider_cli.router.scripts import Script, ScriptError, build_payload, check_source
+from routing_helpers import config_with_rules, message
 
 FALLBACK = """
 - name: fallback
@@ -155,7 +155,7 @@ NO_MATCH = "def evaluate(request):\n    return None\n"
 
 
 def test_adjacent_scripts_share_one_call_and_keep_order(tmp_path: Path) -> None:
-    from glider_cli.router.decide import _GroupedScript
+    from glider_cli.router.compiled import _GroupedScript
 
     r = two_scripts(tmp_path, NO_MATCH, MATCH)
     assert sum(isinstance(rule.matcher, _GroupedScript) for rule in r.rules) == 2

@@ -3,10 +3,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from routing_helpers import config_with_rules, message
 
 from glider_cli.errors import NoRoute
 from glider_cli.router import Router, StickyView
+from routing_helpers import config_with_rules, message
 
 ALWAYS_CLOUD = """
 - name: fallback

@@ -14,7 +14,10 @@ from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(models=["claude-sonnet-4"], ollama_models=["qwen-local", "qwen2.5-coder:14b"]),
+]
 
 BOMB_RULE = """routing:
   rules:

@@ -17,7 +17,12 @@ from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(
+        models=["claude-fake", "gpt-fake", "claude-sonnet-5-5", "gpt-5", "m"], ollama_models=["qwen-local"]
+    ),
+]
 
 ROUTES = {
     "ollama": ("/local", "ollama", "local"),

@@ -17,7 +17,10 @@ from fake_upstream import FakeUpstream
 from glider_cli.paths import Paths
 from glider_cli.store import log
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(models=["claude-sonnet-4"], ollama_models=["qwen-local", "qwen2.5-coder:14b"]),
+]
 
 
 def test_serve_after_a_torn_write_loses_no_event(fake: FakeUpstream, tmp_path: Path) -> None:

@@ -128,7 +128,7 @@ def test_shaped_secrets_are_suspect_and_redacted() -> None:
 def test_the_writer_writes_what_the_full_walk_would() -> None:
     from glider_cli.store import log
     from glider_cli.store.events import make_event
-    from glider_cli.store.writer import settle
+    from glider_cli.store.settle import settle
 
     rng = random.Random(7)
     walked = 0

@@ -17,7 +17,6 @@ from family_helpers import (
     tool_use,
     user,
 )
-
 from glider_cli.protocol.parse import parse_request
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.turns.families import FamilyIndex, agent_prompt

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from family_helpers import Ids, cc, tool_result, tool_use, user
-
 from glider_cli.protocol import request_kinds
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.store.redact import redact

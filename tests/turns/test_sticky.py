@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from family_helpers import Clock, Ids, cc, title_request, tool_result, tool_use, user
-from routing_helpers import config_with_rules
 
+from family_helpers import Clock, Ids, cc, title_request, tool_result, tool_use, user
 from glider_cli.config.model import Config
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, RouteDecision
@@ -16,7 +15,9 @@ from glider_cli.router import Router
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.store.redact import redact
 from glider_cli.turns.families import PROMPT_CAP
-from glider_cli.turns.sticky import IssuedCall, Stickiness, StickyPlan
+from glider_cli.turns.lifecycle import Served, Turns
+from glider_cli.turns.sticky import IssuedCall, StickyPlan
+from routing_helpers import config_with_rules
 
 S1 = "11111111-1111-4111-8111-111111111111"
 S2 = "22222222-2222-4222-8222-222222222222"
@@ -41,17 +42,19 @@ RULES = """
 
 
 class Harness:
-    """A Stickiness and a Router run the way the proxy runs them, with a settable clock."""
+    """The turn lifecycle (`Turns.open` / `close`) run the way the proxy runs it, with a settable clock."""
 
     def __init__(self, config: Config, *, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> None:
         self.clock = Clock(1000.0)
-        self.st = Stickiness(
+        self.turns = Turns(
+            Router(config),
             StickySettings(ttl_seconds=900.0, grace_seconds=120.0),
             ToolFollowupSettings(allowlist=allow, denylist=deny),
             clock=self.clock,
             new_id=Ids(),
         )
-        self.router = Router(config)
+        self.st = self.turns.sticky
+        self.router = self.turns.router
         self.events: list[tuple[str, dict[str, Any], str | None]] = []
         self.times: list[float] = []
 
@@ -63,19 +66,19 @@ class Harness:
         calls: list[IssuedCall] | None = None,
         count_tokens: bool = False,
     ) -> tuple[StickyPlan, RouteDecision]:
-        plan = self.st.place(req, body=body, count_tokens=count_tokens)
-        decision, events = self.st.settle(plan, self.router.decide(req, sticky=plan.view))
+        opened = self.turns.open(req, body, count_tokens=count_tokens)
+        plan, decision = opened.plan, opened.decision
         if count_tokens:
             return plan, decision
         # The events in the order (and with the data) the proxy emits them.
-        if plan.placement.new_turn:
-            opened = {"ask": req.last_user_text, "session_id": req.session_id, "messages": len(req.messages)}
-            self.emit("TurnOpened", opened, plan.turn_id)
-        self.emit("RouteDecided", decision.to_dict(), plan.turn_id)
+        for kind, data, turn in opened.events:
+            self.emit(kind, dict(data), turn)
         side, backend, model = decision.target, decision.backend, decision.model
-        events += self.st.served(plan, side, backend, model, calls or [], complete=True)
-        for kind, data, turn in events:
-            self.emit(kind, data, turn)
+        for kind, data, turn in self.turns.close(
+            opened, Served(backend, side, model, 200, calls=calls or [])
+        ):
+            if kind not in ("FulfilledLocal", "OriginPassthrough"):  # the outcome is not the index's
+                self.emit(kind, dict(data), turn)
         return plan, decision
 
     def emit(self, kind: str, data: dict[str, Any], turn: str | None) -> None:

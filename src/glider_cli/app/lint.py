@@ -18,23 +18,32 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from glider_cli.config.located import Issue
 from glider_cli.config.model import Config, Rule
 from glider_cli.errors import ConfigError
+from glider_cli.values import Frozen, init_fields
 
 _LITERAL = re.compile(r"""["'](target|strategy)["']\s*:\s*["']([A-Za-z_]+)["']""")
 
 
-@dataclass(frozen=True)
-class LintReport:
+class LintReport(Frozen):
     source: str
-    errors: tuple[Issue, ...] = ()
-    warnings: tuple[Issue, ...] = ()
-    rules: int = 0
-    files: tuple[str, ...] = field(default=())
+    errors: tuple[Issue, ...]
+    warnings: tuple[Issue, ...]
+    rules: int
+    files: tuple[str, ...]
+
+    def __init__(
+        self,
+        source: str,
+        errors: tuple[Issue, ...] = (),
+        warnings: tuple[Issue, ...] = (),
+        rules: int = 0,
+        files: tuple[str, ...] = (),
+    ) -> None:
+        init_fields(self, source, errors, warnings, rules, files)
 
     @property
     def ok(self) -> bool:

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.errors import RequestError
+from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
@@ -34,22 +34,31 @@ if TYPE_CHECKING:
 _MODEL_PATHS = ("/messages", "/messages/count_tokens", "/chat/completions", "/responses")
 
 
-@dataclass(frozen=True)
-class ReplayRequest:
+class ReplayRequest(Frozen):
     where: str
     path: str | None
     headers: dict[str, str]
     body: dict[str, Any]
-    t: float | None = None
-    reply: Any = None
+    t: float | None
+    reply: Any
+
+    def __init__(
+        self,
+        where: str,
+        path: str | None,
+        headers: dict[str, str],
+        body: dict[str, Any],
+        t: float | None = None,
+        reply: Any = None,
+    ) -> None:
+        init_fields(self, where, path, headers, body, t, reply)
 
     @property
     def count_tokens(self) -> bool:
         return self.path is not None and self.path.split("?", 1)[0].rstrip("/").endswith("/count_tokens")
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Frozen):
     index: int
     where: str
     t: float
@@ -62,6 +71,25 @@ class Step:
     backend: str | None
     sticky: dict[str, Any]
     decision: dict[str, Any]
+
+    def __init__(
+        self,
+        index: int,
+        where: str,
+        t: float,
+        family: str | None,
+        kind: str,
+        new_turn: bool,
+        link: str,
+        target: str,
+        rule: str,
+        backend: str | None,
+        sticky: dict[str, Any],
+        decision: dict[str, Any],
+    ) -> None:
+        init_fields(
+            self, index, where, t, family, kind, new_turn, link, target, rule, backend, sticky, decision
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,14 +107,24 @@ class Step:
         }
 
 
-@dataclass(frozen=True)
-class Move:
+class Move(Frozen):
     index: int
     where: str
     before: str
     after: str
     rule_before: str
     rule_after: str
+
+    def __init__(
+        self,
+        index: int,
+        where: str,
+        before: str,
+        after: str,
+        rule_before: str,
+        rule_after: str,
+    ) -> None:
+        init_fields(self, index, where, before, after, rule_before, rule_after)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -183,10 +221,10 @@ def _reply_calls(protocol: str, reply: Any) -> list[Any]:
 
 
 def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
-    """Every request placed, decided and settled in order (see the module contract)."""
+    """Every request opened and closed in order, as `glider serve` does (see the module contract)."""
     from glider_cli.protocol.parse import parse_request
     from glider_cli.router.decide import Router
-    from glider_cli.turns.sticky import Stickiness
+    from glider_cli.turns.lifecycle import Served, Turns
 
     now = [0.0]
     counter = [0]
@@ -196,20 +234,21 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         return f"t{counter[0]}"
 
     settings = config.settings
-    st = Stickiness(settings.sticky, settings.tool_followup, clock=lambda: now[0], new_id=new_id)
-    router = Router(config)
+    turns = Turns(
+        Router(config), settings.sticky, settings.tool_followup, clock=lambda: now[0], new_id=new_id
+    )
     steps: list[Step] = []
     for i, req in enumerate(requests):
         now[0] = req.t if req.t is not None else (now[0] + 1.0 if i else 0.0)
         protocol = _protocol(req)
         chat = parse_request(protocol if not req.count_tokens else "anthropic", req.body, req.headers)
-        plan = st.place(chat, body=req.body, count_tokens=req.count_tokens)
-        decision, _ = st.settle(plan, router.decide(chat, sticky=plan.view))
+        opened = turns.open(chat, req.body, count_tokens=req.count_tokens)
+        decision, plan = opened.decision, opened.plan
         if not req.count_tokens:
             calls = _reply_calls(protocol, req.reply)
-            st.served(plan, decision.target, decision.backend, decision.model, calls, complete=True)
+            turns.close(opened, Served(decision.backend, decision.target, decision.model, 200, calls=calls))
         p = plan.placement
-        sticky = st.state(p.turn_id)
+        sticky = turns.state(p.turn_id)
         sticky["view"] = plan.view.to_dict()
         steps.append(
             Step(
@@ -239,21 +278,38 @@ def compare(a: Sequence[Step], b: Sequence[Step]) -> list[Move]:
     ]
 
 
-@dataclass(frozen=True)
-class ReplayInput:
+class ReplayInput(Frozen):
     files: tuple[str, ...]
-    config: str | None = None
-    profile: str | None = None
-    against: str | None = None
+    config: str | None
+    profile: str | None
+    against: str | None
+
+    def __init__(
+        self,
+        files: tuple[str, ...],
+        config: str | None = None,
+        profile: str | None = None,
+        against: str | None = None,
+    ) -> None:
+        init_fields(self, files, config, profile, against)
 
 
-@dataclass(frozen=True)
-class ReplayResult:
+class ReplayResult(Frozen):
     config: str
     steps: list[Step]
-    against: str | None = None
-    against_steps: list[Step] | None = None
-    moves: list[Move] | None = None
+    against: str | None
+    against_steps: list[Step] | None
+    moves: list[Move] | None
+
+    def __init__(
+        self,
+        config: str,
+        steps: list[Step],
+        against: str | None = None,
+        against_steps: list[Step] | None = None,
+        moves: list[Move] | None = None,
+    ) -> None:
+        init_fields(self, config, steps, against, against_steps, moves)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"config": self.config, "steps": [s.to_dict() for s in self.steps]}

@@ -9,6 +9,9 @@ Contract:
 - `origin` forwards the client's own auth headers untouched, so it never carries a key of its own.
 - Fallback: a backend's own `fallback` wins ("none" disables it); otherwise a local backend falls
   back to the default cloud backend and a cloud backend has none.
+- The model a request carries (`model_for`): a decision's `adapter` / `model` apply only to the backend
+  the decision was made for; any other backend (a fallback) uses its own `model`; a backend with no
+  `model` (origin, a cloud backend left to the client) gets the model the client asked for.
 """
 
 from __future__ import annotations
@@ -123,6 +126,26 @@ def _resolve(bs: BackendSettings, environ: Mapping[str, str]) -> Backend:
         max_tokens=bs.max_tokens,
         _api_key=key or None,
     )
+
+
+def model_for(
+    backend: Backend,
+    decided_for: str | None,
+    decision_model: str | None,
+    decision_adapter: str | None,
+    client_model: str,
+) -> str:
+    """The model name a request to `backend` carries.
+
+    `decided_for` is the backend the decision named. For that backend: the decision's adapter (a vLLM
+    LoRA adapter is addressed by its name), else the decision's model, else the backend's own model.
+    For any other backend (a fallback) the decision's choice means nothing (a local model's name sent
+    to the cloud is a 404): its own model. Without one, the client's: `origin` and a cloud backend
+    with no `model` serve what the client asked for.
+    """
+    if backend.name == decided_for:
+        return decision_adapter or decision_model or backend.model or client_model
+    return backend.model or client_model
 
 
 class BackendRegistry:

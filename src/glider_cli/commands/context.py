@@ -7,26 +7,23 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, JSON, PROFILE, home_for
+
 if TYPE_CHECKING:
     from glider_cli.store.query import QueryAnswer
     from glider_cli.store.service import ContextStore
 
 app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=True)
 
-_JSON = typer.Option(False, "--json", help="Print JSON.")
-_CONFIG = typer.Option(None, "--config", help="Config file (default: the usual resolution).")
 
-
-def open_store(config: str | None) -> ContextStore:
-    """The store under GLIDER_HOME with the config's `context:` settings."""
-    import os
-
-    from glider_cli import paths
+def open_store(ctx: typer.Context, config: str | None, profile: str | None, home: str | None) -> ContextStore:
+    """The store under the command's home with the config's `context:` settings."""
     from glider_cli.config.load import load_config
     from glider_cli.store.service import ContextStore
 
-    settings = load_config(config=config, environ=os.environ).settings.context
-    return ContextStore(paths.resolve(), settings)
+    where = home_for(ctx, home)
+    settings = load_config(config=config, profile=profile, environ=where.environ).settings.context
+    return ContextStore(where.paths, settings)
 
 
 def _where(r: dict[str, Any]) -> str:
@@ -35,7 +32,7 @@ def _where(r: dict[str, Any]) -> str:
 
 
 def _render(ans: QueryAnswer) -> None:
-    from glider_cli import console
+    from glider_cli.commands import console
 
     for term, used in ans.fuzzy.items():
         console.err.print(f"note: no match for {term!r}; matched {used!r} instead (fuzzy)", markup=False)
@@ -81,14 +78,17 @@ def _render(ans: QueryAnswer) -> None:
 
 @app.command("query")
 def query(
+    ctx: typer.Context,
     words: list[str] = typer.Argument(..., help="<turn_id> [key=…] [kind=…] [prov=…] [path=a->b] … keyword…"),
-    json_out: bool = _JSON,
-    config: str | None = _CONFIG,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Query the context store (turn id `*` searches every turn)."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
-    ans = open_store(config).query(" ".join(words))
+    ans = open_store(ctx, config, profile, home).query(" ".join(words))
     if json_out:
         console.emit_json(ans.to_json())
     else:
@@ -97,16 +97,19 @@ def query(
 
 @app.command("index-tree")
 def index_tree_cmd(
+    ctx: typer.Context,
     path: Path = typer.Argument(..., help="Repository or directory to index."),
     turn: str | None = typer.Option(None, "--turn", help="Write this turn's file-tree key."),
-    json_out: bool = _JSON,
-    config: str | None = _CONFIG,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Index files and directories (honouring .gitignore) into the entity store."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
     with console.progress("indexing tree") as progress:
-        r = open_store(config).index_tree(path, turn_id=turn, progress=progress)
+        r = open_store(ctx, config, profile, home).index_tree(path, turn_id=turn, progress=progress)
     if json_out:
         console.emit_json(r.to_dict())
         return
@@ -118,15 +121,18 @@ def index_tree_cmd(
 
 @app.command("index-symbols")
 def index_symbols_cmd(
+    ctx: typer.Context,
     path: Path = typer.Argument(..., help="Repository or directory to index."),
-    json_out: bool = _JSON,
-    config: str | None = _CONFIG,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Index functions, classes and methods (Python, JS/TS, Go, Rust, Java) into the entity store."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
     with console.progress("indexing symbols") as progress:
-        r = open_store(config).index_symbols(path, progress=progress)
+        r = open_store(ctx, config, profile, home).index_symbols(path, progress=progress)
     if json_out:
         console.emit_json(r.to_dict())
         return
@@ -146,11 +152,17 @@ def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 @app.command("turns")
-def turns(json_out: bool = _JSON, config: str | None = _CONFIG) -> None:
+def turns(
+    ctx: typer.Context,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
+) -> None:
     """List the turns in the event log, one episode each, oldest first."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
-    store = open_store(config)
+    store = open_store(ctx, config, profile, home)
     eps = store.turns()
     if json_out:
         console.emit_json(eps)
@@ -161,12 +173,19 @@ def turns(json_out: bool = _JSON, config: str | None = _CONFIG) -> None:
 
 
 @app.command("turn")
-def turn(turn_id: str = typer.Argument(...), json_out: bool = _JSON, config: str | None = _CONFIG) -> None:
+def turn(
+    ctx: typer.Context,
+    turn_id: str = typer.Argument(...),
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
+) -> None:
     """Show one turn: its episode, its keys and its events."""
-    from glider_cli import console
+    from glider_cli.commands import console
     from glider_cli.errors import StoreError
 
-    detail = open_store(config).turn(turn_id)
+    detail = open_store(ctx, config, profile, home).turn(turn_id)
     if detail is None:
         raise StoreError(f"no turn {turn_id!r} in the event log or the turn index")
     if json_out:
@@ -182,14 +201,17 @@ def turn(turn_id: str = typer.Argument(...), json_out: bool = _JSON, config: str
 
 @app.command("episodes")
 def episodes(
+    ctx: typer.Context,
     limit: int = typer.Option(20, "--limit", min=1, help="At most this many, newest last."),
-    json_out: bool = _JSON,
-    config: str | None = _CONFIG,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Show the recent episodes (what a local model is given as context)."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
-    eps = open_store(config).episodes(limit)
+    eps = open_store(ctx, config, profile, home).episodes(limit)
     if json_out:
         console.emit_json(eps)
         return
@@ -199,14 +221,17 @@ def episodes(
 
 @app.command("recent")
 def recent(
+    ctx: typer.Context,
     limit: int = typer.Option(50, "--limit", min=1, help="At most this many events, newest last."),
-    json_out: bool = _JSON,
-    config: str | None = _CONFIG,
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Show the most recent events."""
-    from glider_cli import console
+    from glider_cli.commands import console
 
-    evs = open_store(config).recent(limit)
+    evs = open_store(ctx, config, profile, home).recent(limit)
     if json_out:
         console.emit_json(evs)
         return
@@ -216,15 +241,18 @@ def recent(
 
 @app.command("export")
 def export(
+    ctx: typer.Context,
     output: Path | None = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout."),
-    config: str | None = _CONFIG,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Export everything (events, then entity-store records) as JSONL."""
     import sys
 
-    from glider_cli import console
+    from glider_cli.commands import console
 
-    store = open_store(config)
+    store = open_store(ctx, config, profile, home)
     if output is None:
         for line in store.export():
             sys.stdout.buffer.write(line)

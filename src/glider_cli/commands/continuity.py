@@ -6,6 +6,18 @@ from pathlib import Path
 
 import typer
 
+from glider_cli.commands.options import (
+    AGY,
+    CODEX,
+    CONFIG,
+    CURSOR_AGENT,
+    HOME,
+    JSON,
+    PROFILE,
+    home_for,
+    vendor_of,
+)
+
 app = typer.Typer(help="Inspect the per-workspace continuity record.", no_args_is_help=True)
 
 _WORKSPACE_HELP = "Workspace (default: the current directory)."
@@ -13,15 +25,17 @@ _WORKSPACE_HELP = "Workspace (default: the current directory)."
 
 @app.command("show")
 def show(
+    ctx: typer.Context,
     workspace: Path | None = typer.Option(None, "--workspace", help=_WORKSPACE_HELP),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    json_out: bool = JSON,
+    home: str | None = HOME,
 ) -> None:
     """Show the workspace's continuity record, newest last."""
-    from glider_cli import console, paths
+    from glider_cli.commands import console
     from glider_cli.delegate import continuity
     from glider_cli.delegate.workspace import normalise
 
-    p = paths.resolve()
+    p = home_for(ctx, home).paths
     ws = normalise(workspace or Path.cwd())
     record = continuity.read(p, ws)
     path = continuity.record_path(p, ws)
@@ -43,22 +57,34 @@ def show(
 
 @app.command("block")
 def block(
+    ctx: typer.Context,
     task: str = typer.Option(..., "--task", help="The delegate's task the entries are ranked against."),
     workspace: Path | None = typer.Option(None, "--workspace", help=_WORKSPACE_HELP),
-    vendor: str = typer.Option("claude", "--vendor", help="claude, cursor-agent, agy or codex (size caps)."),
-    config: str | None = typer.Option(None, "--config", help="Config file (default: the usual resolution)."),
-    json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    claude: bool = typer.Option(False, "--claude", help="For Claude Code (the default)."),
+    cursor_agent: bool = CURSOR_AGENT,
+    agy: bool = AGY,
+    codex: bool = CODEX,
+    # The spelling before the vendor switches (kept for scripts): `--vendor codex` is `--codex`.
+    vendor_name: str | None = typer.Option(None, "--vendor", hidden=True),
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    json_out: bool = JSON,
+    home: str | None = HOME,
 ) -> None:
-    """Print exactly the block a delegate would get for TASK, and why each entry is in it."""
-    import os
+    """Print exactly the block a delegate would get for TASK, and why each entry is in it.
 
-    from glider_cli import console, paths
+    The vendor (`--claude`, `--cursor-agent`, `--agy`, `--codex`, as for `glider delegate`) sets the size
+    cap: codex reads at most 32 KiB of its context file.
+    """
+    from glider_cli.commands import console
     from glider_cli.config.load import load_config
     from glider_cli.delegate import continuity, service
     from glider_cli.delegate.workspace import normalise
 
-    settings = load_config(config=config, environ=os.environ).settings
-    p = paths.resolve()
+    vendor = vendor_of(claude, cursor_agent, agy, codex, named=vendor_name, default="claude")
+    where = home_for(ctx, home)
+    settings = load_config(config=config, profile=profile, environ=where.environ).settings
+    p = where.paths
     ws = normalise(workspace or Path.cwd())
     record = continuity.read(p, ws)
     _, blk = service.prepare_context(settings, vendor, task, ws, record.entries)

@@ -6,51 +6,58 @@ from pathlib import Path
 
 import typer
 
+from glider_cli.commands.options import (
+    AGY,
+    CLAUDE,
+    CODEX,
+    CONFIG,
+    CURSOR_AGENT,
+    HOME,
+    PROFILE,
+    home_for,
+    json_option,
+    vendor_of,
+)
+
 
 def main(
+    ctx: typer.Context,
     task: str = typer.Argument(..., help="What the delegate should do.", show_default=False),
-    claude: bool = typer.Option(False, "--claude", help="Delegate to Claude Code (claude -p)."),
-    cursor_agent: bool = typer.Option(False, "--cursor-agent", help="Delegate to cursor-agent."),
-    agy: bool = typer.Option(False, "--agy", help="Delegate to the Antigravity CLI (agy)."),
-    codex: bool = typer.Option(False, "--codex", help="Delegate to Codex (codex exec)."),
+    claude: bool = CLAUDE,
+    cursor_agent: bool = CURSOR_AGENT,
+    agy: bool = AGY,
+    codex: bool = CODEX,
     workspace: Path | None = typer.Option(
         None, "--workspace", help="Workspace (default: the current directory)."
     ),
     timeout: float | None = typer.Option(None, "--timeout", help="Seconds before the run is stopped."),
-    config: str | None = typer.Option(None, "--config", help="Config file (default: the usual resolution)."),
-    json_out: bool = typer.Option(False, "--json", help="Print the run's result as JSON."),
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    json_out: bool = json_option("Print the run's result as JSON."),
+    home: str | None = HOME,
 ) -> None:
     """Run a task with another agent CLI, giving it what happened earlier in this workspace."""
-    import os
-
-    from glider_cli import paths
+    from glider_cli.commands.console import emit_json, err
     from glider_cli.config.load import load_config
-    from glider_cli.console import emit_json, err
     from glider_cli.delegate import service
     from glider_cli.errors import DelegateError
     from glider_cli.store.writer import EventWriter
 
-    chosen = [
-        v
-        for v, on in (("claude", claude), ("cursor-agent", cursor_agent), ("agy", agy), ("codex", codex))
-        if on
-    ]
-    if len(chosen) != 1:
-        raise typer.BadParameter("choose exactly one of --claude, --cursor-agent, --agy, --codex")
-    settings = load_config(config=config, environ=os.environ).settings
-    p = paths.resolve()
+    vendor = vendor_of(claude, cursor_agent, agy, codex)
+    where = home_for(ctx, home)
+    settings = load_config(config=config, profile=profile, environ=where.environ).settings
     # Not started: no warm load for one CLI run; close() writes what was emitted.
-    sink = EventWriter(p, settings.context)
-    compactor = service.make_compactor(p, settings, environ=os.environ, events=sink)
+    sink = EventWriter(where.paths, settings.context)
+    compactor = service.make_compactor(where.paths, settings, environ=where.environ, events=sink)
     result = service.delegate(
-        p,
+        where.paths,
         settings,
-        chosen[0],
+        vendor,
         task,
         workspace or Path.cwd(),
         "glider-cli",
         timeout=timeout,
-        environ=os.environ,
+        environ=where.environ,
         compactor=compactor,
         events=sink,
     )

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for, json_option
+
 
 def main(
-    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. default."),
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: resolved as usual)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print {errors, warnings} as JSON."),
+    ctx: typer.Context,
+    profile: str | None = PROFILE,
+    config: str | None = CONFIG,
+    json_out: bool = json_option("Print {errors, warnings} as JSON."),
+    home: str | None = HOME,
 ) -> None:
     """Check a config or profile for errors and warnings (exit 1 on any error)."""
     from glider_cli.app.lint import lint
 
-    report = lint(config_path=config, profile=profile)
+    report = lint(config_path=config, profile=profile, environ=home_for(ctx, home).environ)
     if json_out:
-        from glider_cli.console import emit_json
+        from glider_cli.commands.console import emit_json
 
         emit_json(report.to_dict())
     else:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import HOME, JSON, home_for
 
-def main(json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+
+def main(ctx: typer.Context, json_out: bool = JSON, home: str | None = HOME) -> None:
     """Show where Glider keeps its state (GLIDER_HOME and the stores under it)."""
-    from glider_cli import paths
-
-    p = paths.resolve().as_dict()
+    p = home_for(ctx, home).paths.as_dict()
     if json_out:
-        from glider_cli.console import emit_json
+        from glider_cli.commands.console import emit_json
 
         emit_json(p)
         return

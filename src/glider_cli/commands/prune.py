@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, PROFILE, json_option
+
 
 def main(
+    ctx: typer.Context,
     days: int | None = typer.Option(
         None,
         "--days",
@@ -14,14 +17,16 @@ def main(
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only print the plan."),
-    json_out: bool = typer.Option(False, "--json", help="Print the plan (and result) as JSON."),
-    config: str | None = typer.Option(None, "--config", help="Config file (default: the usual resolution)."),
+    json_out: bool = json_option("Print the plan (and result) as JSON."),
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
 ) -> None:
     """Delete event files older than the retention window; prints the plan, acts only with --yes."""
-    from glider_cli import console
+    from glider_cli.commands import console
     from glider_cli.commands.context import open_store
 
-    store = open_store(config)
+    store = open_store(ctx, config, profile, home)
     plan = store.prune_plan(days)
     act = yes and not dry_run
     result = store.prune_apply(plan) if act else None

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, home_for, json_option, profile_option
+
 app = typer.Typer(help="See how the router decides.", no_args_is_help=True)
 
 
 @app.command("explain")
 def explain(
+    ctx: typer.Context,
     message: str | None = typer.Argument(None, help="One user message to route."),
     request: str | None = typer.Option(
         None,
@@ -23,20 +26,22 @@ def explain(
     ),
     tools: bool = typer.Option(False, "--tools", help="Add a tool to the request (as coding agents send)."),
     tokens: int | None = typer.Option(None, "--tokens", help="Use this token estimate instead of measuring."),
-    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. pure-local."),
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: resolved as usual)."
-    ),
-    json_out: bool = typer.Option(False, "--json", help="Print the decision as JSON."),
+    profile: str | None = profile_option("pure-local"),
+    config: str | None = CONFIG,
+    json_out: bool = json_option("Print the decision as JSON."),
+    home: str | None = HOME,
 ) -> None:
     """Show which rule routes a message or request, every rule's verdict, and the decision."""
     from glider_cli.app.explain import ExplainInput
     from glider_cli.app.explain import explain as run
 
-    explained = run(ExplainInput(message, request, protocol, tools, tokens, config, profile))
+    explained = run(
+        ExplainInput(message, request, protocol, tools, tokens, config, profile),
+        environ=home_for(ctx, home).environ,
+    )
     decision = explained.decision
     if json_out:
-        from glider_cli.console import emit_json
+        from glider_cli.commands.console import emit_json
 
         emit_json(decision.to_dict())
         return
@@ -66,26 +71,26 @@ def explain(
 
 @app.command("replay")
 def replay(
+    ctx: typer.Context,
     files: list[str] = typer.Argument(
         ...,
         metavar="FILE",
         help="JSONL of {headers, body[, path, t, reply]} lines, or captured-client fixtures.",
     ),
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: resolved as usual)."
-    ),
-    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. pure-local."),
+    config: str | None = CONFIG,
+    profile: str | None = profile_option("pure-local"),
     against: str | None = typer.Option(
         None, "--against", help="A second config: print which requests move local <-> cloud under it."
     ),
-    json_out: bool = typer.Option(False, "--json", help="Print the steps (and moves) as JSON."),
+    json_out: bool = json_option("Print the steps (and moves) as JSON."),
+    home: str | None = HOME,
 ) -> None:
     """Replay a request sequence through the turn index and router: family, follow-on, decision, sticky."""
     from glider_cli.app.replay import ReplayInput, run
 
-    result = run(ReplayInput(tuple(files), config, profile, against))
+    result = run(ReplayInput(tuple(files), config, profile, against), environ=home_for(ctx, home).environ)
     if json_out:
-        from glider_cli.console import emit_json
+        from glider_cli.commands.console import emit_json
 
         emit_json(result.to_dict())
         return

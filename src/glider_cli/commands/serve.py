@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import typer
 
+from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for
+
 
 def main(
-    config: str | None = typer.Option(
-        None, "--config", "-c", help="Config file (default: resolved as usual)."
-    ),
-    profile: str | None = typer.Option(None, "--profile", "-p", help="A bundled profile, e.g. default."),
+    ctx: typer.Context,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
     host: str | None = typer.Option(None, "--host", help="Bind address (default: server.host, 127.0.0.1)."),
     port: int | None = typer.Option(None, "--port", help="Port (default: server.port, 8787)."),
+    home: str | None = HOME,
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
-    from glider_cli.console import err
+    from glider_cli.commands.console import err
     from glider_cli.server.run import prepare, run
 
-    prepared = prepare(config=config, profile=profile, host=host, port=port)
+    environ = home_for(ctx, home).environ
+    prepared = prepare(config=config, profile=profile, host=host, port=port, environ=environ)
     s = prepared.summary()
     err.print(f"glider serve: listening on {s['url']} ({s['config']})", markup=False, highlight=False)
     for b in s["backends"]:

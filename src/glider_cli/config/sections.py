@@ -39,6 +39,8 @@ BACKEND_KEYS = (
     "fallback",
     "headers",
     "max_tokens",
+    "context_window",
+    "tools",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
 
@@ -104,6 +106,8 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             fallback=ck.string(raw, "fallback", path=path),
             headers=MappingProxyType(headers),
             max_tokens=ck.integer(raw, "max_tokens", path=path, minimum=1),
+            context_window=ck.integer(raw, "context_window", path=path, minimum=256),
+            tools=ck.boolean(raw, "tools", path=path),
         )
     for name, backend in out.items():
         fb = backend.fallback
@@ -171,15 +175,32 @@ def read_context(ck: Checker, top: LDict) -> ContextSettings:
     )
 
 
+TRANSFORM_KEYS = (
+    "local_context",
+    "local_episode_count",
+    "local_system_chars",
+    "local_tools",
+    "local_tool_chars",
+)
+
+
 def read_transform(ck: Checker, top: LDict) -> TransformSettings:
-    sec = ck.section(top, "transform", ("local_context", "local_episode_count"), path="transform")
+    sec = ck.section(top, "transform", TRANSFORM_KEYS, path="transform")
     d = TransformSettings()
     if sec is None:
         return d
+    p = "transform"
     return TransformSettings(
-        local_context=or_default(ck.boolean(sec, "local_context", path="transform"), d.local_context),
+        local_context=or_default(ck.boolean(sec, "local_context", path=p), d.local_context),
         local_episode_count=or_default(
-            ck.integer(sec, "local_episode_count", path="transform", minimum=0), d.local_episode_count
+            ck.integer(sec, "local_episode_count", path=p, minimum=0), d.local_episode_count
+        ),
+        local_system_chars=or_default(
+            ck.integer(sec, "local_system_chars", path=p, minimum=0), d.local_system_chars
+        ),
+        local_tools=or_default(ck.str_list(sec, "local_tools", path=p), d.local_tools),
+        local_tool_chars=or_default(
+            ck.integer(sec, "local_tool_chars", path=p, minimum=0), d.local_tool_chars
         ),
     )
 

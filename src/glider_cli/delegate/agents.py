@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from glider_cli.config.settings import DelegateSettings
 from glider_cli.errors import DelegateError
+from glider_cli.values import Frozen, init_fields
 
 CODEX_AGENTS_MD_LIMIT = 32 * 1024
 
@@ -42,20 +42,30 @@ CODEX_AGENTS_MD_LIMIT = 32 * 1024
 FLAG_VENDOR: Mapping[str, str] = {"/claude": "claude", "/cursor-agent": "cursor-agent", "/agy": "agy"}
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(Frozen):
     argv: tuple[str, ...]
     cwd: Path
 
+    def __init__(self, argv: tuple[str, ...], cwd: Path) -> None:
+        init_fields(self, argv, cwd)
 
-@dataclass(frozen=True)
-class Outcome:
+
+class Outcome(Frozen):
     """What a vendor's output says: ok, the reply (or the error), and files it reports changing."""
 
     ok: bool
     text: str
-    files: tuple[str, ...] = ()
-    detail: Mapping[str, Any] = field(default_factory=dict)
+    files: tuple[str, ...]
+    detail: Mapping[str, Any]
+
+    def __init__(
+        self,
+        ok: bool,
+        text: str,
+        files: tuple[str, ...] = (),
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        init_fields(self, ok, text, files, {} if detail is None else detail)
 
 
 def _prompt(task: str) -> str:

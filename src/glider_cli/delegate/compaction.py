@@ -21,7 +21,6 @@ import queue
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.domain import EventSink
 from glider_cli.paths import Paths
+from glider_cli.values import Frozen, init_fields
 
 THRESHOLD = 40
 KEEP_TAIL = 20
@@ -41,23 +41,34 @@ ENTRY_CHARS_FOR_SUMMARY = 1500
 Summarizer = Callable[[str], str]
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(Frozen):
     source: str
     status: str  # "used" | "skipped" | "failed"
-    detail: str = ""
+    detail: str
+
+    def __init__(self, source: str, status: str, detail: str = "") -> None:
+        init_fields(self, source, status, detail)
 
     def to_dict(self) -> dict[str, str]:
         return {"source": self.source, "status": self.status, "detail": self.detail}
 
 
-@dataclass(frozen=True)
-class CompactionResult:
+class CompactionResult(Frozen):
     compacted: bool
-    removed: int = 0
-    source: str = ""
-    attempts: tuple[Attempt, ...] = ()
-    summary: Entry | None = None
+    removed: int
+    source: str
+    attempts: tuple[Attempt, ...]
+    summary: Entry | None
+
+    def __init__(
+        self,
+        compacted: bool,
+        removed: int = 0,
+        source: str = "",
+        attempts: tuple[Attempt, ...] = (),
+        summary: Entry | None = None,
+    ) -> None:
+        init_fields(self, compacted, removed, source, attempts, summary)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -211,7 +222,6 @@ def compact(
     return res
 
 
-@dataclass
 class Compactor:
     """A background worker: `schedule(workspace)` queues a pass; repeated requests for one workspace coalesce.
 
@@ -219,12 +229,15 @@ class Compactor:
     reported to `on_error` and never reach the caller of `schedule`.
     """
 
-    run_pass: Callable[[str], object]
-    on_error: Callable[[str, BaseException], None] | None = None
-    _queue: queue.Queue[str | None] = field(default_factory=queue.Queue, init=False)
-    _pending: set[str] = field(default_factory=set, init=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-    _thread: threading.Thread | None = field(default=None, init=False)
+    def __init__(
+        self, run_pass: Callable[[str], object], on_error: Callable[[str, BaseException], None] | None = None
+    ) -> None:
+        self.run_pass = run_pass
+        self.on_error = on_error
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self._pending: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     def schedule(self, workspace: str | Path) -> bool:
         """Queue a pass; False when one for this workspace is already waiting."""

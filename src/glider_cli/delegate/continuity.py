@@ -46,7 +46,6 @@ import secrets
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -55,6 +54,7 @@ import orjson
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store.redact import redact_text
+from glider_cli.values import Frozen, init_fields, replace
 
 EntryKind = Literal["turn", "delegate", "summary"]
 KINDS: tuple[str, ...] = ("turn", "delegate", "summary")
@@ -81,18 +81,39 @@ class CorruptRecord(StoreError):
         self.set_aside = set_aside
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(Frozen):
     """One entry of the record. `ok` and `delegate` are set for kind `delegate` only."""
 
     kind: EntryKind
     text: str
     source_cli: str
-    ts: str = field(default_factory=lambda: now_iso())
-    id: str = field(default_factory=lambda: new_id())
-    delegate: str | None = None
-    ok: bool | None = None
-    files: tuple[str, ...] = ()
+    ts: str
+    id: str
+    delegate: str | None
+    ok: bool | None
+    files: tuple[str, ...]
+
+    def __init__(
+        self,
+        kind: EntryKind,
+        text: str,
+        source_cli: str,
+        ts: str | None = None,
+        id: str | None = None,
+        delegate: str | None = None,
+        ok: bool | None = None,
+        files: tuple[str, ...] = (),
+    ) -> None:
+        self.__dict__.update(
+            kind=kind,
+            text=text,
+            source_cli=source_cli,
+            ts=now_iso() if ts is None else ts,
+            id=new_id() if id is None else id,
+            delegate=delegate,
+            ok=ok,
+            files=files,
+        )
 
     @property
     def is_summary(self) -> bool:
@@ -122,19 +143,23 @@ class Entry:
         return d
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(Frozen):
     workspace: str
-    entries: tuple[Entry, ...] = ()
+    entries: tuple[Entry, ...]
+
+    def __init__(self, workspace: str, entries: tuple[Entry, ...] = ()) -> None:
+        init_fields(self, workspace, entries)
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Frozen):
     """What a locked update did: the record now on disk, and where a corrupt one was moved, if any."""
 
     record: Record
     path: Path
-    set_aside: Path | None = None
+    set_aside: Path | None
+
+    def __init__(self, record: Record, path: Path, set_aside: Path | None = None) -> None:
+        init_fields(self, record, path, set_aside)
 
 
 def now_iso() -> str:

@@ -23,13 +23,13 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
 
 from glider_cli.config.settings import BackgroundSettings
 from glider_cli.delegate.continuity import Entry
+from glider_cli.values import Frozen, init_fields
 
 BLOCK_TITLE = "Earlier in the calling session"
 PROTECTED_TAIL = 2
@@ -99,8 +99,7 @@ _STOPWORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class BlockItem:
+class BlockItem(Frozen):
     """One entry as it goes into the block, with why it is there."""
 
     entry: Entry
@@ -108,6 +107,9 @@ class BlockItem:
     score: float
     reason: str  # "protected tail" | "score" | "tie-break"
     truncated: bool
+
+    def __init__(self, entry: Entry, text: str, score: float, reason: str, truncated: bool) -> None:
+        init_fields(self, entry, text, score, reason, truncated)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,11 +125,13 @@ class BlockItem:
         }
 
 
-@dataclass(frozen=True)
-class Excluded:
+class Excluded(Frozen):
     entry: Entry
     score: float
     reason: str
+
+    def __init__(self, entry: Entry, score: float, reason: str) -> None:
+        init_fields(self, entry, score, reason)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,12 +142,20 @@ class Excluded:
         }
 
 
-@dataclass(frozen=True)
-class Block:
+class Block(Frozen):
     text: str
     items: tuple[BlockItem, ...]
     excluded: tuple[Excluded, ...]
     tokens: int
+
+    def __init__(
+        self,
+        text: str,
+        items: tuple[BlockItem, ...],
+        excluded: tuple[Excluded, ...],
+        tokens: int,
+    ) -> None:
+        init_fields(self, text, items, excluded, tokens)
 
     def to_dict(self) -> dict[str, Any]:
         return {

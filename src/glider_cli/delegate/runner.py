@@ -25,7 +25,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,14 +32,14 @@ from glider_cli.config.settings import DelegateSettings
 from glider_cli.delegate.agents import Adapter, Outcome
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
+from glider_cli.values import Frozen, init_fields
 
 OUTPUT_CAP = 1024 * 1024
 LINGER_GRACE = 2.0
 USER_AGENTS_MD_CHARS = 16 * 1024
 
 
-@dataclass(frozen=True)
-class RunResult:
+class RunResult(Frozen):
     vendor: str
     ok: bool
     text: str
@@ -50,15 +49,48 @@ class RunResult:
     stopped_after_result: bool
     duration_s: float
     argv: tuple[str, ...]
-    stderr_tail: str = ""
-    output_truncated: bool = False
-    detail: Mapping[str, Any] = field(default_factory=dict)
+    stderr_tail: str
+    output_truncated: bool
+    detail: Mapping[str, Any]
+
+    def __init__(
+        self,
+        vendor: str,
+        ok: bool,
+        text: str,
+        files: tuple[str, ...],
+        exit_code: int | None,
+        timed_out: bool,
+        stopped_after_result: bool,
+        duration_s: float,
+        argv: tuple[str, ...],
+        stderr_tail: str = "",
+        output_truncated: bool = False,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        init_fields(
+            self,
+            vendor,
+            ok,
+            text,
+            files,
+            exit_code,
+            timed_out,
+            stopped_after_result,
+            duration_s,
+            argv,
+            stderr_tail,
+            output_truncated,
+            {} if detail is None else detail,
+        )
 
 
-@dataclass(frozen=True)
-class GitSnapshot:
+class GitSnapshot(Frozen):
     head: str | None
     status: Mapping[str, str]  # path -> porcelain XY code (+ content hash for dirty files)
+
+    def __init__(self, head: str | None, status: Mapping[str, str]) -> None:
+        init_fields(self, head, status)
 
 
 def _git(workspace: Path, *args: str) -> str | None:

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
+from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
@@ -52,8 +52,7 @@ _CLIENT_NOISE_RE = re.compile(
 )
 
 
-@dataclass(frozen=True)
-class DelegateResult:
+class DelegateResult(Frozen):
     """A delegate run as the caller sees it; `entry` is the outcome recorded in the continuity record."""
 
     vendor: str
@@ -62,12 +61,43 @@ class DelegateResult:
     files: tuple[str, ...]
     workspace: str
     source_cli: str
-    timed_out: bool = False
-    exit_code: int | None = None
-    duration_s: float = 0.0
-    block_entries: int = 0
-    block_tokens: int = 0
-    entry: Entry | None = None
+    timed_out: bool
+    exit_code: int | None
+    duration_s: float
+    block_entries: int
+    block_tokens: int
+    entry: Entry | None
+
+    def __init__(
+        self,
+        vendor: str,
+        ok: bool,
+        text: str,
+        files: tuple[str, ...],
+        workspace: str,
+        source_cli: str,
+        timed_out: bool = False,
+        exit_code: int | None = None,
+        duration_s: float = 0.0,
+        block_entries: int = 0,
+        block_tokens: int = 0,
+        entry: Entry | None = None,
+    ) -> None:
+        init_fields(
+            self,
+            vendor,
+            ok,
+            text,
+            files,
+            workspace,
+            source_cli,
+            timed_out,
+            exit_code,
+            duration_s,
+            block_entries,
+            block_tokens,
+            entry,
+        )
 
     def reply_text(self) -> str:
         """The assistant reply a client gets for a flagged turn."""

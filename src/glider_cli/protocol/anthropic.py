@@ -26,6 +26,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
+from glider_cli.protocol.errors import anthropic_error
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
 DEFAULT_MAX_TOKENS = 8192
@@ -417,4 +418,4 @@ class StreamEncoder(StreamEncoderBase):
         return out
 
     def _error_frames(self, message: str, type: str) -> list[bytes]:
-        return [encode_sse("error", {"type": "error", "error": {"type": type, "message": message}})]
+        return [encode_sse("error", anthropic_error(message, type))]

@@ -2,11 +2,19 @@
 
 Shapes (what the official SDKs and Claude Code/Codex parse):
     anthropic                        {"type": "error", "error": {"type": T, "message": M}}
-    openai_chat / openai_responses   {"error": {"message": M, "type": T, "param": null, "code": C}}
+    openai_chat / openai_responses   {"error": {"message": M, "type": T, "param": null, "code": T}}
     ollama                           {"error": M}
 
+`anthropic_error` and `openai_error` are the two shapes; the stream encoders write the same objects
+as the data of their error frames (Anthropic `event: error`, a Chat `data:` chunk), so each is spelled
+here once. A Responses stream ends with `response.failed` instead (`openai_responses.StreamEncoder`).
+Error types: the encoders' default is Anthropic's generic `api_error`; `openai_kind` says it in
+OpenAI's words (`server_error`).
+
 The status is kept as given (clients decide to retry from it: 408/409/429/5xx are retried, 400 is
-"drop a feature and retry" for Claude Code), so never invent a 400.
+"drop a feature and retry" for Claude Code), so never invent a 400. `error_bytes` is `error_body`
+encoded; `upstream_text(body, fallback)` is the message an upstream error body carries, `fallback`
+when the body is empty.
 """
 
 from __future__ import annotations
@@ -54,13 +62,28 @@ def openai_type(status: int) -> str:
     return _OPENAI_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
 
 
+def openai_kind(kind: str) -> str:
+    return "server_error" if kind == "api_error" else kind
+
+
+def anthropic_error(message: str, kind: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def openai_error(message: str, kind: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+
+
 def error_body(client_proto: str, status: int, message: str, *, type: str | None = None) -> dict[str, Any]:
     if client_proto == "anthropic":
-        return {"type": "error", "error": {"type": type or anthropic_type(status), "message": message}}
+        return anthropic_error(message, type or anthropic_type(status))
     if client_proto == "ollama":
         return {"error": message}
-    kind = type or openai_type(status)
-    return {"error": {"message": message, "type": kind, "param": None, "code": kind}}
+    return openai_error(message, type or openai_type(status))
+
+
+def error_bytes(client_proto: str, status: int, message: str, *, type: str | None = None) -> bytes:
+    return orjson.dumps(error_body(client_proto, status, message, type=type))
 
 
 def error_response(
@@ -88,6 +111,10 @@ def upstream_message(body: bytes) -> tuple[str, str | None]:
             return data["message"], None
     text = body.decode("utf-8", errors="replace").strip()
     return (text[:2000] or "upstream error", None)
+
+
+def upstream_text(body: bytes, fallback: str) -> str:
+    return upstream_message(body)[0] if body else fallback
 
 
 def translate_error(client_proto: str, backend_proto: str, status: int, body: bytes) -> tuple[int, bytes]:

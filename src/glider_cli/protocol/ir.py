@@ -220,40 +220,6 @@ def as_float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def response_from_events(events: list[StreamEvent], *, model: str = "") -> Response:
-    """Fold stream events into a Response (used to re-encode a stream or test decoders)."""
-    resp = Response(id="", model=model, parts=[])
-    calls: dict[int, ToolCall] = {}
-    usage = Usage()
-    for ev in events:
-        if isinstance(ev, Start):
-            resp.id = ev.id or resp.id
-            resp.model = ev.model or resp.model
-            usage = ev.usage or usage
-        elif isinstance(ev, TextDelta):
-            if resp.parts and isinstance(resp.parts[-1], Text):
-                resp.parts[-1].text += ev.text
-            else:
-                resp.parts.append(Text(ev.text))
-        elif isinstance(ev, ThinkingDelta):
-            if resp.parts and isinstance(resp.parts[-1], Thinking):
-                resp.parts[-1].text += ev.text
-                resp.parts[-1].signature += ev.signature
-            else:
-                resp.parts.append(Thinking(ev.text, ev.signature))
-        elif isinstance(ev, ToolStart):
-            calls[ev.key] = ToolCall(ev.id, ev.name, "")
-            resp.parts.append(calls[ev.key])
-        elif isinstance(ev, ToolArgs) and ev.key in calls:
-            calls[ev.key].arguments += ev.json
-        elif isinstance(ev, Finish):
-            resp.stop_reason = ev.stop_reason
-            if ev.usage is not None:
-                usage = merge_usage(usage, ev.usage)
-    resp.usage = usage
-    return resp
-
-
 def merge_usage(first: Usage | None, later: Usage | None) -> Usage:
     """Later non-zero counts win (a stream reports input at the start and output at the end)."""
     if first is None:

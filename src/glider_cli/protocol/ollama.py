@@ -23,7 +23,7 @@ from glider_cli.protocol.openai_chat_request import tool_result_text, tools_json
 DONE_TO_STOP = {"stop": "end_turn", "length": "max_tokens"}
 
 
-def build_request(req: ir.Request) -> dict[str, Any]:
+def build_request(req: ir.Request, *, num_ctx: int | None = None) -> dict[str, Any]:
     names: dict[str, str] = {}
     messages: list[dict[str, Any]] = []
     if req.system:
@@ -65,6 +65,8 @@ def build_request(req: ir.Request) -> dict[str, Any]:
         options["num_predict"] = req.max_tokens
     if req.stop:
         options["stop"] = req.stop
+    if num_ctx is not None:
+        options["num_ctx"] = num_ctx
     if options:
         body["options"] = options
     return body

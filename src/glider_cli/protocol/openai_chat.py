@@ -15,6 +15,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
+from glider_cli.protocol.errors import openai_error, openai_kind
 from glider_cli.protocol.openai_chat_request import (
     build_choice,
     build_messages,
@@ -277,4 +278,4 @@ class StreamEncoder(StreamEncoderBase):
         return out
 
     def _error_frames(self, message: str, type: str) -> list[bytes]:
-        return [encode_sse(None, {"error": {"message": message, "type": type, "param": None, "code": type}})]
+        return [encode_sse(None, openai_error(message, openai_kind(type)))]

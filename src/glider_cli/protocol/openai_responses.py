@@ -24,6 +24,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
+from glider_cli.protocol.errors import openai_kind
 from glider_cli.protocol.openai_chat import image_from_url
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
@@ -399,6 +400,6 @@ class StreamEncoder(StreamEncoderBase):
     def _error_frames(self, message: str, type: str) -> list[bytes]:
         out = self._start()
         env = self._env("failed")
-        env["error"] = {"code": "server_error" if type == "api_error" else type, "message": message}
+        env["error"] = {"code": openai_kind(type), "message": message}
         out.append(self._emit("response.failed", response=env))
         return out

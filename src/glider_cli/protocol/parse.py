@@ -326,7 +326,8 @@ def parse_request(
         raw_tools = parser(body, acc)
         names, tool_defs = _tool_names(raw_tools, acc)
         system = "\n".join(s for s in acc.system if s)
-        tokens = estimate_tokens(system=system, messages=acc.parts, tools=tool_defs)
+        # Every system text is in acc.parts already (the folded messages, `instructions`, the system blocks).
+        tokens = estimate_tokens(messages=acc.parts, tools=tool_defs)
     except RecursionError:
         raise RequestError("request body is nested too deeply") from None
     low = headers if lowered and type(headers) is dict else _lower_headers(headers)

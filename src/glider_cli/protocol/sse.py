@@ -132,7 +132,3 @@ def encode_sse(event: str | None, data: Any) -> bytes:
 
 def encode_done() -> bytes:
     return b"data: [DONE]\n\n"
-
-
-def encode_ndjson(data: Any) -> bytes:
-    return _dumps(data) + b"\n"

@@ -1,29 +1,30 @@
-"""The translation entry points the proxy calls. Pure: no I/O, no clock-dependent decisions.
+"""The translation entry points the proxy calls for whole bodies. Pure: no I/O, no clock-dependent decisions.
+Streams are translated by `protocol.translate_stream`.
 
 Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and backend side) and
 "ollama" (backend side); "openai" is accepted as an alias of "openai_chat". A Responses backend
 only serves Responses clients (same-protocol passthrough).
 
-    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None) -> dict
+    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None, num_ctx=None) -> dict
         Client body -> backend body. Equal protocols: the same body (a shallow copy) with only
         "model" replaced, so unknown fields, `thinking`, `cache_control`, `context_management`,
         `metadata` survive untouched. `max_tokens_cap` bounds a translated request's output
         tokens: Claude Code asks for 32k-128k, which a vLLM server with a smaller context
-        answers with a 400.
+        answers with a 400 (for Ollama it bounds `options.num_predict`). `num_ctx` is the window
+        an Ollama request asks for (`options.num_ctx`): Ollama otherwise runs a model with its
+        own small default and silently drops the start of a long prompt.
     response_to(client_proto, backend_proto, body, *, model) -> dict
         A non-streaming backend reply -> the client's reply shape (unchanged when equal).
-    StreamTranslator(client_proto, backend_proto, *, model, include_usage=False)
-        .feed(bytes) -> list[bytes]: upstream bytes (SSE or NDJSON, cut anywhere) in, complete
-        client events out, one item per event. In passthrough mode (equal protocols) the input
-        chunks come back unchanged and are only scanned for usage and the stop reason.
-        .finish() -> list[bytes]: flush at the end of the upstream body; if the upstream ended
-        before its terminal event, the client stream is ended with the protocol's error event.
-        .error(message, type=) -> list[bytes]: end the client stream after a mid-stream failure.
-        .usage, .stop_reason (Anthropic vocabulary), .started, .complete.
+    response_bytes_to(client_proto, backend_proto, data, *, model, backend) -> dict
+        The same for a reply as received: BackendError (naming `backend`) when it is not a JSON object.
+    upstream_path(backend_proto) -> str
+        Where a translated request goes: `/api/chat` (Ollama), `/v1/chat/completions`, `/v1/messages`.
     synthesize_stream(client_proto, body, *, model, body_proto=None) -> list[bytes]
         A whole non-streaming reply (in `body_proto`, default the client's) as client SSE events.
     text_reply(client_proto, text, *, model, stream, usage=None) -> dict | list[bytes]
         An ordinary assistant reply carrying `text` (the delegate feature answers through it).
+`check_pair`, `encoder_for` (each client protocol's StreamEncoder) and `events_of` (a whole reply as
+stream events) are shared with `protocol.translate_stream`.
 
 Thinking / reasoning rule:
   - Passthrough (equal protocols) never touches thinking blocks or reasoning items, and
@@ -43,20 +44,16 @@ ways, so a tool_result always finds its call); synthesised as `call_…` for Oll
 
 from __future__ import annotations
 
-import re
 from typing import Any, Protocol
 
-from glider_cli.errors import ConfigError
-from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
-from glider_cli.protocol.sse import NDJSONDecoder, SSEDecoder, SSEEvent, parse_block
+import orjson
 
-_ANTHROPIC_TAPPED = {b"message_start", b"message_delta", b"message_stop", b"error"}
-_RESPONSES_TAPPED = {b"response.completed", b"response.incomplete", b"response.failed", b"error"}
-_CHAT_USAGE = re.compile(rb'"usage":\s*\{')
-_CHAT_NO_FINISH = re.compile(rb'"finish_reason":\s*null')
+from glider_cli.errors import BackendError, ConfigError
+from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
 
 CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses")
 BACKEND_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "ollama")
+_UPSTREAM_PATHS = {"ollama": "/api/chat", "openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
 
 class Encoder(Protocol):
@@ -76,7 +73,7 @@ def canonical(proto: str) -> str:
     return name
 
 
-def _check_pair(client_proto: str, backend_proto: str) -> tuple[str, str]:
+def check_pair(client_proto: str, backend_proto: str) -> tuple[str, str]:
     client, backend = canonical(client_proto), canonical(backend_proto)
     if client not in CLIENT_PROTOCOLS:
         raise ConfigError(f"{client_proto!r} is not a client protocol")
@@ -103,8 +100,9 @@ def request_to(
     *,
     model: str | None,
     max_tokens_cap: int | None = None,
+    num_ctx: int | None = None,
 ) -> dict[str, Any]:
-    client, backend = _check_pair(client_proto, backend_proto)
+    client, backend = check_pair(client_proto, backend_proto)
     if client == backend:
         out = dict(body)
         if model is not None:
@@ -119,7 +117,7 @@ def request_to(
         return anthropic.build_request(req)
     if backend == "openai_chat":
         return openai_chat.build_request(req)
-    return ollama.build_request(req)
+    return ollama.build_request(req, num_ctx=num_ctx)
 
 
 def parse_response(backend_proto: str, body: dict[str, Any]) -> ir.Response:
@@ -143,13 +141,29 @@ def build_response(client_proto: str, resp: ir.Response, *, model: str) -> dict[
 
 
 def response_to(client_proto: str, backend_proto: str, body: dict[str, Any], *, model: str) -> dict[str, Any]:
-    client, backend = _check_pair(client_proto, backend_proto)
+    client, backend = check_pair(client_proto, backend_proto)
     if client == backend:
         return body
     return build_response(client, parse_response(backend, body), model=model)
 
 
-def _encoder(client: str, model: str, include_usage: bool, *, same_origin: bool = False) -> Encoder:
+def response_bytes_to(
+    client_proto: str, backend_proto: str, data: bytes, *, model: str, backend: str
+) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise BackendError(f"backend {backend} sent a reply that is not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise BackendError(f"backend {backend} sent a reply that is not a JSON object")
+    return response_to(client_proto, backend_proto, obj, model=model)
+
+
+def upstream_path(backend_proto: str) -> str:
+    return _UPSTREAM_PATHS[canonical(backend_proto)]
+
+
+def encoder_for(client: str, model: str, include_usage: bool, *, same_origin: bool = False) -> Encoder:
     if client == "anthropic":
         return anthropic.StreamEncoder(model=model, keep_thinking=same_origin)
     if client == "openai_chat":
@@ -157,7 +171,7 @@ def _encoder(client: str, model: str, include_usage: bool, *, same_origin: bool 
     return openai_responses.StreamEncoder(model=model)
 
 
-def _events_of(resp: ir.Response) -> list[ir.StreamEvent]:
+def events_of(resp: ir.Response) -> list[ir.StreamEvent]:
     events: list[ir.StreamEvent] = [
         ir.Start(
             resp.id,
@@ -191,9 +205,9 @@ def synthesize_stream(
     client = canonical(client_proto)
     source = canonical(body_proto or client)
     resp = parse_response(source, body)
-    encoder = _encoder(client, model, include_usage, same_origin=source == client)
+    encoder = encoder_for(client, model, include_usage, same_origin=source == client)
     out: list[bytes] = []
-    for ev in _events_of(resp):
+    for ev in events_of(resp):
         out.extend(encoder.encode(ev))
     return out
 
@@ -211,149 +225,5 @@ def text_reply(
     client = canonical(client_proto)
     if not stream:
         return build_response(client, resp, model=model)
-    encoder = _encoder(client, model, include_usage)
-    return [b for ev in _events_of(resp) for b in encoder.encode(ev)]
-
-
-class StreamTranslator:
-    """Upstream stream bytes (backend protocol) -> client protocol event bytes, incrementally."""
-
-    def __init__(
-        self, client_proto: str, backend_proto: str, *, model: str, include_usage: bool = False
-    ) -> None:
-        self.client, self.backend = _check_pair(client_proto, backend_proto)
-        self.passthrough = self.client == self.backend
-        self.model = model
-        self.usage: ir.Usage | None = None
-        self.stop_reason: str | None = None
-        self.started = False
-        self.complete = False
-        self._sse = SSEDecoder() if self.backend != "ollama" else None
-        self._ndjson = NDJSONDecoder() if self.backend == "ollama" else None
-        self._decoder: Any = {
-            "anthropic": anthropic.StreamDecoder,
-            "openai_chat": openai_chat.StreamDecoder,
-            "ollama": ollama.StreamDecoder,
-        }.get(self.backend, lambda: None)()
-        self._encoder: Encoder = _encoder(self.client, model, include_usage)
-        self._tap_chat = (
-            openai_chat.StreamDecoder() if self.passthrough and self.client == "openai_chat" else None
-        )
-        self._ended = False
-
-    # ---- public
-    def feed(self, chunk: bytes) -> list[bytes]:
-        if self._ended or not chunk:
-            return []
-        if self.passthrough:
-            for block in self._sse.feed_blocks(chunk) if self._sse is not None else []:
-                self._tap_block(block)
-            self.started = True
-            return [chunk]
-        return self._translate(self._decode(chunk, final=False))
-
-    def finish(self) -> list[bytes]:
-        if self._ended:
-            return []
-        if self.passthrough:
-            for block in self._sse.flush_blocks() if self._sse is not None else []:
-                self._tap_block(block)
-            self._ended = True
-            if not self.complete:
-                return self._encoder_for_errors().error("upstream stream ended before completion")
-            return []
-        out = self._translate(self._decode(b"", final=True))
-        if not self.complete and not self._ended:
-            out += self.error("upstream stream ended before completion")
-        self._ended = True
-        return out
-
-    def error(self, message: str, *, type: str = "api_error") -> list[bytes]:
-        if self._ended:
-            return []
-        self._ended = True
-        encoder = self._encoder_for_errors() if self.passthrough else self._encoder
-        out: list[bytes] = encoder.error(message, type=type)
-        self.started = self.started or bool(out)
-        return out
-
-    # ---- internals
-    def _encoder_for_errors(self) -> Encoder:
-        # In passthrough the client already saw the upstream's own frames; only the error frame is ours.
-        self._encoder.assume_started()
-        return self._encoder
-
-    def _decode(self, chunk: bytes, *, final: bool) -> list[ir.StreamEvent]:
-        events: list[ir.StreamEvent] = []
-        if self._ndjson is not None:
-            objs = self._ndjson.feed(chunk) + (self._ndjson.flush() if final else [])
-            for obj in objs:
-                events.extend(self._decoder.decode(obj))
-        elif self._sse is not None:
-            sse = self._sse.feed(chunk) + (self._sse.flush() if final else [])
-            for ev in sse:
-                events.extend(self._decoder.decode(ev))
-        if final and hasattr(self._decoder, "end"):
-            events.extend(self._decoder.end())
-        return events
-
-    def _translate(self, events: list[ir.StreamEvent]) -> list[bytes]:
-        out: list[bytes] = []
-        for ev in events:
-            if isinstance(ev, ir.Start):
-                self.usage = ir.merge_usage(self.usage, ev.usage)
-            elif isinstance(ev, ir.Finish):
-                self.usage = ir.merge_usage(self.usage, ev.usage)
-                self.stop_reason = ev.stop_reason
-                self.complete = True
-            elif isinstance(ev, ir.Failure):
-                out.extend(self.error(ev.message, type=ev.type))
-                return out
-            out.extend(self._encoder.encode(ev))
-        if out:
-            self.started = True
-        return out
-
-    def _tap_block(self, block: bytes) -> None:
-        """Skip, without parsing, the frames that cannot carry usage, a stop reason or an error
-        (almost all of them: the content deltas), so a passthrough stays cheap."""
-        if block.startswith(b"event:"):
-            name = block[6 : block.find(b"\n")].strip() if b"\n" in block else block[6:].strip()
-            if self.client == "anthropic" and name not in _ANTHROPIC_TAPPED:
-                return
-            if self.client == "openai_responses" and name not in _RESPONSES_TAPPED:
-                return
-        elif self.client == "openai_chat" and not (
-            b"[DONE]" in block
-            or b'"error"' in block
-            or _CHAT_USAGE.search(block)
-            or not _CHAT_NO_FINISH.search(block)
-        ):
-            return
-        ev = parse_block(block)
-        if ev is not None:
-            self._tap(ev)
-
-    def _tap(self, ev: SSEEvent) -> None:
-        """Passthrough: read usage / stop reason / completion from the frames that matter."""
-        if self.client == "anthropic":
-            if ev.event in ("message_start", "message_delta", "message_stop", "error"):
-                for item in self._decoder.decode(ev):
-                    if isinstance(item, ir.Start | ir.Finish):
-                        self.usage = ir.merge_usage(self.usage, item.usage)
-                    if isinstance(item, ir.Finish):
-                        self.stop_reason, self.complete = item.stop_reason, True
-                    if isinstance(item, ir.Failure):
-                        self.complete = True
-        elif self.client == "openai_responses":
-            usage, status = openai_responses.usage_from_event(ev)
-            if status is not None:
-                self.usage = ir.merge_usage(self.usage, usage)
-                self.stop_reason = "max_tokens" if status == "incomplete" else "end_turn"
-                self.complete = True
-        elif self._tap_chat is not None:
-            for item in self._tap_chat.decode(ev):
-                if isinstance(item, ir.Finish):
-                    self.usage, self.stop_reason, self.complete = item.usage, item.stop_reason, True
-                if isinstance(item, ir.Failure):
-                    self.complete = True
+    encoder = encoder_for(client, model, include_usage)
+    return [b for ev in events_of(resp) for b in encoder.encode(ev)]

@@ -5,7 +5,8 @@
 
 from __future__ import annotations
 
-from glider_cli.router.decide import CompiledRule, Router
+from glider_cli.router.compiled import CompiledRule
+from glider_cli.router.decide import Router
 from glider_cli.router.sticky_view import StickyView
 
 __all__ = ["CompiledRule", "Router", "StickyView"]

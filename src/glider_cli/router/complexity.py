@@ -15,7 +15,9 @@ Only the first 20,000 characters of the message are scanned, so the cost stays f
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
+from typing import Any
+
+from glider_cli.values import Frozen
 
 DEFAULT_WEIGHTS: dict[str, int] = {
     "length": 30,
@@ -76,12 +78,15 @@ def file_paths(text: str) -> set[str]:
     return found
 
 
-class Complexity(NamedTuple):
+class Complexity(Frozen):
     """A score and its signals: `{"signal", "points", "detail"}` dicts, as the decision record shows them."""
 
     score: int
     signals: tuple[dict[str, Any], ...]
-    source: str = "heuristic"
+    source: str
+
+    def __init__(self, score: int, signals: tuple[dict[str, Any], ...], source: str = "heuristic") -> None:
+        self.__dict__.update(score=score, signals=signals, source=source)
 
     def explain(self) -> str:
         moved = [f"{s['signal']} +{s['points']} ({s['detail']})" for s in self.signals if s["points"]]

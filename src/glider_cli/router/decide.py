@@ -25,259 +25,20 @@ from typing import Any
 
 from glider_cli.config.model import Action, Config
 from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
-from glider_cli.errors import NoRoute, RuleError
+from glider_cli.errors import GateRefused, NoRoute
+from glider_cli.router.compiled import CompiledRule, Ctx, compile_rules, merge_action
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
     Match,
-    Matcher,
-    ScriptMatcher,
     command_pattern,
-    compile_trigger,
     find_command,
-    script_match,
 )
-from glider_cli.values import Frozen, init_fields, replace
 
-_ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
-
-
-class CompiledRule(Frozen):
-    name: str
-    priority: int
-    enabled: bool
-    action: Action
-    matcher: Matcher
-    kind: str
-    fallback: str | None
-    where: str | None
-    disabled_reason: str
-
-    def __init__(
-        self,
-        name: str,
-        priority: int,
-        enabled: bool,
-        action: Action,
-        matcher: Matcher,
-        kind: str,
-        fallback: str | None = None,
-        where: str | None = None,
-        disabled_reason: str = "disabled (enabled: false)",
-    ) -> None:
-        init_fields(self, name, priority, enabled, action, matcher, kind, fallback, where, disabled_reason)
-
-
-class _Ctx:
-    """Per-decision state the matchers share: the texts they read and work computed once."""
-
-    __slots__ = ("_memo", "_payload", "complexity", "last_text", "request", "user_text")
-
-    def __init__(
-        self, request: ChatRequest, last_text: str, user_text: str, complexity: LazyComplexity
-    ) -> None:
-        self.request = request
-        self.last_text = last_text
-        self.user_text = user_text
-        self.complexity = complexity
-        self._payload: Any = None
-        self._memo: dict[int, Any] = {}
-
-    def memo(self, key: object, compute: Callable[[], Any]) -> Any:
-        """`compute()` once per decision for `key` (a script group's outcomes, pattern-set hits)."""
-        k = id(key)
-        if k not in self._memo:
-            self._memo[k] = compute()
-        return self._memo[k]
-
-    def script_payload(self) -> Any:
-        if self._payload is None:
-            from glider_cli.router.scripts import build_payload
-
-            req = self.request
-            fields: dict[str, Any] = {
-                "model": req.model,
-                "stream": req.stream,
-                "estimated_tokens": req.estimated_tokens,
-                "has_tools": req.has_tools,
-                "complexity_score": self.complexity.score,
-                "complexity_source": self.complexity.source,
-            }
-            if req.temperature is not None:
-                fields["temperature"] = req.temperature
-            if req.max_tokens is not None:
-                fields["max_tokens"] = req.max_tokens
-            self._payload = build_payload(
-                fields, [m.role for m in req.messages], [m.content for m in req.messages]
-            )
-        return self._payload
-
-
-def _never(ctx: Any) -> Match:
-    return Match(False, "disabled (enabled: false)")
-
-
-def _compile_rules(config: Config) -> list[CompiledRule]:
-    from glider_cli.router.classifier import PatternIndex, complexity_matcher, patterns_matcher, tools_matcher
-    from glider_cli.router.scripts import ScriptError
-
-    out: list[CompiledRule] = []
-    for rule in config.rules:
-        if not rule.enabled and rule.trigger.type == "script":
-            # A switched-off script is not loaded: a broken one must not stop routing (lint reports it).
-            out.append(
-                CompiledRule(
-                    rule.name, rule.priority, False, rule.action, _never, "script", rule.fallback, rule.where
-                )
-            )
-            continue
-        try:
-            matcher = compile_trigger(rule.trigger)
-        except ScriptError as exc:
-            d = exc.diagnostic
-            raise RuleError(
-                f"script {exc.filename}:{d.line}:{d.col}: {d.message}",
-                file=rule.file,
-                line=rule.line,
-                rule=rule.name,
-                key="trigger.file",
-            ) from None
-        out.append(
-            CompiledRule(
-                rule.name,
-                rule.priority,
-                rule.enabled,
-                rule.action,
-                matcher,
-                rule.trigger.type,
-                rule.fallback,
-                rule.where,
-            )
-        )
-    cls = config.routing.classifier
-    index = PatternIndex({"cloud": cls.cloud_patterns, "small": cls.small_patterns})
-    off = "disabled (routing.task_classifier.enabled: false)"
-    out.append(
-        CompiledRule(
-            "task_classifier.tools",
-            cls.tools_priority,
-            cls.enabled,
-            Action("cloud", model=cls.cloud_model),
-            tools_matcher(),
-            "task_classifier",
-            disabled_reason=off,
-        )
-    )
-    out.append(
-        CompiledRule(
-            "task_classifier.cloud",
-            cls.cloud_priority,
-            cls.enabled,
-            Action("cloud", model=cls.cloud_model),
-            patterns_matcher(index, "cloud"),
-            "task_classifier",
-            disabled_reason=off,
-        )
-    )
-    out.append(
-        CompiledRule(
-            "task_classifier.small",
-            cls.small_priority,
-            cls.enabled,
-            Action("local", model=cls.local_model),
-            patterns_matcher(index, "small", max_chars=cls.small_max_chars),
-            "task_classifier",
-            disabled_reason=off,
-        )
-    )
-    cx = config.routing.complexity
-    out.append(
-        CompiledRule(
-            "complexity",
-            cx.priority,
-            cx.enabled,
-            Action("cloud"),
-            complexity_matcher(cx),
-            "complexity",
-            disabled_reason="off until routing.complexity.enabled: true",
-        )
-    )
-    # Stable sort: equal priorities keep the order they were written in.
-    out.sort(key=lambda r: -r.priority)
-    return _group_scripts(out)
-
-
-class _GroupedScript:
-    """A script rule inside a ScriptGroup: reads the group's shared outcome, else runs alone."""
-
-    def __init__(self, group: Any, position: int, alone: ScriptMatcher) -> None:
-        self.group = group
-        self.position = position
-        self.alone = alone
-
-    def __call__(self, ctx: Any) -> Match:
-        outcomes = ctx.memo(self.group, lambda: self.group.call(ctx.script_payload()))
-        if outcomes is not None and self.position < len(outcomes):
-            return script_match(self.alone.name, outcomes[self.position])
-        return self.alone(ctx)
-
-
-def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
-    """Runs of adjacent enabled script rules share one interpreter call per request."""
-    from glider_cli.router.scripts import ScriptGroup
-
-    out = list(rules)
-    i = 0
-    while i < len(out):
-        j = i
-        while j < len(out) and out[j].enabled and isinstance(out[j].matcher, ScriptMatcher):
-            j += 1
-        if j - i >= 2:
-            members = [out[k].matcher for k in range(i, j)]
-            group = ScriptGroup([m.script for m in members if isinstance(m, ScriptMatcher)])
-            for pos, k in enumerate(range(i, j)):
-                alone = out[k].matcher
-                assert isinstance(alone, ScriptMatcher)
-                out[k] = replace(out[k], matcher=_GroupedScript(group, pos, alone))
-        i = max(j, i + 1)
-    return out
-
-
-def _merge_action(base: Action, override: dict[str, Any] | None, config: Config) -> tuple[Action | None, str]:
-    """The rule's action with a script's returned action on top; (None, why) when it is invalid."""
-    if not override:
-        return base, ""
-    unknown = sorted(set(override) - set(_ACTION_KEYS))
-    if unknown:
-        return None, f"returned unknown action keys {', '.join(unknown)}"
-    target = override.get("target")
-    # A script that moves the request to the other side does not inherit the rule's backend, model,
-    # adapter or strategy: those belong to the side the rule named.
-    values = base.to_dict() if target in (None, base.target) else Action(str(target)).to_dict()
-    for key, value in override.items():
-        if value is not None and not isinstance(value, str):
-            return None, f"returned a non-string action.{key}"
-        values[key] = value
-    if values["target"] not in ("local", "cloud"):
-        return None, f"returned target {values['target']!r} (expected local or cloud)"
-    if values["strategy"] not in ("single", "fan_out", "pipeline", "ensemble"):
-        return None, f"returned strategy {values['strategy']!r}"
-    if values["strategy"] == "fan_out" and not config.settings.fan_out_enabled:
-        return None, "asked for fan_out, but orchestration.fan_out.enabled is false"
-    backend = values["backend"]
-    if backend is not None:
-        known = config.settings.backends.get(backend)
-        if known is None:
-            return None, f"returned unknown backend {backend!r}"
-        if known.side != values["target"]:
-            return None, f"returned backend {backend!r}, which serves the {known.side} side"
-    return Action(
-        target=str(values["target"]),
-        backend=values["backend"],
-        model=values["model"],
-        adapter=values["adapter"],
-        strategy=str(values["strategy"]),
-    ), " (the script's action wins)"
+# A capability gate: given the local backend a rule would use, why it cannot take this request
+# (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
+# turn lifecycle from the probed capabilities and the pack's size; the router only asks it.
+Gate = Callable[[str | None], str | None]
 
 
 class Router:
@@ -286,7 +47,7 @@ class Router:
 
     def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
         self.config = config
-        self.rules: tuple[CompiledRule, ...] = tuple(_compile_rules(config))
+        self.rules: tuple[CompiledRule, ...] = tuple(compile_rules(config))
         cx = config.routing.complexity
         self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
         self._delegate = command_pattern(DELEGATE_FLAGS)
@@ -304,10 +65,12 @@ class Router:
             for i, rule in enumerate(self.rules)
         )
 
-    def decide(self, request: ChatRequest, sticky: StickyView | None = None) -> RouteDecision:
+    def decide(
+        self, request: ChatRequest, sticky: StickyView | None = None, *, gate: Gate | None = None
+    ) -> RouteDecision:
         user_text = request.last_user_text
         complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
-        ctx = _Ctx(request, request.last_text, user_text, complexity)
+        ctx = Ctx(request, request.last_text, user_text, complexity)
         trace: list[Reason] = []
         delegate = find_command(self._delegate, DELEGATE_FLAGS, user_text)
         if delegate:
@@ -330,12 +93,34 @@ class Router:
                         seen[m.reason] = line
                 trace.append(line)
                 continue
-            merged, note = _merge_action(rule.action, m.action, self.config)
+            merged, note = merge_action(rule.action, m.action, self.config)
             if merged is None:
                 trace.append(
                     Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
                 )
                 continue
+            if gate is not None and merged.target == "local":
+                local = merged.backend or self._default_backend["local"]
+                why = gate(local)
+                if why is not None:
+                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    if rule.kind != "explicit":
+                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        continue
+                    fb = rule.fallback
+                    if fb is None or fb == "none" or fb not in self.config.settings.backends:
+                        raise GateRefused(
+                            f"{rule.name}: local backend {local} cannot take this request: {why}",
+                            hint="send it with /cloud, or give the rule a `fallback` backend",
+                        )
+                    side = self.config.settings.backends[fb].side
+                    trace.append(
+                        Reason(rule.name, rule.priority, True, f"{gated}; its fallback {fb} answers")
+                    )
+                    merged = Action(side, fb, None, None, "single")
+                    winner, action = rule, merged
+                    trace.extend(self._tails[i])
+                    break
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True
@@ -403,16 +188,30 @@ class Router:
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
+        side = "local" if target == "local" else "cloud"
+        backend = action.backend or self._default_backend[target]
+        model, adapter, strategy = action.model, action.adapter, action.strategy
         if sticky is not None:
             extra["sticky"] = sticky.to_dict()
+            forced = sticky.forced
+            if forced is not None:
+                # The turn index knows where this request must go (a tool result returning home, a
+                # denylisted tool following its parent): the rules' verdict stays in the trace.
+                trace.append(Reason("sticky", None, True, forced.reason))
+                if side != forced.side or (forced.backend and backend != forced.backend):
+                    side = "local" if forced.side == "local" else "cloud"
+                    rule, priority, backend = "sticky", None, forced.backend or backend
+                    model, adapter, strategy = forced.model, None, "single"
+            if sticky.family is not None:
+                extra["family"] = sticky.family
         return RouteDecision(
-            target="local" if target == "local" else "cloud",
+            target=side,  # type: ignore[arg-type]
             rule=rule,
             priority=priority,
-            backend=action.backend or self._default_backend[target],
-            model=action.model,
-            adapter=action.adapter,
-            strategy=action.strategy,  # type: ignore[arg-type]
+            backend=backend,
+            model=model,
+            adapter=adapter,
+            strategy=strategy,  # type: ignore[arg-type]
             delegate=delegate,
             request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),

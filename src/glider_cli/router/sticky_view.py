@@ -4,14 +4,32 @@ A bound view means the request belongs to a turn family that is held off the loc
 `/cloud` command or a cloud decision, for a TTL and a grace time). The router then refuses local for
 every follow-on: a request whose most recent message is not new user text (a tool result, an
 assistant or system continuation). `follow_on` overrides that test when the producer knows better.
+
+`forced` names a side (and backend, model) the request must go to whatever the rules say — a tool
+result returning to the side that issued its call, a denylisted tool following its parent — and
+`family` is the turn index's placement record; the router puts both into the one decision it makes
+(the trace's `sticky` line, `extra["family"]`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest
 from glider_cli.values import Frozen
+
+
+class Forced(Frozen):
+    """The side (and backend, model) a request must go to, and why."""
+
+    side: str
+    backend: str | None
+    model: str | None
+    reason: str
+
+    def __init__(self, side: str, backend: str | None, model: str | None, reason: str) -> None:
+        self.__dict__.update(side=side, backend=backend, model=model, reason=reason)
 
 
 class StickyView(Frozen):
@@ -19,11 +37,21 @@ class StickyView(Frozen):
     turn_id: str | None
     reason: str
     follow_on: bool | None
+    forced: Forced | None
+    family: Mapping[str, Any] | None
 
     def __init__(
-        self, bound: bool, turn_id: str | None = None, reason: str = "", follow_on: bool | None = None
+        self,
+        bound: bool,
+        turn_id: str | None = None,
+        reason: str = "",
+        follow_on: bool | None = None,
+        forced: Forced | None = None,
+        family: Mapping[str, Any] | None = None,
     ) -> None:
-        self.__dict__.update(bound=bound, turn_id=turn_id, reason=reason, follow_on=follow_on)
+        self.__dict__.update(
+            bound=bound, turn_id=turn_id, reason=reason, follow_on=follow_on, forced=forced, family=family
+        )
 
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:

@@ -19,11 +19,12 @@ from __future__ import annotations
 import operator
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from glider_cli.config.model import Trigger
 from glider_cli.domain import ChatRequest
 from glider_cli.router.complexity import LazyComplexity
+from glider_cli.values import Frozen
 
 if TYPE_CHECKING:
     from glider_cli.router.scripts import ScriptOutcome
@@ -58,13 +59,18 @@ class Context(Protocol):
         """`compute()` once per decision for `key` (work several rules share)."""
 
 
-class Match(NamedTuple):
+class Match(Frozen):
     """A matcher's verdict: matched or not, the trace reason, a script's action, a script failure."""
 
     matched: bool
     reason: str
-    action: dict[str, Any] | None = None
-    error: bool = False
+    action: dict[str, Any] | None
+    error: bool
+
+    def __init__(
+        self, matched: bool, reason: str, action: dict[str, Any] | None = None, error: bool = False
+    ) -> None:
+        self.__dict__.update(matched=matched, reason=reason, action=action, error=error)
 
 
 def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:

@@ -1,4 +1,4 @@
-"""`create_app(config, ...) -> Starlette`: the `glider serve` application factory.
+"""`create_app(config, ...) -> GliderApp`: the `glider serve` application factory.
 
 Contract:
 - Building the app does no I/O and starts nothing. The lifespan owns the upstream client (built
@@ -8,84 +8,63 @@ Contract:
   `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
   httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
   it once, here).
-- Routes: the model endpoints (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
-  `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
-  `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
-  `/api/playground/parse`, see `server.router_api`) and the context API (`server.context_api`, over
-  the live writer's ring when the app owns or was given an EventWriter).
-  A WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then
-  uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
-- Everything sits behind `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*); behind it,
+- Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
+  `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
+  the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
+  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`) and the context API
+  (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter),
+  the dashboard's APIs (`server.events_api`: a live event stream woken by the request path's writes,
+  requests, sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
+  (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
+  is answered as before).
+- Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
-  the routes name, so the behaviour is the routes'). Both wrap Starlette's own stack from outside
-  (`_App`), so a model request passes none of Starlette's middleware: an unexpected error there is
-  answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
+  the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
+  Both wrap the Starlette app from outside (`GliderApp`), so a model request passes none of
+  Starlette's middleware: an unexpected error there is answered by `ProxyEndpoint` in the client's
+  protocol instead of Starlette's plain-text 500. `GliderApp.state` is the Starlette app's state
+  (`proxy`, `registry`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING
 
-import orjson
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import ASGIApp, Scope
-from starlette.websockets import WebSocket
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli import __version__
 from glider_cli.backends.client import Upstream, make_upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
-from glider_cli.server.asgi import HotPaths, ProxyEndpoint, Reply
+from glider_cli.server.asgi import HotPaths
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.proxy import Decider, Proxy
-from glider_cli.server.replies import error_body
 from glider_cli.server.security import SecurityMiddleware
-from glider_cli.server.state import LoopSink
+from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
     import httpx
 
     from glider_cli.config.model import Config
+    from glider_cli.server.events_api import EventHub
+    from glider_cli.store.writer import EventWriter
 
 
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+class GliderApp:
+    """The ASGI app `create_app` returns: the outer layers around a Starlette app (see the contract)."""
 
+    def __init__(self, starlette: Starlette, outer: ASGIApp) -> None:
+        self.starlette = starlette
+        self.state = starlette.state
+        self._outer = outer
 
-def _models(config: Config, anthropic: bool) -> dict[str, Any]:
-    names: list[str] = ["glider-auto"]
-    for b in config.settings.backends.values():
-        if b.model and b.model not in names:
-            names.append(b.model)
-    if anthropic:
-        data = [
-            {"type": "model", "id": n, "display_name": n, "created_at": "2026-01-01T00:00:00Z"} for n in names
-        ]
-        return {"data": data, "has_more": False, "first_id": names[0], "last_id": names[-1]}
-    return {
-        "object": "list",
-        "data": [{"id": n, "object": "model", "created": 0, "owned_by": "glider"} for n in names],
-    }
-
-
-class _App(Starlette):
-    """Starlette with `outer` middleware wrapped around its whole stack, error middleware included."""
-
-    outer: tuple[Middleware, ...] = ()
-
-    def build_middleware_stack(self) -> ASGIApp:
-        app = super().build_middleware_stack()
-        for cls, args, kwargs in reversed(self.outer):
-            app = cls(app, *args, **kwargs)
-        return app
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._outer(scope, receive, send)
 
 
 def create_app(
@@ -98,9 +77,13 @@ def create_app(
     router: Decider | None = None,
     bound_host: str | None = None,
     upstream_kind: str = "native",
-) -> Starlette:
+) -> GliderApp:
     from glider_cli import paths as paths_mod
-    from glider_cli.protocol.parse import parse_request
+    from glider_cli.server.context_api import context_routes
+    from glider_cli.server.info_routes import info_routes
+    from glider_cli.server.model_routes import model_endpoints, model_routes
+    from glider_cli.server.router_api import router_routes
+    from glider_cli.store.writer import EventWriter
 
     env = os.environ if environ is None else environ
     settings = config.settings
@@ -113,32 +96,92 @@ def create_app(
         from glider_cli.router import Router
 
         router = Router(config)
-    from glider_cli.store.writer import EventWriter
-
     writer = None
     if sink is None:
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
+    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    from glider_cli.server.dashboard_api import dashboard_routes
+    from glider_cli.server.events_api import EventHub, events_routes
+    from glider_cli.server.ui.routes import ui_routes
+
+    # The dashboard's live stream is woken each time the request path's events are written.
+    hub = EventHub(live)
+    loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
+    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
+    endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
+    home = paths_mod.resolve(env)
+    routes = [
+        *info_routes(config, registry),
+        *model_routes(config, endpoints),
+        *router_routes(config, router),
+        *context_routes(home, settings.context, live),
+        *events_routes(home, settings.context, hub),
+        *dashboard_routes(config, router, home),
+        *ui_routes(env.get("GLIDER_TOKEN") or None),
+    ]
+    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
+    inner = Starlette(routes=routes, lifespan=lifespan)
+    inner.state.proxy = proxy
+    inner.state.registry = registry
+    # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
+    inner.state.events = hub
+    outer = SecurityMiddleware(
+        HotPaths(inner, endpoints=endpoints),
+        bound_host=bound_host if bound_host is not None else settings.server.host,
+        allowed_hosts=settings.server.allowed_hosts,
+        token=env.get("GLIDER_TOKEN") or None,
+    )
+    return GliderApp(inner, outer)
+
+
+def _proxy(
+    config: Config,
+    env: Mapping[str, str],
+    router: Decider,
+    registry: BackendRegistry,
+    sink: EventSink,
+    loop_sink: LoopSink,
+    upstream: Upstream | None,
+) -> Proxy:
+    """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
+    workers' events straight to `sink`."""
     import time
 
+    from glider_cli import paths as paths_mod
+    from glider_cli.protocol.parse import parse_request
     from glider_cli.store.events import IdGenerator
-    from glider_cli.turns.sticky import Stickiness
+    from glider_cli.turns.lifecycle import Turns
 
-    loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
+    settings = config.settings
     ids = IdGenerator()
-    proxy = Proxy(
-        router=router,
+    turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
+    from glider_cli.server.local_path import LocalPath
+
+    return Proxy(
+        turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
         sink=loop_sink,
         closing_sink=loop_sink.later,
         max_body_bytes=settings.server.max_body_bytes,
-        new_id=ids,
         upstream=upstream,
-        sticky=Stickiness(settings.sticky, settings.tool_followup, clock=time.time, new_id=ids),
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
+        local=LocalPath(registry, settings),
     )
+
+
+def _lifespan(
+    proxy: Proxy,
+    loop_sink: LoopSink,
+    writer: EventWriter | None,
+    transport: httpx.AsyncBaseTransport | None,
+    upstream_kind: str,
+    hub: EventHub,
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """Start what the app owns (the upstream client unless injected, the writer, delegation) and
+    close it on shutdown, after the last events were handed to the writer."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -152,12 +195,23 @@ def create_app(
         if writer is not None:
             writer.start()
             # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
-            proxy.sticky.rebuild(writer.recent())
+            proxy.turns.rebuild(writer.recent())
         assert proxy.delegation is not None
         proxy.delegation.start()
+        watch: asyncio.Task[None] | None = None
+        if proxy.local is not None:
+            # What each local backend serves, its window and tools; re-read when a backend comes back.
+            await proxy.local.probe(timeout=1.5)
+            watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+        ready = getattr(app.state, "on_ready", None)
+        if ready is not None:
+            ready()
         try:
             yield
         finally:
+            hub.close()
+            if watch is not None:
+                watch.cancel()
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()
@@ -166,88 +220,4 @@ def create_app(
             if writer is not None:
                 writer.close()
 
-    def endpoint(protocol: str) -> ProxyEndpoint:
-        async def handler(scope: Scope, raw: bytes) -> Reply:
-            return await proxy.handle(protocol, scope, raw)
-
-        return ProxyEndpoint(handler, limit, functools.partial(proxy.error, protocol))
-
-    limit = settings.server.max_body_bytes
-    messages = endpoint("anthropic")
-    chat = endpoint("openai_chat")
-    responses = endpoint("openai_responses")
-    count_tokens = ProxyEndpoint(proxy.count_tokens, limit, functools.partial(proxy.error, "anthropic"))
-
-    async def responses_get(request: Request) -> Response:
-        msg = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
-        return Response(
-            error_body("openai_responses", 404, msg), status_code=404, media_type="application/json"
-        )
-
-    async def responses_ws(websocket: WebSocket) -> None:
-        await websocket.close(code=1008)
-
-    async def models(request: Request) -> Response:
-        return _json(_models(config, "anthropic-version" in request.headers))
-
-    async def root(request: Request) -> Response:
-        return Response(b"glider\n" if request.method == "GET" else b"", media_type="text/plain")
-
-    async def hello(request: Request) -> Response:
-        return (
-            _json({"ok": True}) if request.method == "GET" else Response(b"", media_type="application/json")
-        )
-
-    async def healthz(request: Request) -> Response:
-        return _json(
-            {
-                "status": "ok",
-                "version": __version__,
-                "config": config.source,
-                "profile": config.profile,
-                "backends": registry.describe(),
-            }
-        )
-
-    routes: list[BaseRoute] = [
-        Route("/", root, methods=["GET", "HEAD"]),
-        Route("/api/hello", hello, methods=["GET", "HEAD"]),
-        Route("/healthz", healthz, methods=["GET"]),
-        WebSocketRoute("/v1/responses", responses_ws),
-    ]
-    hot: dict[str, ProxyEndpoint] = {}
-    for prefix in ("/v1", ""):
-        hot[f"{prefix}/messages"] = messages
-        hot[f"{prefix}/messages/count_tokens"] = count_tokens
-        hot[f"{prefix}/chat/completions"] = chat
-        hot[f"{prefix}/responses"] = responses
-        routes += [
-            Route(f"{prefix}/messages", messages, methods=["POST"]),
-            Route(f"{prefix}/messages/count_tokens", count_tokens, methods=["POST"]),
-            Route(f"{prefix}/chat/completions", chat, methods=["POST"]),
-            Route(f"{prefix}/responses", responses, methods=["POST"]),
-            Route(f"{prefix}/responses", responses_get, methods=["GET"]),
-            Route(f"{prefix}/models", models, methods=["GET"]),
-        ]
-    from glider_cli.server.router_api import router_routes
-
-    routes += router_routes(config, router)
-    from glider_cli.server.context_api import context_routes
-
-    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
-    routes += context_routes(paths_mod.resolve(env), settings.context, live)
-
-    host = bound_host if bound_host is not None else settings.server.host
-    app = _App(routes=routes, lifespan=lifespan)
-    app.outer = (
-        Middleware(
-            SecurityMiddleware,
-            bound_host=host,
-            allowed_hosts=settings.server.allowed_hosts,
-            token=env.get("GLIDER_TOKEN") or None,
-        ),
-        Middleware(HotPaths, endpoints=hot),
-    )
-    app.state.proxy = proxy
-    app.state.registry = registry
-    return app
+    return lifespan

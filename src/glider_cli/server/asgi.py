@@ -17,11 +17,10 @@ stream): they are the hot path. Contract:
   complete (and with it the upstream request, whose response is closed in the relay's `finally`).
   A handler that raises anything else is logged (`uvicorn.error`, with the traceback) and answered
   with `on_error(500, ...)`, the client protocol's error shape.
-  Glider's own server protocol (`server.http_protocol`) offers a hook list under
-  `scope["extensions"][ON_CONNECTION_LOST]` and calls it when the connection drops: registering
-  there costs nothing per request. Under any other ASGI server a watcher task waits on `receive()`
-  for `http.disconnect` instead. A stream is always closed (`aclose`), so its
-  `finally` — where the outcome event is written — runs on completion, failure and disconnect.
+  A disconnect is seen the ASGI way, under any server: a watcher task waits on `receive()` for
+  `http.disconnect` while the handler runs and the reply is sent. A stream is always closed
+  (`aclose`), so its `finally` — where the outcome event is written — runs on completion, failure
+  and disconnect.
 """
 
 from __future__ import annotations
@@ -36,9 +35,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from glider_cli.errors import RequestError
 
 _log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
-
-# scope["extensions"] key: a list of callables the server calls (no arguments) when the connection is lost.
-ON_CONNECTION_LOST = "glider.connection_lost"
 
 
 class ClientGone(Exception):
@@ -107,8 +103,8 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
                 reply.after()
             raise
         if reply.after is not None:
-            # Next loop pass: after a coalescing transport's flush (server.http_protocol), before the
-            # connection's next request is read.
+            # Next loop pass: the reply's bytes are with the transport, and the connection's next
+            # request is not read yet.
             asyncio.get_running_loop().call_soon(reply.after)
         return
     stream = reply.stream
@@ -165,19 +161,7 @@ class ProxyEndpoint:
         task = asyncio.current_task()
         assert task is not None
         state = _Watch()
-        hooks: list[Callable[[], None]] | None = scope.get("extensions", {}).get(ON_CONNECTION_LOST)
-        watcher: asyncio.Task[None] | None = None
-        lost: Callable[[], None] | None = None
-        if hooks is not None:
-
-            def lost() -> None:
-                if not state.done:
-                    state.disconnected = True
-                    task.cancel()
-
-            hooks.append(lost)
-        else:
-            watcher = asyncio.create_task(_watch(receive, task, state))
+        watcher = asyncio.create_task(_watch(receive, task, state))
         try:
             try:
                 reply = await self.handler(scope, body)
@@ -192,7 +176,4 @@ class ProxyEndpoint:
             task.uncancel()
         finally:
             state.done = True
-            if watcher is not None:
-                watcher.cancel()
-            if hooks is not None and lost in hooks:
-                hooks.remove(lost)
+            watcher.cancel()

@@ -3,10 +3,10 @@
 `context_routes(paths, settings, writer) -> list[BaseRoute]`; `writer` is the serve lifespan's
 EventWriter (recent events and episodes then come from its ring), or None to read the files only.
 
-    GET  /api/context/recent?limit=50           list of events, newest last
-    GET  /api/context/turns                     list of episode dicts
+    GET  /api/context/recent?limit=50&before=   list of events, newest last
+    GET  /api/context/turns?limit=&before=      list of episode dicts
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
-    GET  /api/context/episodes?limit=N          list of episode dicts, newest last
+    GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
     GET  /api/context/query?q=<query>           what `glider context query --json` prints
     POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
@@ -16,25 +16,28 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     POST /api/context/prune {"days"?, "dry_run"?}   {"plan", "applied", "result"}; days defaults to
                                                     context.retain_days
 
+Paging: `before` is a cursor to page back with. For `recent` it is an event id (the events older
+than it); for `turns` and `episodes` a turn id (the turns listed before it), so the first item of a
+page is the cursor of the next. Without `limit`, `turns` lists every turn as before.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
 Work that reads or writes files runs in the thread pool, never on the event loop.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-import orjson
-from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from glider_cli.config.settings import ContextSettings
-from glider_cli.errors import QueryError
+from glider_cli.errors import QueryError, RequestError
 from glider_cli.paths import Paths
+from glider_cli.server.http_json import json_object, json_response
 from glider_cli.store.service import ContextStore
 from glider_cli.store.writer import EventWriter
 
@@ -52,12 +55,8 @@ class _BadRequest(Exception):
             self.body["position"] = position
 
 
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(value, default=str), status_code=status, media_type="application/json")
-
-
 def _error(status: int, body: dict[str, Any]) -> Response:
-    return _json({"error": body}, status)
+    return json_response({"error": body}, status)
 
 
 def _int_param(request: Request, name: str, default: int) -> int:
@@ -69,24 +68,29 @@ def _int_param(request: Request, name: str, default: int) -> int:
     return int(raw)
 
 
+def _page(items: list[dict[str, Any]], limit: int | None, before: str | None) -> list[dict[str, Any]]:
+    """The `limit` turns listed before the turn `before` (all of them when it is not listed)."""
+    if before is not None:
+        at = next((i for i, e in enumerate(items) if e.get("turn_id") == before), None)
+        if at is not None:
+            items = items[:at]
+    return items[-limit:] if limit is not None else items
+
+
+def _cursor(request: Request) -> str | None:
+    raw = request.query_params.get("before", "").strip()
+    if not raw:
+        return None
+    if len(raw) > 200 or any(c.isspace() for c in raw):
+        raise _BadRequest("before must be one token (no spaces)", "before")
+    return raw
+
+
 def _str_param(request: Request, name: str) -> str:
     raw = request.query_params.get(name, "").strip()
     if not raw or any(c.isspace() for c in raw):
         raise _BadRequest(f"{name} is required (one token, no spaces)", name)
     return raw
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw:
-        return {}
-    try:
-        data = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise _BadRequest(f"the body is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise _BadRequest("the body must be a JSON object")
-    return data
 
 
 def _dir_param(body: dict[str, Any]) -> Path:
@@ -106,7 +110,7 @@ def context_routes(
     store = ContextStore(paths, settings, writer)
 
     async def call(fn: Callable[[], T]) -> T:
-        return await run_in_threadpool(fn)
+        return await asyncio.to_thread(fn)
 
     def guarded(
         handler: Callable[[Request], Any],
@@ -117,6 +121,8 @@ def context_routes(
                 return result
             except _BadRequest as exc:
                 return _error(400, exc.body)
+            except RequestError as exc:  # the body is not a JSON object
+                return _error(exc.status, {"message": exc.message})
             except QueryError as exc:
                 body: dict[str, Any] = {"message": exc.message}
                 if exc.position is not None:
@@ -127,43 +133,56 @@ def context_routes(
 
     async def recent(request: Request) -> Response:
         limit = _int_param(request, "limit", 50)
-        return _json(await call(lambda: store.recent(limit)))
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.recent(limit)))
+
+        def older() -> list[dict[str, Any]]:
+            evs = [e for e in store.recent(store.settings.max_events) if e["id"] < before]
+            return evs[-limit:]
+
+        return json_response(await call(older))
 
     async def turns(request: Request) -> Response:
-        return _json(await call(store.turns))
+        limit = _int_param(request, "limit", MAX_LIMIT) if request.query_params.get("limit") else None
+        before = _cursor(request)
+        return json_response(_page(await call(store.turns), limit, before))
 
     async def turn(request: Request) -> Response:
         tid = request.path_params["turn_id"]
         detail = await call(lambda: store.turn(tid))
         if detail is None:
             return _error(404, {"message": f"no turn {tid!r}", "param": "turn_id"})
-        return _json(detail)
+        return json_response(detail)
 
     async def episodes(request: Request) -> Response:
         limit = _int_param(request, "limit", store.settings.max_events)
-        return _json(await call(lambda: store.episodes(limit)))
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.episodes(limit)))
+        return json_response(_page(await call(store.episodes), limit, before))
 
     async def export(request: Request) -> Response:
-        lines: AsyncIterator[bytes] = iterate_in_threadpool(store.export())
-        return StreamingResponse(lines, media_type="application/x-ndjson")
+        # A plain iterator: Starlette reads it in its thread pool, one line at a time.
+        return StreamingResponse(store.export(), media_type="application/x-ndjson")
 
     async def query(request: Request) -> Response:
         q = request.query_params.get("q", "")
         if not q.strip():
             raise _BadRequest("q is required: <turn_id> [options] keyword…", "q")
-        return _json((await call(lambda: store.query(q))).to_json())
+        return json_response((await call(lambda: store.query(q))).to_json())
 
     async def index_tree(request: Request) -> Response:
-        body = await _body(request)
+        body = await json_object(request, empty=True)
         root = _dir_param(body)
         turn_id = body.get("turn_id")
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise _BadRequest("turn_id must be a non-empty string", "turn_id")
-        return _json((await call(lambda: store.index_tree(root, turn_id=turn_id))).to_dict())
+        return json_response((await call(lambda: store.index_tree(root, turn_id=turn_id))).to_dict())
 
     async def index_symbols(request: Request) -> Response:
-        root = _dir_param(await _body(request))
-        return _json((await call(lambda: store.index_symbols(root))).to_dict())
+        root = _dir_param(await json_object(request, empty=True))
+        return json_response((await call(lambda: store.index_symbols(root))).to_dict())
 
     async def communities(request: Request) -> Response:
         turn_id = _str_param(request, "turn_id")
@@ -173,15 +192,15 @@ def context_routes(
         limit = _int_param(request, "limit", 20)
         value = "1" if algorithm == "components" else "louvain"
         text = f"{turn_id} communities={value} limit={limit}"
-        return _json((await call(lambda: store.query(text))).to_json())
+        return json_response((await call(lambda: store.query(text))).to_json())
 
     async def explain(request: Request) -> Response:
         turn_id = _str_param(request, "turn_id")
         eid = _str_param(request, "id")
-        return _json((await call(lambda: store.query(f"{turn_id} explain={eid}"))).to_json())
+        return json_response((await call(lambda: store.query(f"{turn_id} explain={eid}"))).to_json())
 
     async def prune(request: Request) -> Response:
-        body = await _body(request)
+        body = await json_object(request, empty=True)
         days = body.get("days")
         if days is not None and (type(days) is not int or not 1 <= days <= 100_000):
             raise _BadRequest("days must be a whole number of at least 1", "days")
@@ -198,7 +217,7 @@ def context_routes(
                 "result": result.to_dict() if result else None,
             }
 
-        return _json(await call(work))
+        return json_response(await call(work))
 
     p = "/api/context"
     return [

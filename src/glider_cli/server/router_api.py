@@ -15,41 +15,19 @@ never a 500.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from typing import TYPE_CHECKING
 
-import orjson
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from glider_cli.errors import GliderError, RequestError
-from glider_cli.server.replies import error_body
+from glider_cli.server.http_json import error_response, json_object, json_response
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.server.proxy import Decider
-
-
-def _json(value: Any, status: int = 200) -> Response:
-    return Response(orjson.dumps(value, default=str), status_code=status, media_type="application/json")
-
-
-def _error(status: int, message: str) -> Response:
-    return Response(
-        error_body("openai_chat", status, message), status_code=status, media_type="application/json"
-    )
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    raw = await request.body()
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise RequestError(f"body is not valid JSON: {exc}") from None
-    if not isinstance(obj, dict):
-        raise RequestError("body must be a JSON object")
-    return obj
 
 
 def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
@@ -57,7 +35,7 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
         from glider_cli.protocol.parse import PROTOCOLS, guess_protocol, parse_request
 
         try:
-            obj = await _body(request)
+            obj = await json_object(request)
             inner = obj.get("request", obj)
             if not isinstance(inner, dict):
                 raise RequestError("'request' must be a JSON object", status=422)
@@ -71,33 +49,33 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
             chat = parse_request(protocol, inner, {str(k): str(v) for k, v in headers.items()})
             decision = router.decide(chat)
         except RequestError as exc:
-            return _error(exc.status, exc.message)
+            return error_response("openai_chat", exc.status, exc.message)
         except GliderError as exc:
-            return _error(422, exc.message)
-        return _json(decision.to_dict())
+            return error_response("openai_chat", 422, exc.message)
+        return json_response(decision.to_dict())
 
     async def lint(request: Request) -> Response:
         from glider_cli.app.lint import lint as run_lint
 
         # Script checks wait on the sandbox worker: off the event loop.
-        report = await run_in_threadpool(run_lint, config)
-        return _json({"ok": report.ok, **report.to_dict()})
+        report = await asyncio.to_thread(run_lint, config)
+        return json_response({"ok": report.ok, **report.to_dict()})
 
     async def playground(request: Request) -> Response:
         from glider_cli.router.scripts import check_source
 
         try:
-            obj = await _body(request)
+            obj = await json_object(request)
             source = obj.get("source")
             filename = obj.get("filename") or "playground.star"
             if not isinstance(source, str) or not isinstance(filename, str):
                 raise RequestError("'source' (and 'filename') must be strings", status=422)
         except RequestError as exc:
-            return _error(exc.status, exc.message)
+            return error_response("openai_chat", exc.status, exc.message)
         # Parse and load happen in the checking sandbox (bounded in time and memory), and the wait
         # for it happens off the event loop.
-        errors = [e.to_dict() for e in await run_in_threadpool(check_source, source, filename)]
-        return _json({"ok": not errors, "errors": errors})
+        errors = [e.to_dict() for e in await asyncio.to_thread(check_source, source, filename)]
+        return json_response({"ok": not errors, "errors": errors})
 
     return [
         Route("/api/router/explain", explain, methods=["POST"]),

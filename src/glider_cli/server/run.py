@@ -5,8 +5,9 @@ address) and returns a `Prepared` value without opening a socket, so `glider ser
 config as `Error: ...` (exit 1) before anything listens. `run(prepared)` blocks serving it.
 Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uvicorn's access log is
 off: request lines would be noise on the hot path, and the event log already records every request;
-so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Responses
-are written through `server.http_protocol` (one socket write per event-loop pass).
+so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Only
+uvicorn's public settings are used (`uvicorn.Config`, `uvicorn.Server`); its `auto` choices pick
+httptools and uvloop, both dependencies of Glider.
 """
 
 from __future__ import annotations
@@ -61,11 +62,8 @@ def prepare(
 
 
 def uvicorn_options() -> dict[str, Any]:
-    """The uvicorn settings `glider serve` runs with (tests serve the app with the same ones)."""
-    from glider_cli.server.http_protocol import CoalescingHttpToolsProtocol
-
+    """The `uvicorn.Config` settings `glider serve` runs with (tests serve the app with the same ones)."""
     return {
-        "http": CoalescingHttpToolsProtocol,
         "log_level": "warning",
         "access_log": False,
         # Glider binds loopback and reads no client address: X-Forwarded-* rewriting is work for nothing.
@@ -77,6 +75,15 @@ def uvicorn_options() -> dict[str, Any]:
 
 
 def run(prepared: Prepared) -> None:
+    """Serve until interrupted. Ctrl-C ends it quietly (uvicorn re-raises the signal once it has shut
+    down); a server that could not start (the port is taken) exits 3, as `uvicorn.run` does."""
     import uvicorn
 
-    uvicorn.run(prepared.app, host=prepared.host, port=prepared.port, **uvicorn_options())
+    config = uvicorn.Config(prepared.app, host=prepared.host, port=prepared.port, **uvicorn_options())
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    if not server.started:
+        raise SystemExit(3)

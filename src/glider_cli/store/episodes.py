@@ -14,17 +14,16 @@ so the CLI (reading the log) and `glider serve` (reading its ring) agree. An epi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.store import events as ev
+from glider_cli.values import Frozen
 
 ASK_CHARS = 200
 MAX_FILES = 20
 
 
-@dataclass(frozen=True)
-class Episode:
+class Episode(Frozen):
     turn_id: str
     first_ts: str
     last_ts: str
@@ -33,6 +32,28 @@ class Episode:
     routed: str
     outcome: str
     files: tuple[str, ...]
+
+    def __init__(
+        self,
+        turn_id: str,
+        first_ts: str,
+        last_ts: str,
+        events: int,
+        asked: str,
+        routed: str,
+        outcome: str,
+        files: tuple[str, ...],
+    ) -> None:
+        self.__dict__.update(
+            turn_id=turn_id,
+            first_ts=first_ts,
+            last_ts=last_ts,
+            events=events,
+            asked=asked,
+            routed=routed,
+            outcome=outcome,
+            files=files,
+        )
 
     @property
     def summary(self) -> str:

@@ -28,7 +28,6 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ import orjson
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store import gcpause, log
+from glider_cli.values import Frozen
 
 PROVENANCES: tuple[str, ...] = ("EXTRACTED", "INFERRED", "RUNTIME")
 KINDS: tuple[str, ...] = ("file", "dir", "symbol", "note", "turn")
@@ -45,15 +45,28 @@ ENTITIES_FILE = "entities.jsonl"
 LOCK_FILE = "entities.lock"
 
 
-@dataclass(frozen=True, slots=True)
-class Entity:
+class Entity(Frozen):
     id: str
     kind: str
     name: str
     path: str | None
     prov: str
-    turn: str | None = None
-    data: Mapping[str, Any] = field(default_factory=dict)
+    turn: str | None
+    data: Mapping[str, Any]
+
+    def __init__(
+        self,
+        id: str,
+        kind: str,
+        name: str,
+        path: str | None,
+        prov: str,
+        turn: str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.__dict__.update(
+            id=id, kind=kind, name=name, path=path, prov=prov, turn=turn, data={} if data is None else data
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,12 +83,14 @@ class Entity:
         return {"v": 1, "rec": "entity", **self.to_dict()}
 
 
-@dataclass(frozen=True, slots=True)
-class Edge:
+class Edge(Frozen):
     src: str
     dst: str
     type: str
     prov: str
+
+    def __init__(self, src: str, dst: str, type: str, prov: str) -> None:
+        self.__dict__.update(src=src, dst=dst, type=type, prov=prov)
 
     def to_dict(self) -> dict[str, Any]:
         return {"src": self.src, "dst": self.dst, "type": self.type, "prov": self.prov}
@@ -84,10 +99,12 @@ class Edge:
         return {"v": 1, "rec": "edge", **self.to_dict()}
 
 
-@dataclass(frozen=True, slots=True)
-class KeyValue:
+class KeyValue(Frozen):
     value: Any
     prov: str
+
+    def __init__(self, value: Any, prov: str) -> None:
+        self.__dict__.update(value=value, prov=prov)
 
 
 def drop_record(entity_id: str) -> dict[str, Any]:
@@ -183,9 +200,6 @@ class Graph:
         for src, out in self._out.items():
             for (dst, t), prov in out.items():
                 yield Edge(src, dst, t, prov)
-
-    def edge_count(self) -> int:
-        return sum(len(o) for o in self._out.values())
 
     def neighbours(self, entity_id: str) -> list[tuple[str, str, str, str]]:
         """(other id, edge type, provenance, "out"|"in") for every edge touching `entity_id`."""

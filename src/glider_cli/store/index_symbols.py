@@ -18,13 +18,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from glider_cli.store.graph import Edge, Entity, EntityStore, Graph, drop_record, unlink_record
 from glider_cli.store.symbols import LANG_BY_EXT, FileSymbols, extract
 from glider_cli.store.walk import WalkEntry, walk
+from glider_cli.values import Frozen, init_fields
 
 Progress = Callable[[int, str], None]
 
@@ -32,8 +32,7 @@ MAX_SOURCE_BYTES = 2_000_000
 _JS_EXTS = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", "/index.ts", "/index.tsx", "/index.js")
 
 
-@dataclass(frozen=True)
-class SymbolIndexResult:
+class SymbolIndexResult(Frozen):
     root: str
     files: int
     parsed: int
@@ -42,8 +41,35 @@ class SymbolIndexResult:
     imports: int
     removed: int
     errors: tuple[str, ...]
-    by_lang: dict[str, int] = field(default_factory=dict)
-    ms: float = 0.0
+    by_lang: dict[str, int]
+    ms: float
+
+    def __init__(
+        self,
+        root: str,
+        files: int,
+        parsed: int,
+        unchanged: int,
+        symbols: int,
+        imports: int,
+        removed: int,
+        errors: tuple[str, ...],
+        by_lang: dict[str, int] | None = None,
+        ms: float = 0.0,
+    ) -> None:
+        init_fields(
+            self,
+            root,
+            files,
+            parsed,
+            unchanged,
+            symbols,
+            imports,
+            removed,
+            errors,
+            {} if by_lang is None else by_lang,
+            ms,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)

@@ -14,18 +14,17 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from glider_cli.store.graph import Edge, Entity, EntityStore, Graph, drop_record, key_record
 from glider_cli.store.walk import walk
+from glider_cli.values import Frozen, init_fields
 
 Progress = Callable[[int, str], None]
 
 
-@dataclass(frozen=True)
-class TreeIndexResult:
+class TreeIndexResult(Frozen):
     root: str
     files: int
     dirs: int
@@ -34,6 +33,19 @@ class TreeIndexResult:
     removed: int
     turn_id: str | None
     ms: float
+
+    def __init__(
+        self,
+        root: str,
+        files: int,
+        dirs: int,
+        changed: int,
+        unchanged: int,
+        removed: int,
+        turn_id: str | None,
+        ms: float,
+    ) -> None:
+        init_fields(self, root, files, dirs, changed, unchanged, removed, turn_id, ms)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)

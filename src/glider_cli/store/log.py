@@ -23,7 +23,6 @@ import datetime as dt
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +36,16 @@ _DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
 _EVENT_START = b'{"v":'
 
 
-@dataclass
 class ReadStats:
-    files: int = 0
-    lines: int = 0
-    events: int = 0
-    torn: int = 0
-    corrupt: int = 0
-    recovered: int = 0
+    """Counters one read adds to (state, not a value: readers increment them)."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.lines = 0
+        self.events = 0
+        self.torn = 0
+        self.corrupt = 0
+        self.recovered = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)

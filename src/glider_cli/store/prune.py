@@ -19,31 +19,42 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from glider_cli.errors import StoreError
 from glider_cli.store import log
+from glider_cli.values import Frozen, init_fields
 
 
-@dataclass(frozen=True)
-class PruneItem:
+class PruneItem(Frozen):
     path: str
     day: str
     bytes: int
+
+    def __init__(self, path: str, day: str, bytes: int) -> None:
+        init_fields(self, path, day, bytes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "day": self.day, "bytes": self.bytes}
 
 
-@dataclass(frozen=True)
-class PrunePlan:
+class PrunePlan(Frozen):
     today: str
     retain_days: int
     cutoff: str
     delete: tuple[PruneItem, ...]
     keep: tuple[PruneItem, ...]
+
+    def __init__(
+        self,
+        today: str,
+        retain_days: int,
+        cutoff: str,
+        delete: tuple[PruneItem, ...],
+        keep: tuple[PruneItem, ...],
+    ) -> None:
+        init_fields(self, today, retain_days, cutoff, delete, keep)
 
     @property
     def bytes_freed(self) -> int:
@@ -60,11 +71,18 @@ class PrunePlan:
         }
 
 
-@dataclass(frozen=True)
-class PruneResult:
+class PruneResult(Frozen):
     deleted: tuple[str, ...]
     already_gone: tuple[str, ...]
     refused: tuple[str, ...]
+
+    def __init__(
+        self,
+        deleted: tuple[str, ...],
+        already_gone: tuple[str, ...],
+        refused: tuple[str, ...],
+    ) -> None:
+        init_fields(self, deleted, already_gone, refused)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -24,7 +24,6 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from rapidfuzz import process
@@ -33,18 +32,30 @@ from glider_cli.errors import QueryError
 from glider_cli.store.graph import Entity, Graph
 from glider_cli.store.query_parse import ParsedQuery, parse
 from glider_cli.store.search import SearchIndex, tokens
+from glider_cli.values import Frozen, init_fields
 
 MAX_MEMBERS = 25
 HUBS = 5
 
 
-@dataclass
-class QueryAnswer:
+class QueryAnswer(Frozen):
     query: ParsedQuery
     mode: str
-    results: list[dict[str, Any]] = field(default_factory=list)
-    detail: dict[str, Any] | None = None
-    fuzzy: dict[str, str] = field(default_factory=dict)
+    results: list[dict[str, Any]]
+    detail: dict[str, Any] | None
+    fuzzy: dict[str, str]
+
+    def __init__(
+        self,
+        query: ParsedQuery,
+        mode: str,
+        results: list[dict[str, Any]] | None = None,
+        detail: dict[str, Any] | None = None,
+        fuzzy: dict[str, str] | None = None,
+    ) -> None:
+        init_fields(
+            self, query, mode, [] if results is None else results, detail, {} if fuzzy is None else fuzzy
+        )
 
     def to_json(self) -> Any:
         """What `--json` prints: the result list, or the mode's own object."""

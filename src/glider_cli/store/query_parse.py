@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from rapidfuzz import process
 
 from glider_cli.errors import QueryError
+from glider_cli.values import Frozen, init_fields
 
 KEYS = ("clone_path", "goal", "plan", "file-tree")
 QUERY_KINDS = ("note", "file", "dir", "symbol")
@@ -37,21 +37,51 @@ _OPTION = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)=(.*)$", re.DOTALL)
 _WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
+class ParsedQuery(Frozen):
     text: str
     turn_id: str
-    key: str | None = None
-    kind: str | None = None
-    prov: str | None = None
-    path: tuple[str, str] | None = None
-    neigh: str | None = None
-    explain: str | None = None
-    communities: str | None = None
-    limit: int = DEFAULT_LIMIT
-    groups: tuple[tuple[str, ...], ...] = ()
+    key: str | None
+    kind: str | None
+    prov: str | None
+    path: tuple[str, str] | None
+    neigh: str | None
+    explain: str | None
+    communities: str | None
+    limit: int
+    groups: tuple[tuple[str, ...], ...]
     # Offset of each option's value (and of "turn_id") in `text`, for errors found while answering.
-    positions: Mapping[str, int] = field(default_factory=dict)
+    positions: Mapping[str, int]
+
+    def __init__(
+        self,
+        text: str,
+        turn_id: str,
+        key: str | None = None,
+        kind: str | None = None,
+        prov: str | None = None,
+        path: tuple[str, str] | None = None,
+        neigh: str | None = None,
+        explain: str | None = None,
+        communities: str | None = None,
+        limit: int = DEFAULT_LIMIT,
+        groups: tuple[tuple[str, ...], ...] = (),
+        positions: Mapping[str, int] | None = None,
+    ) -> None:
+        init_fields(
+            self,
+            text,
+            turn_id,
+            key,
+            kind,
+            prov,
+            path,
+            neigh,
+            explain,
+            communities,
+            limit,
+            groups,
+            {} if positions is None else positions,
+        )
 
     @property
     def mode(self) -> str:

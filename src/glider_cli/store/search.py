@@ -15,12 +15,12 @@ import heapq
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
 from glider_cli.store import gcpause
 from glider_cli.store.graph import Entity, Graph
+from glider_cli.values import Frozen
 
 K1 = 1.2
 B = 0.75
@@ -51,11 +51,13 @@ def entity_text(e: Entity) -> str:
     return " ".join(bits)
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(Frozen):
     entity: Entity
     score: float
     matched: tuple[str, ...]
+
+    def __init__(self, entity: Entity, score: float, matched: tuple[str, ...]) -> None:
+        self.__dict__.update(entity=entity, score=score, matched=matched)
 
 
 class SearchIndex:

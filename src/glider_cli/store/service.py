@@ -1,7 +1,7 @@
 """ContextStore: the one facade the CLI (`glider context …`, `glider prune`) and the HTTP API share.
 
 It reads the files under `$GLIDER_HOME/context` (and, inside `glider serve`, the live EventWriter's
-ring) and returns plain values (dicts and dataclasses with `to_dict()`):
+ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict()`):
 - `recent(limit)`: the newest events, oldest first (the writer's ring when there is one);
 - `episodes(limit)` / `turns()`: episode dicts (see `store.episodes`), oldest first;
 - `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn;

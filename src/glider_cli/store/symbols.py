@@ -13,8 +13,9 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
+
+from glider_cli.values import Frozen
 
 LANG_BY_EXT: dict[str, str] = {
     ".py": "python",
@@ -33,20 +34,24 @@ LANG_BY_EXT: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Symbol:
+class Symbol(Frozen):
     name: str
     qualname: str
     kind: str
     line: int
     end_line: int
 
+    def __init__(self, name: str, qualname: str, kind: str, line: int, end_line: int) -> None:
+        self.__dict__.update(name=name, qualname=qualname, kind=kind, line=line, end_line=end_line)
 
-@dataclass
+
 class FileSymbols:
-    symbols: list[Symbol] = field(default_factory=list)
-    imports: list[str] = field(default_factory=list)
-    error: str | None = None
+    """What one file declares, filled in as the extractor walks it (state, not a value)."""
+
+    def __init__(self) -> None:
+        self.symbols: list[Symbol] = []
+        self.imports: list[str] = []
+        self.error: str | None = None
 
 
 def extract(lang: str, source: bytes) -> FileSymbols:

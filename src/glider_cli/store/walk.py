@@ -11,26 +11,28 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pathspec
 
 from glider_cli.errors import StoreError
+from glider_cli.values import Frozen
 
 if TYPE_CHECKING:
     _Spec = pathspec.PathSpec[Any]
 _ALWAYS_SKIP = frozenset({".git", ".hg", ".svn"})
 
 
-@dataclass(frozen=True, slots=True)
-class WalkEntry:
+class WalkEntry(Frozen):
     path: str
     rel: str
     is_dir: bool
     size: int
     mtime_ns: int
+
+    def __init__(self, path: str, rel: str, is_dir: bool, size: int, mtime_ns: int) -> None:
+        self.__dict__.update(path=path, rel=rel, is_dir=is_dir, size=size, mtime_ns=mtime_ns)
 
 
 def _load_spec(directory: str) -> _Spec | None:

@@ -11,8 +11,8 @@ Contract:
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
-- Redaction is guaranteed before anything reaches the ring or disk: an event whose `data` the
-  writer finds clean (the top two levels walked as `redact` would, with a substring check for
+- Redaction is guaranteed before anything reaches the ring or disk (`store.settle`): an event whose
+  `data` the writer finds clean (the top two levels walked as `redact` would, with a substring check for
   strings; deeper lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they
   are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
   other event (or one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses,
@@ -39,25 +39,18 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import functools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
-
-import orjson
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store import log
-from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.redact import may_need_redaction, redact, sensitive_name, text_may_need_redaction
-
-# Only JSON-native values take the fast path; everything else is handed to `redact` first.
-_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+from glider_cli.store.events import IdGenerator, format_ts
+from glider_cli.store.settle import Pending, settle, snapshot
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
@@ -67,81 +60,25 @@ _BACKLOG = 256
 # How often a kept-open day file is checked against its path (see EventWriter._append).
 _RECHECK = 1.0
 
-# (id, type, ts, turn_id, data) as emitted; (day, line or None when it could not be encoded) as settled.
-_Pending = tuple[str, str, str, "str | None", dict[str, Any]]
+# (day, line or None when it could not be encoded) as settled.
 _Line = tuple[str, "bytes | None"]
 
 
-@dataclass
 class WriterStats:
-    emitted: int = 0
-    written: int = 0
-    failed: int = 0
-    batches: int = 0
-    redacted: int = 0
-    warm_loaded: int = 0
-    warm_window_lines: int = 0
-    torn_on_load: int = 0
+    """The writer's counters (state, not a value: the writer increments them)."""
+
+    def __init__(self) -> None:
+        self.emitted = 0
+        self.written = 0
+        self.failed = 0
+        self.batches = 0
+        self.redacted = 0
+        self.warm_loaded = 0
+        self.warm_window_lines = 0
+        self.torn_on_load = 0
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
-
-
-# Most of an event's bytes repeat from event to event (a RouteDecided's trace, a backend's name), so
-# the check runs per top-level key and value and remembers its verdicts by the exact bytes checked.
-# Parts that carry ids change every time and cycle through; the repeating ones stay (a small cache:
-# its keys are the bytes themselves).
-_suspect = functools.lru_cache(maxsize=256)(may_need_redaction)
-
-
-def _clean(data: dict[str, Any], top: bool = True) -> bool:
-    """True when `redact(data) == data`. Walks the top level and the dicts right under it the way
-    `redact` does (strings by a substring check, numbers as they are); deeper lists and dicts are
-    judged on the JSON bytes they are written as. Anything not JSON-native: False (the full walk)."""
-    for k, v in data.items():
-        if type(k) is not str:
-            return False
-        t = type(v)
-        if t is str:
-            if sensitive_name(k) or text_may_need_redaction(v):
-                return False
-        elif v is None or t is int or t is float or t is bool:
-            continue
-        elif t is dict and top:
-            if not _clean(v, False):
-                return False
-        elif t is dict or t is list:
-            if _suspect(orjson.dumps(v, option=_STRICT)):
-                return False
-        else:
-            return False
-    return True
-
-
-def snapshot(data: Mapping[str, Any]) -> dict[str, Any]:
-    """An owned copy of `data` as it is at emit time: a JSON round trip (C speed), or for values
-    that are not JSON-native the `redact` walk (which copies as it goes) there and then."""
-    try:
-        copy = orjson.loads(orjson.dumps(data, option=_STRICT))
-    except TypeError:
-        return dict(redact(dict(data)))
-    return copy if isinstance(copy, dict) else dict(redact(dict(data)))
-
-
-def settle(item: _Pending) -> tuple[dict[str, Any], bytes | None, bool]:
-    """A pending event -> (the redacted event, its JSONL line or None, whether `redact` ran)."""
-    id_, type_, ts, turn_id, data = item
-    ev = make_event(id_, type_, ts, turn_id, data)
-    try:
-        if _clean(data):
-            return ev, orjson.dumps(ev, option=_STRICT | orjson.OPT_APPEND_NEWLINE), False
-    except TypeError:
-        pass  # not JSON-native: the full walk below
-    ev = make_event(id_, type_, ts, turn_id, redact(data))
-    try:
-        return ev, log.encode(ev), True
-    except TypeError:  # e.g. an integer beyond 64 bits
-        return ev, None, True
 
 
 class EventWriter:
@@ -162,7 +99,7 @@ class EventWriter:
         self._ids = IdGenerator(clock)
         self._batch_max = batch_max
         self._linger = linger
-        self._pending: collections.deque[_Pending] = collections.deque()
+        self._pending: collections.deque[Pending] = collections.deque()
         self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.settings.max_events)
         # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
         self._lock = threading.Lock()
@@ -299,7 +236,7 @@ class EventWriter:
         n = len(pending) if limit is None else min(limit, len(pending))
         self._settle(pending.popleft() for _ in range(n))
 
-    def _settle(self, items: Iterable[_Pending]) -> None:
+    def _settle(self, items: Iterable[Pending]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
         ring, unwritten = self._ring, self._unwritten
         redacted = 0

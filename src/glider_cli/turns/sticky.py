@@ -1,11 +1,11 @@
 """Sticky routing: bind a turn family to the cloud, refuse local to its follow-ons, return tool results home.
 
-`Stickiness(settings, clock=..., new_id=...)` wraps a `FamilyIndex` and is what the proxy and
-`glider route replay` call, in this order, for every request:
+`Stickiness(settings, clock=..., new_id=...)` wraps a `FamilyIndex`; `turns.lifecycle.Turns` (what
+the proxy, count_tokens and `glider route replay` call) drives it, in this order, for every request:
 
     plan = st.place(request, body=body, count_tokens=False)   # family + StickyView for decide()
-    decision = router.decide(request, sticky=plan.view)
-    decision, events = st.settle(plan, decision)              # forced side, binding, trace
+    decision = router.decide(request, sticky=plan.view)       # the one decision (forced side applied)
+    events = st.bind(plan, decision)                          # family recorded, binding
     ... serve ...; st.served(plan, side, backend, model, calls, complete=...) -> events
 
 The caller emits every returned event (type, data, turn id) to the event log.
@@ -47,9 +47,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
-from glider_cli.domain import ChatRequest, Clock, Reason, RouteDecision
+from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
-from glider_cli.router.sticky_view import StickyView
+from glider_cli.router.sticky_view import Forced, StickyView
 from glider_cli.router.triggers import command_pattern, find_command
 from glider_cli.turns.families import Binding, FamilyIndex, Placement, agent_prompt
 from glider_cli.values import Frozen
@@ -57,32 +57,26 @@ from glider_cli.values import Frozen
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
 
 _EXPLICIT = ("/cloud", "/heavy")
-Events = list[tuple[str, dict[str, Any], str | None]]
-
-
-class Forced(Frozen):
-    side: str
-    backend: str | None
-    model: str | None
-    reason: str
-
-    def __init__(self, side: str, backend: str | None, model: str | None, reason: str) -> None:
-        self.__dict__.update(side=side, backend=backend, model=model, reason=reason)
+Events = list[tuple[str, Mapping[str, Any], str | None]]
 
 
 class StickyPlan(Frozen):
-    """What `place` found: the placement, the view to pass to decide(), and a side it must go to."""
+    """What `place` found: the placement and the view to pass to decide() (which carries the side a
+    request must go to, `view.forced`, and the placement record, `view.family`)."""
 
     placement: Placement
     view: StickyView
-    forced: Forced | None
 
-    def __init__(self, placement: Placement, view: StickyView, forced: Forced | None = None) -> None:
-        self.__dict__.update(placement=placement, view=view, forced=forced)
+    def __init__(self, placement: Placement, view: StickyView) -> None:
+        self.__dict__.update(placement=placement, view=view)
 
     @property
     def turn_id(self) -> str | None:
         return self.placement.turn_id
+
+    @property
+    def forced(self) -> Forced | None:
+        return self.view.forced
 
 
 class Stickiness:
@@ -111,9 +105,14 @@ class Stickiness:
     ) -> StickyPlan:
         now = self.clock()
         p = self.index.place(request, now, body=body, count_tokens=count_tokens)
+        view = self._view(request, p, now)
+        return StickyPlan(p, view)
+
+    def _view(self, request: ChatRequest, p: Placement, now: float) -> StickyView:
         fam = self.index.get(p.turn_id)
+        family = p.to_dict()
         if p.kind == "new_turn":
-            return StickyPlan(p, StickyView(False, p.turn_id, "a new user message decides anew", False))
+            return StickyView(False, p.turn_id, "a new user message decides anew", False, family=family)
         binding = fam.binding if fam is not None else None
         live = binding is not None and binding.live(now)
         turn = f"turn {p.turn_id}"
@@ -124,57 +123,42 @@ class Stickiness:
                 why = (
                     f"tool result for call {home.id} returns to the {home.side} side that issued it ({turn})"
                 )
-                view = StickyView(home.side == "cloud", p.turn_id, why, True)
-                return StickyPlan(p, view, Forced(home.side, home.backend, home.model, why))
+                forced = Forced(home.side, home.backend, home.model, why)
+                return StickyView(home.side == "cloud", p.turn_id, why, True, forced, family)
         tools = p.tools
         child = p.kind == "subagent" or p.kind == "tool_result"
         if child and tools and all(t in self.allow for t in tools):
             why = f"{', '.join(tools)} on routing.tool_followup.allowlist: routed on its own"
-            return StickyPlan(p, StickyView(False, p.turn_id, why, True))
+            return StickyView(False, p.turn_id, why, True, family=family)
         if child and fam is not None and fam.side is not None and any(t in self.deny for t in tools):
             why = f"{', '.join(tools)} on routing.tool_followup.denylist: follows its parent {turn}"
             forced = Forced(fam.side, fam.backend, fam.model, why)
-            return StickyPlan(p, StickyView(fam.side == "cloud", p.turn_id, why, True), forced)
+            return StickyView(fam.side == "cloud", p.turn_id, why, True, forced, family)
         if p.kind == "summary":
             why = "a summary/wrap-up goes to the cloud or the origin"
-            return StickyPlan(p, StickyView(True, p.turn_id, why, True))
+            return StickyView(True, p.turn_id, why, True, family=family)
         if live and binding is not None:
             why = f"{p.kind}, {p.link}; {binding.reason}"
-            return StickyPlan(p, StickyView(True, p.turn_id, why, True))
+            return StickyView(True, p.turn_id, why, True, family=family)
         why = f"{p.kind} of {turn}, not bound" if p.turn_id else f"{p.kind}, no family"
-        return StickyPlan(p, StickyView(False, p.turn_id, why, True))
+        return StickyView(False, p.turn_id, why, True, family=family)
 
     # ------------------------------------------------------------------------------ after decide
 
-    def settle(self, plan: StickyPlan, decision: RouteDecision) -> tuple[RouteDecision, Events]:
-        """The final decision (a forced side applied, the family recorded) and the events to emit."""
+    def bind(self, plan: StickyPlan, decision: RouteDecision) -> Events:
+        """Record the decision (made by `decide` with this plan's view) in the family, bind the family
+        when the decision is a cloud one, and return the events to emit."""
         events: Events = []
-        extra = dict(decision.extra)
-        extra["family"] = plan.placement.to_dict()
-        d = decision
-        target, rule, priority, backend, model = d.target, d.rule, d.priority, d.backend, d.model
-        adapter, strategy, trace = d.adapter, d.strategy, d.trace
-        forced = plan.forced
-        if forced is not None:
-            trace = (*trace, Reason("sticky", None, True, forced.reason))
-            if target != forced.side or (forced.backend and backend != forced.backend):
-                target = "local" if forced.side == "local" else "cloud"
-                rule, priority, backend = "sticky", None, forced.backend or backend
-                model, adapter, strategy = forced.model, None, "single"
-        # One constructor call (dataclasses.replace costs several microseconds on the request path).
-        decision = RouteDecision(
-            target, rule, priority, backend, model, adapter, strategy, d.delegate, d.request, trace, extra
-        )
         p = plan.placement
         if p.kind == "count_tokens" or p.turn_id is None:
-            return decision, events
+            return events
         self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
         if fam is None or decision.target != "cloud":
-            return decision, events
+            return events
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
-            return decision, events
+            return events
         found = find_command(self._explicit, _EXPLICIT, fam.ask)
         reason = (
             f"bound by explicit {found}" if found else f"bound by a cloud decision (rule {decision.rule})"
@@ -183,7 +167,7 @@ class Stickiness:
         fam.binding = Binding("cloud", now, self.sticky.ttl_seconds, self.sticky.grace_seconds, reason)
         fam.ended_at = None
         events.append(("StickyBound", self._bound_data(fam.binding, p), p.turn_id))
-        return decision, events
+        return events
 
     def served(
         self,

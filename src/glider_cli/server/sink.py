@@ -1,105 +1,16 @@
-"""Small per-app state the proxy keeps in memory: turn ids per session and the count_tokens calibration.
-
-Contract:
-- `UsageCalibrator` learns, per backend, the ratio between the input tokens a backend reported and
-  Glider's bytes/4 estimate for the same request, and corrects later estimates with it (an
-  exponential moving average, clamped to [0.25, 4] so one odd reply cannot wreck it).
-- `usage_from_bytes` reads token counts out of any protocol's reply bytes without parsing them
-  (Anthropic/Responses `input_tokens`/`output_tokens`, Chat `prompt_tokens`/`completion_tokens`,
-  Ollama `prompt_eval_count`/`eval_count`); the largest value seen for each wins, which is right for
-  cumulative stream usage.
-- `LoopSink` keeps the event writer's work (redaction, queueing) off a request's latency path.
-All of these are owned by the app (one per `create_app`), never module globals.
+"""`LoopSink`: the event sink of the request path, which keeps the writer's work (redaction, queueing)
+off a request's latency path: events are emitted on the request path and written off it (see the
+class for when). One per app (`create_app`), never a module global; the lifespan drains it before
+closing the writer. Event data made when written is `domain.Deferred`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from glider_cli.domain import EventSink
-
-_USAGE_RE = re.compile(
-    rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count)"\s*:\s*(\d+)'
-)
-_INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count"}
-
-
-class Usage:
-    """Token counts seen in a reply (None until seen)."""
-
-    __slots__ = ("input_tokens", "output_tokens")
-
-    def __init__(self) -> None:
-        self.input_tokens: int | None = None
-        self.output_tokens: int | None = None
-
-    def feed(self, data: bytes) -> None:
-        if b"_tokens" not in data and b"eval_count" not in data:
-            return
-        for m in _USAGE_RE.finditer(data):
-            n = int(m.group(2))
-            if m.group(1) in _INPUT_KEYS:
-                if self.input_tokens is None or n > self.input_tokens:
-                    self.input_tokens = n
-            elif self.output_tokens is None or n > self.output_tokens:
-                self.output_tokens = n
-
-
-def usage_from_bytes(data: bytes) -> Usage:
-    u = Usage()
-    u.feed(data)
-    return u
-
-
-class UsageCalibrator:
-    def __init__(self, alpha: float = 0.3) -> None:
-        self._alpha = alpha
-        self._ratio: dict[str, float] = {}
-
-    def record(self, backend: str, estimated: int, actual: int | None) -> None:
-        if not actual or estimated <= 0:
-            return
-        r = min(4.0, max(0.25, actual / estimated))
-        prev = self._ratio.get(backend)
-        self._ratio[backend] = r if prev is None else prev + self._alpha * (r - prev)
-
-    def ratio(self, backend: str) -> float:
-        return self._ratio.get(backend, 1.0)
-
-    def estimate(self, backend: str, estimated: int) -> int:
-        return max(1, round(estimated * self.ratio(backend))) if estimated > 0 else 1
-
-
-class Deferred(Mapping[str, Any]):
-    """Event data made on first use: `make()` runs when the event is written, not when it is emitted.
-    For data derived from immutable values only (a RouteDecision), so the record is the same."""
-
-    __slots__ = ("_data", "_make")
-
-    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
-        self._make = make
-        self._data: dict[str, Any] | None = None
-
-    def resolve(self) -> dict[str, Any]:
-        """The data, made on the first call."""
-        if self._data is None:
-            self._data = self._make()
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self.resolve()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.resolve())
-
-    def __len__(self) -> int:
-        return len(self.resolve())
-
-    def copy(self) -> dict[str, Any]:
-        return dict(self.resolve())
+from glider_cli.domain import Deferred, EventSink
 
 
 class LoopSink:

@@ -1,4 +1,7 @@
-"""The only module that imports Rich. Data goes to stdout, diagnostics to stderr."""
+"""The only module that imports Rich (it lives under commands/: nothing below the CLI prints).
+
+Data goes to stdout, diagnostics to stderr.
+"""
 
 from __future__ import annotations
 
@@ -19,12 +22,6 @@ def emit_json(value: Any) -> None:
     """Plain JSON on stdout: no Rich wrapping, no colour."""
     sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False, default=str) + "\n")
     sys.stdout.flush()
-
-
-def error(message: str, hint: str | None = None) -> None:
-    err.print(f"[bold red]Error:[/] {message}", markup=True, highlight=False)
-    if hint:
-        err.print(f"[dim]Hint:[/] {hint}", markup=True, highlight=False)
 
 
 def warn(message: str) -> None:

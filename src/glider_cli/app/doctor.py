@@ -1,0 +1,170 @@
+"""`glider doctor`: can the backends the config routes to really answer, and with which model?
+
+`doctor(config)` probes every configured backend (`backends.probe`: loopback servers are asked,
+cloud backends are described: their key's variable set or not), lays the config's `context_window`
+/ `tools` over what was probed, and resolves, for every enabled rule, the backend and the model it
+would use (`backends.registry.model_for`: a rule's own model, else the backend's; `origin` and a
+cloud backend without a model pass the client's). A backend is *unusable* when it cannot be reached,
+when the model it would be sent is not among those it serves, or when it is a cloud backend whose
+API key variable is unset. `Report.ok` is false when a backend that some enabled rule routes to (or
+that is a fallback of one) is unusable; `glider doctor` then exits 1. No request is ever sent to a
+cloud API.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glider_cli.backends.probe import Capability
+from glider_cli.config.model import Config
+from glider_cli.values import Frozen
+
+__all__ = ["BackendReport", "Report", "RuleRoute", "doctor"]
+
+
+class BackendReport(Frozen):
+    name: str
+    kind: str
+    side: str
+    base_url: str | None
+    model: str | None
+    capability: Capability
+    problem: str | None
+    routed: bool
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        side: str,
+        base_url: str | None,
+        model: str | None,
+        capability: Capability,
+        problem: str | None,
+        routed: bool,
+    ) -> None:
+        self.__dict__.update(
+            name=name,
+            kind=kind,
+            side=side,
+            base_url=base_url,
+            model=model,
+            capability=capability,
+            problem=problem,
+            routed=routed,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "name": self.name,
+            "type": self.kind,
+            "side": self.side,
+            "base_url": self.base_url,
+        }
+        d.update(model=self.model, routed=self.routed, usable=self.problem is None, problem=self.problem)
+        d.update(self.capability.to_dict())
+        d.pop("backend", None)
+        return d
+
+
+class RuleRoute(Frozen):
+    rule: str
+    priority: int
+    target: str
+    backend: str | None
+    model: str
+
+    def __init__(self, rule: str, priority: int, target: str, backend: str | None, model: str) -> None:
+        self.__dict__.update(rule=rule, priority=priority, target=target, backend=backend, model=model)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "priority": self.priority,
+            "target": self.target,
+            "backend": self.backend,
+            "model": self.model,
+        }
+
+
+class Report(Frozen):
+    source: str
+    backends: tuple[BackendReport, ...]
+    rules: tuple[RuleRoute, ...]
+
+    def __init__(
+        self, source: str, backends: tuple[BackendReport, ...], rules: tuple[RuleRoute, ...]
+    ) -> None:
+        self.__dict__.update(source=source, backends=backends, rules=rules)
+
+    @property
+    def ok(self) -> bool:
+        return not any(b.routed and b.problem for b in self.backends)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "config": self.source,
+            "backends": [b.to_dict() for b in self.backends],
+            "rules": [r.to_dict() for r in self.rules],
+        }
+
+
+def _problem(
+    kind: str, side: str, has_key: bool, key_env: str | None, model: str | None, cap: Capability
+) -> str | None:
+    if side == "cloud":
+        if kind != "origin" and key_env and not has_key:
+            return f"${key_env} is not set"
+        return None
+    if cap.reachable is False:
+        return cap.error or "unreachable"
+    if cap.error:
+        return cap.error
+    if model and cap.serves(model) is False:
+        return f"does not serve model {model!r} (serves: {', '.join(cap.models or ()) or 'none'})"
+    return None
+
+
+def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: float = 2.0) -> Report:
+    import asyncio
+    import os
+
+    from glider_cli.backends.probe import merge, probe_all
+    from glider_cli.backends.registry import BackendRegistry, model_for
+
+    env = dict(os.environ) if environ is None else environ
+    settings = config.settings
+    registry = BackendRegistry.from_settings(
+        settings,
+        env,
+        defaults={"local": config.default_backend("local"), "cloud": config.default_backend("cloud")},
+    )
+    backends = [registry.get(n) for n in registry.names()]
+    probed = asyncio.run(probe_all(backends, timeout=timeout))
+    routes: list[RuleRoute] = []
+    routed: set[str] = set()
+    for rule in config.rules:
+        if not rule.enabled:
+            continue
+        action = rule.action
+        target = "local" if action.target == "local" else "cloud"
+        backend = registry.choose(target, action.backend) if len(registry) else None
+        name = backend.name if backend is not None else None
+        model = "(the client's)"
+        if backend is not None:
+            routed.add(backend.name)
+            model = model_for(backend, name, action.model, action.adapter, "") or "(the client's)"
+            nxt = registry.fallback_for(backend, rule.fallback)
+            if nxt is not None:
+                routed.add(nxt.name)
+        routes.append(RuleRoute(rule.name, rule.priority, target, name, model))
+    reports = []
+    for b in backends:
+        bs = settings.backends[b.name]
+        cap = merge(probed[b.name], bs.context_window, bs.tools)
+        problem = _problem(b.kind, b.side, b.has_key, b.api_key_env, b.model, cap)
+        reports.append(
+            BackendReport(b.name, b.kind, b.side, b.base_url, b.model, cap, problem, b.name in routed)
+        )
+    return Report(config.source, tuple(reports), tuple(routes))

@@ -1,0 +1,230 @@
+"""What a backend can take: reachable or not (and why), the models it serves, its window, tools.
+
+`probe(backend, client)` asks the server itself, where it says so:
+- Ollama: `GET /api/tags` (the pulled models) and `POST /api/show` for the backend's model (its
+  `<arch>.context_length` and `capabilities`, "tools" among them); a model that is not pulled is
+  reported as such (Ollama answers 404).
+- OpenAI-compatible servers (vLLM, llama.cpp, LM Studio): `GET <base>/models` (the served ids; vLLM
+  adds `max_model_len`), then llama.cpp's own `GET /props` (`n_ctx`) when the first gave no window.
+- Cloud backends (anthropic, openai on a public host, origin) are not probed: their windows are far
+  beyond any pack, they call tools, and a probe would spend a request of the user's quota.
+`merge(probed, settings)` lays the config's `context_window` / `tools` over what was probed (the
+config wins: a user who runs Ollama with a smaller `num_ctx` says so there). A value neither gives
+is None: unknown, never guessed. `describe_error` names the real cause of a failed connection
+(refused, DNS name not resolved, TLS verification failed, timeout) for `doctor`, `/healthz` and the
+error a client gets when every attempt failed.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import ssl
+import time
+from typing import Any
+
+import httpx
+
+from glider_cli.backends.registry import Backend
+from glider_cli.values import Frozen
+
+__all__ = ["Capability", "describe_error", "is_loopback", "merge", "probe", "probe_all"]
+
+_LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+
+
+class Capability(Frozen):
+    """A backend's capabilities as last probed (None: unknown)."""
+
+    backend: str
+    reachable: bool | None
+    error: str | None
+    models: tuple[str, ...] | None
+    context_window: int | None
+    tools: bool | None
+    source: str
+    probed_at: float | None
+
+    def __init__(
+        self,
+        backend: str,
+        reachable: bool | None = None,
+        error: str | None = None,
+        models: tuple[str, ...] | None = None,
+        context_window: int | None = None,
+        tools: bool | None = None,
+        source: str = "unknown",
+        probed_at: float | None = None,
+    ) -> None:
+        self.__dict__.update(
+            backend=backend,
+            reachable=reachable,
+            error=error,
+            models=models,
+            context_window=context_window,
+            tools=tools,
+            source=source,
+            probed_at=probed_at,
+        )
+
+    def serves(self, model: str | None) -> bool | None:
+        """Whether `model` is among the served models (None: unknown, or no model named)."""
+        if model is None or self.models is None:
+            return None
+        for m in self.models:
+            short = m.rsplit("/", 1)[-1]  # a path (llama.cpp) or an org/name id (vLLM)
+            if model in (m, short) or (":" not in model and m.split(":")[0] == model):
+                return True
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "reachable": self.reachable,
+            "error": self.error,
+            "models": list(self.models) if self.models is not None else None,
+            "context_window": self.context_window,
+            "tools": self.tools,
+            "source": self.source,
+        }
+
+
+def is_loopback(url: str | None) -> bool:
+    if not url:
+        return False
+    host = url.split("://", 1)[-1]
+    return host.startswith(_LOOPBACK)
+
+
+def describe_error(exc: BaseException) -> str:
+    """The real cause of a failed request, in a few words."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, socket.gaierror):
+            return "DNS name not resolved"
+        if isinstance(cur, ssl.SSLCertVerificationError):
+            return "TLS verification failed"
+        if isinstance(cur, ssl.SSLError):
+            return f"TLS error ({cur.reason or cur})"
+        if isinstance(cur, ConnectionRefusedError) or getattr(cur, "errno", None) == errno.ECONNREFUSED:
+            return "connection refused"
+        if isinstance(cur, TimeoutError | httpx.TimeoutException):
+            return "timeout"
+        cur = cur.__cause__ or cur.__context__
+    text = str(exc)
+    low = text.lower()
+    if "name or service not known" in low or "nodename nor servname" in low or "name resolution" in low:
+        return "DNS name not resolved"
+    if "certificate verify failed" in low:
+        return "TLS verification failed"
+    if "refused" in low:
+        return "connection refused"
+    return text or type(exc).__name__
+
+
+def _host_root(base: str) -> str:
+    base = base.rstrip("/")
+    return base[:-3] if base.endswith("/v1") else base
+
+
+async def _ollama(backend: Backend, client: httpx.AsyncClient) -> Capability:
+    base = _host_root(backend.base_url or "")
+    tags = await client.get(base + "/api/tags")
+    tags.raise_for_status()
+    models = tuple(m.get("name", "") for m in tags.json().get("models", []) if isinstance(m, dict))
+    window: int | None = None
+    tools: bool | None = None
+    error: str | None = None
+    if backend.model:
+        listed = Capability(backend.name, models=models).serves(backend.model)
+        if not listed:
+            error = f"model {backend.model!r} is not pulled (ollama pull {backend.model})"
+        show = await client.post(base + "/api/show", json={"model": backend.model}) if listed else None
+        if show is not None and show.status_code < 400:
+            data = show.json()
+            info = data.get("model_info") or {}
+            for key, value in info.items():
+                if key.endswith(".context_length") and isinstance(value, int):
+                    window = value
+            caps = data.get("capabilities")
+            if isinstance(caps, list):
+                tools = "tools" in caps
+    return Capability(backend.name, error is None, error, models, window, tools, "probe", time.time())
+
+
+async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
+    base = (backend.base_url or "").rstrip("/")
+    url = base + "/models" if base.endswith("/v1") else base + "/v1/models"
+    resp = await client.get(url, headers=backend.auth_headers())
+    resp.raise_for_status()
+    data = resp.json().get("data", [])
+    models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
+    window: int | None = None
+    for m in data:
+        if not isinstance(m, dict):
+            continue
+        ours = backend.model is None or m.get("id") == backend.model or window is None
+        if isinstance(m.get("max_model_len"), int) and ours:
+            window = m["max_model_len"]
+    if window is None:
+        try:
+            props = await client.get(_host_root(base) + "/props")
+            if props.status_code < 400:
+                body = props.json()
+                gen = body.get("default_generation_settings") or {}
+                n = body.get("n_ctx") or gen.get("n_ctx")
+                window = n if isinstance(n, int) else None
+        except (httpx.HTTPError, ValueError):
+            pass
+    return Capability(backend.name, True, None, models, window, None, "probe", time.time())
+
+
+async def probe(backend: Backend, client: httpx.AsyncClient) -> Capability:
+    """Ask a local backend what it serves; cloud backends are described, not asked."""
+    if backend.side != "local":
+        return Capability(backend.name, None, None, None, None, True, "cloud")
+    try:
+        if backend.kind == "ollama":
+            return await _ollama(backend, client)
+        if backend.kind == "openai":
+            return await _openai(backend, client)
+        return Capability(backend.name, None, None, None, None, None, "not probed")
+    except httpx.HTTPStatusError as exc:
+        why = f"HTTP {exc.response.status_code} from {exc.request.url.path}"
+        return Capability(backend.name, False, why, source="probe", probed_at=time.time())
+    except (httpx.HTTPError, OSError, ValueError) as exc:
+        return Capability(backend.name, False, describe_error(exc), source="probe", probed_at=time.time())
+
+
+async def probe_all(backends: list[Backend], *, timeout: float = 2.0) -> dict[str, Capability]:
+    """Probe every backend at once (loopback only: trust_env off, so no proxy is consulted)."""
+    import asyncio
+
+    from glider_cli import __version__
+
+    headers = {"user-agent": f"glider/{__version__} (capability probe)"}
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
+        found = await asyncio.gather(*(probe(b, client) for b in backends))
+    return {c.backend: c for c in found}
+
+
+def merge(probed: Capability, context_window: int | None, tools: bool | None) -> Capability:
+    """The config's `context_window` / `tools` over the probe's (the config wins)."""
+    window = context_window if context_window is not None else probed.context_window
+    can_tools = tools if tools is not None else probed.tools
+    source = probed.source
+    if context_window is not None or tools is not None:
+        asked = probed.source not in ("unknown", "not probed", "cloud")
+        source = f"{probed.source}+config" if asked else "config"
+    return Capability(
+        probed.backend,
+        probed.reachable,
+        probed.error,
+        probed.models,
+        window,
+        can_tools,
+        source,
+        probed.probed_at,
+    )

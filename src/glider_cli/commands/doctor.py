@@ -1,0 +1,50 @@
+"""`glider doctor`: probe every backend and say which rule would use which model; exit 1 when a
+backend the config routes to is unusable."""
+
+from __future__ import annotations
+
+import typer
+
+from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for, json_option
+
+
+def main(
+    ctx: typer.Context,
+    profile: str | None = PROFILE,
+    config: str | None = CONFIG,
+    json_out: bool = json_option("Print the report as JSON."),
+    timeout: float = typer.Option(2.0, "--timeout", help="Seconds to wait for each backend."),
+    home: str | None = HOME,
+) -> None:
+    """Check that the configured backends answer: models, context window, tools (exit 1 when unusable)."""
+    from glider_cli.app.doctor import doctor
+    from glider_cli.commands.console import emit_json, line, table
+    from glider_cli.config import load_config
+
+    environ = home_for(ctx, home).environ
+    cfg = load_config(config=config, profile=profile, environ=environ)
+    report = doctor(cfg, environ=dict(environ), timeout=timeout)
+    if json_out:
+        emit_json(report.to_dict())
+    else:
+        rows = []
+        for b in report.backends:
+            cap = b.capability
+            window = f"{cap.context_window:,}" if cap.context_window else "unknown"
+            tools = {True: "yes", False: "no", None: "unknown"}[cap.tools]
+            served = ", ".join(cap.models) if cap.models else ("-" if b.side == "cloud" else "unknown")
+            status = "ok" if b.problem is None else b.problem
+            rows.append(
+                (b.name, b.kind, b.side, b.base_url, b.model or "(client's)", served, window, tools, status)
+            )
+        table(
+            "Backends", ("name", "type", "side", "url", "model", "serves", "window", "tools", "status"), rows
+        )
+        table(
+            "Rules",
+            ("priority", "rule", "target", "backend", "model"),
+            [(r.priority, r.rule, r.target, r.backend, r.model) for r in report.rules],
+        )
+        line(f"{report.source}: {'ok' if report.ok else 'a backend the config routes to is unusable'}")
+    if not report.ok:
+        raise typer.Exit(1)

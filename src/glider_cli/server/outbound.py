@@ -1,0 +1,383 @@
+"""Outbound half of the proxy: one attempt per backend, fallback, the reply relayed, its bookkeeping.
+
+`Outbound` is the base of `server.proxy.Proxy` (which reads and routes the request); the attributes
+it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
+contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from glider_cli.backends.client import Upstream, UpstreamResponse
+from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
+from glider_cli.backends.headers import response_headers, upstream_headers
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
+from glider_cli.domain import ChatRequest, EventSink, RouteDecision
+from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.protocol import translate
+from glider_cli.protocol.errors import error_bytes, upstream_text
+from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.translate_stream import stream_converter, stream_error
+from glider_cli.protocol.usage import Usage
+from glider_cli.server.asgi import Reply
+from glider_cli.server.local_path import LocalPath
+from glider_cli.turns.lifecycle import Opened, Served, Turns
+
+JSON_HEADERS = [(b"content-type", b"application/json")]
+_CLIENT_PATH = {
+    "anthropic": "/v1/messages",
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+}
+Headers = list[tuple[str, str]]  # names lower-case
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
+def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
+    value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
+    if fallback_from:
+        value += f"; fallback-from={fallback_from}"
+    return value
+
+
+@dataclass
+class Inbound:
+    """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
+
+    protocol: str
+    raw: bytes
+    body: dict[str, Any]
+    headers: Headers
+    query: str
+    chat: ChatRequest
+
+
+@dataclass
+class Job:
+    inb: Inbound
+    opened: Opened
+    tap: ReplyTap | None = None
+
+    @property
+    def decision(self) -> RouteDecision:
+        return self.opened.decision
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.opened.turn_id
+
+
+@dataclass
+class Call:
+    """One attempt at one backend."""
+
+    backend: Backend
+    passthrough: bool
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    model: str | None
+    fallback_from: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
+class Outbound:
+    """Attempts, fallback, relay and bookkeeping (see the module contract)."""
+
+    turns: Turns
+    local: LocalPath | None
+    registry: BackendRegistry
+    upstream: Upstream | None
+    sink: EventSink
+    closing: EventSink
+
+    def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
+        headers = list(JSON_HEADERS)
+        if route:
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(status, headers, error_bytes(protocol, status, message))
+
+    def _call(
+        self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
+    ) -> Call:
+        model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
+        protocol, body = inb.protocol, inb.body
+        if backend.kind == "origin" or backend.wire == protocol:
+            raw = inb.raw
+            if model and body.get("model") != model:
+                raw = orjson.dumps({**body, "model": model})
+            path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
+            headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
+            return Call(backend, True, url, headers, raw, model or body.get("model"))
+        window = self.local.window(backend.name) if self.local is not None else None
+        tb = translate.request_to(
+            backend.wire,
+            protocol,
+            body,
+            model=model or inb.chat.model,
+            max_tokens_cap=backend.max_tokens,
+            num_ctx=window,
+        )
+        url = backend.url(protocol, translate.upstream_path(backend.wire))
+        headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
+        return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
+
+    async def _send(self, call: Call) -> UpstreamResponse:
+        assert self.upstream is not None, "the lifespan sets the upstream client"
+        resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
+        status = resp.status
+        local_4xx = call.backend.side == "local" and status in (400, 404, 413)
+        if retryable(status) or local_4xx:
+            try:
+                data = await resp.read()
+            except BackendError:
+                data = b""
+            finally:
+                await resp.aclose()
+            cause = local_fallback_cause(status, data) if local_4xx else None
+            if retryable(status) or cause is not None:
+                why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
+                raise UpstreamStatus(why, status=status, body=data)
+            return BufferedResponse(resp, data)
+        return resp
+
+    async def _forward(self, job: Job, backend: Backend) -> Reply:
+        fb = job.decision.extra.get("fallback")
+        rule_fallback = fb if isinstance(fb, str) else None
+        tried: set[str] = set()
+        current: Backend | None = backend
+        last_error: GliderError | None = None
+        while current is not None and current.name not in tried:
+            tried.add(current.name)
+            call = self._call(job.inb, job.decision, current)
+            if current is not backend:
+                call.fallback_from = backend.name
+            try:
+                resp = await self._send(call)
+                if job.inb.chat.stream and resp.status < 400:
+                    it = resp.aiter_bytes().__aiter__()
+                    first = b""
+                    nxt = self.registry.fallback_for(current, rule_fallback)
+                    if nxt is not None and nxt.name not in tried:
+                        # A fallback could still take over: hold the reply until the first body byte.
+                        try:
+                            first = await it.__anext__()
+                        except StopAsyncIteration:
+                            pass
+                        except BaseException:
+                            await resp.aclose()
+                            raise
+                    return self._relay(job, call, resp, it, first)
+                return await self._whole(job, call, resp)
+            except BackendError as exc:
+                last_error = exc
+                if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
+                    self.local.failed(current.name, exc.message)
+                failed = _failure(current, exc, "before_first_byte")
+                self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+                nxt = self.registry.fallback_for(current, rule_fallback)
+                if nxt is not None and nxt.name not in tried:
+                    reason = {"from": current.name, "to": nxt.name, "reason": _reason(exc)}
+                    self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
+                current = nxt
+            except asyncio.CancelledError:
+                # The client went away while we waited for the upstream (see server.asgi).
+                self._closed(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
+                raise
+        assert last_error is not None
+        route = route_header(job.decision.target, job.decision.rule, backend.name)
+        if isinstance(last_error, UpstreamStatus):
+            status, message = last_error.status, upstream_text(last_error.body, last_error.message)
+        else:
+            status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
+        return self.error(job.inb.protocol, status, message, route)
+
+    async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
+        try:
+            data = await resp.read()
+        finally:
+            await resp.aclose()
+        chat = job.inb.chat
+        status = resp.status
+        served: bytes | None = None
+        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        if call.passthrough:
+            headers = response_headers(resp.raw_headers)
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+            reply = Reply(status, headers, data)
+            served = data
+        elif status >= 400:
+            msg = upstream_text(data, f"upstream answered {status}")
+            reply = self.error(job.inb.protocol, status, msg, route)
+        else:
+            model = call.model or chat.model
+            out = translate.response_bytes_to(
+                job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
+            )
+            body = orjson.dumps(out)
+            reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            served = body
+
+        def bookkeeping() -> None:
+            # After the reply is handed over (server.asgi), before the connection's next request.
+            usage = Usage()
+            usage.feed(data)
+            self._closed(job, call, status, usage, complete=status < 400, served=served)
+
+        reply.after = bookkeeping
+        return reply
+
+    def _relay(
+        self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    ) -> Reply:
+        inb = job.inb
+        usage = Usage()
+        model = call.model or inb.chat.model
+        convert = (
+            None
+            if call.passthrough
+            else stream_converter(inb.protocol, call.backend.wire, model=model, body=inb.body)
+        )
+
+        ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
+
+        def end(failure: GliderError | None, complete: bool) -> None:
+            nonlocal ended
+            ended = True
+            gone = failure is None and not complete
+
+            def closed() -> None:
+                status = resp.status
+                self._closed(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+
+            asyncio.get_running_loop().call_soon(closed)
+
+        async def gen() -> AsyncGenerator[bytes, None]:
+            complete = False
+            failure: GliderError | None = None
+            try:
+                chunk = first
+                while True:
+                    out = chunk if convert is None else convert.feed(chunk)
+                    if out:
+                        try:
+                            yield out  # the client first; usage and tool calls are read once it is out
+                        finally:
+                            usage.feed(chunk)
+                            if job.tap is not None:
+                                job.tap.feed(out)
+                    else:
+                        usage.feed(chunk)
+                    try:
+                        chunk = await it.__anext__()
+                    except StopAsyncIteration:
+                        break
+                if convert is not None:
+                    tail = convert.close()
+                    if tail:
+                        if job.tap is not None:
+                            job.tap.feed(tail)
+                        yield tail
+                complete = True
+            except BackendError as exc:
+                failure = exc
+                message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
+                yield (
+                    stream_error(inb.protocol, message, model=model)
+                    if convert is None
+                    else convert.error(message)
+                )
+            finally:
+                # Runs on completion, on upstream failure and when the client went away (the stream
+                # is closed or its task cancelled): closing the upstream response cancels its work.
+                if not ended:
+                    await resp.aclose()
+                    end(failure, complete)
+
+        async def close() -> None:
+            # A generator that never started runs no `finally`: when the reply failed before its
+            # first chunk (the client left while its headers were sent), close the upstream here.
+            if not ended:
+                await resp.aclose()
+                end(None, False)
+
+        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        if call.passthrough:
+            headers = response_headers(resp.raw_headers)
+        else:
+            headers = [(b"content-type", b"text/event-stream")]
+        names = {k for k, _ in headers}
+        if b"content-type" not in names:
+            headers.append((b"content-type", b"text/event-stream"))
+        if b"cache-control" not in names:  # an upstream's own (Anthropic sends no-cache) is kept, once
+            headers.append((b"cache-control", b"no-cache"))
+        headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(resp.status, headers, stream=gen(), close=close)
+
+    def _closed(
+        self,
+        job: Job,
+        call: Call,
+        status: int,
+        usage: Usage,
+        *,
+        complete: bool,
+        disconnected: bool = False,
+        failure: GliderError | None = None,
+        served: bytes | None = b"",
+    ) -> None:
+        """A reply's bookkeeping, once it is out (whole replies: `Reply.after`; streams: the loop pass
+        after the relay ended): a mid-stream failure, then the core's closing events (usage
+        calibration, the outcome, who answered and the calls it issued — the last skipped when
+        `served` is None: an error reply in another protocol answered nothing)."""
+        if failure is not None:
+            failed = _failure(call.backend, failure, "mid_stream")
+            self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+        calls: list[Any] = []
+        if served is not None and job.tap is not None:
+            job.tap.feed(served)
+            calls = job.tap.close()
+        result = Served(
+            call.backend.name,
+            call.backend.side,
+            call.model,
+            status,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            ms=round((time.perf_counter() - call.started) * 1000, 1),
+            complete=complete,
+            answered=served is not None,
+            disconnected=disconnected,
+            fallback_from=call.fallback_from,
+            calls=calls,
+        )
+        for kind, data, tid in self.turns.close(job.opened, result):
+            self.closing.emit(kind, data, turn_id=tid)
+
+
+def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
+    return {
+        "backend": backend.name,
+        "side": backend.side,
+        "status": exc.status if isinstance(exc, UpstreamStatus) else None,
+        "error": exc.message,
+        "stage": stage,
+    }
+
+
+def _reason(exc: GliderError) -> str:
+    if isinstance(exc, UpstreamStatus):
+        return f"status {exc.status}"
+    if isinstance(exc, BackendTimeout):
+        return "timeout"
+    return "unreachable"

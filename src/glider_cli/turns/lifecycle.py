@@ -1,0 +1,210 @@
+"""`Turns`: the turn lifecycle of one app (or one replay), two calls per request.
+
+    opened = turns.open(chat, body)                 # place in a family, decide once, bind
+    ... the caller emits opened.events, serves the request with opened.decision ...
+    events = turns.close(opened, Served(...))       # who answered, usage, the outcome, the calls
+
+`open` places the request in its turn family (`turns.sticky.Stickiness`), asks the router for the
+one decision (the family's view passed in: a bound family refuses local, a tool result is forced
+home), records it in the family and binds the family when the decision is a cloud one. Its events
+are, in order: `TurnOpened` (only when the request opens a family: a new real user message),
+`RouteDecided` (the decision's `to_dict()`, made when the event is written: `domain.Deferred`) and
+`StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
+decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
+matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
+the router's GliderError; nothing was recorded then. `gate` is the capability gate the router asks
+about a local backend (`router.decide.Gate`).
+
+`close` takes what happened once the reply is out — the backend that answered (after any fallback),
+its status, the token usage it reported, the time, whether the reply completed or the client left,
+and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
+local side, `OriginPassthrough` for the cloud side), then `ToolCallsIssued` / `StickyBound` from the
+turn index (skipped when `answered` is false: an error reply that answered nothing, a request the
+client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
+(`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from glider_cli.config.settings import StickySettings, ToolFollowupSettings
+from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
+from glider_cli.protocol.reply_tap import IssuedCall
+from glider_cli.router.decide import Gate
+from glider_cli.router.sticky_view import StickyView
+from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
+from glider_cli.turns.usage import UsageCalibrator
+from glider_cli.values import Frozen
+
+__all__ = ["Decider", "Opened", "Served", "Turns"]
+
+
+class Decider(Protocol):
+    def decide(
+        self, request: ChatRequest, *, sticky: StickyView | None = None, gate: Gate | None = None
+    ) -> RouteDecision: ...
+
+
+class Opened(Frozen):
+    """One request, opened: its decision, its place in a family, and the events to emit now."""
+
+    chat: ChatRequest
+    plan: StickyPlan
+    decision: RouteDecision
+    events: Events
+    count_tokens: bool
+
+    def __init__(
+        self, chat: ChatRequest, plan: StickyPlan, decision: RouteDecision, events: Events, count_tokens: bool
+    ) -> None:
+        self.__dict__.update(
+            chat=chat, plan=plan, decision=decision, events=events, count_tokens=count_tokens
+        )
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.plan.turn_id
+
+    @property
+    def new_turn(self) -> bool:
+        return self.plan.placement.new_turn
+
+
+class Served(Frozen):
+    """What answered a request and how it went (see the module contract)."""
+
+    backend: str | None
+    side: str
+    model: str | None
+    status: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    ms: float = 0.0
+    complete: bool = True
+    answered: bool = True
+    disconnected: bool = False
+    fallback_from: str | None = None
+    calls: Sequence[IssuedCall] = ()
+
+    def __init__(
+        self,
+        backend: str | None,
+        side: str,
+        model: str | None,
+        status: int,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        ms: float = 0.0,
+        complete: bool = True,
+        answered: bool = True,
+        disconnected: bool = False,
+        fallback_from: str | None = None,
+        calls: Sequence[IssuedCall] = (),
+    ) -> None:
+        self.__dict__.update(
+            backend=backend,
+            side=side,
+            model=model,
+            status=status,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            ms=ms,
+            complete=complete,
+            answered=answered,
+            disconnected=disconnected,
+            fallback_from=fallback_from,
+            calls=calls,
+        )
+
+    def outcome(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "model": self.model,
+            "status": self.status,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "ms": self.ms,
+            "complete": self.complete,
+        }
+        if self.fallback_from:
+            data["fallback_from"] = self.fallback_from
+        if self.disconnected:
+            data["client_disconnected"] = True
+        return data
+
+
+class Turns:
+    """See the module contract. One per app (or per replay); not thread-safe."""
+
+    def __init__(
+        self,
+        router: Decider,
+        sticky: StickySettings,
+        tool_followup: ToolFollowupSettings,
+        *,
+        clock: Clock,
+        new_id: Callable[[], str],
+        max_families: int = 4096,
+    ) -> None:
+        self.router = router
+        self.sticky = Stickiness(sticky, tool_followup, clock=clock, new_id=new_id, max_families=max_families)
+        self.usage = UsageCalibrator()
+
+    def open(
+        self,
+        chat: ChatRequest,
+        body: Mapping[str, Any] | None = None,
+        *,
+        count_tokens: bool = False,
+        gate: Gate | None = None,
+    ) -> Opened:
+        plan = self.sticky.place(chat, body=body, count_tokens=count_tokens)
+        # Asked with `gate` only when there is one: a Decider seam need not know about gates.
+        if gate is None:
+            decision = self.router.decide(chat, sticky=plan.view)
+        else:
+            decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+        bound = self.sticky.bind(plan, decision)
+        if count_tokens:
+            return Opened(chat, plan, decision, [], True)
+        turn_id = plan.turn_id
+        events: Events = []
+        if plan.placement.new_turn:
+            opened: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
+            opened.update(client=chat.protocol, messages=len(chat.messages))
+            events.append(("TurnOpened", opened, turn_id))
+        # The record is built when it is written (off the request's path); a decision is immutable.
+        events.append(("RouteDecided", Deferred(decision.to_dict), turn_id))
+        events.extend(bound)
+        return Opened(chat, plan, decision, events, False)
+
+    def close(self, opened: Opened, served: Served) -> Events:
+        if served.backend is not None:
+            self.usage.record(served.backend, opened.chat.estimated_tokens, served.input_tokens)
+        if opened.count_tokens:
+            return []
+        kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
+        events: Events = [(kind, served.outcome(), opened.turn_id)]
+        if served.answered:
+            events += self.sticky.served(
+                opened.plan,
+                served.side,
+                served.backend,
+                served.model,
+                served.calls,
+                complete=served.complete,
+            )
+        return events
+
+    def estimate(self, backend: str, estimated: int) -> int:
+        """A count_tokens estimate for this backend, corrected by what it has reported so far."""
+        return self.usage.estimate(backend, estimated)
+
+    def state(self, turn_id: str | None) -> dict[str, Any]:
+        return self.sticky.state(turn_id)
+
+    def rebuild(self, events: Iterable[Mapping[str, Any]]) -> int:
+        """Fold logged events (oldest first) into the turn index; returns how many families it holds."""
+        return self.sticky.rebuild(events)

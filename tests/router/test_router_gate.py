@@ -1,0 +1,88 @@
+"""The capability gate: a local rule whose backend cannot take the request does not win.
+
+The router only asks the gate (a callable the turn lifecycle builds from the probed capabilities and
+the pack's size); these tests give it one and check what the decision and its trace say.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from glider_cli.errors import GateRefused
+from glider_cli.router import Router
+from routing_helpers import config_with_rules, message
+
+RULES = """
+- name: explicit_local
+  priority: 100
+  trigger: {type: explicit, commands: ["/local", "/fast"]}
+  action: {target: local}
+- name: small_local
+  priority: 5
+  trigger: {type: context_size, operator: "<=", value: 100000}
+  action: {target: local}
+- name: default
+  priority: 0
+  trigger: {type: always}
+  action: {target: cloud}
+"""
+
+
+def too_big(backend: str | None) -> str | None:
+    return f"pack 9,800 tokens + 1,024 output > window 8,192 of {backend}"
+
+
+def test_no_gate_or_a_gate_that_admits_changes_nothing(tmp_path: Path) -> None:
+    router = Router(config_with_rules(tmp_path, RULES))
+    assert router.decide(message("hi")).rule == "small_local"
+    assert router.decide(message("hi"), gate=lambda b: None).rule == "small_local"
+
+
+def test_a_refused_local_rule_falls_through_to_the_next_rule_with_the_gate_in_the_trace(
+    tmp_path: Path,
+) -> None:
+    router = Router(config_with_rules(tmp_path, RULES))
+    asked: list[str | None] = []
+
+    def gate(backend: str | None) -> str | None:
+        asked.append(backend)
+        return too_big(backend)
+
+    d = router.decide(message("hi"), gate=gate)
+    assert (d.rule, d.target) == ("default", "cloud")
+    assert asked == ["local1"]
+    line = next(r for r in d.trace if r.rule == "small_local")
+    assert not line.matched
+    assert (
+        "local backend local1 cannot take it: pack 9,800 tokens + 1,024 output > window 8,192" in line.reason
+    )
+
+
+def test_an_explicit_local_command_is_never_moved_to_the_cloud_behind_the_user_s_back(tmp_path: Path) -> None:
+    router = Router(config_with_rules(tmp_path, RULES))
+    with pytest.raises(GateRefused) as err:
+        router.decide(message("/local say hi"), gate=too_big)
+    assert "explicit_local" in err.value.message and "window 8,192" in err.value.message
+    assert err.value.hint is not None and "/cloud" in err.value.hint
+
+
+def test_an_explicit_rule_with_a_fallback_goes_to_its_fallback_when_gated(tmp_path: Path) -> None:
+    rules = RULES.replace(
+        "  action: {target: local}\n- name: small_local",
+        "  action: {target: local}\n  fallback: cloud1\n- name: small_local",
+        1,
+    )
+    router = Router(config_with_rules(tmp_path, rules))
+    d = router.decide(message("/local say hi"), gate=too_big)
+    assert (d.rule, d.target, d.backend) == ("explicit_local", "cloud", "cloud1")
+    assert d.model is None
+    line = next(r for r in d.trace if r.rule == "explicit_local")
+    assert line.matched and "its fallback cloud1 answers" in line.reason and "window 8,192" in line.reason
+
+
+def test_cloud_rules_never_ask_the_gate(tmp_path: Path) -> None:
+    router = Router(config_with_rules(tmp_path, RULES.replace("{target: local}", "{target: cloud}")))
+    d = router.decide(message("/local hi"), gate=lambda b: pytest.fail("asked"))  # type: ignore[arg-type,return-value]
+    assert d.target == "cloud"

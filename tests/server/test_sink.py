@@ -1,0 +1,103 @@
+"""server.sink: LoopSink hands events over off the request path; Deferred data is made once, when written."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from glider_cli.domain import Deferred
+from glider_cli.server.sink import LoopSink
+
+
+class _List:
+    def __init__(self) -> None:
+        self.got: list[tuple[str, Mapping[str, Any], str | None]] = []
+
+    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
+        self.got.append((type, data, turn_id))
+
+
+def test_loop_sink_defers_to_the_next_loop_iteration() -> None:
+    inner = _List()
+    sink = LoopSink(inner)
+
+    async def go() -> tuple[int, int]:
+        sink.emit("A", {"n": 1}, turn_id="t")
+        sink.emit("B", {"n": 2})
+        before = len(inner.got)
+        await asyncio.sleep(0)
+        return before, len(inner.got)
+
+    assert asyncio.run(go()) == (0, 2)
+    assert [t for t, _, _ in inner.got] == ["A", "B"] and inner.got[0][2] == "t"
+    sink.emit("C", {})  # no running loop: passes straight through
+    assert inner.got[-1][0] == "C"
+
+
+def test_loop_sink_closing_events_wait_for_the_next_drain_or_the_linger() -> None:
+    inner = _List()
+    written: list[list[str]] = []
+    sink = LoopSink(inner, lambda items: written.append([t for t, _, _ in items]), linger=0.05)
+
+    async def go() -> None:
+        sink.later.emit("Outcome1", {"n": 1}, turn_id="t1")
+        await asyncio.sleep(0)
+        assert written == []  # not on the next pass: it waits for the next request's drain
+        sink.emit("Opened2", {"n": 2}, turn_id="t2")
+        await asyncio.sleep(0)
+        assert written == [["Outcome1", "Opened2"]]  # one write, emit order kept
+        sink.later.emit("Outcome2", {"n": 3}, turn_id="t2")
+        sink.later.emit("Served2", {"n": 4}, turn_id="t2")
+        await asyncio.sleep(0.01)
+        assert len(written) == 1
+        await asyncio.sleep(0.1)  # nobody else drained: the linger did
+        assert written == [["Outcome1", "Opened2"], ["Outcome2", "Served2"]]
+        sink.later.emit("Last", {})
+        sink.drain()  # the lifespan's drain at shutdown takes what is pending and cancels the timer
+        await asyncio.sleep(0.1)
+
+    asyncio.run(go())
+    assert written[-1] == ["Last"] and len(written) == 3
+    assert inner.got == []  # with write_now, nothing goes through emit
+    sink.later.emit("NoLoop", {})  # no running loop: straight through
+    assert written[-1] == ["NoLoop"]
+
+
+def test_deferred_event_data_is_made_once_when_first_read() -> None:
+    calls: list[int] = []
+
+    def make() -> dict[str, Any]:
+        calls.append(1)
+        return {"target": "cloud", "trace": [{"rule": "a"}]}
+
+    d = Deferred(make)
+    assert calls == []  # emitting costs nothing
+    assert dict(d) == {"target": "cloud", "trace": [{"rule": "a"}]}
+    assert d["target"] == "cloud" and len(d) == 2 and list(d) == ["target", "trace"]
+    assert d.copy() == dict(d) and d.copy() is not d.copy()
+    assert d.resolve() is d.resolve()
+    assert calls == [1]
+
+
+def test_loop_sink_hands_the_writer_deferred_data_made_once() -> None:
+    written: list[list[tuple[str, Any, str | None]]] = []
+    made: list[int] = []
+
+    def make() -> dict[str, Any]:
+        made.append(1)
+        return {"rule": "r"}
+
+    class Sink:
+        def emit(self, type: str, data: Any, *, turn_id: str | None = None) -> None:
+            raise AssertionError("write_now is the path")
+
+    async def go() -> None:
+        sink = LoopSink(Sink(), written.append)
+        sink.emit("TurnOpened", {"ask": "hi"}, turn_id="t1")
+        sink.emit("RouteDecided", Deferred(make), turn_id="t1")
+        await asyncio.sleep(0)
+
+    asyncio.run(go())
+    assert written == [[("TurnOpened", {"ask": "hi"}, "t1"), ("RouteDecided", {"rule": "r"}, "t1")]]
+    assert type(written[0][1][1]) is dict and made == [1]
