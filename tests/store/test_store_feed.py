@@ -35,7 +35,10 @@ class Log:
         for e in events:
             log.append_bytes(log.day_path(self.context, e["ts"][:10]), orjson.dumps(e) + b"\n")
         if raw_tail:
-            log.append_bytes(log.day_path(self.context, format_ts(self.t)[:10]), raw_tail)
+            # The rest of a line in the middle of its write comes through the writer's own open file:
+            # a new log.open_append would seal the torn tail first (issue 14 §3).
+            with log.day_path(self.context, format_ts(self.t)[:10]).open("ab") as f:
+                f.write(raw_tail)
 
     def decided(
         self,

@@ -146,7 +146,10 @@ class Explained(Frozen):
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
     from glider_cli.router.decide import Router
+    from glider_cli.sandbox.supervisor import routing_sandbox
 
+    # The script worker starts while the config loads (most configs, the default one too, have scripts).
+    routing_sandbox().start()
     request = build_request(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
     return Explained(Router(config).decide(request), config.source)

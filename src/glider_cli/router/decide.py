@@ -4,8 +4,9 @@ Contract:
 - `Router(config)` compiles every rule (RE2 patterns, Starlark scripts, the classifier and complexity
   rules the config adds) and sorts them by priority, largest first; equal priorities keep file order.
   A script that cannot load raises RuleError naming the file, line and column.
-- `decide` is pure apart from each script's wall-clock deadline: no I/O, no randomness. Steps, each
-  appending to the trace as it happens:
+- `decide` is pure apart from script rules, which run in the sandbox worker (router.scripts): one
+  pipe round trip per run of adjacent script rules, bounded by their deadlines plus the sandbox's
+  grace. No other I/O, no randomness. Steps, each appending to the trace as it happens:
   1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in the latest user message -> `delegate`;
   2. the rules in priority order: a disabled rule is skipped, the first match has control, a script
      that fails is "no match", the rules after the winner are listed as not reached;
