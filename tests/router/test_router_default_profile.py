@@ -106,7 +106,8 @@ def test_pure_local_last_rule_goes_local() -> None:
     last = router.rules[-1]
     assert (last.name, last.priority, last.action.target) == ("default", 0, "local")
     d = router.decide(message("x " * 20000))
-    assert d.rule == "large_context_cloud"  # only the last rule changes
+    # Issue 13 §4: pure-local no longer routes like default (large contexts stayed on the cloud).
+    assert (d.rule, d.target) == ("default", "local")
 
 
 def test_complexity_is_scored_only_when_read_and_the_record_is_unchanged(

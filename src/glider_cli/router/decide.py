@@ -77,6 +77,8 @@ class Router:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
         refuse_local = sticky is not None and sticky.bound and sticky.is_follow_on(request)
         refused = False
+        local_only = self.config.routing.local_only
+        gated: str | None = None
         winner: CompiledRule | None = None
         action: Action | None = None
         for i, rule in enumerate(self.rules):
@@ -103,9 +105,10 @@ class Router:
                 local = merged.backend or self._default_backend["local"]
                 why = gate(local)
                 if why is not None:
-                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    said = f"{m.reason}, but local backend {local} cannot take it: {why}"
                     if rule.kind != "explicit":
-                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        trace.append(Reason(rule.name, rule.priority, False, said))
+                        gated = gated or why
                         continue
                     fb = rule.fallback
                     if fb is None or fb == "none" or fb not in self.config.settings.backends:
@@ -114,13 +117,15 @@ class Router:
                             hint="send it with /cloud, or give the rule a `fallback` backend",
                         )
                     side = self.config.settings.backends[fb].side
-                    trace.append(
-                        Reason(rule.name, rule.priority, True, f"{gated}; its fallback {fb} answers")
-                    )
+                    trace.append(Reason(rule.name, rule.priority, True, f"{said}; its fallback {fb} answers"))
                     merged = Action(side, fb, None, None, "single")
                     winner, action = rule, merged
                     trace.extend(self._tails[i])
                     break
+            if local_only and merged.target == "cloud" and rule.kind != "explicit":
+                why = "routing.local_only: only an explicit command sends a request to the cloud"
+                trace.append(Reason(rule.name, rule.priority, False, f"{m.reason}, but {why}"))
+                continue
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True
@@ -138,6 +143,11 @@ class Router:
             trace.extend(self._tails[i])
             break
         if winner is None or action is None:
+            if not refused and gated is not None:
+                raise GateRefused(
+                    f"no local backend can take this request: {gated}",
+                    hint="send it with /cloud" if local_only else "send it with /cloud, or add a cloud rule",
+                )
             if not refused:
                 raise NoRoute(
                     "no rule matched this request and the config has no `always` rule",

@@ -164,10 +164,13 @@ def _proxy(
     # The local pack's episodes come from the live writer's ring (its events are redacted already).
     recent = sink.recent if isinstance(sink, EventWriter) else None
     ids = IdGenerator()
-    turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
+    local_only = config.routing.local_only
+    turns = Turns(
+        router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
+    )
     from glider_cli.server.local_path import LocalPath
 
-    return Proxy(
+    proxy = Proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
@@ -179,6 +182,8 @@ def _proxy(
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
         local=LocalPath(registry, settings, recent),
     )
+    proxy.local_only = local_only
+    return proxy
 
 
 def _lifespan(

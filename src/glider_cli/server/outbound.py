@@ -14,12 +14,9 @@ goes to the client's path with the model replaced, the body unchanged.
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
 
 import orjson
 
@@ -27,82 +24,25 @@ from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
-from glider_cli.domain import ChatRequest, EventSink, RouteDecision
+from glider_cli.domain import EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
-from glider_cli.protocol.pack import Packed
-from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
+from glider_cli.server.calls import (
+    _CLIENT_PATH,
+    JSON_HEADERS,
+    Call,
+    Inbound,
+    Job,
+    failure_record,
+    fallback_reason,
+    route_header,
+)
 from glider_cli.server.local_path import LocalPath
-from glider_cli.turns.lifecycle import Opened, Served, Turns
-
-JSON_HEADERS = [(b"content-type", b"application/json")]
-_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
-_CLIENT_PATH = {
-    "anthropic": "/v1/messages",
-    "openai_chat": "/v1/chat/completions",
-    "openai_responses": "/v1/responses",
-}
-Headers = list[tuple[str, str]]  # names lower-case
-
-
-@functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
-def route_header(
-    side: str, rule: str, backend: str, fallback_from: str | None = None, model: str | None = None
-) -> str:
-    value = f"{side}; rule={quote(rule, safe=_SAFE)}; backend={backend}"
-    if model:
-        value += f"; model={quote(model, safe=_SAFE)}"
-    if fallback_from:
-        value += f"; fallback-from={fallback_from}"
-    return value
-
-
-@dataclass
-class Inbound:
-    """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
-
-    protocol: str
-    raw: bytes
-    body: dict[str, Any]
-    headers: Headers
-    query: str
-    chat: ChatRequest
-    path: str = ""
-    # The packs made for this request's local backends, by whether the backend takes tools.
-    packs: dict[bool, Packed] = field(default_factory=dict)
-
-
-@dataclass
-class Job:
-    inb: Inbound
-    opened: Opened
-    tap: ReplyTap | None = None
-
-    @property
-    def decision(self) -> RouteDecision:
-        return self.opened.decision
-
-    @property
-    def turn_id(self) -> str | None:
-        return self.opened.turn_id
-
-
-@dataclass
-class Call:
-    """One attempt at one backend."""
-
-    backend: Backend
-    passthrough: bool
-    url: str
-    headers: dict[str, str]
-    body: bytes
-    model: str | None
-    fallback_from: str | None = None
-    started: float = field(default_factory=time.perf_counter)
+from glider_cli.turns.lifecycle import Served, Turns
 
 
 class Outbound:
@@ -110,6 +50,7 @@ class Outbound:
 
     turns: Turns
     local: LocalPath | None
+    local_only: bool = False  # routing.local_only: no fallback from the local side to the cloud
     registry: BackendRegistry
     upstream: Upstream | None
     sink: EventSink
@@ -120,6 +61,13 @@ class Outbound:
         if route:
             headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(status, headers, error_bytes(protocol, status, message))
+
+    def _next(self, current: Backend, rule_fallback: str | None) -> Backend | None:
+        """The fallback after `current`; with `routing.local_only`, never from the local side to the cloud."""
+        nxt = self.registry.fallback_for(current, rule_fallback)
+        if nxt is not None and self.local_only and current.side == "local" and nxt.side != "local":
+            return None
+        return nxt
 
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
@@ -191,7 +139,7 @@ class Outbound:
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
-                    nxt = self.registry.fallback_for(current, rule_fallback)
+                    nxt = self._next(current, rule_fallback)
                     if nxt is not None and nxt.name not in tried:
                         # A fallback could still take over: hold the reply until the first body byte.
                         try:
@@ -207,11 +155,11 @@ class Outbound:
                 last_error = exc
                 if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
                     self.local.failed(current.name, exc.message)
-                failed = _failure(current, exc, "before_first_byte")
+                failed = failure_record(current, exc, "before_first_byte")
                 self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
-                nxt = self.registry.fallback_for(current, rule_fallback)
+                nxt = self._next(current, rule_fallback)
                 if nxt is not None and nxt.name not in tried:
-                    reason = {"from": current.name, "to": nxt.name, "reason": _reason(exc)}
+                    reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
                     self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
                 current = nxt
             except asyncio.CancelledError:
@@ -373,7 +321,7 @@ class Outbound:
         calibration, the outcome, who answered and the calls it issued — the last skipped when
         `served` is None: an error reply in another protocol answered nothing)."""
         if failure is not None:
-            failed = _failure(call.backend, failure, "mid_stream")
+            failed = failure_record(call.backend, failure, "mid_stream")
             self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
         calls: list[Any] = []
         if served is not None and job.tap is not None:
@@ -395,24 +343,6 @@ class Outbound:
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)
-
-
-def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
-    return {
-        "backend": backend.name,
-        "side": backend.side,
-        "status": exc.status if isinstance(exc, UpstreamStatus) else None,
-        "error": exc.message,
-        "stage": stage,
-    }
-
-
-def _reason(exc: GliderError) -> str:
-    if isinstance(exc, UpstreamStatus):
-        return f"status {exc.status}"
-    if isinstance(exc, BackendTimeout):
-        return "timeout"
-    return "unreachable"
 
 
 def _route(job: Job, call: Call) -> str:

@@ -57,9 +57,10 @@ from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
+from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.local_path import PACKED_PROTOCOLS, LocalPath
-from glider_cli.server.outbound import JSON_HEADERS, Headers, Inbound, Job, Outbound, route_header
+from glider_cli.server.outbound import Outbound
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]

@@ -90,7 +90,9 @@ class Stickiness:
         clock: Clock,
         new_id: Callable[[], str],
         max_families: int = 4096,
+        local_only: bool = False,
     ) -> None:
+        self.local_only = local_only
         self.sticky = sticky
         self.allow = frozenset(tool_followup.allowlist)
         self.deny = frozenset(tool_followup.denylist)
@@ -134,7 +136,7 @@ class Stickiness:
             why = f"{', '.join(tools)} on routing.tool_followup.denylist: follows its parent {turn}"
             forced = Forced(fam.side, fam.backend, fam.model, why)
             return StickyView(fam.side == "cloud", p.turn_id, why, True, forced, family)
-        if p.kind == "summary":
+        if p.kind == "summary" and not self.local_only:
             why = "a summary/wrap-up goes to the cloud or the origin"
             return StickyView(True, p.turn_id, why, True, family=family)
         if live and binding is not None:
