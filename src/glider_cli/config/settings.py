@@ -19,7 +19,10 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class Timeout(Frozen):
-    """Upstream timeouts in seconds: connect short, read long enough for long generations."""
+    """Upstream timeouts in seconds: connect short, read long enough for long generations.
+
+    What each phase bounds with the aiohttp client is stated in `backends.client`'s contract.
+    """
 
     connect: float
     read: float
@@ -40,6 +43,9 @@ class BackendSettings(Frozen):
     `fallback` names another backend, or "none"; None means the default (local -> cloud).
     `max_tokens` caps the output tokens a translated request asks for (a small vLLM or llama.cpp context
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
+    `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
+    one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
+    absolute path: the loader resolves it against the config file's folder).
     """
 
     name: str
@@ -52,6 +58,8 @@ class BackendSettings(Frozen):
     fallback: str | None
     headers: Mapping[str, str]
     max_tokens: int | None
+    proxy: str | None
+    ca_file: str | None
 
     def __init__(
         self,
@@ -65,9 +73,23 @@ class BackendSettings(Frozen):
         fallback: str | None = None,
         headers: Mapping[str, str] = _EMPTY,
         max_tokens: int | None = None,
+        proxy: str | None = None,
+        ca_file: str | None = None,
     ) -> None:
         init_fields(
-            self, name, type, side, base_url, api_key_env, model, timeout, fallback, headers, max_tokens
+            self,
+            name,
+            type,
+            side,
+            base_url,
+            api_key_env,
+            model,
+            timeout,
+            fallback,
+            headers,
+            max_tokens,
+            proxy,
+            ca_file,
         )
 
 
@@ -136,10 +158,14 @@ class ToolFollowupSettings(Frozen):
 
 
 class ServerSettings(Frozen):
+    """`server:`. `trust_env`: cloud backends honour HTTPS_PROXY / HTTP_PROXY / NO_PROXY (off: the
+    environment's proxy variables are ignored; loopback backends never use them)."""
+
     host: str
     port: int
     allowed_hosts: tuple[str, ...]
     max_body_bytes: int
+    trust_env: bool
 
     def __init__(
         self,
@@ -147,8 +173,9 @@ class ServerSettings(Frozen):
         port: int = 8787,
         allowed_hosts: tuple[str, ...] = (),
         max_body_bytes: int = 32 * 1024 * 1024,
+        trust_env: bool = False,
     ) -> None:
-        init_fields(self, host, port, allowed_hosts, max_body_bytes)
+        init_fields(self, host, port, allowed_hosts, max_body_bytes, trust_env)
 
 
 class DelegateSettings(Frozen):
