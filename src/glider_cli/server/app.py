@@ -5,9 +5,9 @@ Contract:
   inside the running loop, closed on shutdown) and the event writer (started, then flushed and
   closed on shutdown) — unless the caller injected them, in which case the caller owns them.
 - Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
-  `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
-  httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
-  it once, here).
+  `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
+  `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
+  proxy variables are read from it once, here).
 - Routes: the model endpoints (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
   `/v1/responses`, each also without the `/v1` prefix for base URLs that already end in `/v1`),
   `GET /v1/models`, `HEAD|GET /` and `/api/hello`, `GET /healthz`, the router API (`/api/router/*`,
@@ -41,6 +41,7 @@ from starlette.websockets import WebSocket
 
 from glider_cli import __version__
 from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.server.asgi import HotPaths, ProxyEndpoint, Reply
@@ -51,8 +52,6 @@ from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.state import LoopSink
 
 if TYPE_CHECKING:
-    import httpx
-
     from glider_cli.config.model import Config
 
 
@@ -93,11 +92,9 @@ def create_app(
     *,
     sink: EventSink | None = None,
     upstream: Upstream | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     environ: Mapping[str, str] | None = None,
     router: Decider | None = None,
     bound_host: str | None = None,
-    upstream_kind: str = "native",
 ) -> Starlette:
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
@@ -109,6 +106,7 @@ def create_app(
         env,
         defaults={"local": config.default_backend("local"), "cloud": config.default_backend("cloud")},
     )
+    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
     if router is None:
         from glider_cli.router import Router
 
@@ -144,10 +142,7 @@ def create_app(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         owned: Upstream | None = None
         if proxy.upstream is None:
-            if transport is not None:
-                owned = make_upstream("httpx", transport=transport)
-            else:
-                owned = make_upstream(upstream_kind)
+            owned = make_upstream(routes_by_origin)
             proxy.upstream = owned
         if writer is not None:
             writer.start()
