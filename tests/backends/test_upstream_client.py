@@ -194,6 +194,48 @@ def test_write_timeout_bounds_an_upload_the_upstream_stops_taking() -> None:
     assert asyncio.run(asyncio.wait_for(go(), 20)) < 10
 
 
+def test_a_slow_upload_that_keeps_moving_is_not_a_write_timeout() -> None:
+    """The write timeout bounds each wait for the socket, not the whole upload: an upstream that reads
+    the body slowly but steadily (well over `write` in all) gets all of it."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    port = listener.getsockname()[1]
+    body = b"y" * (12 << 20)
+    took: list[float] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        loop = asyncio.get_running_loop()
+        t0 = loop.time()
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        got = 0
+        while got < length:
+            got += len(await reader.read(128 * 1024))
+            await asyncio.sleep(0.02)
+        took.append(loop.time() - t0)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%d" % (len(str(got)), got))
+        await writer.drain()
+
+    async def go() -> bytes:
+        server = await asyncio.start_server(handler, sock=listener)
+        up = make_upstream()
+        try:
+            r = await up.send(
+                "POST", f"http://127.0.0.1:{port}/x", HEADERS, body, Timeout(read=30, write=1.0)
+            )
+            data = await r.read()
+            await r.aclose()
+            return data
+        finally:
+            await up.aclose()
+            server.close()
+
+    assert asyncio.run(asyncio.wait_for(go(), 30)) == str(len(body)).encode()
+    assert took[0] > 1.0  # the whole upload took longer than the write timeout
+
+
 def test_a_full_pool_makes_the_next_request_wait_then_times_out() -> None:
     release = asyncio.Event()
     connections = 0

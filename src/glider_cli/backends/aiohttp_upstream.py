@@ -15,10 +15,12 @@ Contract (the seam's, plus):
     pool    -> `ClientTimeout.connect = pool + connect`: aiohttp bounds the wait for a free pooled
                connection and the opening of a new one (DNS, proxy CONNECT) together, with one
                timer; `pool` is the share of that bound the wait may take, not a bound of its own.
-    write   -> each write of the request body to the socket (the body is an aiohttp Payload whose
-               write runs under `asyncio.timeout(write)`). aiohttp starts its read timer only once
-               the body is written, so without this an upstream that stops taking the body would
-               hold the request for ever.
+    write   -> each write of a piece (at most 256 KiB) of the request body, which waits while the
+               socket buffers are full: the body is an aiohttp Payload that writes it piece by piece
+               under one `asyncio.timeout` moved on after each piece. So a slow upload that keeps
+               moving is fine, and an upstream that stops taking the body fails after `write` s;
+               aiohttp starts its read timer only once the body is written, so without this such an
+               upstream would hold the request for ever.
     read    -> `ClientTimeout.sock_read`: from the end of the body to the first response bytes, then
                each gap between body chunks (a long generation is fine while it keeps streaming).
     total   -> none: no bound on a whole exchange.
@@ -56,6 +58,7 @@ from glider_cli.backends.network import STRAIGHT, Route, origin_of, redact
 from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
 
+_PIECE = 256 * 1024
 # What aiohttp decodes (br and zstd only with their packages; without them it fails on its own).
 _DECODED = frozenset({"identity", "gzip", "x-gzip", "deflate", "br", "zstd"})
 
@@ -73,9 +76,16 @@ class _Body(BytesPayload):
 
     async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
         data = self._value if content_length is None else self._value[:content_length]
+        seconds = self._write_timeout
         try:
-            async with asyncio.timeout(self._write_timeout):
-                await writer.write(data)
+            async with asyncio.timeout(seconds) as bound:
+                if len(data) <= _PIECE:
+                    await writer.write(data)
+                    return
+                view, loop = memoryview(data), asyncio.get_running_loop()
+                for start in range(0, len(view), _PIECE):
+                    bound.reschedule(loop.time() + seconds)
+                    await writer.write(view[start : start + _PIECE])
         except TimeoutError:
             raise _WriteTimeout from None
 
