@@ -24,7 +24,8 @@ Contract (the seam's, plus):
     read    -> `ClientTimeout.sock_read`: from the end of the body to the first response bytes, then
                each gap between body chunks (a long generation is fine while it keeps streaming).
     total   -> none: no bound on a whole exchange.
-  Each expiry is a `BackendTimeout` that names its phase.
+  Each expiry is a `BackendTimeout` that names its phase. aiohttp fires its own timers (connect, pool,
+  read) at the next whole second when they are over 5 s (`ceil_threshold`), to batch its wake-ups.
 - Headers are str holding the wire's bytes decoded as latin-1 (as ASGI gives them, and as
   `backends.headers` writes the configured ones). aiohttp writes str as UTF-8, so a non-ASCII value is
   re-encoded to leave as the same bytes it arrived as; one whose bytes are not UTF-8, and any CR, LF or
