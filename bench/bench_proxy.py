@@ -66,6 +66,7 @@ SERVERS = Path(__file__).resolve().parent / "proxy_servers.py"
 # claude-code-router on this machine kind (issue 12): p50 per request at c=1, and requests/s at c=32.
 CCR_P50 = (2.6, 3.0)
 CCR_RPS = (435.0, 547.0)
+THROUGHPUT_SLICES = 4
 
 
 def ccr_config(port: int, up: int) -> dict[str, object]:
@@ -157,6 +158,7 @@ def cpu_seconds(pid: int) -> float:
 async def throughput(
     session: aiohttp.ClientSession, url: str, conc: int, seconds: float
 ) -> tuple[float, int]:
+    """(seconds taken, requests done) with `conc` workers for about `seconds`."""
     done = 0
     end = time.perf_counter() + seconds
 
@@ -169,7 +171,7 @@ async def throughput(
 
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(conc)))
-    return done / (time.perf_counter() - t0), done
+    return time.perf_counter() - t0, done
 
 
 async def measure(
@@ -178,7 +180,7 @@ async def measure(
     """Latency series are interleaved in `rounds` so that a load change on the machine hits every target
     alike; the p50 overheads are the median over rounds of (target p50 - direct p50) within the round
     (paired, so a round slowed by other work on the machine moves both sides). Throughput runs one
-    target at a time."""
+    target at a time, in THROUGHPUT_SLICES slices taken round-robin (`--seconds` in all per target)."""
     res: dict[str, dict[str, float]] = {}
     lat: dict[str, list[float]] = {name: [] for name in targets}
     ttfb: dict[str, list[float]] = {name: [] for name in targets}
@@ -210,11 +212,18 @@ async def measure(
                     [t - d for t, d in zip(round_ttfb[name], round_ttfb["direct"], strict=True)]
                 ),
             }
-        for name, url in targets.items():
-            # CPU per request of the server process itself (the upstream's own work not included).
-            c0 = cpu_seconds(pids[name])
-            res[name]["rps32"], done = await throughput(session, url, 32, seconds)
-            res[name]["cpu_ms"] = (cpu_seconds(pids[name]) - c0) / max(1, done) * 1000
+        # Throughput in slices, round-robin over the targets, for the same reason as the rounds above.
+        total: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in targets}  # s, done, cpu s
+        for _ in range(THROUGHPUT_SLICES):
+            for name, url in targets.items():
+                # CPU per request of the server process itself (the upstream's own work not included).
+                c0 = cpu_seconds(pids[name])
+                took, done = await throughput(session, url, 32, seconds / THROUGHPUT_SLICES)
+                t = total[name]
+                t[0], t[1], t[2] = t[0] + took, t[1] + done, t[2] + cpu_seconds(pids[name]) - c0
+        for name, (took_s, done_n, cpu_s) in total.items():
+            res[name]["rps32"] = done_n / took_s
+            res[name]["cpu_ms"] = cpu_s / max(1.0, done_n) * 1000
     return res
 
 
@@ -265,7 +274,7 @@ def start_servers(
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--requests", type=int, default=1000, help="requests per latency series (c=1)")
-    ap.add_argument("--seconds", type=float, default=4.0, help="duration of each c=32 throughput run")
+    ap.add_argument("--seconds", type=float, default=4.0, help="c=32 throughput time per target, in slices")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved rounds of the latency series")
     ap.add_argument(
         "--pin",
