@@ -2,12 +2,21 @@
 
 Each `read_*` takes the section's LDict (or None when absent) and a Checker, records every problem
 as an Issue, and returns the frozen value with the spec's defaults for what is not given.
+
+A backend's network keys: `proxy` must be an http:// or https:// URL with a host and no password (a
+password belongs in HTTPS_PROXY with `server.trust_env`, never in a config file), and is refused on a
+loopback backend (`is_loopback_host`: 127.0.0.0/8, ::1, localhost), which never goes through a
+proxy. `ca_file` is resolved against the folder of the file that names it and must be a readable PEM
+file of CA certificates (it is loaded once here, so a wrong file fails at load, not at first request).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from glider_cli.config.located import Checker, LDict, looks_like_secret, or_default
 from glider_cli.config.settings import (
@@ -41,8 +50,88 @@ BACKEND_KEYS = (
     "max_tokens",
     "context_window",
     "tools",
+    "proxy",
+    "ca_file",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
+SERVER_KEYS = ("host", "port", "allowed_hosts", "max_body_bytes", "trust_env")
+# The type whose well-known base URL (backends.registry) is on this machine.
+_LOOPBACK_BY_DEFAULT = frozenset({"ollama"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 (also IPv4-mapped), `localhost` and `*.localhost` (RFC 6761)."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _proxy(ck: Checker, raw: LDict, path: str, base_url: str | None, kind: str | None) -> str | None:
+    url = ck.string(raw, "proxy", path=path)
+    if url is None:
+        return None
+    where, key = raw.where("proxy"), f"{path}.proxy"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError on a port that is not a number)
+    except ValueError as exc:
+        ck.error(f"is not a URL ({exc})", where, key=key)
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        ck.error(
+            f"must be an http:// or https:// proxy URL with a host, got {parts.scheme or 'no'} scheme",
+            where,
+            key=key,
+            hint="SOCKS proxies are not supported",
+        )
+        return None
+    if parts.password is not None:
+        ck.error(
+            "a proxy password does not belong in a config file",
+            where,
+            key=key,
+            hint="put the proxy URL in HTTPS_PROXY / HTTP_PROXY and set server.trust_env: true",
+        )
+        return None
+    host = urlsplit(base_url).hostname if base_url else None
+    if (host is not None and is_loopback_host(host)) or (base_url is None and kind in _LOOPBACK_BY_DEFAULT):
+        ck.error("a loopback backend never goes through a proxy", where, key=key)
+        return None
+    return url
+
+
+def _ca_file(ck: Checker, raw: LDict, path: str, base_url: str | None) -> str | None:
+    name = ck.string(raw, "ca_file", path=path)
+    if name is None:
+        return None
+    where, key = raw.where("ca_file"), f"{path}.ca_file"
+    full = os.path.expanduser(name)
+    if not os.path.isabs(full) and where[0] is not None:
+        full = os.path.join(os.path.dirname(os.path.abspath(where[0])), full)
+    if not os.path.isfile(full):
+        ck.error(f"CA file {full} does not exist", where, key=key)
+        return None
+    import ssl
+
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=full)
+    except (OSError, ssl.SSLError) as exc:
+        ck.error(f"CA file {full} is not a PEM file of CA certificates ({exc})", where, key=key)
+        return None
+    if base_url is not None and base_url.startswith("http://"):
+        ck.error(
+            "has no effect: base_url is http://, and a CA file is for TLS",
+            where,
+            key=key,
+            severity="warning",
+        )
+    return full
 
 
 def _timeout(ck: Checker, backend: LDict, path: str) -> Timeout:
@@ -95,11 +184,12 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             )
             key_env = None
         headers = ck.str_map(raw, "headers", path=path) or {}
+        base_url = ck.string(raw, "base_url", path=path)
         out[name] = BackendSettings(
             name=name,
             type=kind or "openai",
             side=side,
-            base_url=ck.string(raw, "base_url", path=path),
+            base_url=base_url,
             api_key_env=key_env,
             model=ck.string(raw, "model", path=path),
             timeout=_timeout(ck, raw, path),
@@ -108,6 +198,8 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             max_tokens=ck.integer(raw, "max_tokens", path=path, minimum=1),
             context_window=ck.integer(raw, "context_window", path=path, minimum=256),
             tools=ck.boolean(raw, "tools", path=path),
+            proxy=_proxy(ck, raw, path, base_url, kind),
+            ca_file=_ca_file(ck, raw, path, base_url),
         )
     for name, backend in out.items():
         fb = backend.fallback
@@ -206,7 +298,7 @@ def read_transform(ck: Checker, top: LDict) -> TransformSettings:
 
 
 def read_server(ck: Checker, top: LDict) -> ServerSettings:
-    sec = ck.section(top, "server", ("host", "port", "allowed_hosts", "max_body_bytes"), path="server")
+    sec = ck.section(top, "server", SERVER_KEYS, path="server")
     d = ServerSettings()
     if sec is None:
         return d
@@ -221,6 +313,7 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
         max_body_bytes=or_default(
             ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes
         ),
+        trust_env=or_default(ck.boolean(sec, "trust_env", path="server"), d.trust_env),
     )
 
 

@@ -19,7 +19,10 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class Timeout(Frozen):
-    """Upstream timeouts in seconds: connect short, read long enough for long generations."""
+    """Upstream timeouts in seconds: connect short, read long enough for long generations.
+
+    What each phase bounds with the aiohttp client is stated in `backends.client`'s contract.
+    """
 
     connect: float
     read: float
@@ -42,6 +45,9 @@ class BackendSettings(Frozen):
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
     `context_window` (tokens) and `tools` (whether the server can call tools) override what the
     capability probe reads from the server (`backends.probe`); None: as probed, or unknown.
+    `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
+    one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
+    absolute path: the loader resolves it against the config file's folder).
     """
 
     name: str
@@ -56,6 +62,8 @@ class BackendSettings(Frozen):
     max_tokens: int | None
     context_window: int | None
     tools: bool | None
+    proxy: str | None
+    ca_file: str | None
 
     def __init__(
         self,
@@ -71,6 +79,8 @@ class BackendSettings(Frozen):
         max_tokens: int | None = None,
         context_window: int | None = None,
         tools: bool | None = None,
+        proxy: str | None = None,
+        ca_file: str | None = None,
     ) -> None:
         init_fields(
             self,
@@ -86,6 +96,8 @@ class BackendSettings(Frozen):
             max_tokens,
             context_window,
             tools,
+            proxy,
+            ca_file,
         )
 
 
@@ -186,10 +198,14 @@ class ToolFollowupSettings(Frozen):
 
 
 class ServerSettings(Frozen):
+    """`server:`. `trust_env`: cloud backends honour HTTPS_PROXY / HTTP_PROXY / NO_PROXY (off: the
+    environment's proxy variables are ignored; loopback backends never use them)."""
+
     host: str
     port: int
     allowed_hosts: tuple[str, ...]
     max_body_bytes: int
+    trust_env: bool
 
     def __init__(
         self,
@@ -197,8 +213,9 @@ class ServerSettings(Frozen):
         port: int = 8787,
         allowed_hosts: tuple[str, ...] = (),
         max_body_bytes: int = 32 * 1024 * 1024,
+        trust_env: bool = False,
     ) -> None:
-        init_fields(self, host, port, allowed_hosts, max_body_bytes)
+        init_fields(self, host, port, allowed_hosts, max_body_bytes, trust_env)
 
 
 class DelegateSettings(Frozen):

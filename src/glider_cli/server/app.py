@@ -5,9 +5,9 @@ Contract:
   inside the running loop, closed on shutdown) and the event writer (started, then flushed and
   closed on shutdown) — unless the caller injected them, in which case the caller owns them.
 - Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
-  `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
-  httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
-  it once, here).
+  `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
+  `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
+  proxy variables are read from it once, here).
 - Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
@@ -41,6 +41,8 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.network import Route
+from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.server.asgi import HotPaths
@@ -50,8 +52,6 @@ from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
-    import httpx
-
     from glider_cli.config.model import Config
     from glider_cli.server.events_api import EventHub
     from glider_cli.store.writer import EventWriter
@@ -74,11 +74,9 @@ def create_app(
     *,
     sink: EventSink | None = None,
     upstream: Upstream | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     environ: Mapping[str, str] | None = None,
     router: Decider | None = None,
     bound_host: str | None = None,
-    upstream_kind: str = "native",
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
@@ -126,7 +124,8 @@ def create_app(
         *gemini_routes(proxy, settings.server.max_body_bytes),
         *session_routes(home, settings.context, live),
     ]
-    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
+    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
+    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub)
     inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
@@ -190,8 +189,7 @@ def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
     writer: EventWriter | None,
-    transport: httpx.AsyncBaseTransport | None,
-    upstream_kind: str,
+    routes_by_origin: dict[str, Route],
     hub: EventHub,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
@@ -201,10 +199,7 @@ def _lifespan(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         owned: Upstream | None = None
         if proxy.upstream is None:
-            if transport is not None:
-                owned = make_upstream("httpx", transport=transport)
-            else:
-                owned = make_upstream(upstream_kind)
+            owned = make_upstream(routes_by_origin)
             proxy.upstream = owned
         if writer is not None:
             writer.start()
