@@ -62,13 +62,19 @@ ReadFile = Callable[[Path], str]
 
 
 def check_regex(pattern: str) -> str | None:
-    """None when RE2 compiles `pattern`, else the reason it does not."""
+    """None when RE2 compiles `pattern`, else the reason it does not, as text. RE2's own error log
+    (absl's banner, `re2.cc` lines on stderr) is switched off: the reason is reported here, once."""
     import re2
 
+    options = re2.Options()
+    options.log_errors = False
     try:
-        re2.compile(pattern)
+        re2.compile(pattern, options)
     except re2.error as exc:
-        return str(exc) or "RE2 cannot compile it"
+        reason = exc.args[0] if exc.args else ""
+        if isinstance(reason, bytes):  # google-re2 raises its reason as bytes: b'missing ): (a'
+            reason = reason.decode("utf-8", "replace")
+        return str(reason) or "RE2 cannot compile it"
     return None
 
 

@@ -22,6 +22,10 @@ local side, `OriginPassthrough` for the cloud side), then `ToolCallsIssued` / `S
 turn index (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
+
+`use(router, sticky, tool_followup)` swaps the router and the sticky settings between two requests (a
+config reload, `server.reload`): a request opened before it keeps the decision it got, and the turn
+families, their bindings and the usage calibration carry over.
 """
 
 from __future__ import annotations
@@ -151,6 +155,21 @@ class Turns:
         self.router = router
         self.sticky = Stickiness(sticky, tool_followup, clock=clock, new_id=new_id, max_families=max_families)
         self.usage = UsageCalibrator()
+
+    def use(
+        self,
+        router: Decider,
+        sticky: StickySettings | None = None,
+        tool_followup: ToolFollowupSettings | None = None,
+    ) -> None:
+        """Decide with `router` from the next request on; families and bindings stay (see the contract)."""
+        self.router = router
+        self.sticky.configure(
+            sticky if sticky is not None else self.sticky.sticky,
+            tool_followup
+            if tool_followup is not None
+            else ToolFollowupSettings(tuple(self.sticky.allow), tuple(self.sticky.deny)),
+        )
 
     def open(
         self,
