@@ -51,8 +51,10 @@ class GliderServer:
         record: bool = True,
         upstream_kind: str = "native",
         bound_host: str | None = None,
+        reload_interval: float | None = 1.0,
     ) -> None:
         path = tmp / "glider-test-config.yaml"
+        self.path = path
         path.write_text(config_yaml)
         self.config = load_config(config=str(path), environ=dict(environ or {}))
         self.sink = RecordingSink() if record else None
@@ -62,6 +64,7 @@ class GliderServer:
             environ=dict(environ or {"GLIDER_HOME": str(tmp / "home")}),
             upstream_kind=upstream_kind,
             bound_host=bound_host,
+            reload_interval=reload_interval,
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

@@ -41,7 +41,10 @@ def test_lint_reports_the_loaded_config(tmp_path: Path) -> None:
         got = r.json()
         assert got["ok"] is True
         path = tmp_path / "glider-test-config.yaml"
-        assert got == {"ok": True, **lint(load_config(config=str(path))).to_dict()}
+        in_force = {"ok": True, **lint(load_config(config=str(path))).to_dict()}
+        assert {k: got[k] for k in in_force} == in_force
+        # The file on disk is linted too, and it is the one in force.
+        assert got["disk"] == in_force and got["differs"] is False and got["reload"] is None
 
 
 def test_playground_reports_line_and_column(tmp_path: Path) -> None:

@@ -58,7 +58,6 @@ class StickyView(Frozen):
         follow_on: bool | None = None,
         forced: Forced | None = None,
         family: Mapping[str, Any] | None = None,
-        *,
         held_by: str | None = None,
         quoted: str | None = None,
         commands: bool = True,

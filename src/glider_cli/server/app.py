@@ -13,6 +13,9 @@ Contract:
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
   API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`) and the context API
   (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter).
+- Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
+  `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
+  `POST /api/router/reload`; `state.config` and `state.registry` are the ones in force.
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     import httpx
 
     from glider_cli.config.model import Config
+    from glider_cli.server.reload import Reloader
     from glider_cli.store.writer import EventWriter
 
 
@@ -71,11 +75,13 @@ def create_app(
     router: Decider | None = None,
     bound_host: str | None = None,
     upstream_kind: str = "native",
+    reload_interval: float | None = 1.0,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
+    from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
     from glider_cli.store.writer import EventWriter
 
@@ -98,15 +104,20 @@ def create_app(
     proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    current = LiveConfig(config, router)
+    reloader = Reloader(current, proxy, None, env, loop_sink, interval=reload_interval)
     routes = [
         *info_routes(config, registry),
         *model_routes(config, endpoints),
-        *router_routes(config, router),
+        *router_routes(current, reloader),
         *context_routes(paths_mod.resolve(env), settings.context, live),
     ]
-    inner = Starlette(routes=routes, lifespan=_lifespan(proxy, loop_sink, writer, transport, upstream_kind))
+    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, reloader)
+    inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
+    inner.state.config = config
+    reloader.state = inner.state
     outer = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
@@ -156,6 +167,7 @@ def _lifespan(
     writer: EventWriter | None,
     transport: httpx.AsyncBaseTransport | None,
     upstream_kind: str,
+    reloader: Reloader,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -175,9 +187,11 @@ def _lifespan(
             proxy.turns.rebuild(writer.recent())
         assert proxy.delegation is not None
         proxy.delegation.start()
+        reloader.start()
         try:
             yield
         finally:
+            await reloader.stop()
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()

@@ -32,12 +32,14 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
         return json_response({"ok": True}) if request.method == "GET" else Response(b"", media_type=JSON)
 
     async def healthz(request: Request) -> Response:
+        # What is in force: a reload (`server.reload`) replaces `state.config` and `state.registry`.
+        current = getattr(request.app.state, "config", config)
         health = {
             "status": "ok",
             "version": __version__,
-            "config": config.source,
-            "profile": config.profile,
-            "backends": registry.describe(),
+            "config": current.source,
+            "profile": current.profile,
+            "backends": getattr(request.app.state, "registry", registry).describe(),
         }
         return json_response(health)
 

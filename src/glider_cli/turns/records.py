@@ -99,7 +99,6 @@ class Placement(Frozen):
         answered: tuple[str, ...] = (),
         tools: tuple[str, ...] = (),
         parent_call: str | None = None,
-        *,
         subagent_type: str | None = None,
         quoted: str | None = None,
     ) -> None:
