@@ -162,3 +162,30 @@ def test_a_mentioned_command_binds_nothing_and_the_local_binding_survives_a_rebu
     assert plan.view.held_by == "explicit_local"
     r, _ = cc(S1, [user("list the files /local"), tool_use("toolu_ag", "Agent"), tool_result("toolu_ag")])
     assert fresh.route(r)[1].target == "local"
+
+
+def test_scripts_see_the_parent_call_of_a_subagent(tmp_path: Path) -> None:
+    """`request.parent` is the spawning call (`tool`, `subagent_type`) of a subagent request, None else."""
+    script = tmp_path / "explore.star"
+    script.write_text(
+        "def evaluate(request):\n"
+        "    p = request.parent\n"
+        '    if p and p["tool"] == "Agent" and p["subagent_type"] == "Explore":\n'
+        '        return {"matched": True, "action": {"target": "local"}}\n'
+        "    return None\n"
+    )
+    rules = RULES + (
+        "- name: explore_local\n  priority: 60\n"
+        f"  trigger: {{type: script, file: '{script}'}}\n  action: {{target: local, backend: local1}}\n"
+    )
+    h = Harness(config_with_rules(tmp_path, rules), allow=("Agent",))
+    h.route(
+        cc(S1, [user("audit /cloud")])[0],
+        calls=[agent(BIG, "Explore", "toolu_1"), agent(BIG + " again", "Plan", "toolu_2")],
+    )
+    _, explore = h.route(cc(S1, [user(BIG)])[0])
+    assert (explore.target, explore.rule) == ("local", "explore_local")
+    _, plan = h.route(cc(S1, [user(BIG + " again")])[0])
+    assert (plan.target, plan.rule) == ("cloud", "big_cloud")
+    _, plain = h.route(cc(S1, [user("audit /cloud"), {"role": "assistant", "content": "x"}, user(BIG)])[0])
+    assert plain.rule == "big_cloud"  # a new turn has no parent

@@ -3,7 +3,9 @@
     POST /api/router/explain   {"protocol"?: "anthropic"|"openai_chat"|"openai_responses",
                                 "request"?: {...client request body...}, "headers"?: {...}}
                                (without "request" the whole body is the client request; without
-                               "protocol" it is guessed from the body) -> RouteDecision.to_dict()
+                               "protocol" it is guessed from the body; "all": true also runs the
+                               rules below the winner, as `route explain --all`)
+                               -> RouteDecision.to_dict()
     GET  /api/router/lint      -> {"ok", "source", "errors": [...], "warnings": [...]} for the config
                                in force (`lint.LintReport.to_dict()`, what `glider lint --json`
                                prints), plus "disk": the same for the file on disk now, "differs":
@@ -50,7 +52,8 @@ def router_routes(live: LiveConfig, reloader: Reloader | None = None) -> list[Ba
             raw_headers = obj.get("headers")
             headers = raw_headers if isinstance(raw_headers, dict) else {}
             chat = parse_request(protocol, inner, {str(k): str(v) for k, v in headers.items()})
-            decision = live.router.decide(chat)
+            every = obj.get("all") is True
+            decision = live.router.decide(chat, every=True) if every else live.router.decide(chat)
         except RequestError as exc:
             return error_response("openai_chat", exc.status, exc.message)
         except GliderError as exc:

@@ -47,7 +47,12 @@ __all__ = ["Decider", "Opened", "Served", "Turns"]
 
 class Decider(Protocol):
     def decide(
-        self, request: ChatRequest, *, sticky: StickyView | None = None, gate: Gate | None = None
+        self,
+        request: ChatRequest,
+        *,
+        sticky: StickyView | None = None,
+        gate: Gate | None = None,
+        every: bool = False,
     ) -> RouteDecision: ...
 
 
