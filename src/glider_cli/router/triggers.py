@@ -75,7 +75,8 @@ _INJECTED_MESSAGE = re.compile(
 )
 # Mentions, not commands: fenced blocks, inline code spans, Markdown quote lines.
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
-_CODE_SPAN = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+# An inline code span may wrap a line but not a paragraph: a stray back-tick does not blank the rest.
+_CODE_SPAN = re.compile(r"(`+)(?!`)(?:(?!\n\s*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
 _QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 _OPEN_QUOTES = "\"'“‘«"
 _CLOSE_QUOTES = "\"'”’»"
