@@ -168,3 +168,25 @@ def test_re2_noise_and_byte_reprs_do_not_reach_the_user(tmp_path: Path) -> None:
     assert "missing ): (a" in proc.stderr
     for noise in ("absl", "re2.cc", "b'", "InitializeLog"):
         assert noise not in proc.stderr + proc.stdout
+
+
+def test_local_only_skips_cloud_rules_and_they_cover_nothing(tmp_path: Path) -> None:
+    """`extends: default` with local_only: the cloud rules never run, and nothing local answers a
+    context over 8000 tokens (the pure-local profile switches large_context_cloud off and keeps its
+    last rule local, so it is clean)."""
+    found = findings(tmp_path, "extends: default\nrouting:\n  local_only: true\n")
+    skipped = sorted(str(f["rule"]) for f in found if f["key"] == "routing.local_only")
+    assert skipped == [
+        "composer_wrapup_origin",
+        "default",
+        "large_context_cloud",
+        "task_classifier.cloud",
+        "task_classifier.tools",
+    ]
+    assert all(f["severity"] == "warning" for f in found if f["key"] == "routing.local_only")
+    assert one(found, "routing.rules")["severity"] == "error"
+    assert lint(profile="pure-local").to_dict() == {
+        "source": "<bundled:pure-local>",
+        "errors": [],
+        "warnings": [],
+    }

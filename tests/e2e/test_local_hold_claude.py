@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import claude_code
 from e2e.test_sticky_claude import decided, reset_after_first_request, run_claude
 from fake_upstream import FakeUpstream, ToolReply
 from server.glider_harness import GliderServer, backends_yaml
@@ -22,7 +23,11 @@ pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]
 
 @pytest.fixture
 def glider(tmp_path: Path) -> Iterator[tuple[GliderServer, FakeUpstream]]:
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+    models = [claude_code.MODEL, "claude-opus-5-5", "claude-haiku-4-5-20251001"]
+    with (
+        FakeUpstream(models=models, ollama_models=["qwen-local"]) as fake,
+        GliderServer(backends_yaml(fake.url), tmp_path) as g,
+    ):
         yield g, fake
 
 

@@ -66,7 +66,10 @@ def wait_events(g: GliderServer, kind: str, count: int) -> list[dict[str, Any]]:
 
 
 def test_an_edit_is_followed_and_a_broken_edit_keeps_the_rules_in_force(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(config(fake.url), tmp_path, reload_interval=0.1) as g:
+    with (
+        FakeUpstream(models=["m"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(config(fake.url), tmp_path, reload_interval=0.1) as g,
+    ):
         assert route(ask(g, "deploy it")).startswith("cloud; rule=pick")
         g.path.write_text(config(fake.url, target="local"))
         (done,) = wait_events(g, "ConfigReloaded", 1)
@@ -100,7 +103,7 @@ def test_a_script_edit_reloads_and_the_api_reloads_on_demand(tmp_path: Path) -> 
         f"      trigger: {{type: script, file: '{script}'}}\n      action: {{target: cloud}}\n"
     )
     with (
-        FakeUpstream() as fake,
+        FakeUpstream(models=["m"], ollama_models=["qwen-local"]) as fake,
         GliderServer(config(fake.url, extra_rules=rule), tmp_path, reload_interval=0.1) as g,
     ):
         assert route(ask(g, "hello")).startswith("cloud; rule=scripted")
@@ -117,7 +120,10 @@ def test_a_script_edit_reloads_and_the_api_reloads_on_demand(tmp_path: Path) -> 
 
 
 def test_families_and_bindings_survive_and_a_request_in_flight_keeps_its_rules(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(config(fake.url), tmp_path, reload_interval=None) as g:
+    with (
+        FakeUpstream(models=["m"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(config(fake.url), tmp_path, reload_interval=None) as g,
+    ):
         tools = [{"name": "Bash", "input_schema": {"type": "object"}}]
         fake.set_reply(tool=ToolReply("Bash", {"command": "ls"}))
         first = ask(g, "list the files /cloud", tools=tools, stream=True)

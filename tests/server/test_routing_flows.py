@@ -23,6 +23,16 @@ from fake_upstream import FakeUpstream, ToolReply
 from fixtures.fake_agents.install import install_fake_agents, path_with, runs
 
 pytestmark = pytest.mark.live
+
+# The models the captured Claude Code 2.1.197 session asks for (its main model and its subagents').
+CAPTURED_MODELS = ["claude-opus-4-8", "claude-haiku-4-5-20251001"]
+
+
+def fake_upstream() -> FakeUpstream:
+    """A fake that serves the captured session's models, and the local model `backends_yaml` names."""
+    return FakeUpstream(models=CAPTURED_MODELS, ollama_models=["qwen-local"])
+
+
 CLIENTS = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 
 
@@ -114,7 +124,7 @@ def test_a_local_turn_keeps_its_subagent_local_and_a_title_runs_no_delegate(
     reqs = captured("claude-code-04-tui-subagent.json", workspace)
     title1, turn1, subagent, result, title2, turn2 = reqs
     call = agent_call(result)
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
         assert post(g, title1).headers["x-glider-route"].startswith("local;")
         fake.set_reply(tool=ToolReply("Agent", call["input"]))
         r = post(g, turn1)
@@ -151,7 +161,7 @@ def test_count_tokens_never_matches_a_command_the_client_wrote(tmp_path: Path) -
     env_count = reqs[6]
     assert "toggled with /fast" in env_count[2]["messages"][0]["content"]
     # The counts alone (the prompt's own turn went to the cloud and would refuse local to them anyway).
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
         routes = [post(g, req).headers["x-glider-route"] for req in reqs[1:]]
     assert len(routes) == 15 and not [r for r in routes if "explicit_local" in r], routes
     assert routes[5].startswith("local; rule=small_context_local")
@@ -162,7 +172,7 @@ def test_a_back_ticked_flag_runs_nothing_and_the_title_runs_no_delegate(
 ) -> None:
     """Turn 2 of the capture asks "what does the `/claude` flag do?": a mention, not a flag."""
     title1, turn1, title2, turn2 = captured("claude-code-03-tui-titles.json", workspace)
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
         for req in (title1, turn1, title2, turn2):
             assert not post(g, req).headers["x-glider-route"].startswith("delegate")
     assert runs(Path(agents["FAKE_AGENT_LOG"])) == []
@@ -171,7 +181,7 @@ def test_a_back_ticked_flag_runs_nothing_and_the_title_runs_no_delegate(
     # The same text with the flag typed bare does delegate.
     bare = copy.deepcopy(turn2)
     bare[2]["messages"][-1]["content"][-1]["text"] = "what does the flag do? /claude"
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=agents) as g:
         assert post(g, bare).headers["x-glider-route"] == "delegate; rule=delegate; backend=claude"
     assert [r["vendor"] for r in runs(Path(agents["FAKE_AGENT_LOG"]))] == ["claude"]
 
@@ -186,7 +196,7 @@ def test_a_subagent_links_only_within_its_session(tmp_path: Path) -> None:
     around = copy.deepcopy(subagent)
     with_session(around, str(uuid.uuid4()))
     around[2]["messages"][0]["content"][-1]["text"] = "Before you start: " + call["input"]["prompt"]
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
         fake.set_reply(tool=ToolReply("Agent", call["input"]))
         post(g, turn1)
         fake.reset()
@@ -208,7 +218,7 @@ def test_a_title_joins_the_family_it_quotes_after_the_binding_expired(tmp_path: 
         "say hi /local", "say hi /cloud"
     )
     extra = "routing:\n  sticky: {ttl_seconds: 1, grace_seconds: 0}\n"
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url) + extra, tmp_path) as g:
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url) + extra, tmp_path) as g:
         assert post(g, turn1).headers["x-glider-route"].startswith("cloud; rule=explicit_cloud")
         time.sleep(1.2)
         post(g, turn2)

@@ -5,8 +5,9 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   wrong types, RE2 patterns that do not compile, missing script files, invalid targets and
   strategies, unknown backends, fan_out without `orchestration.fan_out.enabled`, duplicate rule
   names, literal secrets);
-- Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`), and
-  a `def evaluate(` that does not take exactly one argument (read from the source, not run);
+- Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`, a top
+  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor), and a
+  `def evaluate(` that does not take exactly one argument (read from the source, not run);
 - the rule sequence (`app.lint_rules`): no catch-all (a request could get no route), rules that
   can never run (the same trigger above them, or rules above that take every request they could
   match: an `always` rule, complementary `context_size` pairs), an `adapter` on a backend that is
@@ -131,7 +132,10 @@ def lint(
 ) -> LintReport:
     """Check a loaded Config, or load one (same resolution as `load_config`) and check everything."""
     from glider_cli.config.load import check_config, resolve_source
+    from glider_cli.sandbox.supervisor import checking_sandbox
 
+    # The script checker starts while the config loads.
+    checking_sandbox().start()
     issues: list[Issue] = []
     if config is None:
         try:

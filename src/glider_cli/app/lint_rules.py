@@ -3,7 +3,8 @@
 Each check takes a loaded `Config` and returns `Issue`s naming the file, the rule and the key:
 
 - `no_catch_all` (error): the enabled rules do not cover every request — no `always` rule, and the
-  `context_size` rules leave some sizes out (an empty file, `rules: []`). Such a request gets no
+  `context_size` rules leave some sizes out (an empty file, `rules: []`; with `routing.local_only`,
+  only the rules it does not skip count). Such a request gets no
   route (`NoRoute`, a 500 "no rule matched"), so a config without a catch-all is refused: by
   `glider lint`, by `glider serve` at start and by a reload.
 - `dead_rules` (error): a rule that can never run because rules above it take every request it
@@ -13,7 +14,8 @@ Each check takes a loaded `Config` and returns `Issue`s naming the file, the rul
   above only takes a request from one below when the router cannot skip it: a local rule above is
   skipped for a follow-on of a cloud-bound family (deny-local) and when the capability gate refuses
   its backend, so it shadows only local rules on its own backend; script rules above (whose action
-  and verdict are the script's) shadow nothing.
+  and verdict are the script's) shadow nothing. With `routing.local_only`, a cloud rule that is not
+  an explicit command is skipped: it takes nothing, and lint warns that it never runs.
 - `adapters` (error): an `adapter` on a rule whose backend is not a vLLM server (type `openai`
   on the local side) — the adapter would be sent to a server that does not know it.
 - `script_arity` (error): a script whose `def evaluate(` does not take exactly one argument, read
@@ -99,7 +101,7 @@ def _describe(s: _Seq) -> str:
 
 
 def no_catch_all(config: Config) -> list[Issue]:
-    covering = [_tokens(s.rule) for s in sequence(config) if s.enabled]
+    covering = [_tokens(s.rule) for s in sequence(config) if s.enabled and not _skipped(config, s)]
     if _covers((r for rs in covering if rs for r in rs), _ALL):
         return []
     what = (
@@ -107,6 +109,8 @@ def no_catch_all(config: Config) -> list[Issue]:
         if not config.rules
         else "no enabled `always` rule, and the context_size rules leave sizes out"
     )
+    if config.routing.local_only and config.rules:
+        what += "; routing.local_only skips the cloud ones"
     return [
         Issue(
             f"no rule covers every request ({what}): a request no rule matches gets no route "
@@ -124,9 +128,14 @@ def _backend(config: Config, s: _Seq) -> str | None:
     return backend or config.default_backend(s.target)
 
 
+def _skipped(config: Config, s: _Seq) -> bool:
+    """`routing.local_only` skips every cloud rule but an explicit command's."""
+    return config.routing.local_only and s.target == "cloud" and s.kind not in ("explicit", "script")
+
+
 def _blocks(config: Config, above: _Seq, below: _Seq) -> bool:
     """Whether `above` takes every request it matches away from `below` (see the module contract)."""
-    if above.kind == "script":
+    if above.kind == "script" or _skipped(config, above):
         return False
     if above.target == "cloud":
         return True
@@ -153,6 +162,19 @@ def dead_rules(config: Config) -> list[Issue]:
     above: list[_Seq] = []
     for s in sequence(config):
         if not s.enabled:
+            continue
+        if _skipped(config, s):
+            out.append(
+                Issue(
+                    "never runs: routing.local_only sends a request to the cloud only for an explicit "
+                    "command (switch the rule off, or drop local_only)",
+                    file=s.rule.file if s.rule is not None else _user_file(config),
+                    line=s.rule.line if s.rule is not None else None,
+                    rule=s.name,
+                    key="routing.local_only",
+                    severity="warning",
+                )
+            )
             continue
         blockers = [u for u in above if _blocks(config, u, s)]
         above.append(s)

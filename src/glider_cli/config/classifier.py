@@ -19,6 +19,7 @@ CLASSIFIER_KEYS = (
     "small_max_chars",
     "local_model",
     "cloud_model",
+    "tools_to_cloud",
 )
 COMPLEXITY_KEYS = ("enabled", "cloud_above", "priority", "keywords", "weights")
 COMPLEXITY_SIGNALS = ("length", "keywords", "code", "files", "conversation", "tools")
@@ -55,6 +56,7 @@ def read_classifier(ck: Checker, routing: LDict) -> ClassifierSettings:
         small_max_chars=or_default(ck.integer(sec, "small_max_chars", path=p, minimum=1), d.small_max_chars),
         local_model=ck.string(sec, "local_model", path=p),
         cloud_model=ck.string(sec, "cloud_model", path=p),
+        tools_to_cloud=ck.boolean(sec, "tools_to_cloud", path=p) is not False,
     )
 
 

@@ -32,6 +32,7 @@ ROUTING_KEYS = (
     "sticky",
     "local_backend",
     "cloud_backend",
+    "local_only",
 )
 RULE_KEYS = ("name", "priority", "enabled", "trigger", "action", "fallback", "description")
 ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
@@ -335,4 +336,5 @@ def read_routing(
         complexity=read_complexity(ck, routing),
         local_backend=sides["local"],
         cloud_backend=sides["cloud"],
+        local_only=bool(ck.boolean(routing, "local_only", path="routing")),
     )

@@ -4,15 +4,17 @@ Contract:
 - `Router(config)` compiles every rule (RE2 patterns, Starlark scripts, the classifier and complexity
   rules the config adds) and sorts them by priority, largest first; equal priorities keep file order.
   A script that cannot load raises RuleError naming the file, line and column.
-- `decide` is pure apart from each script's wall-clock deadline: no I/O, no randomness. Steps, each
-  appending to the trace as it happens:
+- `decide` is pure apart from script rules, which run in the sandbox worker (router.scripts): one
+  pipe round trip per run of adjacent script rules, bounded by their deadlines plus the sandbox's
+  grace. No other I/O, no randomness. Steps, each appending to the trace as it happens:
   1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in what the person typed in a new user
      message -> `delegate` (never in a title, a summary, count_tokens, a subagent's prompt, a tool
      result or a quoted or back-ticked mention: `router.triggers.typed_text`);
-  2. a family held local (`sticky.held_by`: a `/local` or `/fast` turn's follow-on, or a title
-     quoting such a prompt ahead of its turn, `sticky.quoted`) goes where that explicit rule sends
-     it; only a capability gate moves it: to the rule's `fallback`, else GateRefused, as for the
-     command itself. No other rule is asked;
+  2. a family held local (`sticky.held_by`: a `/local` or `/fast` turn's follow-on, or a request
+     about a prompt that has not arrived yet, `sticky.quoted`: a title ahead of its turn, a Gemini
+     utility request) goes where that explicit rule sends it; only a capability gate moves it: to
+     the rule's `fallback`, else GateRefused, as for the command itself. No other rule is asked;
+     a quoted cloud command refuses local to the request;
   3. the rules in priority order: a disabled rule is skipped, the first match has control, a script
      that fails is "no match", the rules after the winner are listed as not reached;
   4. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
@@ -103,6 +105,8 @@ class Router:
             sticky is not None and (held is not None or sticky.bound) and sticky.is_follow_on(request)
         )
         refused = False
+        local_only = self.config.routing.local_only
+        gated: str | None = None
         winner: CompiledRule | None = None
         action: Action | None = None
         command: str | None = None
@@ -130,19 +134,24 @@ class Router:
                 local = merged.backend or self._default_backend["local"]
                 why = gate(local)
                 if why is not None:
-                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    said = f"{m.reason}, but local backend {local} cannot take it: {why}"
                     if rule.kind != "explicit":
-                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        trace.append(Reason(rule.name, rule.priority, False, said))
+                        gated = gated or why
                         continue
                     merged = self._fallback(rule, local, why, f"{rule.name}: local backend {local}")
                     trace.append(
                         Reason(
-                            rule.name, rule.priority, True, f"{gated}; its fallback {merged.backend} answers"
+                            rule.name, rule.priority, True, f"{said}; its fallback {merged.backend} answers"
                         )
                     )
                     winner, action, command = rule, merged, m.command
                     trace.extend(self._rest(i, ctx, every))
                     break
+            if local_only and merged.target == "cloud" and rule.kind != "explicit":
+                why = "routing.local_only: only an explicit command sends a request to the cloud"
+                trace.append(Reason(rule.name, rule.priority, False, f"{m.reason}, but {why}"))
+                continue
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True
@@ -160,6 +169,11 @@ class Router:
             trace.extend(self._rest(i, ctx, every))
             break
         if winner is None or action is None:
+            if not refused and gated is not None:
+                raise GateRefused(
+                    f"no local backend can take this request: {gated}",
+                    hint="send it with /cloud" if local_only else "send it with /cloud, or add a cloud rule",
+                )
             if not refused:
                 raise NoRoute(
                     "no rule matched this request and the config has no `always` rule",

@@ -3,10 +3,10 @@
 `context_routes(paths, settings, writer) -> list[BaseRoute]`; `writer` is the serve lifespan's
 EventWriter (recent events and episodes then come from its ring), or None to read the files only.
 
-    GET  /api/context/recent?limit=50           list of events, newest last
-    GET  /api/context/turns                     list of episode dicts
+    GET  /api/context/recent?limit=50&before=   list of events, newest last
+    GET  /api/context/turns?limit=&before=      list of episode dicts
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
-    GET  /api/context/episodes?limit=N          list of episode dicts, newest last
+    GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
     GET  /api/context/query?q=<query>           what `glider context query --json` prints
     POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
@@ -16,6 +16,9 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     POST /api/context/prune {"days"?, "dry_run"?}   {"plan", "applied", "result"}; days defaults to
                                                     context.retain_days
 
+Paging: `before` is a cursor to page back with. For `recent` it is an event id (the events older
+than it); for `turns` and `episodes` a turn id (the turns listed before it), so the first item of a
+page is the cursor of the next. Without `limit`, `turns` lists every turn as before.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
 Work that reads or writes files runs in the thread pool, never on the event loop.
 """
@@ -65,6 +68,24 @@ def _int_param(request: Request, name: str, default: int) -> int:
     return int(raw)
 
 
+def _page(items: list[dict[str, Any]], limit: int | None, before: str | None) -> list[dict[str, Any]]:
+    """The `limit` turns listed before the turn `before` (all of them when it is not listed)."""
+    if before is not None:
+        at = next((i for i, e in enumerate(items) if e.get("turn_id") == before), None)
+        if at is not None:
+            items = items[:at]
+    return items[-limit:] if limit is not None else items
+
+
+def _cursor(request: Request) -> str | None:
+    raw = request.query_params.get("before", "").strip()
+    if not raw:
+        return None
+    if len(raw) > 200 or any(c.isspace() for c in raw):
+        raise _BadRequest("before must be one token (no spaces)", "before")
+    return raw
+
+
 def _str_param(request: Request, name: str) -> str:
     raw = request.query_params.get(name, "").strip()
     if not raw or any(c.isspace() for c in raw):
@@ -112,10 +133,20 @@ def context_routes(
 
     async def recent(request: Request) -> Response:
         limit = _int_param(request, "limit", 50)
-        return json_response(await call(lambda: store.recent(limit)))
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.recent(limit)))
+
+        def older() -> list[dict[str, Any]]:
+            evs = [e for e in store.recent(store.settings.max_events) if e["id"] < before]
+            return evs[-limit:]
+
+        return json_response(await call(older))
 
     async def turns(request: Request) -> Response:
-        return json_response(await call(store.turns))
+        limit = _int_param(request, "limit", MAX_LIMIT) if request.query_params.get("limit") else None
+        before = _cursor(request)
+        return json_response(_page(await call(store.turns), limit, before))
 
     async def turn(request: Request) -> Response:
         tid = request.path_params["turn_id"]
@@ -126,7 +157,10 @@ def context_routes(
 
     async def episodes(request: Request) -> Response:
         limit = _int_param(request, "limit", store.settings.max_events)
-        return json_response(await call(lambda: store.episodes(limit)))
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.episodes(limit)))
+        return json_response(_page(await call(store.episodes), limit, before))
 
     async def export(request: Request) -> Response:
         # A plain iterator: Starlette reads it in its thread pool, one line at a time.

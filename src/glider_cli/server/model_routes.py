@@ -79,9 +79,7 @@ def model_routes(config: Config, endpoints: dict[str, ProxyEndpoint]) -> list[Ba
         await websocket.close(code=1008)
 
     async def models(request: Request) -> Response:
-        # The config in force: a reload (`server.reload`) replaces `state.config`.
-        current = getattr(request.app.state, "config", config)
-        return json_response(model_list(current, "anthropic-version" in request.headers))
+        return json_response(model_list(config, "anthropic-version" in request.headers))
 
     routes: list[BaseRoute] = [WebSocketRoute("/v1/responses", responses_ws)]
     routes += [Route(path, endpoint, methods=["POST"]) for path, endpoint in endpoints.items()]

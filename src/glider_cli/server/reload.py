@@ -7,12 +7,15 @@ Contract:
   SIGHUP ends the process), or by `POST /api/router/reload`.
 - A reload parses the config the server was started with (the same file, or the same bundled
   profile), lints it (`app.lint`: every error `glider lint` reports) and builds a Router from it, off
-  the event loop. Then, on the loop, between two requests, it swaps in one step: the Router and the
-  sticky and tool_followup settings (`turns.lifecycle.Turns.use`: turn families and sticky bindings
-  survive), and the backend registry when `backends:` (or the side defaults) changed. A request in
-  flight keeps the decision it was opened with. Changes to `server:`, `context:` and `delegate:` take
-  effect on a restart (the outcome says which).
-- A config that does not load, or that lint finds errors in, changes nothing: the rules in force
+  the event loop. Then, on the loop, between two requests, it swaps in one step the Router, the
+  sticky and tool_followup settings and `routing.local_only` (`turns.lifecycle.Turns.use`: turn
+  families and sticky bindings survive). A request in flight keeps the decision it was opened with.
+  The backends are not swapped: the registry, the local path's probed capabilities and its pack are
+  built on them, so a config whose `backends:` (or side defaults) changed is refused with a hint to
+  restart; changes to `server:`, `context:`, `delegate:` and `transform:` take effect on a restart
+  (the outcome's `restart_needed` says which).
+- A config that does not load, that lint finds errors in, or whose backends changed, changes
+  nothing: the rules in force
   keep answering; the reason is logged (`uvicorn.error`, warning) and written as a `ConfigRejected`
   event (source, trigger, errors), and `last` keeps it for `GET /api/router/lint`. A swap writes a
   `ConfigReloaded` event (source, trigger, rules, files, restart_needed). Reloads never overlap.
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from glider_cli.server.proxy import Decider, Proxy
 
 _log = logging.getLogger("uvicorn.error")
-_RESTART_SECTIONS = ("server", "context", "delegate")
+_RESTART_SECTIONS = ("server", "context", "delegate", "transform")
 
 
 def watched_files(config: Config) -> tuple[Path, ...]:
@@ -132,7 +135,6 @@ class Reloader:
         self,
         live: LiveConfig,
         proxy: Proxy,
-        state: Any,
         environ: Mapping[str, str],
         sink: EventSink,
         *,
@@ -140,7 +142,6 @@ class Reloader:
     ) -> None:
         self.live = live
         self.proxy = proxy
-        self.state = state
         self.environ = environ
         self.sink = sink
         self.interval = interval
@@ -226,6 +227,9 @@ class Reloader:
             return None, None, ({**error, "line": exc.line, "severity": "error"},), digests
         if errors:
             return None, None, tuple(i.to_dict() for i in errors), digests
+        moved = _backends_moved(old, config)
+        if moved is not None:
+            return None, None, (moved,), digests
         digests.update({p: _digest(p) for p in watched_files(config) if p not in digests})
         return config, router, (), digests
 
@@ -262,22 +266,34 @@ class Reloader:
         return outcome
 
     def _swap(self, config: Config, router: Decider) -> None:
-        from glider_cli.backends.registry import BackendRegistry
-
-        old = self.live.config
-        s = config.settings
-        self.proxy.turns.use(router, s.sticky, s.tool_followup)
-        defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
-        if dict(s.backends) != dict(old.settings.backends) or defaults != {
-            side: old.default_backend(side) for side in ("local", "cloud")
-        }:
-            registry = BackendRegistry.from_settings(s, self.environ, defaults=defaults)
-            self.proxy.registry = registry
-            self.state.registry = registry
+        local_only = config.routing.local_only
+        self.proxy.turns.use(
+            router, config.settings.sticky, config.settings.tool_followup, local_only=local_only
+        )
+        self.proxy.local_only = local_only
         self.live.config, self.live.router = config, router
-        self.state.config = config
+
+
+def _backends_moved(old: Config, new: Config) -> dict[str, Any] | None:
+    """The error that refuses a reload whose backends differ from the ones the server runs with."""
+    sides = ("local", "cloud")
+    if dict(old.settings.backends) == dict(new.settings.backends) and all(
+        old.default_backend(s) == new.default_backend(s) for s in sides
+    ):
+        return None
+    return {
+        "rule": None,
+        "key": "backends",
+        "message": "the backends changed (backends:, routing.local_backend / cloud_backend): the server's "
+        "backends are set at start; restart glider serve to use them",
+        "file": new.source,
+        "line": None,
+        "severity": "error",
+    }
 
 
 def _section(config: Config, name: str) -> Any:
     s = config.settings
-    return {"server": s.server, "context": s.context, "delegate": dict(s.delegate)}[name]
+    return {"server": s.server, "context": s.context, "delegate": dict(s.delegate), "transform": s.transform}[
+        name
+    ]

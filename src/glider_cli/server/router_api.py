@@ -22,6 +22,7 @@ never a 500.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -61,12 +62,10 @@ def router_routes(live: LiveConfig, reloader: Reloader | None = None) -> list[Ba
         return json_response(decision.to_dict())
 
     async def lint(request: Request) -> Response:
-        import asyncio
-
         from glider_cli.app.lint import lint as run_lint
         from glider_cli.app.lint import lint_on_disk
 
-        # Lint reads script files and checks scripts: off the event loop.
+        # Lint reads script files and waits on the sandbox worker for script checks: off the event loop.
         config = live.config
         report = await asyncio.to_thread(run_lint, config)
         disk = await asyncio.to_thread(lint_on_disk, config)
@@ -97,7 +96,9 @@ def router_routes(live: LiveConfig, reloader: Reloader | None = None) -> list[Ba
                 raise RequestError("'source' (and 'filename') must be strings", status=422)
         except RequestError as exc:
             return error_response("openai_chat", exc.status, exc.message)
-        errors = [e.to_dict() for e in check_source(source, filename)]
+        # Parse and load happen in the checking sandbox (bounded in time and memory), and the wait
+        # for it happens off the event loop.
+        errors = [e.to_dict() for e in await asyncio.to_thread(check_source, source, filename)]
         return json_response({"ok": not errors, "errors": errors})
 
     return [

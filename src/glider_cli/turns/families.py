@@ -25,7 +25,9 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    tags, whatever arrived in between. Claude Code sends it *before* the turn it quotes: with no such
    family yet, the title opens one *ahead* of its turn (no `TurnOpened`; `Placement.quoted` is the
    prompt), and the new user message that types that prompt opens its turn in that same family.
-   A title that quotes nothing joins the session's current family.
+   A title that quotes nothing joins the session's current family. **utility**: Gemini CLI's
+   router-classifier and other JSON-mode side requests (no tools) join the session's current family
+   (a Gemini session: see `protocol.gemini_request`) and open none.
 4. **summary**: a compaction / summary / Cursor Composer wrap-up request (its wording, or a Codex
    `x-codex-turn-metadata` whose `request_kind` is not `turn`). Summaries join the session's
    current family; a summary-worded user message with no live family to join is a new turn.
@@ -68,6 +70,7 @@ from glider_cli.protocol.request_kinds import (
     is_new_user_message,
     is_summary_request,
     is_title_request,
+    is_utility_request,
     prompt_digest,
     quoted_prompt,
     summary_worded,
@@ -206,6 +209,8 @@ class FamilyIndex:
         text = request.last_user_text
         if is_title_request(request, body, text):
             return self._place_title(request, now, text, current)
+        if is_utility_request(request, body):
+            return self._follow(current, now, "utility", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
         new = is_new_user_message(request)
         codex_kind = (

@@ -23,9 +23,9 @@ turn index (skipped when `answered` is false: an error reply that answered nothi
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
 
-`use(router, sticky, tool_followup)` swaps the router and the sticky settings between two requests (a
-config reload, `server.reload`): a request opened before it keeps the decision it got, and the turn
-families, their bindings and the usage calibration carry over.
+`use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
+two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
+got, and the turn families, their bindings and the usage calibration carry over.
 """
 
 from __future__ import annotations
@@ -156,9 +156,17 @@ class Turns:
         clock: Clock,
         new_id: Callable[[], str],
         max_families: int = 4096,
+        local_only: bool = False,
     ) -> None:
         self.router = router
-        self.sticky = Stickiness(sticky, tool_followup, clock=clock, new_id=new_id, max_families=max_families)
+        self.sticky = Stickiness(
+            sticky,
+            tool_followup,
+            clock=clock,
+            new_id=new_id,
+            max_families=max_families,
+            local_only=local_only,
+        )
         self.usage = UsageCalibrator()
 
     def use(
@@ -166,14 +174,18 @@ class Turns:
         router: Decider,
         sticky: StickySettings | None = None,
         tool_followup: ToolFollowupSettings | None = None,
+        *,
+        local_only: bool | None = None,
     ) -> None:
         """Decide with `router` from the next request on; families and bindings stay (see the contract)."""
         self.router = router
-        self.sticky.configure(
-            sticky if sticky is not None else self.sticky.sticky,
+        st = self.sticky
+        st.configure(
+            sticky if sticky is not None else st.sticky,
             tool_followup
             if tool_followup is not None
-            else ToolFollowupSettings(tuple(self.sticky.allow), tuple(self.sticky.deny)),
+            else ToolFollowupSettings(tuple(st.allow), tuple(st.deny)),
+            local_only=st.local_only if local_only is None else local_only,
         )
 
     def open(

@@ -25,7 +25,8 @@ Contract:
 - **Held local.** While a local binding is live every follow-on (subagents, titles, continuations,
   summaries and compaction) is held on the local side as the explicit rule sends it
   (`StickyView.held_by`); only a capability gate moves it (`router.decide`). A title that arrives
-  ahead of its turn (`Placement.quoted`) follows the explicit command of the prompt it quotes.
+  ahead of its turn (`Placement.quoted`), and a Gemini utility request (sent before the prompt it
+  carries), follow the explicit command of that prompt (`StickyView.quoted`; never its delegate flag).
 - **Tool results go home.** A request answering tool calls is sent to the side (and backend and
   model) that served the reply which issued them, whatever the rules say; the trace gets a `sticky`
   line saying so. `served` returns a `ToolCallsIssued` event for every reply that issued calls
@@ -43,9 +44,9 @@ Contract:
 - **Commands.** Only a person's own text carries commands: a title, a summary, count_tokens and a
   subagent never do (`StickyView.commands` false), nor does a follow-on whose latest user text is
   not the prompt that opened its turn (a subagent's own tool results).
-- **Summaries** (compaction, Composer wrap-up) of a family not held local are always refused local:
-  they go to the cloud or the origin (the default profile's `composer_wrapup_origin`, priority 95,
-  picks the origin).
+- **Summaries** (compaction, Composer wrap-up) of a family not held local are refused local (unless
+  `routing.local_only`): they go to the cloud or the origin (the default profile's
+  `composer_wrapup_origin`, priority 95, picks the origin).
 - The clock is injected (`clock`), nothing here reads the time itself or does I/O.
 - `configure(sticky, tool_followup)` swaps the settings (a config reload); families and bindings stay.
 
@@ -69,7 +70,7 @@ from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
 
-_NO_COMMANDS = frozenset({"title", "summary", "count_tokens", "subagent"})
+_NO_COMMANDS = frozenset({"title", "utility", "summary", "count_tokens", "subagent"})
 Events = list[tuple[str, Mapping[str, Any], str | None]]
 
 
@@ -103,13 +104,17 @@ class Stickiness:
         clock: Clock,
         new_id: Callable[[], str],
         max_families: int = 4096,
+        local_only: bool = False,
     ) -> None:
         self.clock = clock
         self.index = FamilyIndex(new_id, max_families=max_families)
-        self.configure(sticky, tool_followup)
+        self.configure(sticky, tool_followup, local_only=local_only)
 
-    def configure(self, sticky: StickySettings, tool_followup: ToolFollowupSettings) -> None:
+    def configure(
+        self, sticky: StickySettings, tool_followup: ToolFollowupSettings, *, local_only: bool = False
+    ) -> None:
         """Use these settings from the next request on (a config reload); families stay as they are."""
+        self.local_only = local_only
         self.sticky = sticky
         self.allow = frozenset(tool_followup.allowlist)
         self.deny = frozenset(tool_followup.denylist)
@@ -144,6 +149,11 @@ class Stickiness:
                 return StickyView(
                     home.side == "cloud", p.turn_id, why, True, forced, family, commands=commands
                 )
+        if p.kind == "utility":
+            # Gemini CLI asks it about the prompt it carries, before that prompt's own request.
+            why = "a utility request follows the explicit command of the prompt it carries"
+            quoted = request.last_user_text or None
+            return StickyView(False, p.turn_id, why, True, family=family, quoted=quoted, commands=False)
         child = p.kind == "subagent" or p.kind == "tool_result"
         listed = self._listed(p) if child else None
         if listed is not None and listed[0] == "allow":
@@ -161,7 +171,7 @@ class Stickiness:
         if p.kind == "title" and p.quoted is not None:
             why = "a title ahead of its turn follows the prompt it quotes"
             return StickyView(False, p.turn_id, why, True, family=family, quoted=p.quoted, commands=False)
-        if p.kind == "summary":
+        if p.kind == "summary" and not self.local_only:
             why = "a summary/wrap-up goes to the cloud or the origin"
             return StickyView(True, p.turn_id, why, True, family=family, commands=False)
         if live and binding is not None:
@@ -203,8 +213,8 @@ class Stickiness:
         when the decision is a cloud one, and return the events to emit."""
         events: Events = []
         p = plan.placement
-        if p.kind == "count_tokens" or p.turn_id is None:
-            return events
+        if p.kind in ("count_tokens", "utility") or p.turn_id is None:
+            return events  # a utility request is about the next prompt: it leaves its family as it was
         self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
         if fam is None:
@@ -242,7 +252,7 @@ class Stickiness:
         """Record who answered (after any fallback) and the tool calls the reply issued; a finished run
         starts the binding's grace time."""
         p = plan.placement
-        if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
+        if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
             return []
         self.index.served(p.turn_id, side, backend, model)
         issued = [c for c in calls if c.id]
