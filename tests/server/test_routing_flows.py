@@ -227,3 +227,46 @@ def test_a_title_joins_the_family_it_quotes_after_the_binding_expired(tmp_path: 
     assert (d2["family"]["kind"], d3["family"]["kind"]) == ("new_turn", "title")
     assert t3 == t1 != t2
     assert d3["family"]["link"] == f"quotes the opening message of turn {t1}"
+
+
+def test_only_the_capability_gate_moves_a_held_child_and_it_says_why(tmp_path: Path) -> None:
+    """The local backend's window is 4096 tokens: the /local turn fits, its subagent's huge prompt does
+    not. The child is refused in the client's protocol, naming the gate, as the command itself
+    would be; with a `fallback` on the explicit rule, the fallback answers it and the trace says so."""
+    prompt = "Summarise each of these files in one line. " + "src/module.py " * 6000
+    extra = (
+        "transform: {local_context: false}\n"
+        "routing:\n  rules:\n    - {name: explicit_local, fallback: origin}\n"
+    )
+    for fallback in (False, True):
+        home = tmp_path / ("fallback" if fallback else "refused")
+        home.mkdir()
+        with fake_upstream() as fake:
+            config = backends_yaml(fake.url).replace(
+                "model: qwen-local", "model: qwen-local, context_window: 4096"
+            )
+            config += extra if fallback else ""
+            with GliderServer(config, home) as g:
+                fake.set_reply(tool=ToolReply("Agent", {"description": "summarise", "prompt": prompt}))
+                headers = {"x-api-key": "sk-test", "x-claude-code-session-id": "s-1"}
+                turn = {"model": "claude-opus-4-8", "max_tokens": 16, "stream": False}
+                turn["tools"] = [{"name": "Agent", "input_schema": {"type": "object"}}]
+                first = dict(turn, messages=[{"role": "user", "content": "audit the files /local"}])
+                r = httpx.post(g.url + "/v1/messages", json=first, headers=headers, timeout=30)
+                assert r.status_code == 200 and r.headers["x-glider-route"].startswith("local;"), r.text
+                fake.reset()
+                child = dict(turn, messages=[{"role": "user", "content": prompt}])
+                rc = httpx.post(g.url + "/v1/messages", json=child, headers=headers, timeout=30)
+                if not fallback:
+                    assert rc.status_code == 400 and rc.json()["type"] == "error"
+                    message = rc.json()["error"]["message"]
+                    assert "held local in turn" in message and "> window 4,096" in message
+                    assert "fallback" in message
+                    assert fake.requests == []
+                    continue
+                assert rc.status_code == 200 and rc.headers["x-glider-route"].startswith("cloud; rule=sticky")
+                (d,) = [d for t, d, _ in g.events if t == "RouteDecided"][1:]
+                assert (
+                    d["family"]["kind"] == "subagent"
+                    and "its fallback origin answers" in d["trace"][0]["reason"]
+                )
