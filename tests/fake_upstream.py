@@ -100,6 +100,9 @@ class Fault:
     times: int | None = None
     paths: tuple[str, ...] = ()
     stall: float = 0.0
+    # What the real service adds to an error answer: its own body (`error.code` ...) and headers.
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
 
 
 @dataclass
@@ -191,13 +194,15 @@ class FakeUpstream:
         times: int | None = None,
         paths: tuple[str, ...] = (),
         stall: float = 0.0,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Inject a failure: `status` (error body in the protocol's shape), `delay` seconds before the
         first byte, `stall` seconds between a stream's headers and its first event, or `cut_after` N
         stream events then drop the connection. `times` limits it to the next N requests; `paths` to
         requests whose path is one of these."""
         with self._lock:
-            self._state.fault = Fault(status, message, delay, cut_after, times, paths, stall)
+            self._state.fault = Fault(status, message, delay, cut_after, times, paths, stall, body, headers)
 
     def serve(
         self,
@@ -321,7 +326,8 @@ class FakeUpstream:
     async def _handle(self, request: Request, protocol: str) -> Response:
         rec, fault, reply = await self._record(request)
         if fault is not None and fault.status is not None:
-            return JSONResponse(error_body(protocol, fault.status, fault.message), status_code=fault.status)
+            err = fault.body if fault.body is not None else error_body(protocol, fault.status, fault.message)
+            return JSONResponse(err, status_code=fault.status, headers=fault.headers)
         body = rec.body if isinstance(rec.body, dict) else None
         if body is None:
             return JSONResponse(error_body(protocol, 400, "body is not a JSON object"), status_code=400)

@@ -66,6 +66,8 @@ class StreamTranslator:
         self.stop_reason: str | None = None
         self.started = False
         self.complete = False
+        # The upstream's own mid-stream error (Ollama's `{"error": ...}` line, an SSE error event).
+        self.failure: str | None = None
         self._sse = SSEDecoder() if self.backend != "ollama" else None
         self._ndjson = NDJSONDecoder() if self.backend == "ollama" else None
         self._decoder: Any = {
@@ -147,6 +149,7 @@ class StreamTranslator:
                 self.stop_reason = ev.stop_reason
                 self.complete = True
             elif isinstance(ev, ir.Failure):
+                self.failure = ev.message
                 out.extend(self.error(ev.message, type=ev.type))
                 return out
             out.extend(self._encoder.encode(ev))
@@ -215,6 +218,11 @@ class StreamConverter:
 
     def error(self, message: str) -> bytes:
         return b"".join(self.translator.error(message))
+
+    @property
+    def failure(self) -> str | None:
+        """The upstream's own mid-stream error, once the stream carried one."""
+        return self.translator.failure
 
 
 def stream_converter(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import orjson
@@ -25,7 +25,7 @@ from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, 
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
-from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.errors import BackendError, GliderError, UpstreamStatus
 from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
@@ -41,6 +41,7 @@ from glider_cli.server.calls import (
     fallback_reason,
     route_header,
 )
+from glider_cli.server.failed import all_failed
 from glider_cli.server.local_path import LocalPath
 from glider_cli.turns.lifecycle import Served, Turns
 
@@ -51,6 +52,8 @@ class Outbound:
     turns: Turns
     local: LocalPath | None
     local_only: bool = False  # routing.local_only: no fallback from the local side to the cloud
+    # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
+    observer: Callable[[Job, Served], None] | None = None
     registry: BackendRegistry
     upstream: Upstream | None
     sink: EventSink
@@ -119,7 +122,7 @@ class Outbound:
             cause = local_fallback_cause(status, data) if local_4xx else None
             if retryable(status) or cause is not None:
                 why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
-                raise UpstreamStatus(why, status=status, body=data)
+                raise UpstreamStatus(why, status=status, body=data, headers=tuple(resp.raw_headers))
             return BufferedResponse(resp, data)
         return resp
 
@@ -128,7 +131,7 @@ class Outbound:
         rule_fallback = fb if isinstance(fb, str) else None
         tried: set[str] = set()
         current: Backend | None = backend
-        last_error: GliderError | None = None
+        attempts: list[tuple[Call, BackendError]] = []
         while current is not None and current.name not in tried:
             tried.add(current.name)
             call = self._call(job.inb, job.decision, current)
@@ -152,7 +155,7 @@ class Outbound:
                     return self._relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
-                last_error = exc
+                attempts.append((call, exc))
                 if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
                     self.local.failed(current.name, exc.message)
                 failed = failure_record(current, exc, "before_first_byte")
@@ -166,13 +169,13 @@ class Outbound:
                 # The client went away while we waited for the upstream (see server.asgi).
                 self._closed(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
                 raise
-        assert last_error is not None
+        assert attempts
         route = route_header(job.decision.target, job.decision.rule, backend.name)
-        if isinstance(last_error, UpstreamStatus):
-            status, message = last_error.status, upstream_text(last_error.body, last_error.message)
-        else:
-            status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
-        return self.error(job.inb.protocol, status, message, route)
+        reply = all_failed(job.inb.protocol, attempts, route)
+        if self.observer is not None:
+            last = attempts[-1][0]
+            self.observer(job, Served(last.backend.name, last.backend.side, last.model, reply.status))
+        return reply
 
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
         try:
@@ -265,6 +268,11 @@ class Outbound:
                         if job.tap is not None:
                             job.tap.feed(tail)
                         yield tail
+                    if convert.failure is not None:  # the upstream said it failed: not a reply
+                        failure = BackendError(
+                            f"upstream {call.backend.name} failed mid-stream: {convert.failure}"
+                        )
+                        return
                 complete = True
             except BackendError as exc:
                 failure = exc
@@ -343,6 +351,8 @@ class Outbound:
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)
+        if self.observer is not None:
+            self.observer(job, result)
 
 
 def _route(job: Job, call: Call) -> str:
