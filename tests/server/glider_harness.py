@@ -51,8 +51,10 @@ class GliderServer:
         environ: Mapping[str, str] | None = None,
         record: bool = True,
         bound_host: str | None = None,
+        reload_interval: float | None = 1.0,
     ) -> None:
         path = tmp / "glider-test-config.yaml"
+        self.path = path
         path.write_text(config_yaml)
         self.config = load_config(config=str(path), environ=dict(environ or {}))
         self.sink = RecordingSink() if record else None
@@ -61,6 +63,7 @@ class GliderServer:
             sink=self.sink,
             environ=dict(environ or {"GLIDER_HOME": str(tmp / "home")}),
             bound_host=bound_host,
+            reload_interval=reload_interval,
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

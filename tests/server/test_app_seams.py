@@ -15,6 +15,8 @@ from fake_upstream import FakeUpstream
 from glider_cli.config.load import load_config
 from glider_cli.server.app import create_app
 
+pytestmark = pytest.mark.fake_serves(models=["claude-x", "m"], ollama_models=["qwen-local"])
+
 
 def test_the_production_client_in_process_and_recorded_events(tmp_path: Path, fake: FakeUpstream) -> None:
     """TestClient runs the lifespan, so the app's own aiohttp client talks to a real fake upstream."""

@@ -37,6 +37,8 @@ SIDES: tuple[str, ...] = ("local", "cloud")
 DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
 SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# routing.tool_followup entries: a tool name, or `Tool:subagent_type` (Claude Code's Agent:Explore).
+_TOOL_ENTRY = re.compile(r"^[^\s:]+(?::[^\s:]+)?$")
 
 BACKEND_KEYS = (
     "type",
@@ -359,6 +361,14 @@ def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:
         return ToolFollowupSettings()
     allow = ck.str_list(sec, "allowlist", path="routing.tool_followup") or ()
     deny = ck.str_list(sec, "denylist", path="routing.tool_followup") or ()
+    for key, names in (("allowlist", allow), ("denylist", deny)):
+        for name in names:
+            if not _TOOL_ENTRY.match(name):
+                ck.error(
+                    f"{name!r} is not a tool name, or a tool name and a subagent type (Agent:Explore)",
+                    sec.where(key),
+                    key=f"routing.tool_followup.{key}",
+                )
     both = sorted(set(allow) & set(deny))
     if both:
         ck.error(

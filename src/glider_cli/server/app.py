@@ -19,6 +19,9 @@ Contract:
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
   is answered as before).
+- Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
+  `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
+  `POST /api/router/reload`; `state.live` is the config and router in force.
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
@@ -54,6 +57,7 @@ from glider_cli.server.sink import LoopSink
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.server.events_api import EventHub
+    from glider_cli.server.reload import Reloader
     from glider_cli.store.writer import EventWriter
 
 
@@ -77,12 +81,14 @@ def create_app(
     environ: Mapping[str, str] | None = None,
     router: Decider | None = None,
     bound_host: str | None = None,
+    reload_interval: float | None = 1.0,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
     from glider_cli.server.gemini_api import gemini_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
+    from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
     from glider_cli.server.session_api import session_routes
     from glider_cli.store.writer import EventWriter
@@ -113,10 +119,12 @@ def create_app(
     proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
+    current = LiveConfig(config, router)
+    reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval)
     routes = [
         *info_routes(config, registry),
         *model_routes(config, endpoints),
-        *router_routes(config, router),
+        *router_routes(current, reloader),
         *context_routes(home, settings.context, live),
         *events_routes(home, settings.context, hub),
         *dashboard_routes(config, router, home),
@@ -125,10 +133,12 @@ def create_app(
         *session_routes(home, settings.context, live),
     ]
     routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
-    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub)
+    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader)
     inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
+    # The config and router in force (a reload replaces them: `server.reload`).
+    inner.state.live = current
     # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
     inner.state.events = hub
     outer = SecurityMiddleware(
@@ -191,6 +201,7 @@ def _lifespan(
     writer: EventWriter | None,
     routes_by_origin: dict[str, Route],
     hub: EventHub,
+    reloader: Reloader,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -212,12 +223,14 @@ def _lifespan(
             # What each local backend serves, its window and tools; re-read when a backend comes back.
             await proxy.local.probe(timeout=1.5)
             watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+        reloader.start()
         ready = getattr(app.state, "on_ready", None)
         if ready is not None:
             ready()
         try:
             yield
         finally:
+            await reloader.stop()
             hub.close()
             if watch is not None:
                 watch.cancel()
