@@ -4,7 +4,8 @@
 a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-message Anthropic
 request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
 given); `tools` adds a tool to the request and `tokens` replaces the token estimate. Reading the
-request file is the only I/O.
+request file is the only I/O. A strategy that operates (`orchestration.<strategy>.enabled`) adds its
+plan (`orchestrate.plan`: members, judge, budgets) to the record under `plan`, as `serve` logs it.
 """
 
 from __future__ import annotations
@@ -145,8 +146,15 @@ class Explained(Frozen):
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
+    from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
 
     request = build_request(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
-    return Explained(Router(config).decide(request), config.source)
+    decision = Router(config).decide(request)
+    sides = {name: b.side for name, b in config.settings.backends.items()}
+    defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
+    plan = plan_for(decision, config.settings.orchestration, sides, defaults)
+    if plan is not None:
+        decision = replace(decision, extra={**decision.extra, "plan": plan.to_dict()})
+    return Explained(decision, config.source)
