@@ -319,7 +319,7 @@ class OrchestrationSettings(Frozen):
 
     def get(self, strategy: str) -> StrategySettings | None:
         """The settings of a strategy that operates (its `enabled` is true), else None."""
-        found: StrategySettings | None = getattr(self, strategy, None) if strategy != "get" else None
+        found = {"fan_out": self.fan_out, "pipeline": self.pipeline, "ensemble": self.ensemble}.get(strategy)
         return found if found is not None and found.enabled else None
 
 
