@@ -322,3 +322,19 @@ def test_tool_results_go_back_to_the_member_that_called_the_tool(
         assert [a - b for a, b in zip(after, before, strict=True)] == [0, 1, 0]
         assert _chat_requests(trio[1])[-1].body["model"] == "qb"
         assert len(g.wait_for("StrategyMember", 4, timeout=1)) == 3
+
+
+def test_judge_first_serves_the_first_complete_answer_and_cancels_the_rest(
+    fake: FakeUpstream, trio: list[FakeUpstream], tmp_path: Path
+) -> None:
+    trio[0].set_fault(delay=4.0)
+    trio[2].set_fault(delay=4.0)
+    with GliderServer(_members_config(trio, fake.url, judge="first"), tmp_path) as g:
+        t0 = time.monotonic()
+        r = httpx.post(g.url + "/v1/messages", json=_anthropic("/swarm fast"), headers=HEADERS, timeout=30)
+        assert time.monotonic() - t0 < 3.0
+        assert r.json()["content"][0]["text"] == "hello from fake ollama qb"
+        chosen = g.wait_for("StrategyChosen")[0]
+        assert (chosen["index"], chosen["why"]) == (1, "the first complete answer")
+        outcomes = {m["backend"]: m["outcome"] for m in g.wait_for("StrategyMember", 3)}
+        assert outcomes == {"l0": "cancelled", "l1": "ok", "l2": "cancelled"}

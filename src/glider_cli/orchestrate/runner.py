@@ -170,7 +170,7 @@ class Orchestrator:
         if not done:
             return self._chosen(job, plan, None, done, "every member failed", None)
         if len(done) == 1 or plan.judge == "first":
-            why = "the only complete answer" if len(done) == 1 else "the first complete answer"
+            why = "the first complete answer" if plan.judge == "first" else "the only complete answer"
             return self._chosen(job, plan, done[0], done, why, None)
         best, scores = agreement([c.text for c in done])
         why = "closest to the other answers (token_set_ratio summed)"
