@@ -5,7 +5,9 @@ a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-mes
 request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
 given); `tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
 (`--all`) also runs the rules below the winner and says which would have matched too (the decision
-is the same). Reading the request file is the only I/O.
+is the same). Reading the request file is the only I/O. A strategy that operates
+(`orchestration.<strategy>.enabled`) adds its plan (`orchestrate.plan`: members, judge, budgets) to
+the record under `plan`, as `serve` logs it.
 """
 
 from __future__ import annotations
@@ -172,6 +174,7 @@ class Explained(Frozen):
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
+    from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
     from glider_cli.sandbox.supervisor import routing_sandbox
 
@@ -180,6 +183,11 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
     decision = Router(config).decide(request, every=inp.every)
+    sides = {name: b.side for name, b in config.settings.backends.items()}
+    defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
+    plan = plan_for(decision, config.settings.orchestration, sides, defaults)
+    if plan is not None:
+        decision = replace(decision, extra={**decision.extra, "plan": plan.to_dict()})
     bs = config.settings.backends.get(decision.backend or "")
     if decision.target != "local" or bs is None:
         return Explained(decision, config.source)

@@ -14,7 +14,9 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   not a local vLLM server;
 - (warning) a script whose returned action visibly disagrees with its rule's action block
   (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
-- (warning) a rule whose target side has no backend (none named in the action, none of that side).
+- (warning) a rule whose target side has no backend (none named in the action, none of that side);
+- (warning) a rule (or its script) asking for `pipeline` or `ensemble` while that strategy's
+  `orchestration.<strategy>.enabled` is not true (the request then gets one ordinary call).
 The same checks back `GET /api/router/lint`. No network, no writes. Every finding names the file,
 the rule (None for a finding about the whole sequence) and the key.
 """
@@ -123,6 +125,28 @@ def _sideless(config: Config) -> list[Issue]:
     return out
 
 
+def _disabled_strategies(config: Config) -> list[Issue]:
+    out: list[Issue] = []
+    for rule in config.rules:
+        asked = {rule.action.strategy}
+        if rule.trigger.type == "script" and rule.trigger.source:
+            asked |= {m.group(2) for m in _LITERAL.finditer(rule.trigger.source) if m.group(1) == "strategy"}
+        for strategy in sorted(asked & {"pipeline", "ensemble"}):
+            if rule.enabled and config.settings.orchestration.get(strategy) is None:
+                out.append(
+                    Issue(
+                        f"asks for strategy {strategy}, but orchestration.{strategy}.enabled is not true: "
+                        "the request gets one ordinary call (set it to make the strategy operate)",
+                        file=rule.file,
+                        line=rule.line,
+                        rule=rule.name,
+                        key="action.strategy",
+                        severity="warning",
+                    )
+                )
+    return out
+
+
 def lint(
     config: Config | None = None,
     *,
@@ -153,6 +177,7 @@ def lint(
     issues.extend(lint_rules.dead_rules(config))
     issues.extend(lint_rules.adapters(config))
     issues.extend(_sideless(config))
+    issues.extend(_disabled_strategies(config))
     return LintReport(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),

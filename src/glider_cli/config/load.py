@@ -31,7 +31,7 @@ from glider_cli.config.sections import (
     read_backends,
     read_context,
     read_delegates,
-    read_fan_out,
+    read_orchestration,
     read_server,
     read_sticky,
     read_tool_followup,
@@ -208,7 +208,8 @@ def _load_chain(doc: LDict, ck: Checker, depth: int = 0, profile_rules: list[str
 def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[str, ...] = ()) -> Config:
     ck.keys(doc, TOP_KEYS, path="", what="section")
     scan_secrets(doc, ck, doc.where(), "")
-    fan_out = read_fan_out(ck, doc)
+    orchestration = read_orchestration(ck, doc)
+    fan_out = orchestration.fan_out.enabled
     raw_backends = doc.get("backends")
     names = tuple(raw_backends) if isinstance(raw_backends, LDict) else ()
     backends_sec = ck.section(doc, "backends", names, path="backends")
@@ -232,6 +233,7 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[s
         sticky=read_sticky(ck, routing) if routing is not None else Settings().sticky,
         tool_followup=read_tool_followup(ck, routing) if routing is not None else Settings().tool_followup,
         fan_out_enabled=fan_out,
+        orchestration=orchestration,
         server=read_server(ck, doc),
         delegate=MappingProxyType(read_delegates(ck, doc)),
     )

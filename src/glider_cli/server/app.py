@@ -190,6 +190,7 @@ def _proxy(
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
         local=LocalPath(registry, settings, recent),
+        orchestration=settings.orchestration,
     )
     proxy.local_only = local_only
     return proxy
