@@ -45,7 +45,9 @@ def test_cross_site_post_is_refused_without_a_token(tmp_path: Path) -> None:
         idx = httpx.post(g.url + "/api/context/index-tree", json={"path": str(tmp_path)}, headers=evil)
         assert idx.status_code == 403
         # Reads are not state changes; the model endpoints are not the dashboard's.
-        assert httpx.get(g.url + "/api/router/lint", headers=evil).status_code == 200
+        # Issue 14: a foreign Origin is refused on every endpoint, reads included.
+        assert httpx.get(g.url + "/api/router/lint", headers=evil).status_code == 403
+        assert httpx.get(g.url + "/api/router/lint").status_code == 200
 
 
 def test_the_token_cookie_from_the_dashboard_link(tmp_path: Path) -> None:

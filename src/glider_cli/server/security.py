@@ -14,6 +14,14 @@ Contract:
   browser must come from the page's own origin (`same_origin`: its `Origin` is `http://<Host>`, or
   with no Origin its `Sec-Fetch-Site` is same-origin or none), else 403, token or not. A client that
   sends neither header is not a browser (curl, the SDKs, the CLI) and is not refused for it.
+- Any web page can reach 127.0.0.1, so on every endpoint, the model API included (a page's `fetch`
+  or form would otherwise spend the user's cloud credits through `api_key_env`): a request that
+  carries an `Origin` other than Glider's own (`http://<Host>`) is refused (403), and so is a
+  state-changing one whose `Sec-Fetch-Site` is `cross-site` or `same-site`; a body sent with one of
+  the content types a browser may send cross-site without a preflight (`text/plain`,
+  `application/x-www-form-urlencoded`, `multipart/form-data`) is refused (415) — every endpoint that
+  takes a body takes JSON. A preflight (`OPTIONS`) gets no CORS headers, so a browser never sends
+  the real request. Agent CLIs and SDKs send no `Origin` and send `application/json`: unaffected.
 - The token value is held in memory only; nothing here logs headers.
 - Refusals are JSON in the caller's protocol shape (`protocol.errors`), chosen from the path.
 """
@@ -29,6 +37,8 @@ from glider_cli.protocol.errors import error_bytes
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
 _TOKEN_EXEMPT = frozenset({"/api/hello"})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The content types a browser sends cross-site without asking first (a CORS "simple" request).
+_SIMPLE_TYPES = frozenset({b"text/plain", b"application/x-www-form-urlencoded", b"multipart/form-data"})
 
 
 def token_cookie(port: int | None) -> str:
@@ -115,6 +125,7 @@ class SecurityMiddleware:
         cookie: bytes | None = None
         origin: bytes | None = None
         fetch_site: bytes | None = None
+        ctype: bytes | None = None
         for k, v in scope["headers"]:
             if k == b"host":
                 host = v
@@ -128,6 +139,8 @@ class SecurityMiddleware:
                 origin = v
             elif k == b"sec-fetch-site":
                 fetch_site = v
+            elif k == b"content-type":
+                ctype = v
         path: str = scope["path"]
         ok = self._verdicts.get(host)
         if ok is None:
@@ -139,9 +152,18 @@ class SecurityMiddleware:
             await self._refuse(scope, send, 403, "permission_error", f"host {shown!r} is not allowed")
             return
         api = path.startswith("/api/")
-        unsafe = api and scope["type"] == "http" and scope["method"] not in _SAFE_METHODS
+        method = scope.get("method", "GET")
+        if origin is not None and not same_origin(origin, None, host):
+            await self._refuse(scope, send, 403, "permission_error", "cross-site request refused")
+            return
+        unsafe = scope["type"] == "http" and method not in _SAFE_METHODS
         if unsafe and not same_origin(origin, fetch_site, host):
             await self._refuse(scope, send, 403, "permission_error", "cross-site request refused")
+            return
+        if unsafe and ctype is not None and ctype.split(b";")[0].strip().lower() in _SIMPLE_TYPES:
+            await self._refuse(
+                scope, send, 415, "invalid_request_error", "request bodies must be application/json"
+            )
             return
         if self.token is not None and api and path not in _TOKEN_EXEMPT:
             given = xtoken
