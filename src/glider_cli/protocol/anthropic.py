@@ -190,15 +190,15 @@ def build_request(req: ir.Request) -> dict[str, Any]:
         blocks = [b for p in msg.parts if (b := _out_block(p)) is not None]
         if not blocks:
             continue
-        if msg.role == "user":
-            # tool_result blocks must open the user turn that follows a tool_use turn
-            blocks.sort(key=lambda b: b["type"] != "tool_result")
         if messages and messages[-1]["role"] == msg.role:
             messages[-1]["content"].extend(blocks)
-            if msg.role == "user":
-                messages[-1]["content"].sort(key=lambda b: b["type"] != "tool_result")
         else:
             messages.append({"role": msg.role, "content": blocks})
+    for m in messages:
+        if m["role"] == "user" and len(m["content"]) > 1:
+            # tool_result blocks must open the user turn that follows a tool_use turn (one stable sort
+            # per merged message: linear in the message count, where sorting after each merge was not)
+            m["content"].sort(key=lambda b: b["type"] != "tool_result")
     body: dict[str, Any] = {
         "model": req.model,
         "messages": messages,

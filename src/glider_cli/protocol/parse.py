@@ -188,7 +188,14 @@ def _messages(
 
 def _listed_tools(body: Mapping[str, Any]) -> list[Any]:
     tools = body.get("tools")
-    return tools if isinstance(tools, list) else ([] if tools is None else [tools])
+    if tools is None:
+        return []
+    if not isinstance(tools, list):
+        raise RequestError(f"'tools' must be a list, got {type(tools).__name__}")
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, _MAP):
+            raise RequestError(f"tools[{i}] must be an object, got {type(tool).__name__}")
+    return tools
 
 
 def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:

@@ -56,7 +56,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from glider_cli.errors import BackendError, ConfigError
+from glider_cli.errors import BackendError, ConfigError, RequestError
 from glider_cli.protocol import anthropic, gemini, ir, ollama, openai_chat, openai_responses
 
 CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "gemini")
@@ -120,7 +120,12 @@ def request_to(
         if model is not None:
             out["model"] = model
         return out
-    req = parse_request(client, body)
+    try:
+        req = parse_request(client, body)
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        # A shape the client's own parser let through but the translation cannot read: the client's
+        # error (a protocol-shaped 400), never Glider's 500.
+        raise RequestError(f"request body cannot be translated: {type(exc).__name__}: {exc}") from None
     if model is not None:
         req.model = model
     if max_tokens_cap is not None and (req.max_tokens is None or req.max_tokens > max_tokens_cap):

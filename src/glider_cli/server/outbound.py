@@ -25,7 +25,7 @@ from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, 
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
-from glider_cli.errors import BackendError, GliderError, UpstreamStatus
+from glider_cli.errors import BackendError, GliderError, RequestError, UpstreamStatus
 from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
@@ -134,7 +134,10 @@ class Outbound:
         attempts: list[tuple[Call, BackendError]] = []
         while current is not None and current.name not in tried:
             tried.add(current.name)
-            call = self._call(job.inb, job.decision, current)
+            try:
+                call = self._call(job.inb, job.decision, current)
+            except RequestError as exc:  # a body the backend's wire cannot be given
+                return self.error(job.inb.protocol, exc.status, exc.message)
             if current is not backend:
                 call.fallback_from = backend.name
             try:
