@@ -11,10 +11,12 @@
   keeps the key values whose words satisfy the keywords, score = the number of matching terms.
 - neigh=id: the neighbours as result objects plus "edge" and "direction"; score = their degree.
 - path=a->b: {"from", "to", "found", "length", "path": [results], "edges": [edges]}.
-- explain=id: {"entity", "degree", "neighbours", "hubs", "nearest_hub", "path_to_hub"}; hubs are the
-  highest-degree entities of its connected component.
+- explain=id: {"entity", "degree", "component_size", "neighbours", "hubs", "nearest_hub", "path_to_hub",
+  "touched_by"}; hubs are the code hubs of its connected component (`store.hubs`: PageRank over the
+  imports, never a directory or a cache), each scored; `touched_by` lists the turns that changed it.
 - communities=1: {"algorithm": "components", "count", "communities": [{"id", "size", "hub",
-  "members"}]} over the entities in scope; communities=louvain uses networkx when installed.
+  "members"}]}; a community's hub is its first by `store.hubs`, its members listed by degree
+  over the entities in scope; communities=louvain uses networkx when installed.
 Scope: the turn id `*` means everything; otherwise entities of that turn, under its roots
 (clone_path, file-tree root), or linked to the turn entity. kind=/prov= filter every list.
 """
@@ -29,6 +31,7 @@ from typing import Any
 from rapidfuzz import process
 
 from glider_cli.errors import QueryError
+from glider_cli.store import hubs as hubs_mod
 from glider_cli.store.graph import Entity, Graph
 from glider_cli.store.query_parse import ParsedQuery, parse
 from glider_cli.store.search import SearchIndex, tokens
@@ -137,6 +140,12 @@ class _Ctx:
         best = process.extractOne(ref, names, score_cutoff=70) if names else None
         hint = f"; did you mean {best[0]!r}?" if best else ""
         raise _error(self.q, f"no entity {ref!r}{hint}", at)
+
+
+def needs_runtime(q: ParsedQuery) -> bool:
+    """False for a search of every turn for symbols or directories: the RUNTIME layer holds neither
+    (turns, notes and touched files only), so such a query is answered from the entity store alone."""
+    return not (q.mode == "search" and q.turn_id == "*" and q.key is None and q.kind in ("symbol", "dir"))
 
 
 def run(graph: Graph, text: str, index: SearchIndex | None = None) -> QueryAnswer:
@@ -286,18 +295,20 @@ def _component(g: Graph, start: str, allowed: Callable[[str], bool]) -> set[str]
 def _explain(ctx: _Ctx, e: Entity) -> dict[str, Any]:
     g = ctx.g
     comp = _component(g, e.id, lambda n: n in g.entities)
-    by_degree = sorted((n for n in comp if n != e.id), key=lambda n: (-g.degree(n), n))
-    hubs = [n for n in by_degree[:HUBS] if g.degree(n) > 1]
-    hub_set = set(hubs)
+    hubs = [(n, s) for n, s in hubs_mod.ranked(g, (n for n in comp if n != e.id)) if s > 0 or g.degree(n) > 1]
+    hubs = hubs[:HUBS]
+    hub_set = {n for n, _ in hubs}
     path = _bfs(g, e.id, lambda n: n in hub_set, lambda n: n in g.entities) if hubs else []
+    touched_by = sorted(s for s, t, _, d in g.neighbours(e.id) if t == "touched" and d == "in")
     return {
         "entity": result(e, float(g.degree(e.id))),
         "degree": g.degree(e.id),
         "component_size": len(comp),
         "neighbours": _neigh(ctx, e),
-        "hubs": [result(g.entities[n], float(g.degree(n))) for n in hubs],
+        "hubs": [result(g.entities[n], s) for n, s in hubs],
         "nearest_hub": path[-1] if path else None,
         "path_to_hub": path,
+        "touched_by": touched_by,
     }
 
 
@@ -319,7 +330,8 @@ def _communities(ctx: _Ctx) -> dict[str, Any]:
     out = []
     for i, comp in enumerate(groups[: ctx.q.limit]):
         ranked = sorted(comp, key=lambda n: (-g.degree(n), n))
-        out.append({"id": i, "size": len(comp), "hub": ranked[0], "members": ranked[:MAX_MEMBERS]})
+        hub = hubs_mod.ranked(g, comp)[0][0]
+        out.append({"id": i, "size": len(comp), "hub": hub, "members": ranked[:MAX_MEMBERS]})
     return {"algorithm": algorithm, "count": len(groups), "communities": out}
 
 

@@ -2,17 +2,24 @@
 
 It reads the files under `$GLIDER_HOME/context` (and, inside `glider serve`, the live EventWriter's
 ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict()`):
-- `recent(limit)`: the newest events, oldest first (the writer's ring when there is one);
-- `episodes(limit)` / `turns()`: episode dicts (see `store.episodes`), oldest first;
-- `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn;
-- `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the events of the
-  last `retain_days` days; cached until a file changes;
+- `recent(limit)`: the newest events, oldest first (the writer's ring when there is one; else only
+  the newest lines of the files are parsed);
+- `episodes(limit)`: episode dicts (see `store.episodes`) of the writer's ring, or of the last
+  `warm_load_days` days of files, oldest first;
+- `turns(limit, before)`: episode dicts of the last `retain_days` days, oldest first; with `limit`,
+  the newest `limit` turns listed before the turn `before` (every turn before it when None);
+- `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn; only that turn's
+  lines are read (by their offsets in the store index);
+- `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
+  last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
+  search of every turn for symbols or directories needs no RUNTIME layer and gets none;
 - `index_tree`, `index_symbols`: index a directory into `entities.jsonl` (compacted afterwards
   when most of its lines are dead);
-- `export()`: every event, then every entity-store record, as JSONL lines (bytes);
+- `export()`: every event (day file by day file, in file order), then every entity-store record, as
+  JSONL lines (bytes), one file in memory at a time;
 - `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`.
-With a writer, reads first wait (briefly) for what it has queued, so an API answer includes events
-emitted before the request.
+Turn views read the store index (`store.turn_index`), never the whole log. With a writer, reads first
+wait (briefly) for what it has queued, so an API answer includes events emitted before the request.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -29,13 +36,18 @@ from glider_cli.paths import Paths
 from glider_cli.store import episodes as ep
 from glider_cli.store import log, prune
 from glider_cli.store.graph import EntityStore, Graph
-from glider_cli.store.index_symbols import SymbolIndexResult, index_symbols
-from glider_cli.store.index_tree import Progress, TreeIndexResult, index_tree
-from glider_cli.store.query import QueryAnswer, run
-from glider_cli.store.search import SearchIndex
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.turn_index import TurnIndex, read_spans
+
+if TYPE_CHECKING:
+    from glider_cli.store.index_symbols import SymbolIndexResult
+    from glider_cli.store.index_tree import Progress, TreeIndexResult
+    from glider_cli.store.query import QueryAnswer
+    from glider_cli.store.search import SearchIndex
+    from glider_cli.store.turnfold import TurnFold
+    from glider_cli.store.writer import EventWriter
 
 FLUSH_WAIT = 2.0
+_CURRENT = b'{"v":1,'
 
 
 class ContextStore:
@@ -46,16 +58,21 @@ class ContextStore:
         self.settings = settings or ContextSettings()
         self.writer = writer
         self.entities = EntityStore(paths)
+        self.index = TurnIndex(paths.context)
         self.last_read = log.ReadStats()
         self._lock = threading.Lock()
-        self._cache: tuple[tuple[Any, ...], Graph, SearchIndex | None] | None = None
+        # (entity store signature, turn signature or None for no RUNTIME layer) -> graph, search index
+        self._cache: dict[bool, tuple[tuple[Any, ...], Graph, SearchIndex | None]] = {}
+
+    def _flush(self) -> None:
+        if self.writer is not None:
+            self.writer.flush(timeout=FLUSH_WAIT)
 
     # -- events ----------------------------------------------------------------------------------
 
     def events(self, days: int | None = None) -> list[dict[str, Any]]:
-        """Events of the last `days` days (all files when None), in id order."""
-        if self.writer is not None:
-            self.writer.flush(timeout=FLUSH_WAIT)
+        """Events of the last `days` days (all files when None), in id order (parses them all)."""
+        self._flush()
         st = log.ReadStats()
         out = list(log.iter_events(self.paths.context, days=days, stats=st))
         out.sort(key=lambda e: e["id"])
@@ -65,29 +82,57 @@ class ContextStore:
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         if self.writer is not None:
             return self.writer.recent(limit)
-        evs = self.events(self.settings.warm_load_days)
-        return evs[-limit:] if limit > 0 else []
+        if limit <= 0:
+            return []
+        files = log.select_days(self.paths.context, days=self.settings.warm_load_days)
+        evs = log.read_tail(files, limit)
+        evs.sort(key=lambda e: e["id"])
+        return evs[-limit:]
+
+    def folds(self, days: int | None = None) -> dict[str, TurnFold]:
+        """Every turn of the last `days` days (default `retain_days`), from the store index."""
+        self._flush()
+        folds = self.index.folds(self.settings.retain_days if days is None else days)
+        self.last_read = self.index.last
+        return folds
 
     def episodes(self, limit: int | None = None) -> list[dict[str, Any]]:
-        source = (
-            self.writer.recent() if self.writer is not None else self.events(self.settings.warm_load_days)
-        )
-        eps = [e.to_dict() for e in ep.build(source)]
-        return eps[-limit:] if limit is not None and limit > 0 else eps
+        if self.writer is not None:
+            eps = ep.build(self.writer.recent())
+        else:
+            eps = ep.from_folds(self.folds(self.settings.warm_load_days).values())
+        out = [e.to_dict() for e in eps]
+        return out[-limit:] if limit is not None and limit > 0 else out
 
-    def turns(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in ep.build(self.events(self.settings.retain_days))]
+    def turns(self, limit: int | None = None, before: str | None = None) -> list[dict[str, Any]]:
+        folds = sorted(self.folds().values(), key=lambda f: f.first_id)
+        if before is not None:
+            at = next((i for i, f in enumerate(folds) if f.turn == before), None)
+            if at is not None:
+                folds = folds[:at]
+        if limit is not None:
+            folds = folds[-limit:] if limit > 0 else []
+        return [ep.from_fold(f).to_dict() for f in folds]
 
     def turn(self, turn_id: str) -> dict[str, Any] | None:
-        evs = [e for e in self.events(self.settings.retain_days) if e.get("turn_id") == turn_id]
-        g = self.graph()
-        keys = {k: {"value": v.value, "prov": v.prov} for k, v in g.keys.get(turn_id, {}).items()}
-        if not evs and not keys:
+        fold = self.folds().get(turn_id)
+        keys = {k: {"value": v.value, "prov": v.prov} for k, v in self.entities.keys_for(turn_id).items()}
+        evs: list[dict[str, Any]] = []
+        if fold is not None:
+            for k, (_, value) in fold.keys.items():
+                keys[k] = {"value": value, "prov": "RUNTIME"}
+            for day, spans in sorted(fold.spans.items()):
+                evs += [
+                    e
+                    for e in read_spans(log.day_path(self.paths.context, day), spans)
+                    if e.get("turn_id") == turn_id
+                ]
+            evs.sort(key=lambda e: e["id"])
+        if fold is None and not keys:
             return None
-        episodes = ep.build(evs)
         return {
             "turn_id": turn_id,
-            "episode": episodes[0].to_dict() if episodes else None,
+            "episode": ep.from_fold(fold).to_dict() if fold is not None else None,
             "keys": keys,
             "events": evs,
         }
@@ -95,37 +140,43 @@ class ContextStore:
     # -- graph and query -----------------------------------------------------------------------------
 
     def _signature(self) -> tuple[Any, ...]:
-        sig: list[Any] = []
-        for p in [self.entities.path, *log.select_days(self.paths.context, days=self.settings.retain_days)]:
-            try:
-                st = p.stat()
-                sig.append((str(p), st.st_size, st.st_mtime_ns))
-            except FileNotFoundError:
-                sig.append((str(p), None))
-        return tuple(sig)
+        try:
+            st = self.entities.path.stat()
+            return (st.st_size, st.st_mtime_ns, st.st_ino)
+        except FileNotFoundError:
+            return (None,)
 
     def graph(self) -> Graph:
-        return self._cached()[0]
+        return self._cached(True)[0]
 
-    def _cached(self) -> tuple[Graph, SearchIndex | None]:
-        if self.writer is not None:
-            self.writer.flush(timeout=FLUSH_WAIT)
+    def _cached(self, runtime: bool) -> tuple[Graph, SearchIndex | None]:
+        from glider_cli.store.runtime_layer import add_folds
+
+        folds = self.folds() if runtime else {}
         with self._lock:
-            sig = self._signature()
-            if self._cache is not None and self._cache[0] == sig:
-                return self._cache[1], self._cache[2]
+            sig = (self._signature(), self.index.generation if runtime else None)
+            hit = self._cache.get(runtime)
+            if hit is not None and hit[0] == sig:
+                return hit[1], hit[2]
             g = self.entities.load()
-            g.add_runtime(self.events(self.settings.retain_days))
-            self._cache = (sig, g, None)
+            if runtime:
+                add_folds(g, sorted(folds.values(), key=lambda f: f.first_id))
+            self._cache[runtime] = (sig, g, None)
             return g, None
 
     def query(self, text: str) -> QueryAnswer:
-        g, index = self._cached()
+        from glider_cli.store.query import needs_runtime, run
+        from glider_cli.store.query_parse import parse
+        from glider_cli.store.search import SearchIndex
+
+        runtime = needs_runtime(parse(text))
+        g, index = self._cached(runtime)
         if index is None or index.version != g.version:
             index = SearchIndex(g)
             with self._lock:
-                if self._cache is not None and self._cache[1] is g:
-                    self._cache = (self._cache[0], g, index)
+                hit = self._cache.get(runtime)
+                if hit is not None and hit[1] is g:
+                    self._cache[runtime] = (hit[0], g, index)
         return run(g, text, index)
 
     # -- indexing ------------------------------------------------------------------------------------
@@ -133,15 +184,19 @@ class ContextStore:
     def index_tree(
         self, root: Path, *, turn_id: str | None = None, progress: Progress | None = None
     ) -> TreeIndexResult:
+        from glider_cli.store.index_tree import index_tree
+
         with self._lock:
-            self._cache = None
+            self._cache.clear()
             result = index_tree(self.entities, root, turn_id=turn_id, progress=progress)
             self.entities.compact()
             return result
 
     def index_symbols(self, root: Path, *, progress: Progress | None = None) -> SymbolIndexResult:
+        from glider_cli.store.index_symbols import index_symbols
+
         with self._lock:
-            self._cache = None
+            self._cache.clear()
             result = index_symbols(self.entities, root, progress=progress)
             self.entities.compact()
             return result
@@ -149,8 +204,11 @@ class ContextStore:
     # -- export and prune ------------------------------------------------------------------------------
 
     def export(self) -> Iterator[bytes]:
-        for e in self.events(None):
-            yield orjson.dumps(e) + b"\n"
+        self._flush()
+        st = log.ReadStats()
+        self.last_read = st
+        for path in log.select_days(self.paths.context):
+            yield from _export_file(path, st)
         try:
             raw = self.entities.path.read_bytes()
         except FileNotFoundError:
@@ -167,5 +225,23 @@ class ContextStore:
     def prune_apply(self, plan: prune.PrunePlan) -> prune.PruneResult:
         result = prune.apply(plan)
         with self._lock:
-            self._cache = None
+            self._cache.clear()
         return result
+
+
+def _export_file(path: Path, st: log.ReadStats) -> Iterator[bytes]:
+    """The readable events of one day file as JSONL lines: a current line as written, an older
+    version's upgraded; torn and unreadable lines are counted into `st` and left out."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return
+    lines = raw.split(b"\n")
+    if lines.pop().strip():
+        st.torn += 1
+    for line in lines:
+        if not line:
+            continue
+        evs = log.parse_lines([line], st)
+        if evs:
+            yield line + b"\n" if line.startswith(_CURRENT) else orjson.dumps(evs[0]) + b"\n"

@@ -1,0 +1,292 @@
+"""The per-turn fold: what every turn view needs from a turn's events, one event at a time, mergeable.
+
+An event becomes a *digest* (`digest(event, offset, length)`), the few values the views read, and the
+store index (`store.turn_index`) keeps digests and folds so no view parses the event log again:
+
+    [offset, length, id, ts, type, turn_id, extra]
+
+`extra` holds only what the views read (see `_extra`): the user's words (`asked`, cleaned and cut as
+an episode shows them; `text`, the longer form the graph searches), the turn keys (`goal`, `plan`,
+`clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an episode, `side`
+and `rule` of a decision, `files` (as written, at most `MAX_FILES`), the `workspace` relative files
+are under, and a note's `note` text.
+
+`TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
+the first or the last by id, exactly as `store.episodes` defines an episode (first ask, last
+decision, last outcome, first mention of each file, ...). Two folds of one turn merge (a turn that
+spans two day files), so folding per day and merging equals folding everything at once. A fold
+round-trips through `to_record()` / `from_record()` (one JSON object; the compacted index's line).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from glider_cli.store import events as ev
+
+ASK_CHARS = 200
+TEXT_CHARS = 500
+# Files a fold remembers (an episode shows the first 20 of them, by first mention).
+MAX_FILES = 200
+TURN_KEYS = ("goal", "plan", "clone_path")
+
+# (offset in its day file, length in bytes, id, ts, type, turn id, extra)
+Digest = list[Any]
+
+# Which event set a field: (event id, value).
+_Tagged = tuple[str, Any]
+
+
+def _where(d: Mapping[str, Any]) -> str:
+    return "/".join(str(x) for x in (d.get("backend"), d.get("model")) if x)
+
+
+def routed_line(d: Mapping[str, Any]) -> str:
+    target = d.get("target") or "?"
+    where = _where(d)
+    s = f"{target}" + (f" via {where}" if where else "")
+    if d.get("delegate"):
+        s += f" delegate {d['delegate']}"
+    if d.get("rule"):
+        s += f" (rule {d['rule']})"
+    return s
+
+
+def outcome_line(t: str, d: Mapping[str, Any]) -> str:
+    status = f" status {d['status']}" if d.get("status") is not None else ""
+    toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
+    if t == ev.FULFILLED_LOCAL:
+        where = _where(d)
+        return f"answered locally{' by ' + where if where else ''}{status}{toks}"
+    if t == ev.ORIGIN_PASSTHROUGH:
+        return f"answered by {d.get('backend') or 'origin'}{status}{toks}"
+    if t == ev.UPSTREAM_FAILED:
+        err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
+        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
+    summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
+    return f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}" + (
+        f": {summary}" if summary else ""
+    )
+
+
+def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
+    x: dict[str, Any] = {}
+    if t == ev.TURN_OPENED:
+        ask = d.get("goal") or d.get("ask") or ""
+        if ask:
+            x["asked"] = " ".join(str(ask).split())[:ASK_CHARS]
+            if isinstance(ask, str):
+                x["text"] = ask[:TEXT_CHARS]
+        if isinstance(d.get("session_id"), str) and d["session_id"]:
+            x["session"] = d["session_id"]
+    elif t == ev.ROUTE_DECIDED:
+        x["routed"] = routed_line(d)
+        x["side"] = d.get("target")
+        x["rule"] = d.get("rule")
+    elif t == ev.FALLBACK_USED:
+        x["fallback"] = f" after fallback {d.get('from')} -> {d.get('to')}"
+    elif t in ev.OUTCOME_TYPES:
+        x["outcome"] = outcome_line(str(t), d)
+    elif t == ev.NOTE and isinstance(d.get("text"), str):
+        x["note"] = d["text"]
+    if t in (ev.TURN_OPENED, ev.TURN_CONTEXT):
+        for k in TURN_KEYS:
+            v = d.get(k)
+            if isinstance(v, str) and v:
+                x[k] = v
+    files = d.get("files")
+    if isinstance(files, list):
+        fs = [f for f in files if isinstance(f, str) and f]
+        if fs:
+            x["files"] = list(dict.fromkeys(fs))[:MAX_FILES]
+            if isinstance(d.get("workspace"), str) and d["workspace"]:
+                x["workspace"] = d["workspace"]
+    return x
+
+
+def digest(event: Mapping[str, Any], offset: int = -1, length: int = 0) -> Digest:
+    """The digest of one event (its turn id may be None: such events are in no fold)."""
+    d = event.get("data") or {}
+    t = event.get("type")
+    return [offset, length, str(event.get("id")), str(event.get("ts")), t, event.get("turn_id"), _extra(t, d)]
+
+
+def _first(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:
+    return (id_, value) if cur is None or id_ < cur[0] else cur
+
+
+def _last(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:
+    return (id_, value) if cur is None or id_ > cur[0] else cur
+
+
+class TurnFold:
+    """One turn's fold (state, not a value: `add` and `merge` change it). See the module contract."""
+
+    __slots__ = (
+        "asked",
+        "base",
+        "fallback",
+        "files",
+        "first",
+        "keys",
+        "last",
+        "n",
+        "notes",
+        "outcome",
+        "routed",
+        "session",
+        "spans",
+        "text",
+        "turn",
+    )
+
+    def __init__(self, turn: str) -> None:
+        self.turn = turn
+        self.first: _Tagged | None = None  # (id, ts) of the first event
+        self.last: _Tagged | None = None
+        self.n = 0
+        self.asked: _Tagged | None = None
+        self.text: _Tagged | None = None
+        self.routed: _Tagged | None = None  # value: [line, side, rule]
+        self.outcome: _Tagged | None = None
+        self.fallback: _Tagged | None = None
+        self.session: _Tagged | None = None
+        self.base: _Tagged | None = None
+        self.keys: dict[str, _Tagged] = {}
+        self.files: dict[str, str] = {}  # path -> id of its first mention
+        self.notes: dict[str, str] = {}  # note event id -> text
+        # day -> offset, length, offset, length, ... of the turn's lines in that day file
+        self.spans: dict[str, array[int]] = {}
+
+    def add(self, dg: Digest, day: str | None = None) -> None:
+        off, length, id_, ts, _t, _turn, x = dg
+        self.n += 1
+        self.first = _first(self.first, id_, ts)
+        self.last = _last(self.last, id_, ts)
+        if day is not None and off >= 0:
+            sp = self.spans.get(day)
+            if sp is None:
+                sp = self.spans[day] = array("q")
+            sp.append(off)
+            sp.append(length)
+        if not x:
+            return
+        if "asked" in x:
+            self.asked = _first(self.asked, id_, x["asked"])
+        if "text" in x:
+            self.text = _last(self.text, id_, x["text"])
+        if "routed" in x:
+            self.routed = _last(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
+        if "outcome" in x:
+            self.outcome = _last(self.outcome, id_, x["outcome"])
+        if "fallback" in x:
+            self.fallback = _last(self.fallback, id_, x["fallback"])
+        if "session" in x:
+            self.session = _last(self.session, id_, x["session"])
+        if "note" in x:
+            self.notes[id_] = x["note"]
+        for k in TURN_KEYS:
+            if k in x:
+                self.keys[k] = _last(self.keys.get(k), id_, x[k])
+        if "files" in x:
+            self._files(x["files"], id_)
+            if "workspace" in x:
+                self.base = _last(self.base, id_, x["workspace"])
+
+    def _files(self, paths: Iterable[str], id_: str) -> None:
+        files = self.files
+        for p in paths:
+            seen = files.get(p)
+            if seen is None or id_ < seen:
+                files[p] = id_
+        if len(files) > MAX_FILES:
+            # Keep the first mentions: an episode lists the earliest files, whatever order folds came in.
+            keep = sorted(files.items(), key=lambda kv: (kv[1], kv[0]))[:MAX_FILES]
+            self.files = dict(keep)
+
+    def merge(self, o: TurnFold) -> None:
+        self.n += o.n
+        for name, pick in (
+            ("first", _first),
+            ("last", _last),
+            ("asked", _first),
+            ("text", _last),
+            ("routed", _last),
+            ("outcome", _last),
+            ("fallback", _last),
+            ("session", _last),
+            ("base", _last),
+        ):
+            theirs = getattr(o, name)
+            if theirs is not None:
+                setattr(self, name, pick(getattr(self, name), *theirs))
+        for k, v in o.keys.items():
+            self.keys[k] = _last(self.keys.get(k), *v)
+        for p, id_ in o.files.items():
+            self._files((p,), id_)
+        self.notes.update(o.notes)
+        for day, spans in o.spans.items():
+            self.spans.setdefault(day, array("q")).extend(spans)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def first_id(self) -> str:
+        return self.first[0] if self.first else ""
+
+    def key(self, name: str) -> str | None:
+        kv = self.keys.get(name)
+        return kv[1] if kv else None
+
+    def file_list(self, limit: int | None = None) -> list[str]:
+        """Files in first-mention order (the first `limit`)."""
+        ranked = sorted(self.files.items(), key=lambda kv: (kv[1], kv[0]))
+        return [p for p, _ in (ranked if limit is None else ranked[:limit])]
+
+    # -- the compacted index's record --------------------------------------------------------------
+
+    def to_record(self) -> dict[str, Any]:
+        rec: dict[str, Any] = {"turn": self.turn, "n": self.n}
+        for name in ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base"):
+            v = getattr(self, name)
+            if v is not None:
+                rec[name] = list(v)
+        if self.keys:
+            rec["keys"] = {k: list(v) for k, v in self.keys.items()}
+        if self.files:
+            rec["files"] = self.files
+        if self.notes:
+            rec["notes"] = self.notes
+        if self.spans:
+            rec["spans"] = {d: s.tolist() for d, s in self.spans.items()}
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Mapping[str, Any]) -> TurnFold:
+        f = cls(str(rec["turn"]))
+        f.n = int(rec.get("n", 0))
+        for name in ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base"):
+            v = rec.get(name)
+            if v is not None:
+                setattr(f, name, (v[0], v[1]))
+        f.keys = {k: (v[0], v[1]) for k, v in (rec.get("keys") or {}).items()}
+        f.files = dict(rec.get("files") or {})
+        f.notes = dict(rec.get("notes") or {})
+        f.spans = {d: array("q", s) for d, s in (rec.get("spans") or {}).items()}
+        return f
+
+
+def fold_events(events: Iterable[Mapping[str, Any]]) -> dict[str, TurnFold]:
+    """Every turn's fold over `events` (events without a turn id are left out)."""
+    folds: dict[str, TurnFold] = {}
+    for e in events:
+        turn = e.get("turn_id")
+        if not isinstance(turn, str) or not turn:
+            continue
+        f = folds.get(turn)
+        if f is None:
+            f = folds[turn] = TurnFold(turn)
+        f.add(digest(e))
+    return folds
