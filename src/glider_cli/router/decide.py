@@ -8,7 +8,8 @@ Contract:
   appending to the trace as it happens:
   1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in the latest user message -> `delegate`;
   2. the rules in priority order: a disabled rule is skipped, the first match has control, a script
-     that fails is "no match", the rules after the winner are listed as not reached;
+     that fails is "no match", the rules after the winner are listed as not reached (the decision's
+     `tail` says where those lines are, so the logged record can count them instead);
   3. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
      is not new user text): the rule is recorded as refused and the next rule is tried. When only
      local rules matched, the request stays on the cloud (rule `sticky`).
@@ -78,6 +79,7 @@ class Router:
         refused = False
         winner: CompiledRule | None = None
         action: Action | None = None
+        tail = (0, 0)
         for i, rule in enumerate(self.rules):
             if not rule.enabled:
                 trace.append(self._disabled[i])
@@ -118,6 +120,7 @@ class Router:
                     )
                     merged = Action(side, fb, None, None, "single")
                     winner, action = rule, merged
+                    tail = (len(trace), len(self._tails[i]))
                     trace.extend(self._tails[i])
                     break
             if refuse_local and merged.target == "local":
@@ -134,6 +137,7 @@ class Router:
                 continue
             trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
             winner, action = rule, merged
+            tail = (len(trace), len(self._tails[i]))
             trace.extend(self._tails[i])
             break
         if winner is None or action is None:
@@ -156,6 +160,7 @@ class Router:
                 complexity,
                 trace,
                 sticky,
+                tail,
             )
         return self._decision(
             action.target,
@@ -169,6 +174,7 @@ class Router:
             complexity,
             trace,
             sticky,
+            tail,
         )
 
     def _decision(
@@ -184,6 +190,7 @@ class Router:
         complexity: LazyComplexity,
         trace: list[Reason],
         sticky: StickyView | None,
+        tail: tuple[int, int],
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
@@ -215,4 +222,5 @@ class Router:
             request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),
             extra=extra,
+            tail=tail,
         )

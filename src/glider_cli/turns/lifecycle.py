@@ -8,7 +8,7 @@
 one decision (the family's view passed in: a bound family refuses local, a tool result is forced
 home), records it in the family and binds the family when the decision is a cloud one. Its events
 are, in order: `TurnOpened` (only when the request opens a family: a new real user message),
-`RouteDecided` (the decision's `to_dict()`, made when the event is written: `domain.Deferred`) and
+`RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
 `StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
 decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
 matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
@@ -176,7 +176,7 @@ class Turns:
             opened.update(client=chat.protocol, messages=len(chat.messages))
             events.append(("TurnOpened", opened, turn_id))
         # The record is built when it is written (off the request's path); a decision is immutable.
-        events.append(("RouteDecided", Deferred(decision.to_dict), turn_id))
+        events.append(("RouteDecided", Deferred(decision.to_record), turn_id))
         events.extend(bound)
         return Opened(chat, plan, decision, events, False)
 
