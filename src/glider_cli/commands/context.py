@@ -37,10 +37,10 @@ def _render(ans: QueryAnswer) -> None:
     for term, used in ans.fuzzy.items():
         console.err.print(f"note: no match for {term!r}; matched {used!r} instead (fuzzy)", markup=False)
     if ans.mode in ("search", "neigh", "key"):
-        if ans.mode == "key":
-            for r in ans.results:
-                console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
-        else:
+        keys = [r for r in ans.results if r["kind"] == "key"]
+        for r in keys:
+            console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
+        if ans.mode != "key" and len(keys) < len(ans.results):
             rows = [
                 (
                     f"{r['score']:g}",
@@ -52,6 +52,7 @@ def _render(ans: QueryAnswer) -> None:
                     r["id"],
                 )
                 for r in ans.results
+                if r["kind"] != "key"
             ]
             console.table(None, ("score", "kind", "what", "name", "where", "prov", "id"), rows)
         if not ans.results:

@@ -39,17 +39,11 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
+from glider_cli.store.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
-# What clients wrap around the person's words: Claude Code's reminders (CLAUDE.md, git status) and
-# Codex's environment/AGENTS.md messages. The record keeps what the person said.
-_CLIENT_NOISE_RE = re.compile(
-    r"<system-reminder>.*?</system-reminder>|<environment_context>.*?</environment_context>"
-    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
-    re.S,
-)
 
 
 class DelegateResult(Frozen):
@@ -133,11 +127,6 @@ def parse_flag(text: str) -> tuple[str, str] | None:
         return None
     task = " ".join((text[: m.start()] + " " + text[m.end() :]).split())
     return m.group(1), task
-
-
-def user_words(text: str) -> str:
-    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
-    return _CLIENT_NOISE_RE.sub("", text).strip()
 
 
 def _report_set_aside(events: EventSink | None, workspace: str, res: continuity.WriteResult) -> None:

@@ -13,42 +13,15 @@ root share one continuity record. No subprocess, only a few `stat` calls.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from glider_cli.domain import ChatRequest
+from glider_cli.store import turn_keys
 
-HEADER = "x-glider-workspace"
-
-_CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
-_CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
-
-
-def _header(headers: Mapping[str, str]) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == HEADER and v.strip():
-            return v.strip()
-    return None
-
-
-def from_texts(texts: Iterable[str], headers: Mapping[str, str] | None = None) -> str | None:
-    """The workspace path named by a header or inside the given texts, as sent (not normalised)."""
-    if headers:
-        h = _header(headers)
-        if h and h.startswith("/"):
-            return h
-    found_codex: str | None = None
-    for t in texts:
-        if "working directory" in t.lower():
-            for m in _CLAUDE_RE.finditer(t):
-                if m.group(1).startswith("/"):
-                    return m.group(1)
-        if found_codex is None and "<environment_context>" in t:
-            m2 = _CODEX_RE.search(t)
-            if m2 and m2.group(1).startswith("/"):
-                found_codex = m2.group(1)
-    return found_codex
+# The environment lines are read by `store.turn_keys` (the turn index's `clone_path` comes from them too).
+HEADER = turn_keys.HEADER
+from_texts = turn_keys.workspace_in
 
 
 def from_request(req: ChatRequest) -> Path | None:

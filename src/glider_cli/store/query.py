@@ -4,7 +4,9 @@
 
 - search (keywords): a ranked list of result objects
   {"id", "kind", "name", "path", "prov", "score", "turn", "matched", "fuzzy", + rel/line/symbol_kind};
-  `fuzzy` maps each misspelt term to the vocabulary word used instead.
+  `fuzzy` maps each misspelt term to the vocabulary word used instead. A keyword naming a turn key
+  (`<turn> goal OR plan`) also matches that key of the turns in scope: such keys come first, as
+  key results (below), when every other keyword group names a key or a word of its value.
 - key (key= without keywords): the turn's key values, {"id": "key:<turn>:<key>", "kind": "key",
   "name", "path": null, "prov", "score": 1.0, "value"}; `key=file-tree keyword…` searches the files
   and directories under the turn's file-tree root; `key=goal keyword…` (clone_path, plan likewise)
@@ -33,7 +35,7 @@ from rapidfuzz import process
 from glider_cli.errors import QueryError
 from glider_cli.store import hubs as hubs_mod
 from glider_cli.store.graph import Entity, Graph
-from glider_cli.store.query_parse import ParsedQuery, parse
+from glider_cli.store.query_parse import KEYS, ParsedQuery, parse
 from glider_cli.store.search import SearchIndex, tokens
 from glider_cli.values import Frozen, init_fields
 
@@ -185,8 +187,9 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
                 return False
             return not roots or any(e.path == r or (e.path or "").startswith(r + "/") for r in roots)
 
+    keyed = [] if file_tree or q.kind is not None else _named_keys(ctx)
     hits, fuzzy = idx.search(q.groups, accept=accept, limit=q.limit)
-    results = [
+    results = keyed + [
         result(
             h.entity,
             h.score,
@@ -195,7 +198,42 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
         )
         for h in hits
     ]
-    return QueryAnswer(q, "search", results, fuzzy=fuzzy)
+    return QueryAnswer(q, "search", results[: q.limit], fuzzy=fuzzy)
+
+
+def _named_keys(ctx: _Ctx) -> list[dict[str, Any]]:
+    """Turn keys a search names (`goal OR plan`): a key matches when one keyword group holds its name
+    and every other group a name or a word of its value."""
+    groups = ctx.q.groups
+    named = {k for g in groups for k in g if k in KEYS}
+    if not named:
+        return []
+    turns = sorted(ctx.g.keys) if ctx.q.turn_id == "*" else [ctx.q.turn_id]
+    out = []
+    for t in turns:
+        for key in sorted(named):
+            kv = ctx.g.key(t, key)
+            if kv is None or (ctx.q.prov is not None and kv.prov != ctx.q.prov):
+                continue
+            words = set(tokens(str(kv.value)))
+            hits = [[term for term in g if term == key or set(tokens(term)) <= words] for g in groups]
+            if all(hits):
+                score = float(sum(len(h) for h in hits))
+                out.append(_key_result(t, key, kv.prov, kv.value, score))
+    return out
+
+
+def _key_result(turn: str, key: str, prov: str, value: Any, score: float) -> dict[str, Any]:
+    return {
+        "id": f"key:{turn}:{key}",
+        "kind": "key",
+        "name": key,
+        "path": None,
+        "prov": prov,
+        "score": score,
+        "turn": turn,
+        "value": value,
+    }
 
 
 def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list[dict[str, Any]]:
@@ -212,18 +250,7 @@ def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list
             if not all(hits):
                 continue
             score = float(sum(len(h) for h in hits))
-        out.append(
-            {
-                "id": f"key:{t}:{key}",
-                "kind": "key",
-                "name": key,
-                "path": None,
-                "prov": kv.prov,
-                "score": score,
-                "turn": t,
-                "value": kv.value,
-            }
-        )
+        out.append(_key_result(t, key, kv.prov, kv.value, score))
     out.sort(key=lambda r: -r["score"])
     return out[: ctx.q.limit]
 
