@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.store import episodes, log, turn_index
+from glider_cli.store import episodes, index_day, log, turn_index
 from glider_cli.store.events import IdGenerator, format_ts, make_event
 from glider_cli.store.service import ContextStore
 from glider_cli.store.turnfold import TurnFold
@@ -60,9 +60,15 @@ def _write(paths: Paths, spec: list[tuple[int, str | None, int, bool]]) -> list[
     ids = IdGenerator(lambda: now[0])
     w = EventWriter(paths, clock=lambda: now[0])
     base = dt.datetime.combine(TODAY, dt.time(10), dt.UTC).timestamp()
-    for i, (kind, turn, back, hooked) in enumerate(spec):
+    # Time moves forward, as a clock does (ids and day files then agree on the order), and a turn has
+    # at most one TurnOpened, its first event (as `turns.lifecycle` writes them).
+    seen: set[str | None] = set()
+    for i, (kind, turn, back, hooked) in enumerate(sorted(spec, key=lambda x: -x[2])):
         now[0] = base - back * 86_400 + i * 0.01
         t, data = _KINDS[kind]
+        if t == "TurnOpened" and turn in seen:
+            t, data = _KINDS[9]
+        seen.add(turn)
         if hooked:
             w.write_now([(t, data, turn)])
         else:
@@ -87,8 +93,19 @@ def test_the_index_gives_what_the_log_gives(tmp_path_factory: pytest.TempPathFac
     _same(first, evs)
     # Again: now from the compacted past days and the deltas (the first read wrote them).
     _same(turn_index.TurnIndex(paths.context).folds(), evs)
+    # A page of the newest turns, and one turn alone, read only what they need and agree with the rest.
+    everything = sorted(first.values(), key=lambda f: f.first_id)
+    index = turn_index.TurnIndex(paths.context)
+    for limit in (1, 2, 5):
+        for before in (None, *(f.turn for f in everything)):
+            upto = next((i for i, f in enumerate(everything) if f.turn == before), len(everything))
+            want = [f.turn for f in everything[:upto][-limit:]]
+            assert [f.turn for f in index.newest(limit, before)] == want, (limit, before)
+    for f in everything:
+        alone = index.fold_of(f.turn)
+        assert alone is not None and episodes.from_fold(alone) == episodes.from_fold(f)
     # Rebuilt from the day files alone.
-    shutil.rmtree(turn_index.index_dir(paths.context), ignore_errors=True)
+    shutil.rmtree(index_day.index_dir(paths.context), ignore_errors=True)
     _same(turn_index.TurnIndex(paths.context, persist=False).folds(), evs)
 
 
@@ -101,7 +118,7 @@ def test_a_view_reads_the_index_not_the_log(glider_env: Path, monkeypatch: pytes
                 "RouteDecided", {"target": "cloud", "backend": "origin", "rule": "default"}, turn_id=f"t{n}"
             )
             w.emit("OriginPassthrough", {"backend": "origin", "status": 200}, turn_id=f"t{n}")
-    assert (turn_index.delta_path(paths.context, TODAY.isoformat())).exists()
+    assert (index_day.delta_path(paths.context, TODAY.isoformat())).exists()
 
     def whole_file(*_a: Any, **_k: Any) -> Any:
         raise AssertionError("a view parsed a whole day file")
@@ -149,8 +166,8 @@ def test_a_past_day_is_compacted_and_a_late_event_is_still_seen(glider_env: Path
     log.append_events(paths.context, old)
     store = ContextStore(paths, ContextSettings())
     assert [t["turn_id"] for t in store.turns()] == ["y0", "y1", "y2"]
-    assert turn_index.turns_path(paths.context, yesterday).exists()
-    assert not turn_index.delta_path(paths.context, yesterday).exists()
+    assert index_day.turns_path(paths.context, yesterday).exists()
+    assert not index_day.delta_path(paths.context, yesterday).exists()
     # An event for yesterday written after the compaction (a batch that straddled midnight).
     late = make_event(f"{9:032x}", "Note", f"{yesterday}T23:59:59.900Z", "y1", {"text": "late note"})
     log.append_events(paths.context, [late])
@@ -164,7 +181,7 @@ def test_a_stale_or_broken_index_is_rebuilt_from_the_log(glider_env: Path) -> No
     with EventWriter(paths) as w:
         w.emit("TurnOpened", {"ask": "one"}, turn_id="a")
         w.emit("TurnOpened", {"ask": "two"}, turn_id="b")
-    delta = turn_index.delta_path(paths.context, TODAY.isoformat())
+    delta = index_day.delta_path(paths.context, TODAY.isoformat())
     delta.write_bytes(b'{"v":1,"ino":1,"at":[0,5],"e":[]}\n{not json\n')  # another file's, then garbage
     assert [t["asked"] for t in ContextStore(paths).turns()] == ["one", "two"]
     # The day file replaced under the index (same name, new inode): the old deltas are not used.

@@ -105,17 +105,22 @@ class ContextStore:
         return out[-limit:] if limit is not None and limit > 0 else out
 
     def turns(self, limit: int | None = None, before: str | None = None) -> list[dict[str, Any]]:
-        folds = sorted(self.folds().values(), key=lambda f: f.first_id)
-        if before is not None:
-            at = next((i for i, f in enumerate(folds) if f.turn == before), None)
-            if at is not None:
-                folds = folds[:at]
         if limit is not None:
-            folds = folds[-limit:] if limit > 0 else []
-        return [ep.from_fold(f).to_dict() for f in folds]
+            # Only the newest day files the page needs are read (`TurnIndex.newest`).
+            self._flush()
+            page = self.index.newest(limit, before, self.settings.retain_days)
+            self.last_read = self.index.last
+        else:
+            page = sorted(self.folds().values(), key=lambda f: f.first_id)
+            if before is not None:
+                at = next((i for i, f in enumerate(page) if f.turn == before), None)
+                if at is not None:
+                    page = page[:at]
+        return [ep.from_fold(f).to_dict() for f in page]
 
     def turn(self, turn_id: str) -> dict[str, Any] | None:
-        fold = self.folds().get(turn_id)
+        self._flush()
+        fold = self.index.fold_of(turn_id, self.settings.retain_days)
         keys = {k: {"value": v.value, "prov": v.prov} for k, v in self.entities.keys_for(turn_id).items()}
         evs: list[dict[str, Any]] = []
         if fold is not None:

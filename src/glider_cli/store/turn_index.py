@@ -25,7 +25,14 @@ cannot write (a read-only home) still answers; it only reads more next time.
 A `TurnIndex` kept by a long-lived process (`glider serve`) caches each day: a compacted day is read
 once; today's is brought up to date by reading only what was appended since. Index files of day
 files that are gone (pruned) are removed. Nothing here is on a request's path: writers append with
-`IndexAppender` (one small write per batch, beside the day file's).
+`store.index_day.IndexAppender` (one small write per batch, beside the day file's).
+
+`TurnIndex` answers three ways:
+- `folds(days)`: every turn of the selected days, merged across day files;
+- `newest(limit, before, days)`: the newest `limit` turns (by first event) listed before the turn
+  `before`, reading day files newest first and stopping once those turns are known whole: each of
+  them has its `TurnOpened` (the first event of a turn) among the days read, or every day was read;
+- `fold_of(turn)`: one turn, from the compacted line that names it in each day (nothing else parsed).
 """
 
 from __future__ import annotations
@@ -33,155 +40,30 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
-import secrets
 import threading
-import zlib
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from glider_cli.store import gcpause, log
-from glider_cli.store.turnfold import Digest, TurnFold, digest
-
-INDEX_DIR = "index"
-VERSION = 1
+from glider_cli.store.index_day import DayReader, DayState, index_dir
+from glider_cli.store.turnfold import TurnFold
 
 
-def index_dir(context_dir: Path) -> Path:
-    return context_dir / INDEX_DIR
-
-
-def delta_path(context_dir: Path, day: str) -> Path:
-    return index_dir(context_dir) / f"events-{day}.delta"
-
-
-def turns_path(context_dir: Path, day: str) -> Path:
-    return index_dir(context_dir) / f"events-{day}.turns"
-
-
-def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes:
-    return orjson.dumps({"v": VERSION, "file": ident, "at": [start, end], "e": digests}) + b"\n"
-
-
-def file_ident(path: Path) -> str | None:
-    """The day file's identity (see the module contract); None while it has fewer than 64 bytes."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-            ino = os.fstat(fh.fileno()).st_ino
-    except OSError:
-        return None
-    return f"{ino}-{zlib.crc32(head):08x}" if len(head) == 64 else None
-
-
-class IndexAppender:
-    """A writer's side of the index: `record(day, path, end, lines, digests)` after each day-file write
-    (see the module contract). Callers serialise calls (the writer's write lock). Failures are
-    counted, never raised: the index is rebuilt from the day files."""
-
-    def __init__(self, context_dir: Path) -> None:
-        self.context_dir = context_dir
-        self.failed = 0
-        self._fd: int | None = None
-        self._day: str | None = None
-        self._ident: str | None = None
-        self._ready = False
-
-    def record(
-        self, day: str, path: Path, end: int, lines: list[bytes], digests: list[Digest | None]
-    ) -> None:
-        if self._ident is None or self._day != day:
-            self._ident = file_ident(path)
-        if self._ident is None:
-            return  # too short to tell apart yet: readers catch up from the day file
-        start = end - sum(len(x) for x in lines)
-        off = start
-        out: list[Digest] = []
-        for line, dg in zip(lines, digests, strict=True):
-            if dg is not None:
-                dg[0], dg[1] = off, len(line)
-                out.append(dg)
-            off += len(line)
-        try:
-            fd = self._fd if self._fd is not None and self._day == day else self._open(day)
-            log.write_all(fd, delta_line(self._ident, start, end, out))
-        except OSError:
-            self.failed += 1
-            self.close()
-
-    def _open(self, day: str) -> int:
-        self.close()
-        if not self._ready:
-            index_dir(self.context_dir).mkdir(parents=True, exist_ok=True)
-            self._ready = True
-        fd = os.open(delta_path(self.context_dir, day), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._fd, self._day = fd, day
-        return fd
-
-    def reopen(self) -> None:
-        """Open the delta file again on the next record (the writer reopened its day file)."""
-        self.close()
-        self._ready = False
-        self._ident = None
-
-    def close(self) -> None:
-        if self._fd is not None:
-            fd, self._fd, self._day = self._fd, None, None
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-class _Day:
-    """What is known of one day file: its folds and which of its bytes they cover."""
-
-    def __init__(self, ident: str | None) -> None:
-        self.ident = ident
-        self.folds: dict[str, TurnFold] = {}
-        self.ranges: list[tuple[int, int]] = []
-        self.seen: set[int] = set()
-        self.compact_size = 0
-        self.delta_pos = 0
-        self.size = 0
-        self.torn = 0
-        self.corrupt = 0
-        self.compacted = False
-        self.changes = 0
-        self.tail = 0  # 1 while the file ends in a line without its newline (torn, or being written)
-
-    def add(self, day: str, dg: Digest) -> None:
-        off = dg[0]
-        if off < self.compact_size or off in self.seen:
-            return
-        self.seen.add(off)
-        self.changes += 1
-        turn = dg[5]
-        if not isinstance(turn, str) or not turn:
-            return
-        f = self.folds.get(turn)
-        if f is None:
-            f = self.folds[turn] = TurnFold(turn)
-        f.add(dg, day)
-
-    def gaps(self, size: int) -> list[tuple[int, int]]:
-        """The byte ranges below `size` no record covers (the covered ranges are merged as a side effect)."""
-        out: list[tuple[int, int]] = []
-        merged: list[tuple[int, int]] = []
-        pos = 0
-        for a, b in sorted(self.ranges):
-            if a > pos:
-                out.append((pos, a))
-            if merged and a <= merged[-1][1]:
-                merged[-1] = (merged[-1][0], max(merged[-1][1], b))
-            else:
-                merged.append((a, b))
-            pos = max(pos, b)
-        if pos < size:
-            out.append((pos, size))
-        self.ranges = merged
-        return out
+def _merge(merged: dict[str, TurnFold], shared: set[str], folds: dict[str, TurnFold]) -> None:
+    """Merge one day's folds into `merged`; a day's own fold is copied before it is changed."""
+    for turn, f in folds.items():
+        have = merged.get(turn)
+        if have is None:
+            merged[turn] = f
+            continue
+        if turn not in shared:
+            copy = TurnFold(turn)
+            copy.merge(have)
+            merged[turn] = have = copy
+            shared.add(turn)
+        have.merge(f)
 
 
 class TurnIndex:
@@ -190,202 +72,101 @@ class TurnIndex:
 
     def __init__(self, context_dir: Path, *, persist: bool = True) -> None:
         self.context_dir = context_dir
-        self.persist = persist
-        self._days: dict[str, _Day] = {}
+        self.reader = DayReader(context_dir, persist)
         self._lock = threading.Lock()
         self.last = log.ReadStats()
         # Changes whenever the folds a call returns may differ from the last call's (caches key on it).
         self.generation = 0
         self._seen_state: tuple[tuple[str, int, int], ...] = ()
 
-    def folds(self, days: int | None = None, today: dt.date | None = None) -> dict[str, TurnFold]:
-        """Every turn of the selected days (`log.select_days`), merged across day files."""
+    def _days(
+        self, days: int | None, today: dt.date | None, newest_first: bool
+    ) -> Iterator[tuple[str, DayState]]:
         now = today or dt.datetime.now(dt.UTC).date()
+        files = log.list_day_files(self.context_dir)
+        present = {d.isoformat() for d, _ in files}
+        for gone in [d for d in self.reader.days if d not in present]:
+            del self.reader.days[gone]
+        if self.reader.persist:
+            self._remove_orphans(present, now)
+        first = None if days is None else now - dt.timedelta(days=max(days, 1) - 1)
+        for d, path in reversed(files) if newest_first else files:
+            if first is not None and d < first:
+                continue
+            state = self.reader.refresh(d.isoformat(), path, d < now)
+            if state is not None:
+                yield d.isoformat(), state
+
+    def _account(self, used: list[tuple[str, DayState]], merged: dict[str, TurnFold]) -> None:
         st = log.ReadStats()
-        with self._lock, gcpause.paused():
-            files = log.list_day_files(self.context_dir)
-            present = {d.isoformat() for d, _ in files}
-            for gone in [d for d in self._days if d not in present]:
-                del self._days[gone]
-            first = None if days is None else now - dt.timedelta(days=max(days, 1) - 1)
-            merged: dict[str, TurnFold] = {}
-            shared: set[str] = set()
-            used: list[tuple[str, int, int]] = []
-            for d, path in files:
-                if first is not None and d < first:
-                    continue
-                state = self._refresh(d.isoformat(), path, d < now)
-                if state is None:
-                    continue
-                used.append((d.isoformat(), id(state), state.changes))
-                st.files += 1
-                st.torn += state.torn + state.tail
-                st.corrupt += state.corrupt
-                for turn, f in state.folds.items():
-                    have = merged.get(turn)
-                    if have is None:
-                        merged[turn] = f
-                        continue
-                    if turn not in shared:  # never change a day's own fold: copy it first
-                        copy = TurnFold(turn)
-                        copy.merge(have)
-                        merged[turn] = have = copy
-                        shared.add(turn)
-                    have.merge(f)
-            if self.persist:
-                self._remove_orphans(present, now)
-            if tuple(used) != self._seen_state:
-                self._seen_state = tuple(used)
-                self.generation += 1
+        for _, state in used:
+            st.files += 1
+            st.torn += state.torn + state.tail
+            st.corrupt += state.corrupt
         st.events = sum(f.n for f in merged.values())
         self.last = st
+
+    def folds(self, days: int | None = None, today: dt.date | None = None) -> dict[str, TurnFold]:
+        """Every turn of the selected days (`log.select_days`), merged across day files."""
+        with self._lock, gcpause.paused():
+            merged: dict[str, TurnFold] = {}
+            shared: set[str] = set()
+            used = list(self._days(days, today, False))
+            for _, state in used:
+                _merge(merged, shared, state.folds)
+            seen = tuple((day, id(state), state.changes) for day, state in used)
+            if seen != self._seen_state:
+                self._seen_state = seen
+                self.generation += 1
+            self._account(used, merged)
         return merged
 
-    # -- one day ---------------------------------------------------------------------------------
+    def newest(
+        self, limit: int, before: str | None = None, days: int | None = None, today: dt.date | None = None
+    ) -> list[TurnFold]:
+        """The newest `limit` turns listed before `before`, oldest first (see the module contract)."""
+        with self._lock, gcpause.paused():
+            merged: dict[str, TurnFold] = {}
+            shared: set[str] = set()
+            used: list[tuple[str, DayState]] = []
+            page: list[TurnFold] = []
+            for day, state in self._days(days, today, True):
+                used.append((day, state))
+                _merge(merged, shared, state.folds)
+                ranked = sorted(merged.values(), key=lambda f: f.first_id)
+                if before is not None:
+                    at = next((i for i, f in enumerate(ranked) if f.turn == before), None)
+                    if at is None or not ranked[at].opened:
+                        continue  # the cursor's turn is not known whole yet
+                    ranked = ranked[:at]
+                page = ranked[-limit:] if limit > 0 else []
+                if len(page) >= limit and all(f.opened for f in page):
+                    break
+            else:
+                ranked = sorted(merged.values(), key=lambda f: f.first_id)
+                if before is not None:
+                    at = next((i for i, f in enumerate(ranked) if f.turn == before), None)
+                    ranked = ranked if at is None else ranked[:at]
+                page = ranked[-limit:] if limit > 0 else []
+            self._account(used, merged)
+        return page
 
-    def _refresh(self, day: str, path: Path, past: bool) -> _Day | None:
-        try:
-            stat = os.stat(path)
-        except FileNotFoundError:
-            self._days.pop(day, None)
-            return None
-        state = self._days.get(day)
-        ident = file_ident(path)
-        if state is None or state.ident != ident or stat.st_size < state.size:
-            state = self._days[day] = _Day(ident)
-            if ident is not None:
-                self._load_compacted(day, state, stat.st_size)
-        if state.compacted and state.size == stat.st_size:
-            return state
-        self._read_deltas(day, state, stat.st_size)
-        self._catch_up(day, path, state, stat.st_size)
-        state.size = stat.st_size
-        if past and self.persist and (not state.compacted or state.size > state.compact_size):
-            self._compact(day, state)
-        return state
-
-    def _load_compacted(self, day: str, state: _Day, size: int) -> None:
-        try:
-            raw = turns_path(self.context_dir, day).read_bytes()
-        except OSError:
-            return
-        lines = raw.split(b"\n")
-        try:
-            head = orjson.loads(lines[0])
-            if (
-                head.get("v") != VERSION
-                or head.get("file") != state.ident
-                or head.get("size", 1 << 62) > size
-            ):
-                return
-            folds = {}
-            for line in lines[1:]:
-                if line:
-                    f = TurnFold.from_record(orjson.loads(line))
-                    folds[f.turn] = f
-        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError):
-            return
-        state.folds = folds
-        state.compact_size = state.size = int(head["size"])
-        state.ranges = [(0, state.compact_size)]
-        state.torn, state.corrupt = int(head.get("torn", 0)), int(head.get("corrupt", 0))
-        state.compacted = True
-
-    def _read_deltas(self, day: str, state: _Day, size: int) -> None:
-        try:
-            with open(delta_path(self.context_dir, day), "rb") as fh:
-                fh.seek(state.delta_pos)
-                raw = fh.read()
-        except OSError:
-            return
-        end = raw.rfind(b"\n") + 1  # a delta line still being written is read next time
-        for line in raw[:end].split(b"\n"):
-            if not line:
-                continue
-            try:
-                rec = orjson.loads(line)
-                if state.ident is None or rec.get("v") != VERSION or rec.get("file") != state.ident:
+    def fold_of(self, turn: str, days: int | None = None, today: dt.date | None = None) -> TurnFold | None:
+        """One turn's fold over the selected days (see the module contract)."""
+        now = today or dt.datetime.now(dt.UTC).date()
+        first = None if days is None else now - dt.timedelta(days=max(days, 1) - 1)
+        found: TurnFold | None = None
+        with self._lock, gcpause.paused():
+            for d, path in log.list_day_files(self.context_dir):
+                if first is not None and d < first:
                     continue
-                a, b = rec["at"]
-                digests = rec["e"]
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError):
-                continue
-            if b <= state.compact_size or b > size:
-                continue  # compacted already, or not of this file (one cut short by hand)
-            state.ranges.append((int(a), int(b)))
-            for dg in digests:
-                if isinstance(dg, list) and len(dg) == 7:
-                    state.add(day, dg)
-        state.delta_pos += end
-
-    def _catch_up(self, day: str, path: Path, state: _Day, size: int) -> None:
-        gaps = state.gaps(size)
-        state.tail = 0
-        if not gaps:
-            return
-        with open(path, "rb") as fh:
-            for a, b in gaps:
-                fh.seek(a)
-                raw = fh.read(b - a)
-                stop = raw.rfind(b"\n") + 1  # a line still being written is not covered yet
-                if stop < len(raw) and b == size:
-                    state.tail = 1
-                if stop == 0:
+                part = self.reader.peek(d.isoformat(), path, turn)
+                if part is None:
                     continue
-                digests = self._parse(raw[:stop], a, state)
-                for dg in digests:
-                    state.add(day, dg)
-                state.ranges.append((a, a + stop))
-                if self.persist and state.ident is not None:
-                    self._append_delta(day, state.ident, a, a + stop, digests)
-
-    def _parse(self, raw: bytes, base: int, state: _Day) -> list[Digest]:
-        st = log.ReadStats()
-        out: list[Digest] = []
-        pos = base
-        for line in raw.split(b"\n")[:-1]:
-            n = len(line) + 1
-            if line:
-                evs = log.parse_lines([line], st)
-                if evs and evs[0].get("turn_id"):
-                    out.append(digest(evs[0], pos, n))
-            pos += n
-        state.torn += st.torn
-        state.corrupt += st.corrupt
-        return out
-
-    def _append_delta(self, day: str, ident: str, a: int, b: int, digests: list[Digest]) -> None:
-        try:
-            index_dir(self.context_dir).mkdir(parents=True, exist_ok=True)
-            log.append_bytes(delta_path(self.context_dir, day), delta_line(ident, a, b, digests))
-        except OSError:
-            pass  # a read-only home: the next reader catches up again
-
-    def _compact(self, day: str, state: _Day) -> None:
-        if state.ident is None or state.gaps(state.size):
-            return  # a line still being written: not complete yet
-        head = {"v": VERSION, "file": state.ident, "size": state.size, "torn": state.torn}
-        head["corrupt"] = state.corrupt
-        blob = b"".join(
-            [orjson.dumps(head) + b"\n", *(orjson.dumps(f.to_record()) + b"\n" for f in state.folds.values())]
-        )
-        target = turns_path(self.context_dir, day)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            index_dir(self.context_dir).mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, target)
-            delta_path(self.context_dir, day).unlink(missing_ok=True)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            return
-        state.compacted = True
-        state.compact_size = state.size
-        state.ranges = [(0, state.size)]
-        state.seen = set()
-        state.delta_pos = 0
+                if found is None:
+                    found = TurnFold(turn)
+                found.merge(part)
+        return found
 
     def _remove_orphans(self, present: set[str], today: dt.date) -> None:
         """Index files of day files that are gone (pruned), for days before yesterday."""

@@ -20,8 +20,9 @@ round-trips through `to_record()` / `from_record()` (one JSON object; the compac
 
 from __future__ import annotations
 
+import base64
 from array import array
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from glider_cli.store import events as ev
@@ -35,8 +36,10 @@ TURN_KEYS = ("goal", "plan", "clone_path")
 # (offset in its day file, length in bytes, id, ts, type, turn id, extra)
 Digest = list[Any]
 
-# Which event set a field: (event id, value).
-_Tagged = tuple[str, Any]
+# Which event set a field: (event id, value) (a list when read back from a record).
+_Tagged = Sequence[Any]
+# The positional fields of a record, after the turn id and the event count.
+_TAGGED = ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base")
 
 
 def _where(d: Mapping[str, Any]) -> str:
@@ -125,6 +128,8 @@ class TurnFold:
     """One turn's fold (state, not a value: `add` and `merge` change it). See the module contract."""
 
     __slots__ = (
+        "_packed",
+        "_spans",
         "asked",
         "base",
         "fallback",
@@ -134,10 +139,10 @@ class TurnFold:
         "last",
         "n",
         "notes",
+        "opened",
         "outcome",
         "routed",
         "session",
-        "spans",
         "text",
         "turn",
     )
@@ -147,6 +152,7 @@ class TurnFold:
         self.first: _Tagged | None = None  # (id, ts) of the first event
         self.last: _Tagged | None = None
         self.n = 0
+        self.opened = False  # a TurnOpened is among the events: the turn starts here
         self.asked: _Tagged | None = None
         self.text: _Tagged | None = None
         self.routed: _Tagged | None = None  # value: [line, side, rule]
@@ -157,18 +163,33 @@ class TurnFold:
         self.keys: dict[str, _Tagged] = {}
         self.files: dict[str, str] = {}  # path -> id of its first mention
         self.notes: dict[str, str] = {}  # note event id -> text
-        # day -> offset, length, offset, length, ... of the turn's lines in that day file
-        self.spans: dict[str, array[int]] = {}
+        # day -> offset, length, offset, length, ... of the turn's lines in that day file; read from a
+        # record, kept packed (base64 of the int64 array) until asked for: most views never need it.
+        self._spans: dict[str, array[int]] = {}
+        self._packed: dict[str, str] | None = None
+
+    @property
+    def spans(self) -> dict[str, array[int]]:
+        if self._packed is not None:
+            for day, b64 in self._packed.items():
+                sp = array("q")
+                sp.frombytes(base64.b64decode(b64))
+                self._spans.setdefault(day, array("q")).extend(sp)
+            self._packed = None
+        return self._spans
 
     def add(self, dg: Digest, day: str | None = None) -> None:
-        off, length, id_, ts, _t, _turn, x = dg
+        off, length, id_, ts, t, _turn, x = dg
         self.n += 1
+        if t == ev.TURN_OPENED:
+            self.opened = True
         self.first = _first(self.first, id_, ts)
         self.last = _last(self.last, id_, ts)
         if day is not None and off >= 0:
-            sp = self.spans.get(day)
+            spans = self.spans
+            sp = spans.get(day)
             if sp is None:
-                sp = self.spans[day] = array("q")
+                sp = spans[day] = array("q")
             sp.append(off)
             sp.append(length)
         if not x:
@@ -208,27 +229,20 @@ class TurnFold:
 
     def merge(self, o: TurnFold) -> None:
         self.n += o.n
-        for name, pick in (
-            ("first", _first),
-            ("last", _last),
-            ("asked", _first),
-            ("text", _last),
-            ("routed", _last),
-            ("outcome", _last),
-            ("fallback", _last),
-            ("session", _last),
-            ("base", _last),
-        ):
+        self.opened = self.opened or o.opened
+        for name in _TAGGED:
             theirs = getattr(o, name)
             if theirs is not None:
-                setattr(self, name, pick(getattr(self, name), *theirs))
+                pick = _first if name in ("first", "asked") else _last
+                setattr(self, name, pick(getattr(self, name), theirs[0], theirs[1]))
         for k, v in o.keys.items():
-            self.keys[k] = _last(self.keys.get(k), *v)
+            self.keys[k] = _last(self.keys.get(k), v[0], v[1])
         for p, id_ in o.files.items():
             self._files((p,), id_)
         self.notes.update(o.notes)
+        mine = self.spans
         for day, spans in o.spans.items():
-            self.spans.setdefault(day, array("q")).extend(spans)
+            mine.setdefault(day, array("q")).extend(spans)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -247,34 +261,29 @@ class TurnFold:
 
     # -- the compacted index's record --------------------------------------------------------------
 
-    def to_record(self) -> dict[str, Any]:
-        rec: dict[str, Any] = {"turn": self.turn, "n": self.n}
-        for name in ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base"):
-            v = getattr(self, name)
-            if v is not None:
-                rec[name] = list(v)
-        if self.keys:
-            rec["keys"] = {k: list(v) for k, v in self.keys.items()}
-        if self.files:
-            rec["files"] = self.files
-        if self.notes:
-            rec["notes"] = self.notes
-        if self.spans:
-            rec["spans"] = {d: s.tolist() for d, s in self.spans.items()}
+    def to_record(self) -> list[Any]:
+        """[turn, n, first, last, asked, text, routed, outcome, fallback, session, base, keys, files,
+        notes, spans, opened]: tagged fields as [id, value] or null, spans packed per day."""
+        spans = {d: base64.b64encode(s.tobytes()).decode("ascii") for d, s in self.spans.items()}
+        rec: list[Any] = [self.turn, self.n]
+        rec += [None if (v := getattr(self, name)) is None else list(v) for name in _TAGGED]
+        rec += [self.keys or None, self.files or None, self.notes or None, spans or None, self.opened]
         return rec
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> TurnFold:
-        f = cls(str(rec["turn"]))
-        f.n = int(rec.get("n", 0))
-        for name in ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base"):
-            v = rec.get(name)
-            if v is not None:
-                setattr(f, name, (v[0], v[1]))
-        f.keys = {k: (v[0], v[1]) for k, v in (rec.get("keys") or {}).items()}
-        f.files = dict(rec.get("files") or {})
-        f.notes = dict(rec.get("notes") or {})
-        f.spans = {d: array("q", s) for d, s in (rec.get("spans") or {}).items()}
+    def from_record(cls, rec: Sequence[Any]) -> TurnFold:
+        f = cls(str(rec[0]))
+        f.n = int(rec[1])
+        (f.first, f.last, f.asked, f.text, f.routed, f.outcome, f.fallback, f.session, f.base) = rec[2:11]
+        keys, files, notes, packed, f.opened = rec[11:16]
+        if keys:
+            f.keys = keys
+        if files:
+            f.files = files
+        if notes:
+            f.notes = notes
+        if packed:
+            f._packed = packed
         return f
 
 

@@ -53,8 +53,8 @@ from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts
+from glider_cli.store.index_day import IndexAppender
 from glider_cli.store.settle import Pending, settle, snapshot
-from glider_cli.store.turn_index import IndexAppender
 from glider_cli.store.turnfold import Digest, digest
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
