@@ -32,12 +32,11 @@ from glider_cli.store.writer import EventWriter
 from glider_cli.turns.lifecycle import Served, Turns
 
 REPO = Path(__file__).resolve().parent.parent
-WORDS = (
-    "parser lexer token stream router sticky family cache index graph query store writer prune "
-    "retention delegate compaction ranking summary episode backend fallback timeout retry budget "
-    "schema config profile rule trigger script sandbox dashboard session workspace test fixture "
-    "flaky failing slow memory latency refactor rename split module docs readme changelog"
-).split()
+_VOCAB = """parser lexer token stream router sticky family cache index graph query store writer prune
+retention delegate compaction ranking summary episode backend fallback timeout retry budget schema
+config profile rule trigger script sandbox dashboard session workspace test fixture flaky failing
+slow memory latency refactor rename split module docs readme changelog"""
+WORDS = tuple(_VOCAB.split())
 TOOLS = [
     {"name": n, "input_schema": {"type": "object"}}
     for n in ("Bash", "Read", "Edit", "Write", "TodoWrite", "Agent")
