@@ -3,7 +3,9 @@
 Contract:
 - Building the app does no I/O and starts nothing. The lifespan owns the upstream client (built
   inside the running loop, closed on shutdown) and the event writer (started, then flushed and
-  closed on shutdown) — unless the caller injected them, in which case the caller owns them.
+  closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
+  its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
+  pruned once a day, an `EventsPruned` event each time).
 - Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
   httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
@@ -24,11 +26,12 @@ Contract:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -150,6 +153,16 @@ def _proxy(
     )
 
 
+def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
+    """Daily pruning of the writer's day files (`server.retention`), recorded through the writer."""
+    from glider_cli.paths import Paths
+    from glider_cli.server.retention import run_retention
+    from glider_cli.store.service import ContextStore
+
+    store = ContextStore(Paths(home=writer.context_dir.parent), writer.settings)
+    return run_retention(store, writer)
+
+
 def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
@@ -169,15 +182,19 @@ def _lifespan(
             else:
                 owned = make_upstream(upstream_kind)
             proxy.upstream = owned
+        retention: asyncio.Task[None] | None = None
         if writer is not None:
             writer.start()
             # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
             proxy.turns.rebuild(writer.recent())
+            retention = asyncio.create_task(_retention(writer))
         assert proxy.delegation is not None
         proxy.delegation.start()
         try:
             yield
         finally:
+            if retention is not None:
+                retention.cancel()
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()

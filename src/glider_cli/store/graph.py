@@ -132,6 +132,17 @@ class Graph:
         # Views derived from the graph, each kept with the version it was computed at (`store.hubs`).
         self.derived: dict[str, tuple[int, Any]] = {}
 
+    def copy(self) -> Graph:
+        """A graph with the same contents that can be changed without changing this one."""
+        g = Graph()
+        g.entities = dict(self.entities)
+        g._out = {k: dict(v) for k, v in self._out.items()}
+        g._in = {k: dict(v) for k, v in self._in.items()}
+        g.keys = {k: dict(v) for k, v in self.keys.items()}
+        g.turns = {k: dict(v) for k, v in self.turns.items()}
+        g.version = self.version
+        return g
+
     # -- mutation --------------------------------------------------------------------------------
 
     def add_entity(self, e: Entity) -> None:

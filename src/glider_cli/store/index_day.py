@@ -160,10 +160,18 @@ class DayState:
 class DayReader:
     """Brings day states up to date (see the module contract); `days` is the cache of a TurnIndex."""
 
-    def __init__(self, context_dir: Path, persist: bool) -> None:
+    def __init__(self, context_dir: Path, persist: bool, keep_past: int = 2) -> None:
         self.context_dir = context_dir
         self.persist = persist
+        self.keep_past = keep_past
         self.days: dict[str, DayState] = {}
+
+    def trim(self) -> None:
+        """Forget all but the newest `keep_past` compacted days (read again when asked for): a long-lived
+        process keeps today's state and a little more, not two weeks of folds."""
+        done = sorted(d for d, st in self.days.items() if st.compacted and st.size == st.compact_size)
+        for day in done[: max(len(done) - self.keep_past, 0)]:
+            del self.days[day]
 
     def refresh(self, day: str, path: Path, past: bool) -> DayState | None:
         try:

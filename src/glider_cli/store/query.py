@@ -144,10 +144,15 @@ class _Ctx:
         raise _error(self.q, f"no entity {ref!r}{hint}", at)
 
 
-def needs_runtime(q: ParsedQuery) -> bool:
-    """False for a search of every turn for symbols or directories: the RUNTIME layer holds neither
-    (turns, notes and touched files only), so such a query is answered from the entity store alone."""
-    return not (q.mode == "search" and q.turn_id == "*" and q.key is None and q.kind in ("symbol", "dir"))
+def runtime_scope(q: ParsedQuery) -> str | None:
+    """Which turns' RUNTIME layer a query needs: None for a search of every turn for symbols or
+    directories (the layer holds turns, notes and touched files only); the turn itself for a search
+    or key lookup in one turn; `*` (every turn) for the graph modes, whose edges reach any turn."""
+    if q.mode == "search" and q.turn_id == "*" and q.key is None and q.kind in ("symbol", "dir"):
+        return None
+    if q.mode in ("search", "key") and q.turn_id != "*":
+        return q.turn_id
+    return "*"
 
 
 def run(graph: Graph, text: str, index: SearchIndex | None = None) -> QueryAnswer:

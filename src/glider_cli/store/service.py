@@ -12,12 +12,14 @@ ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict(
   lines are read (by their offsets in the store index);
 - `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
   last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
-  search of every turn for symbols or directories needs no RUNTIME layer and gets none;
+  query gets the layer it needs (`store.query.runtime_scope`): none for a search of every turn for
+  symbols or directories, one turn's for a search in that turn, every turn's for the graph modes;
 - `index_tree`, `index_symbols`: index a directory into `entities.jsonl` (compacted afterwards
   when most of its lines are dead);
 - `export()`: every event (day file by day file, in file order), then every entity-store record, as
-  JSONL lines (bytes), one file in memory at a time;
-- `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`.
+  JSONL (bytes, whole lines, about a megabyte a piece), one file in memory at a time;
+- `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`; `retain()` prunes to `retain_days`
+  and returns what an `EventsPruned` event records (serve runs it daily, `server.retention`).
 Turn views read the store index (`store.turn_index`), never the whole log. With a writer, reads first
 wait (briefly) for what it has queued, so an API answer includes events emitted before the request.
 """
@@ -27,7 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -48,6 +50,8 @@ if TYPE_CHECKING:
 
 FLUSH_WAIT = 2.0
 _CURRENT = b'{"v":1,'
+# Export yields about this many bytes at a time (a server hands each piece over from a thread).
+_CHUNK = 1 << 20
 
 
 class ContextStore:
@@ -61,8 +65,8 @@ class ContextStore:
         self.index = TurnIndex(paths.context)
         self.last_read = log.ReadStats()
         self._lock = threading.Lock()
-        # (entity store signature, turn signature or None for no RUNTIME layer) -> graph, search index
-        self._cache: dict[bool, tuple[tuple[Any, ...], Graph, SearchIndex | None]] = {}
+        # RUNTIME scope (None: the entity store alone; "*": every turn) -> signature, graph, search index
+        self._cache: dict[str | None, tuple[Any, Graph, SearchIndex | None]] = {}
 
     def _flush(self) -> None:
         if self.writer is not None:
@@ -152,36 +156,55 @@ class ContextStore:
             return (None,)
 
     def graph(self) -> Graph:
-        return self._cached(True)[0]
+        return self._cached("*")[0]
 
-    def _cached(self, runtime: bool) -> tuple[Graph, SearchIndex | None]:
+    def _base(self) -> Graph:
+        """The entity store's graph, loaded again only when the file changed (callers hold `_lock`)."""
+        sig = self._signature()
+        hit = self._cache.get(None)
+        if hit is not None and hit[0] == sig:
+            return hit[1]
+        g = self.entities.load()
+        self._cache[None] = (sig, g, None)
+        return g
+
+    def _cached(self, scope: str | None) -> tuple[Graph, SearchIndex | None]:
+        """The graph a query of this RUNTIME scope needs (`store.query.runtime_scope`), cached while
+        neither the entity store nor the turns change."""
         from glider_cli.store.runtime_layer import add_folds
 
-        folds = self.folds() if runtime else {}
+        if scope is None:
+            with self._lock:
+                self._base()
+                base = self._cache[None]
+                return base[1], base[2]
+        self._flush()
+        folds = list(self.folds().values()) if scope == "*" else []
+        one = self.index.fold_of(scope, self.settings.retain_days) if scope != "*" else None
         with self._lock:
-            sig = (self._signature(), self.index.generation if runtime else None)
-            hit = self._cache.get(runtime)
-            if hit is not None and hit[0] == sig:
+            sig = (self._signature(), self.index.generation, scope)
+            hit = self._cache.get(scope)
+            if hit is not None and hit[0] == sig and scope == "*":
                 return hit[1], hit[2]
-            g = self.entities.load()
-            if runtime:
-                add_folds(g, sorted(folds.values(), key=lambda f: f.first_id))
-            self._cache[runtime] = (sig, g, None)
+            g = self._base().copy()
+            add_folds(g, sorted(folds, key=lambda f: f.first_id) if one is None else [one])
+            if scope == "*":
+                self._cache[scope] = (sig, g, None)
             return g, None
 
     def query(self, text: str) -> QueryAnswer:
-        from glider_cli.store.query import needs_runtime, run
+        from glider_cli.store.query import run, runtime_scope
         from glider_cli.store.query_parse import parse
         from glider_cli.store.search import SearchIndex
 
-        runtime = needs_runtime(parse(text))
-        g, index = self._cached(runtime)
+        scope = runtime_scope(parse(text))
+        g, index = self._cached(scope)
         if index is None or index.version != g.version:
             index = SearchIndex(g)
             with self._lock:
-                hit = self._cache.get(runtime)
+                hit = self._cache.get(scope)
                 if hit is not None and hit[1] is g:
-                    self._cache[runtime] = (hit[0], g, index)
+                    self._cache[scope] = (hit[0], g, index)
         return run(g, text, index)
 
     # -- indexing ------------------------------------------------------------------------------------
@@ -220,9 +243,7 @@ class ContextStore:
             return
         lines = raw.split(b"\n")
         lines.pop()  # the part after the last newline is empty or a torn record
-        for line in lines:
-            if line.strip():
-                yield line + b"\n"
+        yield b"".join(line + b"\n" for line in lines if line.strip())
 
     def prune_plan(self, days: int | None = None) -> prune.PrunePlan:
         return prune.plan(self.paths.context, days if days is not None else self.settings.retain_days)
@@ -233,20 +254,42 @@ class ContextStore:
             self._cache.clear()
         return result
 
+    def retain(self) -> dict[str, Any]:
+        """Prune to `retain_days` now; what an `EventsPruned` event records of it."""
+        plan = self.prune_plan()
+        result = self.prune_apply(plan)
+        gone = set(result.deleted)
+        return {
+            "retain_days": plan.retain_days,
+            "cutoff": plan.cutoff,
+            "deleted": [i.day for i in plan.delete if i.path in gone],
+            "bytes_freed": sum(i.bytes for i in plan.delete if i.path in gone),
+        }
+
 
 def _export_file(path: Path, st: log.ReadStats) -> Iterator[bytes]:
-    """The readable events of one day file as JSONL lines: a current line as written, an older
-    version's upgraded; torn and unreadable lines are counted into `st` and left out."""
+    """The readable events of one day file as JSONL: a current line as written, an older version's
+    upgraded; torn and unreadable lines are counted into `st` and left out. Read a piece at a time."""
     try:
-        raw = path.read_bytes()
+        fh = path.open("rb")
     except FileNotFoundError:
         return
-    lines = raw.split(b"\n")
-    if lines.pop().strip():
+    with fh:
+        yield from _export_lines(fh, st)
+
+
+def _export_lines(fh: BinaryIO, st: log.ReadStats) -> Iterator[bytes]:
+    rest = b""
+    while block := fh.read(_CHUNK):
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        out = []
+        for line in lines:
+            if line:
+                evs = log.parse_lines([line], st)
+                if evs:
+                    out.append(line + b"\n" if line.startswith(_CURRENT) else orjson.dumps(evs[0]) + b"\n")
+        if out:
+            yield b"".join(out)
+    if rest.strip():
         st.torn += 1
-    for line in lines:
-        if not line:
-            continue
-        evs = log.parse_lines([line], st)
-        if evs:
-            yield line + b"\n" if line.startswith(_CURRENT) else orjson.dumps(evs[0]) + b"\n"

@@ -77,7 +77,7 @@ class TurnIndex:
         self.last = log.ReadStats()
         # Changes whenever the folds a call returns may differ from the last call's (caches key on it).
         self.generation = 0
-        self._seen_state: tuple[tuple[str, int, int], ...] = ()
+        self._seen_state: tuple[tuple[str, str | None, int, int], ...] = ()
 
     def _days(
         self, days: int | None, today: dt.date | None, newest_first: bool
@@ -114,11 +114,12 @@ class TurnIndex:
             used = list(self._days(days, today, False))
             for _, state in used:
                 _merge(merged, shared, state.folds)
-            seen = tuple((day, id(state), state.changes) for day, state in used)
+            seen = tuple((day, state.ident, state.size, state.changes) for day, state in used)
             if seen != self._seen_state:
                 self._seen_state = seen
                 self.generation += 1
             self._account(used, merged)
+            self.reader.trim()
         return merged
 
     def newest(
@@ -149,6 +150,7 @@ class TurnIndex:
                     ranked = ranked if at is None else ranked[:at]
                 page = ranked[-limit:] if limit > 0 else []
             self._account(used, merged)
+            self.reader.trim()
         return page
 
     def fold_of(self, turn: str, days: int | None = None, today: dt.date | None = None) -> TurnFold | None:
@@ -166,6 +168,7 @@ class TurnIndex:
                 if found is None:
                     found = TurnFold(turn)
                 found.merge(part)
+            self.reader.trim()
         return found
 
     def _remove_orphans(self, present: set[str], today: dt.date) -> None:

@@ -21,6 +21,7 @@ round-trips through `to_record()` / `from_record()` (one JSON object; the compac
 from __future__ import annotations
 
 import base64
+import sys
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -274,17 +275,33 @@ class TurnFold:
     def from_record(cls, rec: Sequence[Any]) -> TurnFold:
         f = cls(str(rec[0]))
         f.n = int(rec[1])
-        (f.first, f.last, f.asked, f.text, f.routed, f.outcome, f.fallback, f.session, f.base) = rec[2:11]
+        # One string per event id, and one per path, side, rule or session shared by every fold:
+        # a long-lived index holds tens of thousands of folds.
+        ids: dict[str, str] = {}
+        tagged = [None if v is None else (ids.setdefault(v[0], v[0]), v[1]) for v in rec[2:11]]
+        (f.first, f.last, f.asked, f.text, f.routed, f.outcome, f.fallback, f.session, f.base) = tagged
+        if f.routed is not None:
+            line, side, rule = f.routed[1]
+            f.routed = (f.routed[0], (_intern(line), _intern(side), _intern(rule)))
+        if f.session is not None:
+            f.session = (f.session[0], _intern(f.session[1]))
         keys, files, notes, packed, f.opened = rec[11:16]
         if keys:
-            f.keys = keys
+            f.keys = {
+                k: (ids.setdefault(v[0], v[0]), _intern(v[1]) if k == "clone_path" else v[1])
+                for k, v in keys.items()
+            }
         if files:
-            f.files = files
+            f.files = {_intern(p): ids.setdefault(i, i) for p, i in files.items()}
         if notes:
             f.notes = notes
         if packed:
             f._packed = packed
         return f
+
+
+def _intern(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 def fold_events(events: Iterable[Mapping[str, Any]]) -> dict[str, TurnFold]:
