@@ -27,7 +27,8 @@ The outcome is recorded under `source_cli`, the front CLI that sent the work.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -241,9 +242,12 @@ def delegate(
     environ: Mapping[str, str] | None = None,
     compactor: compaction.Compactor | None = None,
     turn_id: str | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DelegateResult:
     """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome
-    (`DelegateRun`, under `turn_id` when the run answers a proxied turn)."""
+    (`DelegateRun`, under `turn_id` when the run answers a proxied turn). `cancel` stops the run
+    (the client left); `progress` gets what the vendor reports while it works (`runner.run`)."""
     adapter = adapter_for(vendor)
     if not task.strip():
         raise DelegateError("the delegate task is empty")
@@ -255,7 +259,18 @@ def delegate(
     record = continuity.read(paths, ws)
     context, block = prepare_context(settings, vendor, task, ws, record.entries)
     try:
-        run = runner.run(adapter, spec, task, ws, context, paths.run, timeout=limit, environ=environ)
+        run = runner.run(
+            adapter,
+            spec,
+            task,
+            ws,
+            context,
+            paths.run,
+            timeout=limit,
+            environ=environ,
+            cancel=cancel,
+            progress=progress,
+        )
         ok, text, files = run.ok, run.text, run.files
         timed_out, code, duration = run.timed_out, run.exit_code, run.duration_s
     except DelegateError as exc:
@@ -310,6 +325,8 @@ def run_flagged(
     compactor: compaction.Compactor | None = None,
     timeout: float | None = None,
     turn_id: str | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DelegateResult:
     """Run the delegate an in-message flag (`/claude`, `/cursor-agent`, `/agy`) names."""
     vendor = FLAG_VENDOR.get(flag)
@@ -329,4 +346,6 @@ def run_flagged(
         environ=environ,
         compactor=compactor,
         turn_id=turn_id,
+        cancel=cancel,
+        progress=progress,
     )
