@@ -22,8 +22,9 @@ appended to the delta file so the next reader does not read it again. A past day
 compacted (written to a temporary file, then renamed), and its delta file removed. A reader that
 cannot write (a read-only home) still answers; it only reads more next time.
 
-A `TurnIndex` kept by a long-lived process (`glider serve`) caches each day: a compacted day is read
-once; today's is brought up to date by reading only what was appended since. Index files of day
+A `TurnIndex` kept by a long-lived process (`glider serve`'s store worker) caches today's day and the
+newest `keep_past` (2) compacted days; today's is brought up to date by reading only what was
+appended since, an older day is read again when a view asks for it (milliseconds). Index files of day
 files that are gone (pruned) are removed. Nothing here is on a request's path: writers append with
 `store.index_day.IndexAppender` (one small write per batch, beside the day file's).
 
