@@ -11,6 +11,11 @@ so every rule (both Starlark scripts included) is evaluated.
 Also printed (no target): the same request with non-ASCII text, and a heavy Claude-Code-like request
 (20 messages of ~3 KB each), because a script's cost grows with the bytes it is handed.
 
+Scripts run in the sandbox worker process (glider_cli.sandbox), so each decision that reaches the two
+script rules pays one pipe round trip (both scripts share it). The per-call cost is printed on its
+own: the round trip of one no-op script on a one-message request (the fixed cost of the sandbox),
+and the default profile's two scripts on the typical request (what the decision pays for them).
+
 Usage: .venv/bin/python bench/bench_router.py [--n 5000]
 """
 
@@ -21,6 +26,7 @@ import os
 import statistics
 import time
 import timeit
+from pathlib import Path
 
 from glider_cli.config.load import load_config
 from glider_cli.domain import ChatRequest
@@ -28,6 +34,7 @@ from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
 from glider_cli.values import replace
 
+PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 USER = "Can you look at how the session cache handles expiry when two workers write at the same moment? {i}"
 ASSISTANT = (
     "The cache stores each entry with a timestamp and the worker id. When two workers write, the later "
@@ -74,6 +81,47 @@ def measure(
     return statistics.median(per), per[0], per[int(len(per) * 0.99)], d.rule
 
 
+def per_call(samples: int) -> list[tuple[str, float, float, float]]:
+    """(label, p50, best, p99) microseconds of `Sandbox.call` alone."""
+    from glider_cli.router.scripts import build_payload
+    from glider_cli.sandbox.supervisor import Sandbox
+
+    box = Sandbox()
+    try:
+        noop = box.load("def evaluate(request):\n    return None\n", "noop.star")
+        pair = [
+            box.load((PROFILES / "scripts" / name).read_text(), name)
+            for name in ("swarm_fanout.star", "refactor_local.star")
+        ]
+        typical = request()
+        rows = []
+        for label, ids, payload in (
+            ("sandbox round trip, no-op script, tiny", [noop], build_payload({}, ["user"], ["hi"])),
+            (
+                "sandbox call, the 2 default scripts, typical",
+                pair,
+                build_payload(
+                    {"model": typical.model, "stream": True, "estimated_tokens": 1, "has_tools": False},
+                    [m.role for m in typical.messages],
+                    [m.content for m in typical.messages],
+                ),
+            ),
+        ):
+            for _ in range(200):
+                box.call(ids, payload.data)
+            per: list[float] = []
+            for _ in range(samples):
+                t0 = time.perf_counter()
+                for _ in range(20):
+                    box.call(ids, payload.data)
+                per.append((time.perf_counter() - t0) / 20 * 1e6)
+            per.sort()
+            rows.append((label, statistics.median(per), per[0], per[int(len(per) * 0.99)]))
+        return rows
+    finally:
+        box.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=5000)
@@ -107,6 +155,8 @@ def main() -> None:
             "" if target is None else f"target p50 <= {target:.0f} us: {'OK' if p50 <= target else 'MISSED'}"
         )
         print(f"{label:<44} p50 {p50:6.1f} us  best {best:6.1f} us  p99 {p99:6.1f} us  ({rule})  {verdict}")
+    for label, p50, best, p99 in per_call(max(20, args.n // 20)):
+        print(f"{label:<44} p50 {p50:6.1f} us  best {best:6.1f} us  p99 {p99:6.1f} us")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Speed of the context store: prints each figure next to its target (issue 4 §8).
 
-    .venv/bin/python bench/bench_store.py [--quick]
+    .venv/bin/python bench/bench_store.py [--quick] [--redaction]   (--redaction: only that part)
 
 - append: events/s through `log.append_events` in batches of 1000 (target ≥ 100k/s), and through
   `EventWriter.emit` + flush (the path `glider serve` uses);
 - warm load: 500k events over 2 days read back by `EventWriter.warm_load` (target ≤ 1.5 s);
 - query: a keyword query over 100k entities with the index built (target ≤ 100 ms, median of 20);
-- index: index-tree + index-symbols of this repository, cold (target ≤ 2 s).
+- index: index-tree + index-symbols of this repository, cold (target ≤ 2 s);
+- redaction: the fast path on clean text and on a clean event's JSON (what every event pays), and
+  the full pass over text that holds a secret (no target; printed to compare before and after).
 Everything is written under a temporary GLIDER_HOME that is removed at the end.
 """
 
@@ -18,6 +20,8 @@ import statistics
 import sys
 import tempfile
 import time
+import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 from glider_cli.config.settings import ContextSettings
@@ -203,14 +207,68 @@ def bench_index(home: Path) -> None:
     print(f"{'  re-index, nothing changed':<44} {time.perf_counter() - t:>12,.3f} s")
 
 
+CLEAN_PROMPT = (
+    "Can you look at how the session cache handles expiry when two workers write at the same moment? "
+    "The cache stores each entry with a timestamp and the worker id; the later write wins, and the expiry "
+    "check compares the stored timestamp with the current time minus the TTL. "
+) * 8  # ~2.3 KB of ordinary English, no key shapes
+
+
+def _per_call_us(fn: Callable[[], object], number: int) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=5)) / number * 1e6
+
+
+def bench_redaction() -> None:
+    import orjson
+
+    from glider_cli.store.redact import may_need_redaction, redact_text, text_may_need_redaction
+
+    event = orjson.dumps(
+        {
+            "target": "local",
+            "rule": "small_context_local",
+            "backend": "ollama",
+            "request": {"estimated_tokens": 2752, "has_tools": False, "complexity_score": 12},
+            "trace": [
+                {"rule": f"rule{i}", "priority": i, "matched": False, "reason": "no match"} for i in range(8)
+            ],
+            "ask": CLEAN_PROMPT[:400],
+        }
+    )
+    secret = CLEAN_PROMPT + " aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY and more text"
+    kb = len(CLEAN_PROMPT) / 1024
+    rows = (
+        (
+            "redaction fast path, clean text (per KB)",
+            lambda: text_may_need_redaction(CLEAN_PROMPT),
+            20000,
+            kb,
+        ),
+        ("redact_text, clean text (per KB)", lambda: redact_text(CLEAN_PROMPT), 20000, kb),
+        (
+            f"may_need_redaction, clean event JSON ({len(event)} B)",
+            lambda: may_need_redaction(event),
+            20000,
+            1,
+        ),
+        ("redact_text, text with a secret (per KB)", lambda: redact_text(secret), 2000, kb),
+    )
+    for label, fn, number, per in rows:
+        print(f"{label:<44} {_per_call_us(fn, number) / per:>12,.2f} us")
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    if "--redaction" in sys.argv:
+        bench_redaction()
+        return
     home = Path(tempfile.mkdtemp(prefix="glider-bench-"))
     try:
         bench_append(home, 20_000 if quick else 200_000)
         bench_warm_load(home, 50_000 if quick else 500_000)
         bench_query(10_000 if quick else 100_000)
         bench_index(home)
+        bench_redaction()
     finally:
         shutil.rmtree(home, ignore_errors=True)
 

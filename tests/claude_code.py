@@ -15,6 +15,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 NODE_PREFIX = REPO / ".ci" / "node"
 PACKAGE = "@anthropic-ai/claude-code"
+# The model every test's Claude Code asks for: its default changes with the version npm installs, and the
+# strict fake upstream serves only the models a test names (tests/fake_wire_checks.py).
+MODEL = "claude-sonnet-4-5"
 
 
 def find() -> str | None:
@@ -47,12 +50,14 @@ def find_or_install() -> tuple[str | None, str]:
 
 
 def env(base_url: str, home: Path) -> dict[str, str]:
-    """Claude Code pointed at `base_url` with a throw-away HOME, telemetry and updater off."""
+    """Claude Code pointed at `base_url` with a throw-away HOME, telemetry and updater off, asking for
+    `MODEL`."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": "sk-test",
+        "ANTHROPIC_MODEL": MODEL,
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",

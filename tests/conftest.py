@@ -1,4 +1,6 @@
-"""Autouse fixtures: GLIDER_HOME in a temporary directory, no proxy variables, plain output."""
+"""Autouse fixtures: GLIDER_HOME in a temporary directory, no proxy variables, plain output. Shared
+fixtures: the fake upstream, the real Claude Code CLI, and a real llama.cpp server with a small model
+behind a logging relay (tests/llama_server.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import claude_code
+import llama_server
 from fake_upstream import FakeUpstream
 
 _PROXY_VARS = (
@@ -39,10 +42,12 @@ def glider_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
 
 
 @pytest.fixture(scope="module")
-def fake() -> Iterator[FakeUpstream]:
+def fake(request: pytest.FixtureRequest) -> Iterator[FakeUpstream]:
     """A fake upstream speaking the Anthropic, OpenAI and Ollama wire formats on 127.0.0.1, one per
-    test module (tests that change its reply or faults reset it)."""
-    with FakeUpstream() as f:
+    test module (tests that change its reply or faults reset it). As strict as the real services: it
+    serves only the models of the module's `pytest.mark.fake_serves(models=..., ollama_models=...)`."""
+    marker = request.node.get_closest_marker("fake_serves")
+    with FakeUpstream(**(marker.kwargs if marker is not None else {})) as f:
         yield f
 
 
@@ -53,3 +58,33 @@ def claude_bin() -> str:
     if found is None:
         pytest.skip(why)
     return found
+
+
+@pytest.fixture(scope="session")
+def llama_install() -> llama_server.LlamaInstall:
+    """The llama.cpp server's interpreter and model (.ci/run builds them); skips only when they are not to
+    be had."""
+    found, why = llama_server.find()
+    if found is None:
+        pytest.skip(why)
+    return found
+
+
+@pytest.fixture(scope="session")
+def llama(llama_install: llama_server.LlamaInstall) -> Iterator[llama_server.LlamaServer]:
+    """One real `llama_cpp.server` (SmolLM2-135M, n_ctx 8192) on 127.0.0.1 for the whole session."""
+    with llama_server.LlamaServer(llama_install) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _llama_relay(llama: llama_server.LlamaServer) -> Iterator[llama_server.LoggingRelay]:
+    with llama_server.LoggingRelay(llama.url) as relay:
+        yield relay
+
+
+@pytest.fixture
+def llama_relay(_llama_relay: llama_server.LoggingRelay) -> llama_server.LoggingRelay:
+    """The logging relay in front of the real llama.cpp server, its record emptied for this test."""
+    _llama_relay.clear()
+    return _llama_relay

@@ -10,11 +10,20 @@ It speaks the real wire formats, written out by hand (deliberately independent o
                GET  /v1/models                    Anthropic shape if `anthropic-version` was sent
     Ollama     POST /api/chat                     NDJSON stream (the default) or one JSON object
                GET  /api/tags
+    Gemini     POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :countTokens
+               (strict: see fake_wire_gemini.py)
 
 Replies: the text is "hello from fake <protocol> <model>" (protocol is anthropic, openai_chat,
 openai_responses or ollama) unless `set_reply(text=...)` says otherwise. A tool call is answered when
 the request carries tools and its last user message contains `GLIDER_TOOL:<name>`, or when
 `set_reply(tool=...)` forces one. `set_reply(thinking=...)` adds a thinking/reasoning block.
+
+Strict like the real services (fake_wire_checks.py): a model the fake does not serve gets the service's
+404 (Anthropic `not_found_error`, OpenAI `model_not_found`, Ollama "model 'X' not found"), malformed or
+unanswered tool ids get its 400, and a body over `context_window` its context-length 400. The served models
+are `FakeUpstream(models=..., ollama_models=..., context_window=...)` (kept across `reset`), or `serve(...)`
+until the next `reset`; the module-scoped `fake` fixture of conftest.py reads them from a module's
+`pytest.mark.fake_serves(models=[...], ollama_models=[...], context_window=N)`.
 
 Faults (`set_fault`): an error status with the protocol's error body, a delay before the first
 byte, and a stream cut after N events (the connection is dropped without a proper end). A refused
@@ -33,7 +42,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,11 +66,17 @@ from fake_wire import (
     ollama_json,
     plan_reply,
 )
+from fake_wire_checks import Served, models_body, refusal, tags_body
+from fake_wire_gemini import GeminiError, gemini_events, gemini_json
+from fake_wire_gemini import check as check_gemini
+from fake_wire_gemini import error_body as gemini_error
 from fake_wire_responses import responses_events, responses_json
 
 __all__ = ["FakeUpstream", "RecordedRequest", "ToolReply", "closed_port_url", "fake_upstream"]
 
+# What a fake serves unless told otherwise: cloud-shaped endpoints, and the models Ollama has pulled.
 MODELS = ("fake-model", "fake-model-2")
+OLLAMA_MODELS = ("fake-model",)
 
 
 @dataclass
@@ -85,13 +100,18 @@ class Fault:
     times: int | None = None
     paths: tuple[str, ...] = ()
     stall: float = 0.0
+    # What the real service adds to an error answer: its own body (`error.code` ...) and headers.
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
 
 
 @dataclass
 class _State:
+    served: Served
     reply: Reply = field(default_factory=Reply)
     fault: Fault | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
+    probes: list[RecordedRequest] = field(default_factory=list)
 
 
 def _free_socket() -> socket.socket:
@@ -116,8 +136,15 @@ def closed_port_url() -> str:
 class FakeUpstream:
     """The fake upstream server, run in a thread. Use as a context manager (or `start()`/`stop()`)."""
 
-    def __init__(self) -> None:
-        self._state = _State()
+    def __init__(
+        self,
+        *,
+        models: Iterable[str] = MODELS,
+        ollama_models: Iterable[str] = OLLAMA_MODELS,
+        context_window: int | None = None,
+    ) -> None:
+        self._served = Served.of(models, ollama_models, context_window)
+        self._state = _State(self._served)
         self._lock = threading.Lock()
         self._stopping = False
         self._server: uvicorn.Server | None = None
@@ -134,6 +161,12 @@ class FakeUpstream:
     def requests(self) -> list[RecordedRequest]:
         with self._lock:
             return list(self._state.requests)
+
+    @property
+    def probes(self) -> list[RecordedRequest]:
+        """The requests of Glider's capability probe (not in `requests`)."""
+        with self._lock:
+            return list(self._state.probes)
 
     def set_reply(
         self,
@@ -161,17 +194,41 @@ class FakeUpstream:
         times: int | None = None,
         paths: tuple[str, ...] = (),
         stall: float = 0.0,
+        body: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         """Inject a failure: `status` (error body in the protocol's shape), `delay` seconds before the
         first byte, `stall` seconds between a stream's headers and its first event, or `cut_after` N
         stream events then drop the connection. `times` limits it to the next N requests; `paths` to
         requests whose path is one of these."""
         with self._lock:
-            self._state.fault = Fault(status, message, delay, cut_after, times, paths, stall)
+            self._state.fault = Fault(status, message, delay, cut_after, times, paths, stall, body, headers)
+
+    def serve(
+        self,
+        *,
+        models: Iterable[str] | None = None,
+        ollama_models: Iterable[str] | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        """Change what the fake serves until the next `reset` (None keeps that part as it is)."""
+        with self._lock:
+            now = self._state.served
+            self._state.served = Served.of(
+                now.models if models is None else models,
+                now.ollama_models if ollama_models is None else ollama_models,
+                context_window if context_window is not None else now.context_window,
+            )
+
+    @property
+    def served(self) -> Served:
+        with self._lock:
+            return self._state.served
 
     def reset(self) -> None:
+        """Back to the served models it was made with, the default reply, no fault, no requests."""
         with self._lock:
-            self._state = _State()
+            self._state = _State(self._served)
 
     # ---- lifecycle
     def start(self) -> FakeUpstream:
@@ -238,7 +295,10 @@ class FakeUpstream:
             raw=raw,
         )
         with self._lock:
-            self._state.requests.append(rec)
+            # Glider's capability probe (its user agent says so) is kept apart from the requests
+            # a test sends through Glider.
+            probe = "capability probe" in rec.headers.get("user-agent", "")
+            (self._state.probes if probe else self._state.requests).append(rec)
             reply = self._state.reply
         fault = self._take_fault(rec.path)
         if fault is not None and fault.delay:
@@ -266,10 +326,14 @@ class FakeUpstream:
     async def _handle(self, request: Request, protocol: str) -> Response:
         rec, fault, reply = await self._record(request)
         if fault is not None and fault.status is not None:
-            return JSONResponse(error_body(protocol, fault.status, fault.message), status_code=fault.status)
+            err = fault.body if fault.body is not None else error_body(protocol, fault.status, fault.message)
+            return JSONResponse(err, status_code=fault.status, headers=fault.headers)
         body = rec.body if isinstance(rec.body, dict) else None
         if body is None:
             return JSONResponse(error_body(protocol, 400, "body is not a JSON object"), status_code=400)
+        refused = refusal(protocol, body, len(rec.raw), self.served)
+        if refused is not None:
+            return JSONResponse(refused[1], status_code=refused[0])
         plan = plan_reply(protocol, body, reply)
         if protocol == "ollama":
             if body.get("stream", True) is False:
@@ -296,9 +360,13 @@ class FakeUpstream:
             return await self._handle(request, "anthropic")
 
         async def count_tokens(request: Request) -> Response:
-            _, fault, reply = await self._record(request)
+            rec, fault, reply = await self._record(request)
             if fault is not None and fault.status is not None:
                 return JSONResponse(error_body("anthropic", fault.status, fault.message), fault.status)
+            body = rec.body if isinstance(rec.body, dict) else {}
+            refused = refusal("anthropic", body, len(rec.raw), self.served, context=False)
+            if refused is not None:
+                return JSONResponse(refused[1], status_code=refused[0])
             return JSONResponse({"input_tokens": reply.count_tokens})
 
         async def chat(request: Request) -> Response:
@@ -312,49 +380,36 @@ class FakeUpstream:
 
         async def models(request: Request) -> Response:
             await self._record(request)
-            if "anthropic-version" in request.headers:
-                data = [
-                    {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-                    for m in MODELS
-                ]
-                return JSONResponse(
-                    {"data": data, "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]}
-                )
-            return JSONResponse(
-                {
-                    "object": "list",
-                    "data": [
-                        {"id": m, "object": "model", "created": 1767225600, "owned_by": "fake"}
-                        for m in MODELS
-                    ],
-                }
-            )
+            return JSONResponse(models_body(self.served, anthropic="anthropic-version" in request.headers))
 
         async def tags(request: Request) -> Response:
             await self._record(request)
-            return JSONResponse(
-                {
-                    "models": [
-                        {
-                            "name": m,
-                            "model": m,
-                            "modified_at": "2026-01-01T00:00:00Z",
-                            "size": 1000,
-                            "digest": "0" * 64,
-                            "details": {
-                                "format": "gguf",
-                                "family": "fake",
-                                "parameter_size": "1B",
-                                "quantization_level": "Q4_0",
-                            },
-                        }
-                        for m in MODELS
-                    ]
-                }
-            )
+            return JSONResponse(tags_body(self.served))
+
+        async def gemini(request: Request) -> Response:
+            rec, fault, reply = await self._record(request)
+            if fault is not None and fault.status is not None:
+                return JSONResponse(gemini_error(fault.status, fault.message), status_code=fault.status)
+            model, _, method = request.path_params["target"].partition(":")
+            try:
+                check_gemini(model, rec.body, rec.headers, rec.query)
+            except GeminiError as exc:
+                return JSONResponse(exc.body(), status_code=exc.code)
+            if method == "countTokens":
+                return JSONResponse({"totalTokens": reply.count_tokens})
+            if method == "generateContent":
+                return JSONResponse(gemini_json(model, rec.body, reply.text, reply.usage))
+            if method != "streamGenerateContent":
+                return JSONResponse(gemini_error(404, f"no method {method}"), status_code=404)
+            events = gemini_events(model, rec.body, reply.text, reply.usage)
+            if rec.query.get("alt") != "sse":
+                array = b"[" + b",\r\n".join(e[len(b"data: ") : -4] for e in events) + b"]"
+                return self._stream([array], fault, 0.0, "application/json")
+            return self._stream(events, fault, reply.event_delay, "text/event-stream")
 
         return Starlette(
             routes=[
+                Route("/v1beta/models/{target}", gemini, methods=["POST"]),
                 Route("/v1/messages", messages, methods=["POST"]),
                 Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
                 Route("/v1/chat/completions", chat, methods=["POST"]),

@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from fake_wire_gemini import json_answer
+
 TOOL_MARKER = "GLIDER_TOOL:"
 DEFAULT_USAGE = (21, 9)
 
@@ -116,6 +118,19 @@ class Plan:
         return json.dumps(self.tool_args)
 
 
+def _json_mode(protocol: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema a JSON-mode request asks for (Ollama `format`, Chat `response_format`), else None."""
+    if protocol == "ollama" and body.get("format"):
+        fmt = body["format"]
+        return fmt if isinstance(fmt, dict) else {"type": "object"}
+    rf = body.get("response_format") if protocol == "openai_chat" else None
+    if isinstance(rf, dict) and rf.get("type") == "json_schema":
+        return dict((rf.get("json_schema") or {}).get("schema") or {"type": "object"})
+    if isinstance(rf, dict) and rf.get("type") == "json_object":
+        return {"type": "object"}
+    return None
+
+
 def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
     model = str(body.get("model") or "fake-model")
     schemas = _tool_schemas(protocol, body)
@@ -135,8 +150,11 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
             if wanted in schemas:
                 tool_name = wanted
                 tool_args = _arguments_for(schemas[wanted])
+    schema = _json_mode(protocol, body)
     if reply.text is not None:
         text = reply.text
+    elif schema is not None and tool_name is None:
+        text = json_answer(schema)  # a JSON-mode request gets JSON, as from a real server
     elif tool_name is not None:
         text = "Using a tool."
     else:

@@ -62,7 +62,7 @@ NO_JSON = {"serve", "context export"}  # serve prints no result; export always w
 
 
 def test_the_table_covers_every_command() -> None:
-    assert set(LEAVES) == CONFIGURED | {"paths", "continuity show"}
+    assert set(LEAVES) == CONFIGURED | {"paths", "continuity show", "setup"}
 
 
 @pytest.mark.parametrize("name", sorted(LEAVES))

@@ -91,6 +91,24 @@ def test_events_turns_and_episodes(live: tuple[httpx.Client, EventWriter]) -> No
     assert bad.status_code == 400 and bad.json()["error"]["param"] == "limit"
 
 
+def test_recent_turns_and_episodes_page_back_with_a_cursor(live: tuple[httpx.Client, EventWriter]) -> None:
+    client, writer = live
+    for i in range(5):
+        writer.emit("TurnOpened", {"ask": f"ask {i}"}, turn_id=f"t{i}")
+        writer.emit("OriginPassthrough", {"backend": "anthropic", "status": 200}, turn_id=f"t{i}")
+    newest = client.get("/api/context/recent", params={"limit": 3}).json()
+    older = client.get("/api/context/recent", params={"limit": 3, "before": newest[0]["id"]}).json()
+    assert [e["turn_id"] for e in older] == ["t2", "t2", "t3"] and older[-1]["id"] < newest[0]["id"]
+    page = client.get("/api/context/turns", params={"limit": 2}).json()
+    assert [t["turn_id"] for t in page] == ["t3", "t4"]
+    back = client.get("/api/context/turns", params={"limit": 2, "before": page[0]["turn_id"]}).json()
+    assert [t["turn_id"] for t in back] == ["t1", "t2"]
+    assert len(client.get("/api/context/turns").json()) == 5  # no limit: every turn, as before
+    eps = client.get("/api/context/episodes", params={"limit": 2, "before": "t1"}).json()
+    assert [e["asked"] for e in eps] == ["ask 0"]
+    assert client.get("/api/context/recent", params={"before": "a b"}).status_code == 400
+
+
 def test_index_query_explain_communities(live: tuple[httpx.Client, EventWriter], tmp_path: Path) -> None:
     client, _ = live
     repo = tmp_path / "repo"
@@ -150,7 +168,7 @@ def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path)
     home = tmp_path / "home"
     client_key = "sk-ant-api03-ClientKeyThatMustNeverBeWritten0123456789"
     pasted = "ghp_PastedTokenThatMustNeverBeWritten0123"
-    with FakeUpstream() as fake:
+    with FakeUpstream(models=["claude-x"], ollama_models=["qwen-local"]) as fake:
         cfg = tmp_path / "glider.yaml"
         cfg.write_text(
             "extends: default\nbackends:\n"

@@ -24,7 +24,7 @@ SHELL_FN = {"name": "shell", "parameters": {"type": "object", "properties": {"co
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeUpstream]:
-    with FakeUpstream() as fake:
+    with FakeUpstream(models=("g", "m", "m1"), ollama_models=("q", "m")) as fake:
         yield fake
 
 
@@ -90,8 +90,8 @@ def test_count_tokens_and_models(fake: FakeUpstream) -> None:
     client = _anthropic(fake)
     n = client.messages.count_tokens(model="m", messages=[{"role": "user", "content": "hi"}])
     assert n.input_tokens == 42
-    assert [m.id for m in client.models.list()] == ["fake-model", "fake-model-2"]
-    assert [m.id for m in _openai(fake).models.list()] == ["fake-model", "fake-model-2"]
+    assert [m.id for m in client.models.list()] == ["g", "m", "m1"]
+    assert [m.id for m in _openai(fake).models.list()] == ["g", "m", "m1"]
 
 
 def test_openai_chat_json_stream_and_tools(fake: FakeUpstream) -> None:
@@ -177,10 +177,7 @@ def test_ollama_stream_json_and_tags(fake: FakeUpstream) -> None:
         json={"model": "q", "stream": False, "messages": [{"role": "user", "content": "hi"}]},
     ).json()
     assert one["message"]["content"] == "hello from fake ollama q" and one["done"] is True
-    assert [m["name"] for m in httpx.get(fake.url + "/api/tags").json()["models"]] == [
-        "fake-model",
-        "fake-model-2",
-    ]
+    assert [m["name"] for m in httpx.get(fake.url + "/api/tags").json()["models"]] == ["m:latest", "q:latest"]
 
 
 def test_tool_result_turn_answers_text(fake: FakeUpstream) -> None:

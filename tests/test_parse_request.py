@@ -228,3 +228,30 @@ def test_deeply_nested_body_is_a_request_error() -> None:
     }
     with pytest.raises(RequestError, match="nested too deeply"):
         parse_request("anthropic", body)
+
+
+@pytest.mark.parametrize(
+    ("protocol", "body"),
+    [
+        ("anthropic", {"model": "m", "system": "s" * 4000, "messages": [{"role": "user", "content": "hi"}]}),
+        (
+            "anthropic",
+            {
+                "model": "m",
+                "system": [{"type": "text", "text": "s" * 4000}],
+                "messages": [{"role": "user", "content": "hi"}],
+            },
+        ),
+        (
+            "openai_chat",
+            {
+                "model": "m",
+                "messages": [{"role": "system", "content": "s" * 4000}, {"role": "user", "content": "hi"}],
+            },
+        ),
+        ("openai_responses", {"model": "m", "instructions": "s" * 4000, "input": "hi"}),
+    ],
+)
+def test_the_system_prompt_counts_once(protocol: str, body: dict[str, object]) -> None:
+    # 4000 bytes of system text + "hi": 4002 bytes, 1001 tokens (it once counted twice: 2001).
+    assert parse_request(protocol, body).estimated_tokens == 1001

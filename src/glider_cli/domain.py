@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from glider_cli.values import Frozen
 
-Protocol_ = Literal["anthropic", "openai_chat", "openai_responses"]
+Protocol_ = Literal["anthropic", "openai_chat", "openai_responses", "gemini"]
 Target = Literal["local", "cloud"]
 Strategy = Literal["single", "fan_out", "pipeline", "ensemble"]
 
@@ -56,7 +56,7 @@ class Message(Frozen):
 
 
 class ChatRequest(Frozen):
-    """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses."""
+    """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses, or Gemini."""
 
     protocol: Protocol_
     model: str

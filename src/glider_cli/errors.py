@@ -119,10 +119,19 @@ class BackendTimeout(BackendError):
 class UpstreamStatus(BackendError):
     """The upstream answered with an error status."""
 
-    def __init__(self, message: str, *, status: int, body: bytes = b"", hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        body: bytes = b"",
+        hint: str | None = None,
+        headers: tuple[tuple[bytes, bytes], ...] = (),
+    ) -> None:
         super().__init__(message, hint=hint)
         self.status = status
         self.body = body
+        self.headers = headers  # the upstream's response headers, as received
 
 
 class DelegateError(GliderError):

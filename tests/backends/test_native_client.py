@@ -19,7 +19,7 @@ from glider_cli.backends.native import NativeUpstream
 from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["m"])]
 
 BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}'
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-test", "anthropic-version": "2023-06-01"}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from glider_cli.backends.registry import BackendRegistry
+from glider_cli.backends.registry import BackendRegistry, model_for
 from glider_cli.config.settings import BackendSettings
 from glider_cli.errors import ConfigError
 
@@ -83,3 +83,26 @@ def test_bad_config_is_reported() -> None:
         _reg(BackendSettings(name="x", type="ollama", side="local", fallback="ghost"))
     with pytest.raises(ConfigError, match="unknown backend 'ghost'"):
         _reg(LOCAL).get("ghost")
+
+
+def test_model_for_the_decided_backend_takes_the_decision_then_its_own_then_the_clients() -> None:
+    reg = _reg(LOCAL, CLOUD, ORIGIN, BackendSettings(name="vllm", type="openai", side="local"))
+    ollama, vllm = reg.get("ollama"), reg.get("vllm")
+    assert model_for(ollama, "ollama", "qwen-big", None, "claude-x") == "qwen-big"
+    # A vLLM LoRA adapter is addressed by its name, and wins over the decided model.
+    assert model_for(ollama, "ollama", "qwen-big", "my-lora", "claude-x") == "my-lora"
+    assert model_for(ollama, "ollama", None, None, "claude-x") == "qwen"
+    assert model_for(vllm, "vllm", None, None, "claude-x") == "claude-x"
+
+
+def test_model_for_a_fallback_ignores_the_decision() -> None:
+    claude_own = BackendSettings(name="claude2", type="anthropic", side="cloud", model="claude-fallback")
+    reg = _reg(LOCAL, CLOUD, ORIGIN, claude_own)
+    # The local decision's model never reaches the cloud (the real API answers it with a 404).
+    for cloud in ("origin", "claude"):
+        assert model_for(reg.get(cloud), "ollama", "qwen2.5-coder:14b", "lora", "claude-x") == "claude-x"
+    assert model_for(reg.get("claude2"), "ollama", "qwen2.5-coder:14b", None, "claude-x") == "claude-fallback"
+    # local -> local: the second local backend serves its own model.
+    assert model_for(reg.get("ollama"), "vllm", "coder", "lora", "claude-x") == "qwen"
+    # A decision that names no backend gives its model to none.
+    assert model_for(reg.get("ollama"), None, "coder", None, "claude-x") == "qwen"

@@ -11,7 +11,7 @@ from glider_cli.backends.client import Upstream, make_upstream
 from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["m"])]
 
 KINDS = ("native", "aiohttp", "httpx")
 BODY = b'{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}],"stream":true}'

@@ -38,7 +38,7 @@ def test_real_claude_code_gets_the_block_and_answers(
         Entry(kind="turn", text="CONTINUITY-MARKER: the parser test fails", source_cli="codex"),
     )
     before = git_status(git_workspace)
-    with FakeUpstream() as fake:
+    with FakeUpstream(models=[claude_code.MODEL]) as fake:
         fake.set_reply(text="delegated answer from the fake upstream")
         env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
@@ -66,7 +66,7 @@ def test_real_claude_code_as_the_origin_summary_source(claude_bin: str, tmp_path
     claude = claude_bin
     home = tmp_path / "claude-home"
     home.mkdir()
-    with FakeUpstream() as fake:
+    with FakeUpstream(models=[claude_code.MODEL]) as fake:
         fake.set_reply(text="the session fixed the parser")
         env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})

@@ -23,7 +23,12 @@ import pytest
 import claude_code
 from fake_upstream import FakeUpstream
 
-pytestmark = [pytest.mark.live, pytest.mark.claude_code, pytest.mark.slow]
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.claude_code,
+    pytest.mark.slow,
+    pytest.mark.fake_serves(models=[claude_code.MODEL], ollama_models=["qwen-local"]),
+]
 
 
 @pytest.fixture(scope="module")

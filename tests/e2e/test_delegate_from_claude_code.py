@@ -42,7 +42,10 @@ def setup(tmp_path: Path) -> Iterator[tuple[Any, Path, Path, dict[str, str]]]:
         "FAKE_AGENT_LOG": str(log),
         "GLIDER_HOME": str(tmp_path / "glider-home"),
     }
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path, environ=env) as g:
+    with (
+        FakeUpstream(models=[claude_code.MODEL], ollama_models=["qwen-local"]) as fake,
+        GliderServer(backends_yaml(fake.url), tmp_path, environ=env) as g,
+    ):
         yield g, work, log, env
 
 

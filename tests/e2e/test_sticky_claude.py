@@ -75,7 +75,12 @@ routing:
 def glider(tmp_path: Path) -> Iterator[tuple[GliderServer, FakeUpstream]]:
     script = tmp_path / "tool_results_flip.star"
     script.write_text(SCRIPT)
-    with FakeUpstream() as fake, GliderServer(config_yaml(fake.url, script), tmp_path) as g:
+    with (
+        FakeUpstream(
+            models=[claude_code.MODEL, "claude-opus-5-5", "gpt-5"], ollama_models=["qwen-local"]
+        ) as fake,
+        GliderServer(config_yaml(fake.url, script), tmp_path) as g,
+    ):
         yield g, fake
 
 
@@ -159,7 +164,8 @@ def test_a_local_tool_round_trip_stays_local(
     # The rules alone would have sent the tool result to the cloud; the trace says so and why not.
     assert any(r["rule"] == "tool_results_flip" and r["matched"] for r in d2["trace"])
     assert "returns to the local side that issued it" in d2["trace"][-1]["reason"]
-    assert d2["family"]["link"].startswith("answers tool call call_")
+    # The Ollama fake's call id, as the Anthropic client saw it (toolu_-shaped).
+    assert d2["family"]["link"].startswith("answers tool call toolu_g_call_")
     assert g.types().count("TurnOpened") == 1 and "StickyBound" not in g.types()
 
 
@@ -297,7 +303,9 @@ def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
     with_session(a_headers, a_body, str(uuid.uuid4()))
     a_body["messages"][0]["content"][-1]["text"] = "audit the repository /cloud"
     prompt = "List every module under src/ that imports yaml, with one line on each."
-    with FakeUpstream() as fake:
+    with FakeUpstream(
+        models=[claude_code.MODEL, "claude-opus-5-5", "gpt-5"], ollama_models=["qwen-local"]
+    ) as fake:
         fake.set_reply(tool=ToolReply("Bash", {"command": "ls"}))
         with GliderServer(config_yaml(fake.url, script), tmp_path, environ=env, record=False) as g1:
             r = post(g1.url, path, headers, body)

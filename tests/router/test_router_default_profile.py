@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from glider_cli.backends.registry import BackendRegistry, model_for
 from glider_cli.config.load import load_config
 from glider_cli.router import Router
 from routing_helpers import message
@@ -54,9 +55,14 @@ def test_case_by_case(router: Router, text: str, tools: bool, rule: str, target:
     assert (d.rule, d.target) == (rule, target)
 
 
-def test_local_rules_name_the_local_model_and_backend(router: Router) -> None:
-    d = router.decide(message("/local hi"))
-    assert (d.backend, d.model) == ("ollama", "qwen2.5-coder:14b")
+@pytest.mark.parametrize("text", ["/local hi", "fix the typo in README", "please refactor it", "what now"])
+def test_local_rules_name_the_backend_whose_model_is_used(router: Router, text: str) -> None:
+    # The rules name no model (issue #13 §3): the bundled ollama backend carries it.
+    d = router.decide(message(text))
+    assert d.target == "local" and (d.backend, d.model, d.adapter) == ("ollama", None, None)
+    backends = BackendRegistry(router.config.settings.backends, {})
+    used = model_for(backends.get("ollama"), d.backend, d.model, d.adapter, "claude-opus-5-5")
+    assert used == "qwen2.5-coder:14b"
 
 
 def test_wrapup_goes_to_origin(router: Router) -> None:
@@ -100,7 +106,8 @@ def test_pure_local_last_rule_goes_local() -> None:
     last = router.rules[-1]
     assert (last.name, last.priority, last.action.target) == ("default", 0, "local")
     d = router.decide(message("x " * 20000))
-    assert d.rule == "large_context_cloud"  # only the last rule changes
+    # Issue 13 §4: pure-local no longer routes like default (large contexts stayed on the cloud).
+    assert (d.rule, d.target) == ("default", "local")
 
 
 def test_complexity_is_scored_only_when_read_and_the_record_is_unchanged(

@@ -14,7 +14,10 @@ from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream, closed_port_url
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(models=["claude-x", "m"], ollama_models=["qwen-local"]),
+]
 
 ANTHROPIC_HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 

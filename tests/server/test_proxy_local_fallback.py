@@ -11,7 +11,7 @@ from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["qwen-local"])]
 
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 BODY = {"model": "claude-x", "max_tokens": 32, "messages": [{"role": "user", "content": "/local say hi"}]}
@@ -68,3 +68,4 @@ def test_a_local_400_that_is_not_about_the_context_is_relayed_not_retried(
         assert r.status_code == 400
         assert r.json()["type"] == "error" and "invalid tool schema" in r.json()["error"]["message"]
         assert [q.path for q in fake.requests] == ["/api/chat"]
+        assert fake.probes[0].path == "/api/tags"  # the capability probe at start

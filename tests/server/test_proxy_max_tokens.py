@@ -37,7 +37,10 @@ def _ask(url: str, text: str) -> None:
 
 
 def test_translated_requests_are_capped_and_passthrough_is_not(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(_config(fake.url, ", max_tokens: 4096"), tmp_path) as g:
+    with (
+        FakeUpstream(models=["m", "coder"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(_config(fake.url, ", max_tokens: 4096"), tmp_path) as g,
+    ):
         _ask(g.url, "say hi /local")
         _ask(g.url, "say hi /vllm")
         _ask(g.url, "say hi /cloud")
@@ -49,7 +52,10 @@ def test_translated_requests_are_capped_and_passthrough_is_not(tmp_path: Path) -
 
 
 def test_without_a_cap_the_client_value_goes_through(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(_config(fake.url, ""), tmp_path) as g:
+    with (
+        FakeUpstream(models=["m", "coder"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(_config(fake.url, ""), tmp_path) as g,
+    ):
         _ask(g.url, "say hi /local")
         body = next(r.body for r in fake.requests if r.path == "/api/chat")
     assert body["options"]["num_predict"] == 128000

@@ -19,7 +19,10 @@ from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
 from glider_cli.store.log import iter_events
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(models=["m", "claude-opus-5-5", "gpt-5"], ollama_models=["qwen-local"]),
+]
 
 CLIENTS = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 

@@ -17,7 +17,12 @@ from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
 
-pytestmark = pytest.mark.live
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.fake_serves(
+        models=["claude-fake", "gpt-fake", "claude-sonnet-5-5", "gpt-5", "m"], ollama_models=["qwen-local"]
+    ),
+]
 
 ROUTES = {
     "ollama": ("/local", "ollama", "local"),
@@ -164,11 +169,13 @@ def test_anthropic_sdk_tool_round_trip(glider: GliderServer, fake: FakeUpstream,
     ]
     second = client.messages.create(model="m", max_tokens=64, messages=messages, tools=[SHELL_TOOL])
     assert second.stop_reason == "end_turn"
-    # The tool result went back to the same side (Ollama has no call ids; the others keep ours).
+    # The tool result went back to the same side (Ollama has no call ids; the others get their own
+    # back: the client saw a toolu_-shaped id, `toolu_g_<backend id>` for a backend of another protocol).
+    assert call.id.startswith("toolu_")
     sent = fake.requests[-1].raw.decode()
     assert "glider-tool-ok" in sent
     if kind != "ollama":
-        assert json.dumps(call.id) in sent
+        assert json.dumps(call.id.removeprefix("toolu_g_")) in sent
     _check_upstream(fake, kind, "anthropic")
 
 

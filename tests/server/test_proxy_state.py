@@ -43,7 +43,10 @@ def test_calibrator_moves_towards_reported_usage_and_is_clamped() -> None:
 
 @pytest.mark.live
 def test_sse_is_flushed_event_by_event(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+    with (
+        FakeUpstream(models=["m"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(backends_yaml(fake.url), tmp_path) as g,
+    ):
         fake.set_reply(text="one two three four five six", event_delay=0.2)
         body = {
             "model": "m",
@@ -62,7 +65,10 @@ def test_sse_is_flushed_event_by_event(tmp_path: Path) -> None:
 
 @pytest.mark.live
 def test_count_tokens_estimate_is_corrected_by_usage_seen(tmp_path: Path) -> None:
-    with FakeUpstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+    with (
+        FakeUpstream(models=["m"], ollama_models=["qwen-local"]) as fake,
+        GliderServer(backends_yaml(fake.url), tmp_path) as g,
+    ):
         text = "count these words please /local " * 40
         body = {"model": "m", "messages": [{"role": "user", "content": text}]}
         first = httpx.post(g.url + "/v1/messages/count_tokens", json=body).json()["input_tokens"]

@@ -15,6 +15,7 @@ from cli_helpers import invoke_json
 from fake_upstream import FakeUpstream
 from fake_wire import ToolReply
 
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-opus-5-5", "gpt-5"])]
 CLIENTS = Path(__file__).resolve().parent.parent / "fixtures" / "clients"
 _DROP = {"host", "content-length", "connection", "accept-encoding"}
 TODO_TOOL = {

@@ -30,7 +30,7 @@ def test_explain_is_the_same_decision_as_the_core(tmp_path: Path) -> None:
         assert r.status_code == 200 and r.json()["target"] == "cloud"
         bad = httpx.post(g.url + "/api/router/explain", content=b"{")
         assert bad.status_code == 400
-        bad = httpx.post(g.url + "/api/router/explain", json={"protocol": "gemini", "request": body})
+        bad = httpx.post(g.url + "/api/router/explain", json={"protocol": "cohere", "request": body})
         assert bad.status_code == 422
 
 

@@ -17,7 +17,7 @@ from glider_harness import GliderServer, backends_yaml
 from fake_upstream import FakeUpstream
 from sdk_parse import anthropic_client, openai_client
 
-pytestmark = pytest.mark.live
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["m"], ollama_models=["qwen-local"])]
 
 PATHS = {"/cloud": "origin", "/local": "ollama"}  # passthrough, translated
 

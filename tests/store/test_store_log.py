@@ -151,3 +151,43 @@ def test_read_tail_parses_only_the_newest_lines(tmp_path: Path) -> None:
     assert [e["data"]["i"] for e in got] == [3, 4, 5, 6, 7]
     assert stats.lines == 9 and stats.torn == 1 and stats.corrupt == 1 and stats.events == 5
     assert [e["data"]["i"] for e in log.read_tail([a, b], 100)] == list(range(8))
+
+
+def _nested(i: int, ts: str = "2026-11-29T10:00:00.000Z") -> dict[str, object]:
+    # A nested object whose first key is "v": the shape a glued line could not be recovered from.
+    return make_event(f"{i:032x}", "RouteDecided", ts, "t1", {"trace": [{"v": i, "rule": "r"}], "i": i})
+
+
+def test_an_append_after_a_torn_line_starts_a_line_of_its_own(tmp_path: Path) -> None:
+    log.append_events(tmp_path, [_ev(1), _ev(2)])
+    path = log.day_path(tmp_path, "2026-11-29")
+    with path.open("ab") as f:  # a writer killed in the middle of its line
+        f.write(orjson.dumps(_ev(3))[:40])
+    log.append_events(tmp_path, [_nested(4), _ev(5)])
+    assert path.read_bytes().count(b"\n") == 5  # the torn tail was sealed with a newline first
+    stats = log.ReadStats()
+    got = log.read_file(path, stats)
+    assert [e["data"]["i"] for e in got] == [1, 2, 4, 5]
+    assert (stats.torn, stats.corrupt, stats.recovered) == (1, 0, 0)
+    tail = log.ReadStats()
+    assert [e["data"]["i"] for e in log.read_tail([path], 10, tail)] == [1, 2, 4, 5]
+    assert (tail.torn, tail.corrupt) == (1, 0)
+
+
+def test_a_cut_inside_the_event_prefix_is_torn_too(tmp_path: Path) -> None:
+    path = log.day_path(tmp_path, "2026-11-29")
+    path.write_bytes(b'{"v')  # cut before the prefix was even complete
+    log.append_events(tmp_path, [_nested(1)])
+    stats = log.ReadStats()
+    assert [e["data"]["i"] for e in log.read_file(path, stats)] == [1]
+    assert (stats.torn, stats.corrupt) == (1, 0)
+
+
+def test_sealing_keeps_a_clean_file_as_it_is(tmp_path: Path) -> None:
+    log.append_events(tmp_path, [_ev(1)])
+    path = log.day_path(tmp_path, "2026-11-29")
+    before = path.read_bytes()
+    fd = log.open_append(path)
+    os.close(fd)
+    assert path.read_bytes() == before
+    assert oct(path.stat().st_mode & 0o777) == "0o600"

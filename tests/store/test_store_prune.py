@@ -28,8 +28,12 @@ def test_plan_is_a_pure_value() -> None:
     assert p.to_dict()["delete"][0]["path"].endswith("events-2026-10-30.jsonl")
     one = prune.plan_for(files, 1, TODAY)
     assert "2026-11-29" not in [i.day for i in one.delete]
-    with pytest.raises(StoreError, match="at least 1"):
-        prune.plan_for(files, 0, TODAY)
+    # 0 deletes all but today's file (issue 14 §4: `glider prune --days 0 --yes` works).
+    zero = prune.plan_for(files, 0, TODAY)
+    assert [i.day for i in zero.delete] == [i.day for i in one.delete]
+    assert "2026-11-29" in [i.day for i in zero.keep]
+    with pytest.raises(StoreError, match="at least 0"):
+        prune.plan_for(files, -1, TODAY)
 
 
 def _day_file(context: Path, day: dt.date) -> Path:
@@ -76,3 +80,19 @@ def test_prune_beside_a_live_writer_loses_no_new_event(tmp_path: Path) -> None:
     assert sorted(result.deleted) == sorted(str(p) for p in old)
     texts = [e["data"]["text"] for e in log.iter_events(context) if e["turn_id"] == "live"]
     assert texts == [f"live {i}" for i in range(6000)]
+
+
+def test_prune_days_0_yes_deletes_all_but_todays_file(glider_env: Path) -> None:
+    context = Paths(home=glider_env).context
+    today = dt.datetime.now(dt.UTC).date()
+    for n in (30, 2, 1, 0):
+        _day_file(context, today - dt.timedelta(days=n))
+    proc = subprocess.run(
+        [sys.executable, "-m", "glider_cli", "prune", "--days", "0", "--yes"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "keep only today's file" in proc.stdout and "deleted 3 files" in proc.stdout
+    assert [d for d, _ in log.list_day_files(context)] == [today]

@@ -33,6 +33,12 @@ NAMES = [
     "to\u212aen",  # the Kelvin sign lower-cases to "k"
     "x-\u0130-key",
     "set-cookie",
+    "SecretAccessKey",
+    "secretAccessKey",
+    "aws_secret_access_key",
+    "SessionToken",
+    "AccountKey",
+    "clientSecret",
 ]
 HARMLESS = [
     "max_tokens",
@@ -60,6 +66,11 @@ SHAPED = [
     "Bearer abc.def-ghi",
     "ghp_abcdefghijklmnop0123",
     "AKIAIOSFODNN7EXAMPLE",
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlX2hlcmU",
+    "sk_live_51Habcdefghijklmnop",
+    "Authorization: Basic dXNlcjpwYXNz",
+    "AccountKey=Eby8vdM02xNOcqFlEby8vdM02xNOcqFl==",
 ]
 
 

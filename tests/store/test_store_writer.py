@@ -275,3 +275,21 @@ def test_id_batches_continue_the_sequence() -> None:
     now[0] += 1
     later = ids.many(2)
     assert later[0] > seq[-1] and later[0][:12] != seq[0][:12]
+
+
+def test_a_restarted_writer_seals_a_torn_day_file(glider_env: Path) -> None:
+    paths = Paths(home=glider_env)
+    with EventWriter(paths) as w:
+        w.emit("Note", {"text": "before the crash"})
+    ((_, day_file),) = log.list_day_files(paths.context)
+    with day_file.open("ab") as f:
+        f.write(b'{"v":1,"id":"01a2","type":"RouteDecided","ts":"20')  # killed mid-write
+    with EventWriter(paths) as w:
+        assert w.stats.torn_on_load == 1
+        w.emit("RouteDecided", {"trace": [{"v": 1, "rule": "first"}]})
+        w.emit("Note", {"text": "after the restart"})
+    stats = log.ReadStats()
+    events = list(log.iter_events(paths.context, stats=stats))
+    assert [e["type"] for e in events] == ["Note", "RouteDecided", "Note"]
+    assert events[1]["data"]["trace"] == [{"v": 1, "rule": "first"}]
+    assert (stats.torn, stats.corrupt) == (1, 0)

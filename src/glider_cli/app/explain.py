@@ -100,6 +100,11 @@ def read_request(path: str) -> LoadedRequest:
 
 
 def build_request(inp: ExplainInput) -> ChatRequest:
+    return _build(inp)[0]
+
+
+def _build(inp: ExplainInput) -> tuple[ChatRequest, dict[str, Any], str]:
+    """The request, and the body and protocol it was read from (for the local pack)."""
     from glider_cli.protocol.parse import guess_protocol, parse_request
 
     if inp.message is not None and inp.request_file is not None:
@@ -130,23 +135,58 @@ def build_request(inp: ExplainInput) -> ChatRequest:
         if inp.tokens < 0:
             raise RequestError("--tokens must not be negative")
         request = replace(request, estimated_tokens=inp.tokens)
-    return request
+    return request, dict(body), protocol
 
 
 class Explained(Frozen):
-    """A decision and the config that made it (`source`: a path or `<bundled:NAME>`)."""
+    """A decision and the config that made it (`source`: a path or `<bundled:NAME>`); for a local
+    decision, the pack its backend would receive (`protocol.pack`'s report: sizes and parts, with no
+    episodes: offline there is no session) and what is known of the backend's capabilities (the
+    config's `context_window` / `tools`; offline, nothing is probed, so the rest is unknown)."""
 
     decision: RouteDecision
     source: str
+    pack: Mapping[str, Any] | None
+    capabilities: Mapping[str, Any] | None
 
-    def __init__(self, decision: RouteDecision, source: str) -> None:
-        init_fields(self, decision, source)
+    def __init__(
+        self,
+        decision: RouteDecision,
+        source: str,
+        pack: Mapping[str, Any] | None = None,
+        capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
+        init_fields(self, decision, source, pack, capabilities)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.decision.to_dict()
+        if self.pack is not None:
+            d["pack"] = dict(self.pack)
+        if self.capabilities is not None:
+            d["capabilities"] = dict(self.capabilities)
+        return d
 
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
     from glider_cli.router.decide import Router
+    from glider_cli.sandbox.supervisor import routing_sandbox
 
-    request = build_request(inp)
+    # The script worker starts while the config loads (most configs, the default one too, have scripts).
+    routing_sandbox().start()
+    request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
-    return Explained(Router(config).decide(request), config.source)
+    decision = Router(config).decide(request)
+    bs = config.settings.backends.get(decision.backend or "")
+    if decision.target != "local" or bs is None:
+        return Explained(decision, config.source)
+    caps: dict[str, Any] = {"backend": bs.name, "model": decision.model or bs.model}
+    caps.update(context_window=bs.context_window, tools=bs.tools, source="config")
+    if bs.context_window is None and bs.tools is None:
+        caps["source"] = "not probed offline; `glider doctor` asks the server"
+    packed = None
+    if protocol in ("anthropic", "openai_chat", "openai_responses"):
+        from glider_cli.protocol.pack import pack
+
+        packed = pack(protocol, body, config.settings.transform, tools=bs.tools is not False).report.to_dict()
+    return Explained(decision, config.source, packed, caps)

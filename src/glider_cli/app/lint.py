@@ -5,7 +5,8 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   wrong types, RE2 patterns that do not compile, missing script files, invalid targets and
   strategies, unknown backends, fan_out without `orchestration.fan_out.enabled`, duplicate rule
   names, literal secrets);
-- Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`);
+- Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`, a top
+  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor);
 - rules that can never run because an enabled `always` rule of higher priority has control first;
 - (warning) a script whose returned action visibly disagrees with its rule's action block
   (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
@@ -163,7 +164,10 @@ def lint(
 ) -> LintReport:
     """Check a loaded Config, or load one (same resolution as `load_config`) and check everything."""
     from glider_cli.config.load import check_config, resolve_source
+    from glider_cli.sandbox.supervisor import checking_sandbox
 
+    # The script checker starts while the config loads.
+    checking_sandbox().start()
     issues: list[Issue] = []
     if config is None:
         try:

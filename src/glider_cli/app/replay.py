@@ -235,7 +235,12 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
 
     settings = config.settings
     turns = Turns(
-        Router(config), settings.sticky, settings.tool_followup, clock=lambda: now[0], new_id=new_id
+        Router(config),
+        settings.sticky,
+        settings.tool_followup,
+        clock=lambda: now[0],
+        new_id=new_id,
+        local_only=config.routing.local_only,
     )
     steps: list[Step] = []
     for i, req in enumerate(requests):

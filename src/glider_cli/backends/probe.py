@@ -71,8 +71,11 @@ class Capability(Frozen):
         """Whether `model` is among the served models (None: unknown, or no model named)."""
         if model is None or self.models is None:
             return None
-        names = {model, model.split(":")[0]}
-        return any(m in names or m.rsplit("/", 1)[-1] in names for m in self.models)
+        for m in self.models:
+            short = m.rsplit("/", 1)[-1]  # a path (llama.cpp) or an org/name id (vLLM)
+            if model in (m, short) or (":" not in model and m.split(":")[0] == model):
+                return True
+        return False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -135,10 +138,11 @@ async def _ollama(backend: Backend, client: httpx.AsyncClient) -> Capability:
     tools: bool | None = None
     error: str | None = None
     if backend.model:
-        show = await client.post(base + "/api/show", json={"model": backend.model})
-        if show.status_code == 404:
+        listed = Capability(backend.name, models=models).serves(backend.model)
+        if not listed:
             error = f"model {backend.model!r} is not pulled (ollama pull {backend.model})"
-        elif show.status_code < 400:
+        show = await client.post(base + "/api/show", json={"model": backend.model}) if listed else None
+        if show is not None and show.status_code < 400:
             data = show.json()
             info = data.get("model_info") or {}
             for key, value in info.items():
@@ -198,7 +202,10 @@ async def probe_all(backends: list[Backend], *, timeout: float = 2.0) -> dict[st
     """Probe every backend at once (loopback only: trust_env off, so no proxy is consulted)."""
     import asyncio
 
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False) as client:
+    from glider_cli import __version__
+
+    headers = {"user-agent": f"glider/{__version__} (capability probe)"}
+    async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
         found = await asyncio.gather(*(probe(b, client) for b in backends))
     return {c.backend: c for c in found}
 

@@ -7,6 +7,8 @@ Contract:
   registry is built; the value lives only in memory, in `Backend.auth_headers()`, and is never part
   of `describe()` (what events, logs and `/healthz` show).
 - `origin` forwards the client's own auth headers untouched, so it never carries a key of its own.
+  Its upstream is the client protocol's own API (`ORIGIN_BASE_URL`): Anthropic, OpenAI, or Google's
+  Gemini API for Gemini clients (whose key, `x-goog-api-key` or `?key=`, goes along as it came).
 - Fallback: a backend's own `fallback` wins ("none" disables it); otherwise a local backend falls
   back to the default cloud backend and a cloud backend has none.
 - The model a request carries (`model_for`): a decision's `adapter` / `model` apply only to the backend
@@ -43,6 +45,7 @@ ORIGIN_BASE_URL: Mapping[str, str] = MappingProxyType(
         "anthropic": "https://api.anthropic.com",
         "openai_chat": "https://api.openai.com",
         "openai_responses": "https://api.openai.com",
+        "gemini": "https://generativelanguage.googleapis.com",
     }
 )
 _WIRE: Mapping[str, Wire] = MappingProxyType(

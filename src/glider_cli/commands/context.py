@@ -274,12 +274,16 @@ def export(
     """Export everything (events, then entity-store records) as JSONL."""
     import sys
 
+    from glider_cli.commands import console
+
     store = open_store(ctx, config, profile, home)
     if output is None:
         for line in store.export():
             sys.stdout.buffer.write(line)
         sys.stdout.buffer.flush()
-        return
-    with output.open("wb") as f:
-        for line in store.export():
-            f.write(line)
+    else:
+        with output.open("wb") as f:
+            for line in store.export():
+                f.write(line)
+    if store.last_read.torn or store.last_read.corrupt:
+        console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")

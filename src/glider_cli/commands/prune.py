@@ -10,7 +10,10 @@ from glider_cli.commands.options import CONFIG, HOME, PROFILE, json_option
 def main(
     ctx: typer.Context,
     days: int | None = typer.Option(
-        None, "--days", min=1, help="Keep this many days (default: context.retain_days)."
+        None,
+        "--days",
+        min=0,
+        help="Keep this many days (default: context.retain_days); 0 deletes all but today's file.",
     ),
     yes: bool = typer.Option(False, "--yes", "-y", help="Delete without asking."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Only print the plan."),
@@ -32,9 +35,13 @@ def main(
             {"plan": plan.to_dict(), "applied": act, "result": result.to_dict() if result else None}
         )
         return
+    window = (
+        f"keep {plan.retain_days} days (from {plan.cutoff})"
+        if plan.retain_days
+        else f"keep only today's file ({plan.today}: glider serve appends to it)"
+    )
     console.line(
-        f"keep {plan.retain_days} days (from {plan.cutoff}); {len(plan.keep)} files kept, "
-        f"{len(plan.delete)} to delete ({plan.bytes_freed} bytes)"
+        f"{window}; {len(plan.keep)} files kept, {len(plan.delete)} to delete ({plan.bytes_freed} bytes)"
     )
     for item in plan.delete:
         console.line(f"  delete {item.path}")

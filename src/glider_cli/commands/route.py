@@ -43,7 +43,7 @@ def explain(
     if json_out:
         from glider_cli.commands.console import emit_json
 
-        emit_json(decision.to_dict())
+        emit_json(explained.to_dict())
         return
     # Plain print: the human view needs no Rich, and skipping its import keeps `route explain` fast.
     d = decision.to_dict()
@@ -61,12 +61,26 @@ def explain(
     print("")
     where = f" ({d['where']})" if d.get("where") else ""
     print(f"decision {d['target']} via rule {d['rule']}{where}")
+    model = d["model"] or (explained.capabilities or {}).get("model") or "(client model)"
     print(
-        f"         backend {d['backend'] or '-'}, model {d['model'] or '(client model)'}, "
+        f"         backend {d['backend'] or '-'}, model {model}, "
         f"strategy {d['strategy']}" + (f", adapter {d['adapter']}" if d["adapter"] else "")
     )
     if d["delegate"]:
         print(f"         delegate flag {d['delegate']} found (delegation runs with `glider delegate`)")
+    if explained.pack is not None:
+        pk = explained.pack
+        kept = ", ".join(pk["tools_kept"]) or "none"
+        print(
+            f"pack     {pk['bytes_before']:,} -> {pk['bytes_after']:,} bytes, ~{pk['tokens_before']:,} -> "
+            f"~{pk['tokens_after']:,} tokens; {pk['messages_kept']} of {pk['messages_before']} messages, "
+            f"tools: {kept}"
+        )
+    if explained.capabilities is not None:
+        c = explained.capabilities
+        window = f"{c['context_window']:,}" if c["context_window"] else "unknown"
+        tools_ok = {True: "yes", False: "no", None: "unknown"}[c["tools"]]
+        print(f"backend  {c['backend']}: window {window}, tools {tools_ok} ({c['source']})")
 
 
 @app.command("replay")

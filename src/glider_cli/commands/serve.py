@@ -1,10 +1,47 @@
-"""`glider serve`: run the routing proxy that Claude Code, Codex and the SDKs talk to."""
+"""`glider serve`: run the routing proxy that Claude Code, Codex and the SDKs talk to.
+
+What it prints (stderr, through the console): once the port is bound, where it listens and the
+backends it routes to; once the lifespan has probed the local backends, what each one serves (models,
+window, tools, or why it cannot be reached); then one line per reply — time, client protocol, family
+kind, side, rule, backend, model, status, milliseconds and the backend a fallback replaced.
+`--quiet` keeps only errors.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import typer
 
 from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for
+
+
+def _probe_lines(local: Any) -> list[str]:
+    lines = []
+    for cap in local.caps.values():
+        if cap.reachable is False:
+            lines.append(f"  probe {cap.backend}: unreachable ({cap.error})")
+            continue
+        window = f"{cap.context_window:,}" if cap.context_window else "unknown"
+        tools = {True: "yes", False: "no", None: "unknown"}[cap.tools]
+        models = ", ".join(cap.models) if cap.models else "unknown"
+        warn = f"; {cap.error}" if cap.error else ""
+        lines.append(f"  probe {cap.backend}: models {models}; window {window}; tools {tools}{warn}")
+    return lines
+
+
+def request_line(job: Any, served: Any) -> str:
+    """One reply as `glider serve` prints it."""
+    import time
+
+    placement = job.opened.plan.placement
+    fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
+    gone = " client left" if served.disconnected else ""
+    return (
+        f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
+        f"{job.decision.rule} -> {served.backend} {served.model or '-'} {served.status} "
+        f"{served.ms:.0f} ms{fb}{gone}"
+    )
 
 
 def main(
@@ -13,6 +50,7 @@ def main(
     profile: str | None = PROFILE,
     host: str | None = typer.Option(None, "--host", help="Bind address (default: server.host, 127.0.0.1)."),
     port: int | None = typer.Option(None, "--port", help="Port (default: server.port, 8787)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print no banner and no line per request."),
     home: str | None = HOME,
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
@@ -22,13 +60,30 @@ def main(
     environ = home_for(ctx, home).environ
     prepared = prepare(config=config, profile=profile, host=host, port=port, environ=environ)
     s = prepared.summary()
-    err.print(f"glider serve: listening on {s['url']} ({s['config']})", markup=False, highlight=False)
-    for b in s["backends"]:
-        key = f", key from ${b['api_key_env']}" if b["api_key_env"] else ""
-        err.print(
-            f"  {b['side']:<5} {b['name']} ({b['type']} {b['base_url'] or 'client upstream'}{key})",
-            markup=False,
-            highlight=False,
-        )
-    err.print(f"  Claude Code: ANTHROPIC_BASE_URL={s['url']}", markup=False, highlight=False)
-    run(prepared)
+    proxy = prepared.app.state.proxy
+
+    def say(text: str) -> None:
+        err.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def bound() -> None:
+        say(f"glider serve: listening on {s['url']} ({s['config']})")
+        for b in s["backends"]:
+            key = f", key from ${b['api_key_env']}" if b["api_key_env"] else ""
+            say(f"  {b['side']:<5} {b['name']} ({b['type']} {b['base_url'] or 'client upstream'}{key})")
+        say(f"  Claude Code: ANTHROPIC_BASE_URL={s['url']}   dashboard: {s['url']}/ui/")
+
+    def ready() -> None:
+        if proxy.local is not None:
+            for text in _probe_lines(proxy.local):
+                say(text)
+
+    def observe(job: Any, served: Any) -> None:
+        try:
+            say(request_line(job, served))
+        except Exception:  # a line that cannot be printed never fails a request
+            pass
+
+    if not quiet:
+        prepared.app.state.on_ready = ready
+        proxy.observer = observe
+    run(prepared, on_bound=None if quiet else bound)

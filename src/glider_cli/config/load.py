@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glider_cli import paths as paths_mod
-from glider_cli.config.located import Checker, Issue, LDict, LList, read_yaml, scan_secrets
+from glider_cli.config.located import Checker, Issue, LDict, LList, read_text, read_yaml, scan_secrets
 from glider_cli.config.model import Config
 from glider_cli.config.rules import ROUTING_KEYS, read_routing, read_rules
 from glider_cli.config.sections import (
@@ -101,7 +101,7 @@ def resolve_source(
 
 
 def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+    return read_text(path)
 
 
 def _profile_path(name: str) -> Path:
@@ -120,7 +120,7 @@ def _profile_path(name: str) -> Path:
 
 def _read_doc(path: Path, *, label: str | None = None) -> LDict:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except FileNotFoundError:
         raise ProfileError(f"config file {path} does not exist") from None
     except OSError as exc:

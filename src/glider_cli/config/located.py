@@ -1,10 +1,9 @@
 """YAML with locations, and the checks every config section is validated with.
 
-`read_yaml(text, file)` returns plain dicts/lists that remember where each key and item came from
-(`LDict.where(key)` -> (file, line)), so every error names the file and line even after a user
-config has been merged over a bundled profile. `Checker` collects `Issue`s instead of stopping
-at the first one: `glider lint` reports them all, `config.load_config` raises the first.
-Unknown keys get a did-you-mean from rapidfuzz. No value that looks like a secret is echoed back.
+Files are read by config.yaml_read (`read_text`, `read_yaml` -> LDict/LList that remember the file
+and line of each key and item; re-exported here). `Checker` collects `Issue`s instead of stopping
+at the first one: `glider lint` reports them all, `config.load_config` raises the first. Unknown
+keys get a did-you-mean from rapidfuzz. No value that looks like a secret is echoed back.
 """
 
 from __future__ import annotations
@@ -13,12 +12,25 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
-import yaml
-
+from glider_cli.config.yaml_read import MAX_FILE_BYTES, LDict, LList, Where, read_text, read_yaml
 from glider_cli.errors import ConfigError, RuleError
 from glider_cli.values import Frozen, init_fields
 
-Where = tuple[str | None, int | None]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "Checker",
+    "Issue",
+    "LDict",
+    "LList",
+    "Where",
+    "did_you_mean",
+    "looks_like_secret",
+    "or_default",
+    "read_text",
+    "read_yaml",
+    "scan_secrets",
+]
+
 
 # A literal credential where an env-var *name* belongs. Keys are never written to config files.
 _SECRET = re.compile(
@@ -36,103 +48,6 @@ def or_default(value: T | None, default: T) -> T:
 
 def looks_like_secret(value: str) -> bool:
     return bool(_SECRET.match(value.strip()))
-
-
-class LDict(dict[str, Any]):
-    """A mapping that remembers the file and line of itself and of each key."""
-
-    def __init__(self, origin: Where = (None, None)) -> None:
-        super().__init__()
-        self.origin: Where = origin
-        self.key_where: dict[str, Where] = {}
-
-    def where(self, key: str | None = None) -> Where:
-        if key is not None and key in self.key_where:
-            return self.key_where[key]
-        return self.origin
-
-    def put(self, key: str, value: Any, where: Where) -> None:
-        self[key] = value
-        self.key_where[key] = where
-
-
-class LList(list[Any]):
-    """A list that remembers the file and line of itself and of each item."""
-
-    def __init__(self, origin: Where = (None, None)) -> None:
-        super().__init__()
-        self.origin: Where = origin
-        self.item_where: list[Where] = []
-
-    def where(self, index: int | None = None) -> Where:
-        if index is not None and 0 <= index < len(self.item_where):
-            return self.item_where[index]
-        return self.origin
-
-    def add(self, value: Any, where: Where) -> None:
-        self.append(value)
-        self.item_where.append(where)
-
-
-_MAX_NODES = 100_000  # aliases can expand a small file exponentially ("billion laughs")
-
-
-def _convert(node: yaml.Node, file: str, loader: Any, budget: list[int]) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ConfigError(f"more than {_MAX_NODES} values (aliases expanding?)", file=file)
-    line = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        out = LDict((file, line))
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            if not isinstance(key, str):
-                raise ConfigError(
-                    f"keys must be strings, got {key!r}", file=file, line=key_node.start_mark.line + 1
-                )
-            if key in out:
-                raise ConfigError(
-                    "key given twice in the same mapping",
-                    file=file,
-                    key=key,
-                    line=key_node.start_mark.line + 1,
-                )
-            out.put(key, _convert(value_node, file, loader, budget), (file, key_node.start_mark.line + 1))
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        seq = LList((file, line))
-        for item in node.value:
-            seq.add(_convert(item, file, loader, budget), (file, item.start_mark.line + 1))
-        return seq
-    return loader.construct_object(node, deep=True)
-
-
-def read_yaml(text: str, file: str) -> LDict:
-    """Parse one YAML document into an LDict (an empty file is an empty mapping)."""
-    loader_cls = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader = loader_cls(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return LDict((file, 1))
-        if not isinstance(node, yaml.MappingNode):
-            raise ConfigError(
-                "the top level must be a mapping of sections", file=file, line=node.start_mark.line + 1
-            )
-        result = _convert(node, file, loader, [_MAX_NODES])
-        assert isinstance(result, LDict)
-        return result
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        raise ConfigError(
-            f"not valid YAML: {exc.problem or exc.context}",
-            file=file,
-            line=mark.line + 1 if mark else None,
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", file=file) from exc
-    finally:
-        loader.dispose()
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:

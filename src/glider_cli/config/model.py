@@ -114,7 +114,8 @@ class ClassifierSettings(Frozen):
 
     tools (a request with tools -> cloud), cloud patterns (-> cloud), small patterns (-> local; the
     last user message must also be at most `small_max_chars` long). Patterns are RE2, matched
-    case-insensitively against the most recent user message.
+    case-insensitively against the most recent user message. `tools_to_cloud: false` turns the
+    tools rule off alone (the local-first profile: tools decide nothing by themselves).
     """
 
     enabled: bool
@@ -126,6 +127,7 @@ class ClassifierSettings(Frozen):
     small_max_chars: int
     local_model: str | None
     cloud_model: str | None
+    tools_to_cloud: bool
 
     def __init__(
         self,
@@ -138,6 +140,7 @@ class ClassifierSettings(Frozen):
         small_max_chars: int = 2000,
         local_model: str | None = None,
         cloud_model: str | None = None,
+        tools_to_cloud: bool = True,
     ) -> None:
         init_fields(
             self,
@@ -150,6 +153,7 @@ class ClassifierSettings(Frozen):
             small_max_chars,
             local_model,
             cloud_model,
+            tools_to_cloud,
         )
 
 
@@ -178,10 +182,16 @@ class ComplexitySettings(Frozen):
 
 
 class RoutingSettings(Frozen):
+    """`routing:` apart from its rules. `local_only` (the pure-local profile): nothing goes to the
+    cloud unless the user's own explicit command (`/cloud`, `/heavy`) sends it — other cloud rules
+    do not run, summaries stay local, a local backend falls back to no cloud backend, and a request
+    no local backend can take is an error naming the gate."""
+
     classifier: ClassifierSettings
     complexity: ComplexitySettings
     local_backend: str | None
     cloud_backend: str | None
+    local_only: bool
 
     def __init__(
         self,
@@ -189,8 +199,9 @@ class RoutingSettings(Frozen):
         complexity: ComplexitySettings = ComplexitySettings(),
         local_backend: str | None = None,
         cloud_backend: str | None = None,
+        local_only: bool = False,
     ) -> None:
-        init_fields(self, classifier, complexity, local_backend, cloud_backend)
+        init_fields(self, classifier, complexity, local_backend, cloud_backend, local_only)
 
 
 class Config(Frozen):

@@ -33,6 +33,7 @@ ROUTING_KEYS = (
     "sticky",
     "local_backend",
     "cloud_backend",
+    "local_only",
 )
 RULE_KEYS = ("name", "priority", "enabled", "trigger", "action", "fallback", "description")
 ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
@@ -54,6 +55,7 @@ CLASSIFIER_KEYS = (
     "small_max_chars",
     "local_model",
     "cloud_model",
+    "tools_to_cloud",
 )
 COMPLEXITY_KEYS = ("enabled", "cloud_above", "priority", "keywords", "weights")
 COMPLEXITY_SIGNALS = ("length", "keywords", "code", "files", "conversation", "tools")
@@ -321,6 +323,7 @@ def read_classifier(ck: Checker, routing: LDict) -> ClassifierSettings:
         small_max_chars=or_default(ck.integer(sec, "small_max_chars", path=p, minimum=1), d.small_max_chars),
         local_model=ck.string(sec, "local_model", path=p),
         cloud_model=ck.string(sec, "cloud_model", path=p),
+        tools_to_cloud=ck.boolean(sec, "tools_to_cloud", path=p) is not False,
     )
 
 
@@ -381,4 +384,5 @@ def read_routing(
         complexity=read_complexity(ck, routing),
         local_backend=sides["local"],
         cloud_backend=sides["cloud"],
+        local_only=bool(ck.boolean(routing, "local_only", path="routing")),
     )

@@ -175,15 +175,32 @@ def read_context(ck: Checker, top: LDict) -> ContextSettings:
     )
 
 
+TRANSFORM_KEYS = (
+    "local_context",
+    "local_episode_count",
+    "local_system_chars",
+    "local_tools",
+    "local_tool_chars",
+)
+
+
 def read_transform(ck: Checker, top: LDict) -> TransformSettings:
-    sec = ck.section(top, "transform", ("local_context", "local_episode_count"), path="transform")
+    sec = ck.section(top, "transform", TRANSFORM_KEYS, path="transform")
     d = TransformSettings()
     if sec is None:
         return d
+    p = "transform"
     return TransformSettings(
-        local_context=or_default(ck.boolean(sec, "local_context", path="transform"), d.local_context),
+        local_context=or_default(ck.boolean(sec, "local_context", path=p), d.local_context),
         local_episode_count=or_default(
-            ck.integer(sec, "local_episode_count", path="transform", minimum=0), d.local_episode_count
+            ck.integer(sec, "local_episode_count", path=p, minimum=0), d.local_episode_count
+        ),
+        local_system_chars=or_default(
+            ck.integer(sec, "local_system_chars", path=p, minimum=0), d.local_system_chars
+        ),
+        local_tools=or_default(ck.str_list(sec, "local_tools", path=p), d.local_tools),
+        local_tool_chars=or_default(
+            ck.integer(sec, "local_tool_chars", path=p, minimum=0), d.local_tool_chars
         ),
     )
 

@@ -124,14 +124,46 @@ class ContextSettings(Frozen):
         init_fields(self, max_events, retain_days, warm_load_days, background, summary)
 
 
+# The tools a local model keeps besides those the turn used (`transform.local_tools`): Claude Code's core set,
+# then Codex's (`exec_command` is the shell tool of current Codex versions, `shell` of older ones). One list
+# serves both: only tools the client offered are kept.
+DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
+    "Bash",
+    "Read",
+    "Edit",
+    "Write",
+    "Grep",
+    "Glob",
+    "shell",
+    "exec_command",
+    "apply_patch",
+    "update_plan",
+)
+
+
 class TransformSettings(Frozen):
-    """What a local model receives: the latest user turn plus at most `local_episode_count` episodes."""
+    """What a local model receives (`protocol.pack`): the latest user turn plus at most
+    `local_episode_count` episodes, the client's system prompt cut to `local_system_chars` (its start and
+    its environment lines), and the tools the turn used plus `local_tools`, each description cut to
+    `local_tool_chars`. `local_context: false` sends the client's request as it is."""
 
     local_context: bool
     local_episode_count: int
+    local_system_chars: int
+    local_tools: tuple[str, ...]
+    local_tool_chars: int
 
-    def __init__(self, local_context: bool = True, local_episode_count: int = 3) -> None:
-        init_fields(self, local_context, local_episode_count)
+    def __init__(
+        self,
+        local_context: bool = True,
+        local_episode_count: int = 3,
+        local_system_chars: int = 2000,
+        local_tools: tuple[str, ...] = DEFAULT_LOCAL_TOOLS,
+        local_tool_chars: int = 120,
+    ) -> None:
+        init_fields(
+            self, local_context, local_episode_count, local_system_chars, local_tools, local_tool_chars
+        )
 
 
 class StickySettings(Frozen):

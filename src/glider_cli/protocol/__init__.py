@@ -14,4 +14,6 @@ encoder_base.py      the lifecycle the stream encoders share (start, finish, err
 sse.py               SSE and NDJSON framing (incremental decoders, one-event encoders)
 errors.py            protocol-shaped error bodies (also the data of the error frames); upstream errors
                      re-shaped for the client
+pack.py, pack_shapes.py
+                     the pack a local model receives instead of the whole request (same protocol out)
 """

@@ -17,7 +17,9 @@ message_stop -> Finish, `error` -> Failure). StreamEncoder writes the exact even
 message_start, content_block_start, ping, content_block_delta, content_block_stop, message_delta,
 message_stop (or `error`). Tool calls become tool_use blocks in the order they start; a call's
 argument deltas must arrive before the next call starts (as OpenAI, vLLM, llama.cpp and Ollama send
-them), since a closed Anthropic block cannot be reopened.
+them), since a closed Anthropic block cannot be reopened. `message_start` reports the upstream's input
+count, else `input_estimate`. A client sees `toolu_`-shaped ids: another backend's `call_x` goes out as
+`toolu_g_call_x` (`client_id`) and is parsed back as `call_x` (`backend_id`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ from glider_cli.protocol.errors import anthropic_error
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
 DEFAULT_MAX_TOKENS = 8192
+_FOREIGN = "toolu_g_"
+
+
+def client_id(call_id: str) -> str:
+    """A tool call id as an Anthropic client sees it (`toolu_…`), reversible by `backend_id`."""
+    safe = ir.safe_id(call_id, "toolu_")
+    return safe if safe.startswith(("toolu_", "srvtoolu_")) else _FOREIGN + safe
+
+
+def backend_id(call_id: str) -> str:
+    return call_id[len(_FOREIGN) :] if call_id.startswith(_FOREIGN) else call_id
 
 
 # ---------------------------------------------------------------- requests
@@ -65,13 +78,15 @@ def _parts(content: Any) -> list[ir.Part]:
         elif kind in ("tool_use", "server_tool_use"):
             args = block.get("input")
             parts.append(
-                ir.ToolCall(str(block.get("id", "")), str(block.get("name", "")), ir.json_text(args or {}))
+                ir.ToolCall(
+                    backend_id(str(block.get("id", ""))), str(block.get("name", "")), ir.json_text(args or {})
+                )
             )
         elif kind == "tool_result":
             inner: list[ir.Text | ir.Image] = [
                 p for p in _parts(block.get("content", "")) if isinstance(p, ir.Text | ir.Image)
             ]
-            call_id = str(block.get("tool_use_id", ""))
+            call_id = backend_id(str(block.get("tool_use_id", "")))
             parts.append(ir.ToolResult(call_id, inner, bool(block.get("is_error", False))))
         elif kind == "thinking":
             parts.append(ir.Thinking(str(block.get("thinking", "")), str(block.get("signature", ""))))
@@ -144,7 +159,7 @@ def _image_block(img: ir.Image) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": img.url}}
 
 
-def _out_block(part: ir.Part) -> dict[str, Any] | None:
+def _out_block(part: ir.Part, *, to_client: bool = False) -> dict[str, Any] | None:
     if isinstance(part, ir.Text):
         return {"type": "text", "text": part.text} if part.text else None
     if isinstance(part, ir.Image):
@@ -152,7 +167,7 @@ def _out_block(part: ir.Part) -> dict[str, Any] | None:
     if isinstance(part, ir.ToolCall):
         return {
             "type": "tool_use",
-            "id": ir.safe_id(part.id, "toolu_"),
+            "id": client_id(part.id) if to_client else ir.safe_id(part.id, "toolu_"),
             "name": part.name,
             "input": part.arguments_obj(),
         }
@@ -249,7 +264,7 @@ def parse_response(body: dict[str, Any]) -> ir.Response:
 def build_response(resp: ir.Response, *, model: str) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     for part in resp.parts:
-        block = _out_block(part)
+        block = _out_block(part, to_client=True)
         if block is not None:
             content.append(block)
     return {
@@ -324,9 +339,10 @@ class StreamEncoder(StreamEncoderBase):
     """ir stream events -> Anthropic SSE event bytes. Thinking is written only with
     `keep_thinking` (a reply that came from Anthropic itself, whose signatures are genuine)."""
 
-    def __init__(self, *, model: str, keep_thinking: bool = False) -> None:
+    def __init__(self, *, model: str, keep_thinking: bool = False, input_estimate: int | None = None) -> None:
         super().__init__(model=model)
         self.keep_thinking = keep_thinking
+        self.input_estimate = input_estimate
         self._open: str | None = None  # "text" | "thinking" | "tool"
         self._index = -1
         self._tool_keys: dict[int, int] = {}
@@ -337,6 +353,8 @@ class StreamEncoder(StreamEncoderBase):
 
     def _opening(self, ev: ir.Start | None) -> list[bytes]:
         usage = ev.usage if ev is not None and ev.usage is not None else ir.Usage()
+        if not usage.total_input and self.input_estimate:
+            usage = ir.Usage(self.input_estimate, usage.output_tokens)
         self._usage = usage
         msg_id = ev.id if ev is not None and ev.id.startswith("msg_") else ir.new_id("msg_")
         message: dict[str, Any] = {
@@ -387,7 +405,7 @@ class StreamEncoder(StreamEncoderBase):
             out.append(self._delta({"type": "text_delta", "text": ev.text}))
         elif isinstance(ev, ir.ToolStart):
             out += self._open_block(
-                "tool", {"type": "tool_use", "id": ir.safe_id(ev.id, "toolu_"), "name": ev.name, "input": {}}
+                "tool", {"type": "tool_use", "id": client_id(ev.id), "name": ev.name, "input": {}}
             )
             self._tool_keys[ev.key] = self._index
         elif isinstance(ev, ir.ToolArgs):

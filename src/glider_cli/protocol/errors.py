@@ -4,6 +4,7 @@ Shapes (what the official SDKs and Claude Code/Codex parse):
     anthropic                        {"type": "error", "error": {"type": T, "message": M}}
     openai_chat / openai_responses   {"error": {"message": M, "type": T, "param": null, "code": T}}
     ollama                           {"error": M}
+    gemini                           {"error": {"code": S, "message": M, "status": "INVALID_ARGUMENT"...}}
 
 `anthropic_error` and `openai_error` are the two shapes; the stream encoders write the same objects
 as the data of their error frames (Anthropic `event: error`, a Chat `data:` chunk), so each is spelled
@@ -79,6 +80,10 @@ def error_body(client_proto: str, status: int, message: str, *, type: str | None
         return anthropic_error(message, type or anthropic_type(status))
     if client_proto == "ollama":
         return {"error": message}
+    if client_proto == "gemini":
+        from glider_cli.protocol.gemini import error_json
+
+        return error_json(status, message)
     return openai_error(message, type or openai_type(status))
 
 

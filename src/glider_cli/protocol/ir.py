@@ -114,7 +114,8 @@ class Tool:
 
 @dataclass
 class Request:
-    """A chat request. `tool_choice` is "auto", "none", "required" or a tool name."""
+    """A chat request. `tool_choice` is "auto", "none", "required" or a tool name. `response_schema`
+    asks for a JSON reply: None for free text, a JSON Schema (`{}` for any JSON object) otherwise."""
 
     model: str
     messages: list[Message]
@@ -126,6 +127,7 @@ class Request:
     top_p: float | None = None
     stop: list[str] = field(default_factory=list)
     stream: bool = False
+    response_schema: dict[str, Any] | None = None
 
 
 @dataclass

@@ -5,7 +5,8 @@ message `content` is always a string; base64 images go in the message's `images`
 are dropped: Ollama only takes inline data); tool calls carry `arguments` as an object and no id;
 tool results are `role:"tool"` messages with `tool_name` (looked up from the call id) since Ollama
 has no call ids. Sampling goes in `options` (temperature, top_p, num_predict, stop). `stream` is
-always explicit, because Ollama streams by default.
+always explicit, because Ollama streams by default. A JSON reply (`response_schema`) is asked for with
+`format` (the schema, or "json").
 
 Replies: Ollama gives no tool call ids, so each call gets a fresh `call_` id (unique per reply, so
 ids never collide across turns of a conversation). `message.thinking` is read as thinking.
@@ -23,7 +24,7 @@ from glider_cli.protocol.openai_chat_request import tool_result_text, tools_json
 DONE_TO_STOP = {"stop": "end_turn", "length": "max_tokens"}
 
 
-def build_request(req: ir.Request) -> dict[str, Any]:
+def build_request(req: ir.Request, *, num_ctx: int | None = None) -> dict[str, Any]:
     names: dict[str, str] = {}
     messages: list[dict[str, Any]] = []
     if req.system:
@@ -54,6 +55,8 @@ def build_request(req: ir.Request) -> dict[str, Any]:
                 user["images"] = images
             messages.append(user)
     body: dict[str, Any] = {"model": req.model, "messages": messages, "stream": req.stream}
+    if req.response_schema is not None:
+        body["format"] = req.response_schema or "json"
     if req.tools and req.tool_choice != "none":
         body["tools"] = tools_json(req.tools)
     options: dict[str, Any] = {}
@@ -65,6 +68,8 @@ def build_request(req: ir.Request) -> dict[str, Any]:
         options["num_predict"] = req.max_tokens
     if req.stop:
         options["stop"] = req.stop
+    if num_ctx is not None:
+        options["num_ctx"] = num_ctx
     if options:
         body["options"] = options
     return body

@@ -10,7 +10,8 @@ Tool results become one `tool` message each, placed before any other content of 
 a `tool` message carries text only, so images inside a tool result are dropped, and an error
 result is prefixed "Error: " (there is no is_error field). Images go as `image_url` parts. A
 streaming request asks for `stream_options.include_usage` so the usage can be tapped. Thinking
-parts are not sent.
+parts are not sent. A JSON reply (`response_schema`) is asked for with `response_format`
+(`json_schema`, or `json_object` when there is no schema).
 
 The small pieces shared with the reply side and with Ollama's builder (tool call, tool list and
 tool result shapes) live here too. Every name is re-exported by `openai_chat`.
@@ -218,6 +219,12 @@ def build_request(req: ir.Request) -> dict[str, Any]:
         body["top_p"] = req.top_p
     if req.stop:
         body["stop"] = req.stop
+    if req.response_schema is not None:
+        body["response_format"] = (
+            {"type": "json_schema", "json_schema": {"name": "response", "schema": req.response_schema}}
+            if req.response_schema
+            else {"type": "json_object"}
+        )
     body["stream"] = req.stream
     if req.stream:
         body["stream_options"] = {"include_usage": True}

@@ -2,7 +2,8 @@
 
 Contract:
 - `parse_request(protocol, body, headers)` accepts `anthropic` (Messages), `openai_chat` (Chat
-  Completions) and `openai_responses` (Responses). It is pure: no I/O, the body is not modified.
+  Completions), `openai_responses` (Responses) and `gemini` (`protocol.gemini_request`: a framed
+  generateContent body). It is pure: no I/O, the body is not modified.
 - Unknown fields, block types and item types are never rejected; they are skipped for routing
   (their text still counts towards the token estimate when it is text). A body whose *known*
   fields have the wrong shape (messages not a list, a message that is not an object, a model that
@@ -27,7 +28,7 @@ from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
 from glider_cli.errors import RequestError
 from glider_cli.protocol.tokens import estimate_tokens
 
-PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses")
+PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses", "gemini")
 _FOLDED_ROLES = frozenset({"system", "developer"})
 _REMINDER = "<system-reminder>"
 # A parsed body is made of dicts: the exact-type test comes first, the ABC check (slower) after it.
@@ -316,17 +317,26 @@ def parse_request(
     `lowered`: `headers` is a dict of str whose names are lower-case already (the proxy's); it is
     kept as the request's headers as it is."""
     parser = _PARSERS.get(protocol)
-    if parser is None:
+    if parser is None and protocol != "gemini":
         raise RequestError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     if not isinstance(body, _MAP):
         raise RequestError(f"request body must be a JSON object, got {type(body).__name__}")
+    if parser is None:
+        from glider_cli.protocol.gemini_request import parse_chat
+
+        low = headers if lowered and type(headers) is dict else _lower_headers(headers)
+        try:
+            return parse_chat(body, low)
+        except RecursionError:
+            raise RequestError("request body is nested too deeply") from None
     model = _opt_str(body, "model", required=True)
     acc = _Acc()
     try:
         raw_tools = parser(body, acc)
         names, tool_defs = _tool_names(raw_tools, acc)
         system = "\n".join(s for s in acc.system if s)
-        tokens = estimate_tokens(system=system, messages=acc.parts, tools=tool_defs)
+        # Every system text is in acc.parts already (the folded messages, `instructions`, the system blocks).
+        tokens = estimate_tokens(messages=acc.parts, tools=tool_defs)
     except RecursionError:
         raise RequestError("request body is nested too deeply") from None
     low = headers if lowered and type(headers) is dict else _lower_headers(headers)
@@ -349,6 +359,8 @@ def parse_request(
 def protocol_for_path(path: str) -> str | None:
     """The protocol a proxy path speaks (`/v1/messages` -> anthropic), or None."""
     p = path.split("?", 1)[0].rstrip("/")
+    if p.endswith((":generateContent", ":streamGenerateContent", ":countTokens")):
+        return "gemini"
     if p.endswith("/messages") or p.endswith("/messages/count_tokens"):
         return "anthropic"
     if p.endswith("/chat/completions"):
@@ -362,6 +374,8 @@ def guess_protocol(body: Mapping[str, Any]) -> str:
     """Best guess of a bare body's shape, for `route explain --request` without `--protocol`."""
     if "input" in body and "messages" not in body:
         return "openai_responses"
+    if "contents" in body and "messages" not in body:
+        return "gemini"
     messages = body.get("messages")
     if "system" in body or ("metadata" in body and isinstance(body.get("metadata"), _MAP)):
         return "anthropic"

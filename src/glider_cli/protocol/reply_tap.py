@@ -3,7 +3,9 @@
 `ReplyTap(protocol, stream)`: `feed(chunk)` every chunk of the reply as relayed, then `close()` returns
 the `IssuedCall`s (id, name, parsed arguments) in the client's own protocol: Anthropic `tool_use`
 blocks (arguments from `input_json_delta`), Responses `function_call` items (`call_id`), Chat
-`tool_calls` deltas. Streams are cut into complete SSE events (CRLF framing accepted) and only events
+`tool_calls` deltas, Gemini `functionCall` parts (which Google gives no id: they are numbered from the
+request's count of calls on, `gemini_request.reply_call_id`, so pass the `request`). Streams are cut
+into complete SSE events (CRLF framing accepted) and only events
 holding a tool-call marker are parsed; a non-streaming body is parsed whole at `close()`, up to
 `max_body` bytes. `whole_reply_calls(protocol, body)` reads a parsed non-streaming body. Calls
 without an id are dropped; unparsable arguments read as `{}`. No I/O, no clock.
@@ -13,9 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from glider_cli.domain import ChatRequest
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,7 @@ _MARKERS: dict[str, tuple[bytes, ...]] = {
     "anthropic": (b'"tool_use"', b"input_json_delta"),
     "openai_responses": (b"function_call",),
     "openai_chat": (b"tool_calls",),
+    "gemini": (b"functionCall", b"function_call"),
 }
 
 
@@ -40,9 +46,17 @@ class ReplyTap:
     (non-streaming) body is parsed at `close()`, up to `max_body` bytes.
     """
 
-    def __init__(self, protocol: str, stream: bool, *, max_body: int = 8 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        protocol: str,
+        stream: bool,
+        *,
+        max_body: int = 8 * 1024 * 1024,
+        request: ChatRequest | None = None,
+    ) -> None:
         self.protocol = protocol
         self.stream = stream
+        self.request = request
         self._markers = _MARKERS.get(protocol, _MARKERS["openai_chat"])
         self._buf = bytearray()
         self._body = bytearray()
@@ -83,7 +97,7 @@ class ReplyTap:
                 body = orjson.loads(bytes(self._body)) if self._body else None
             except orjson.JSONDecodeError:
                 body = None
-            return whole_reply_calls(self.protocol, body)
+            return whole_reply_calls(self.protocol, body, request=self.request)
         tail, self._buf = bytes(self._buf), bytearray()
         if tail.strip():
             self._events(tail)
@@ -104,7 +118,9 @@ class ReplyTap:
             return
         if not isinstance(data, dict):
             return
-        if self.protocol == "anthropic":
+        if self.protocol == "gemini":
+            self._done.extend(_gemini_calls(data, self.request, len(self._done)))
+        elif self.protocol == "anthropic":
             kind = data.get("type")
             if kind == "content_block_start":
                 cb = data.get("content_block") or {}
@@ -147,11 +163,30 @@ def _args(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def whole_reply_calls(protocol: str, body: Any) -> list[IssuedCall]:
-    """The tool calls in a non-streaming reply body of the client's protocol."""
+def _gemini_calls(data: dict[str, Any], request: ChatRequest | None, seen: int) -> list[IssuedCall]:
+    from glider_cli.protocol.gemini_request import get, parts_of, reply_call_id
+
+    out: list[IssuedCall] = []
+    candidates = data.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    for part in parts_of(first.get("content") if isinstance(first, dict) else None):
+        call = get(part, "functionCall")
+        if isinstance(call, Mapping):
+            name = str(call.get("name") or "")
+            args = call.get("args")
+            cid = reply_call_id(request, seen + len(out), name)
+            out.append(IssuedCall(cid, name, args if isinstance(args, dict) else {}))
+    return out
+
+
+def whole_reply_calls(protocol: str, body: Any, *, request: ChatRequest | None = None) -> list[IssuedCall]:
+    """The tool calls in a non-streaming reply body of the client's protocol (a Gemini reply's are
+    numbered after the calls of `request`)."""
     out: list[IssuedCall] = []
     if not isinstance(body, dict):
         return out
+    if protocol == "gemini":
+        return _gemini_calls(body, request, 0)
     if protocol == "anthropic":
         for b in body.get("content") or []:
             if isinstance(b, dict) and b.get("type") == "tool_use":

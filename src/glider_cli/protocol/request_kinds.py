@@ -5,7 +5,12 @@ from it because they only read what a client sends (`../shared/CLIENTS.md`):
 
 - `is_new_user_message`: the most recent message is user text that answers no tool call.
 - `answered_calls`: the call ids the trailing tool-result messages answer (Anthropic `tool_result`,
-  Chat `tool` messages, Responses `function_call_output` by `call_id`).
+  Chat `tool` messages, Responses `function_call_output` by `call_id`, Gemini `functionResponse` by the
+  id `protocol.gemini_request` gives it from the name and order of the call it answers: Google's
+  functionCall parts carry no id).
+- `is_utility_request`: a Gemini request with no tools that asks for a JSON reply
+  (`generationConfig.responseMimeType: application/json`): Gemini CLI's router classifier (sent before
+  each prompt's main request) and its other utility checks (next speaker, loop detection).
 - `is_title_request`: Claude Code's session-title request (an `output_config.format` json_schema
   with a `title` property, or user text opening with `<session>` and no tools).
 - `is_summary_request` / `summary_worded`: compaction, summary or Cursor Composer wrap-up wording,
@@ -27,13 +32,22 @@ from typing import Any, Literal
 from glider_cli.domain import ChatRequest
 
 Kind = Literal[
-    "new_turn", "tool_result", "count_tokens", "title", "summary", "subagent", "retry", "continuation"
+    "new_turn",
+    "tool_result",
+    "count_tokens",
+    "title",
+    "utility",
+    "summary",
+    "subagent",
+    "retry",
+    "continuation",
 ]
 KINDS: tuple[str, ...] = (
     "new_turn",
     "tool_result",
     "count_tokens",
     "title",
+    "utility",
     "summary",
     "subagent",
     "retry",
@@ -97,6 +111,16 @@ def is_title_request(request: ChatRequest, body: Mapping[str, Any] | None, text:
             return True
     text = request.last_user_text if text is None else text
     return text.lstrip().startswith("<session>")
+
+
+def is_utility_request(request: ChatRequest, body: Mapping[str, Any] | None) -> bool:
+    """A Gemini client's own JSON-mode side request (the router classifier, the next-speaker check)."""
+    if request.protocol != "gemini" or request.has_tools or body is None:
+        return False
+    config = body.get("generationConfig") or body.get("generation_config")
+    if not isinstance(config, Mapping):
+        return False
+    return (config.get("responseMimeType") or config.get("response_mime_type")) == "application/json"
 
 
 def summary_worded(text: str) -> bool:

@@ -1,16 +1,19 @@
 """The translation entry points the proxy calls for whole bodies. Pure: no I/O, no clock-dependent decisions.
 Streams are translated by `protocol.translate_stream`.
 
-Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and backend side) and
-"ollama" (backend side); "openai" is accepted as an alias of "openai_chat". A Responses backend
-only serves Responses clients (same-protocol passthrough).
+Protocol names: "anthropic", "openai_chat", "openai_responses" (client side and backend side),
+"ollama" (backend side) and "gemini" (client side: Gemini's generateContent, `protocol.gemini`);
+"openai" is accepted as an alias of "openai_chat". A Responses backend only serves Responses clients
+(same-protocol passthrough).
 
-    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None) -> dict
+    request_to(backend_proto, client_proto, body, *, model, max_tokens_cap=None, num_ctx=None) -> dict
         Client body -> backend body. Equal protocols: the same body (a shallow copy) with only
         "model" replaced, so unknown fields, `thinking`, `cache_control`, `context_management`,
         `metadata` survive untouched. `max_tokens_cap` bounds a translated request's output
         tokens: Claude Code asks for 32k-128k, which a vLLM server with a smaller context
-        answers with a 400.
+        answers with a 400 (for Ollama it bounds `options.num_predict`). `num_ctx` is the window
+        an Ollama request asks for (`options.num_ctx`): Ollama otherwise runs a model with its
+        own small default and silently drops the start of a long prompt.
     response_to(client_proto, backend_proto, body, *, model) -> dict
         A non-streaming backend reply -> the client's reply shape (unchanged when equal).
     response_bytes_to(client_proto, backend_proto, data, *, model, backend) -> dict
@@ -38,6 +41,13 @@ Thinking / reasoning rule:
 
 Tool call ids: kept as they are when they match [A-Za-z0-9_-] (else sanitised the same way both
 ways, so a tool_result always finds its call); synthesised as `call_…` for Ollama, which has none.
+An Anthropic client sees every id `toolu_`-shaped: another backend's `call_x` is written `toolu_g_call_x`
+and read back as `call_x` when the tool_result is translated, so the backend gets its own ids back.
+A Gemini client gets the backend's id in `functionCall.id`, which Gemini CLI echoes in the
+functionResponse; calls without ids are paired by name and order (`protocol.gemini_request`).
+
+Model names: a translated reply carries the `model` the caller passes (`server.outbound` passes the
+client's requested one; the backend's is in the reply's `x-glider-route` header).
 """
 
 from __future__ import annotations
@@ -47,9 +57,9 @@ from typing import Any, Protocol
 import orjson
 
 from glider_cli.errors import BackendError, ConfigError
-from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
+from glider_cli.protocol import anthropic, gemini, ir, ollama, openai_chat, openai_responses
 
-CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses")
+CLIENT_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "gemini")
 BACKEND_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses", "ollama")
 _UPSTREAM_PATHS = {"ollama": "/api/chat", "openai_chat": "/v1/chat/completions", "anthropic": "/v1/messages"}
 
@@ -66,7 +76,7 @@ class Encoder(Protocol):
 
 def canonical(proto: str) -> str:
     name = "openai_chat" if proto == "openai" else proto
-    if name not in BACKEND_PROTOCOLS:
+    if name not in BACKEND_PROTOCOLS and name not in CLIENT_PROTOCOLS:
         raise ConfigError(f"unknown wire protocol {proto!r}; expected one of {', '.join(BACKEND_PROTOCOLS)}")
     return name
 
@@ -77,6 +87,8 @@ def check_pair(client_proto: str, backend_proto: str) -> tuple[str, str]:
         raise ConfigError(f"{client_proto!r} is not a client protocol")
     if backend == "openai_responses" and client != backend:
         raise ConfigError("an openai_responses backend can only serve openai_responses clients (passthrough)")
+    if backend not in BACKEND_PROTOCOLS:
+        raise ConfigError(f"{backend_proto!r} is not a backend protocol (Gemini is served as a client only)")
     return client, backend
 
 
@@ -88,6 +100,8 @@ def parse_request(client_proto: str, body: dict[str, Any]) -> ir.Request:
         return openai_chat.parse_request(body)
     if proto == "openai_responses":
         return openai_responses.parse_request(body)
+    if proto == "gemini":
+        return gemini.parse_request(body)
     raise ConfigError(f"{client_proto!r} is not a client protocol")
 
 
@@ -98,6 +112,7 @@ def request_to(
     *,
     model: str | None,
     max_tokens_cap: int | None = None,
+    num_ctx: int | None = None,
 ) -> dict[str, Any]:
     client, backend = check_pair(client_proto, backend_proto)
     if client == backend:
@@ -114,7 +129,7 @@ def request_to(
         return anthropic.build_request(req)
     if backend == "openai_chat":
         return openai_chat.build_request(req)
-    return ollama.build_request(req)
+    return ollama.build_request(req, num_ctx=num_ctx)
 
 
 def parse_response(backend_proto: str, body: dict[str, Any]) -> ir.Response:
@@ -125,6 +140,8 @@ def parse_response(backend_proto: str, body: dict[str, Any]) -> ir.Response:
         return openai_chat.parse_response(body)
     if proto == "openai_responses":
         return openai_responses.parse_response(body)
+    if proto == "gemini":
+        return gemini.parse_response(body)
     return ollama.parse_response(body)
 
 
@@ -134,6 +151,8 @@ def build_response(client_proto: str, resp: ir.Response, *, model: str) -> dict[
         return anthropic.build_response(resp, model=model)
     if proto == "openai_chat":
         return openai_chat.build_response(resp, model=model)
+    if proto == "gemini":
+        return gemini.build_response(resp, model=model)
     return openai_responses.build_response(resp, model=model)
 
 
@@ -157,14 +176,29 @@ def response_bytes_to(
 
 
 def upstream_path(backend_proto: str) -> str:
-    return _UPSTREAM_PATHS[canonical(backend_proto)]
+    name = canonical(backend_proto)
+    if name not in _UPSTREAM_PATHS:
+        raise ConfigError(f"{backend_proto!r} is no backend that Glider translates requests for")
+    return _UPSTREAM_PATHS[name]
 
 
-def encoder_for(client: str, model: str, include_usage: bool, *, same_origin: bool = False) -> Encoder:
+def encoder_for(
+    client: str,
+    model: str,
+    include_usage: bool,
+    *,
+    same_origin: bool = False,
+    input_estimate: int | None = None,
+    sse: bool = True,
+) -> Encoder:
+    """`input_estimate`: what an Anthropic client's `message_start` reports when the backend gives no
+    input count at the start; `sse=False`: a Gemini stream as one JSON array (no `alt=sse`)."""
     if client == "anthropic":
-        return anthropic.StreamEncoder(model=model, keep_thinking=same_origin)
+        return anthropic.StreamEncoder(model=model, keep_thinking=same_origin, input_estimate=input_estimate)
     if client == "openai_chat":
         return openai_chat.StreamEncoder(model=model, include_usage=include_usage)
+    if client == "gemini":
+        return gemini.StreamEncoder(model=model, sse=sse)
     return openai_responses.StreamEncoder(model=model)
 
 

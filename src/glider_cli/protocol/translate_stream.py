@@ -1,7 +1,8 @@
 """Streams in the client's protocol: upstream stream bytes translated event by event, and the frames
 that end a client stream after a failure. Pure: bytes in, bytes out, no I/O.
 
-    StreamTranslator(client_proto, backend_proto, *, model, include_usage=False)
+    StreamTranslator(client_proto, backend_proto, *, model, include_usage=False, input_estimate=None,
+                     sse=True)
         .feed(bytes) -> list[bytes]: upstream bytes (SSE or NDJSON, cut anywhere) in, complete
         client events out, one item per event. In passthrough mode (equal protocols) the input
         chunks come back unchanged and are only scanned for usage and the stop reason.
@@ -9,10 +10,14 @@ that end a client stream after a failure. Pure: bytes in, bytes out, no I/O.
         before its terminal event, the client stream is ended with the protocol's error event.
         .error(message, type=) -> list[bytes]: end the client stream after a mid-stream failure.
         .usage, .stop_reason (Anthropic vocabulary), .started, .complete.
-    stream_converter(client_proto, backend_proto, *, model, body) -> StreamConverter
+        `input_estimate`: the input tokens an Anthropic client's `message_start` reports when the
+        backend counts the input only at the end (OpenAI-compatible and Ollama servers), which
+        `message_delta` then carries; `sse=False`: a Gemini stream as one JSON array.
+    stream_converter(client_proto, backend_proto, *, model, body, input_estimate=None) -> StreamConverter
         A StreamTranslator as the proxy relays it: `feed(bytes) -> bytes`, `close() -> bytes`,
         `error(message) -> bytes`; Chat clients get usage when the request's
-        `stream_options.include_usage` asks for it.
+        `stream_options.include_usage` asks for it; a Gemini client gets SSE when its framed body's
+        `alt` is `sse` (`protocol.gemini_request`), else one JSON array.
     stream_error(client_proto, message, *, type="api_error", model="") -> bytes
         The end of a passthrough stream that failed mid-way (the client has the upstream's own
         opening frames): the frames a translated stream ends with, from the same encoder.
@@ -30,9 +35,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from glider_cli.errors import ConfigError
 from glider_cli.protocol import anthropic, ir, ollama, openai_chat, openai_responses
 from glider_cli.protocol.sse import NDJSONDecoder, SSEDecoder, SSEEvent, parse_block
-from glider_cli.protocol.translate import Encoder, check_pair, encoder_for
+from glider_cli.protocol.translate import CLIENT_PROTOCOLS, Encoder, canonical, check_pair, encoder_for
 
 _ANTHROPIC_TAPPED = {b"message_start", b"message_delta", b"message_stop", b"error"}
 _RESPONSES_TAPPED = {b"response.completed", b"response.incomplete", b"response.failed", b"error"}
@@ -44,7 +50,14 @@ class StreamTranslator:
     """Upstream stream bytes (backend protocol) -> client protocol event bytes, incrementally."""
 
     def __init__(
-        self, client_proto: str, backend_proto: str, *, model: str, include_usage: bool = False
+        self,
+        client_proto: str,
+        backend_proto: str,
+        *,
+        model: str,
+        include_usage: bool = False,
+        input_estimate: int | None = None,
+        sse: bool = True,
     ) -> None:
         self.client, self.backend = check_pair(client_proto, backend_proto)
         self.passthrough = self.client == self.backend
@@ -53,6 +66,8 @@ class StreamTranslator:
         self.stop_reason: str | None = None
         self.started = False
         self.complete = False
+        # The upstream's own mid-stream error (Ollama's `{"error": ...}` line, an SSE error event).
+        self.failure: str | None = None
         self._sse = SSEDecoder() if self.backend != "ollama" else None
         self._ndjson = NDJSONDecoder() if self.backend == "ollama" else None
         self._decoder: Any = {
@@ -60,7 +75,9 @@ class StreamTranslator:
             "openai_chat": openai_chat.StreamDecoder,
             "ollama": ollama.StreamDecoder,
         }.get(self.backend, lambda: None)()
-        self._encoder: Encoder = encoder_for(self.client, model, include_usage)
+        self._encoder: Encoder = encoder_for(
+            self.client, model, include_usage, input_estimate=input_estimate, sse=sse
+        )
         self._tap_chat = (
             openai_chat.StreamDecoder() if self.passthrough and self.client == "openai_chat" else None
         )
@@ -132,6 +149,7 @@ class StreamTranslator:
                 self.stop_reason = ev.stop_reason
                 self.complete = True
             elif isinstance(ev, ir.Failure):
+                self.failure = ev.message
                 out.extend(self.error(ev.message, type=ev.type))
                 return out
             out.extend(self._encoder.encode(ev))
@@ -201,18 +219,38 @@ class StreamConverter:
     def error(self, message: str) -> bytes:
         return b"".join(self.translator.error(message))
 
+    @property
+    def failure(self) -> str | None:
+        """The upstream's own mid-stream error, once the stream carried one."""
+        return self.translator.failure
+
 
 def stream_converter(
-    client_proto: str, backend_proto: str, *, model: str, body: dict[str, Any]
+    client_proto: str,
+    backend_proto: str,
+    *,
+    model: str,
+    body: dict[str, Any],
+    input_estimate: int | None = None,
 ) -> StreamConverter:
     opts = body.get("stream_options")
     include_usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
-    return StreamConverter(
-        StreamTranslator(client_proto, backend_proto, model=model, include_usage=include_usage)
+    sse = body.get("alt") != "json"
+    translator = StreamTranslator(
+        client_proto,
+        backend_proto,
+        model=model,
+        include_usage=include_usage,
+        input_estimate=input_estimate,
+        sse=sse,
     )
+    return StreamConverter(translator)
 
 
 def stream_error(client_proto: str, message: str, *, type: str = "api_error", model: str = "") -> bytes:
-    encoder = encoder_for(check_pair(client_proto, client_proto)[0], model, False)
+    client = canonical(client_proto)
+    if client not in CLIENT_PROTOCOLS:
+        raise ConfigError(f"{client_proto!r} is not a client protocol")
+    encoder = encoder_for(client, model, False)
     encoder.assume_started()
     return b"".join(encoder.error(message, type=type))

@@ -147,11 +147,13 @@ def compile_rules(config: Config) -> list[CompiledRule]:
         CompiledRule(
             "task_classifier.tools",
             cls.tools_priority,
-            cls.enabled,
+            cls.enabled and cls.tools_to_cloud,
             Action("cloud", model=cls.cloud_model),
             tools_matcher(),
             "task_classifier",
-            disabled_reason=off,
+            disabled_reason=off
+            if not cls.enabled
+            else "disabled (routing.task_classifier.tools_to_cloud: false)",
         )
     )
     out.append(

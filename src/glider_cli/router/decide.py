@@ -4,8 +4,9 @@ Contract:
 - `Router(config)` compiles every rule (RE2 patterns, Starlark scripts, the classifier and complexity
   rules the config adds) and sorts them by priority, largest first; equal priorities keep file order.
   A script that cannot load raises RuleError naming the file, line and column.
-- `decide` is pure apart from each script's wall-clock deadline: no I/O, no randomness. Steps, each
-  appending to the trace as it happens:
+- `decide` is pure apart from script rules, which run in the sandbox worker (router.scripts): one
+  pipe round trip per run of adjacent script rules, bounded by their deadlines plus the sandbox's
+  grace. No other I/O, no randomness. Steps, each appending to the trace as it happens:
   1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in the latest user message -> `delegate`;
   2. the rules in priority order: a disabled rule is skipped, the first match has control, a script
      that fails is "no match", the rules after the winner are listed as not reached (the decision's
@@ -77,6 +78,8 @@ class Router:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
         refuse_local = sticky is not None and sticky.bound and sticky.is_follow_on(request)
         refused = False
+        local_only = self.config.routing.local_only
+        gated: str | None = None
         winner: CompiledRule | None = None
         action: Action | None = None
         tail = (0, 0)
@@ -104,9 +107,10 @@ class Router:
                 local = merged.backend or self._default_backend["local"]
                 why = gate(local)
                 if why is not None:
-                    gated = f"{m.reason}, but local backend {local} cannot take it: {why}"
+                    said = f"{m.reason}, but local backend {local} cannot take it: {why}"
                     if rule.kind != "explicit":
-                        trace.append(Reason(rule.name, rule.priority, False, gated))
+                        trace.append(Reason(rule.name, rule.priority, False, said))
+                        gated = gated or why
                         continue
                     fb = rule.fallback
                     if fb is None or fb == "none" or fb not in self.config.settings.backends:
@@ -115,14 +119,16 @@ class Router:
                             hint="send it with /cloud, or give the rule a `fallback` backend",
                         )
                     side = self.config.settings.backends[fb].side
-                    trace.append(
-                        Reason(rule.name, rule.priority, True, f"{gated}; its fallback {fb} answers")
-                    )
+                    trace.append(Reason(rule.name, rule.priority, True, f"{said}; its fallback {fb} answers"))
                     merged = Action(side, fb, None, None, "single")
                     winner, action = rule, merged
                     tail = (len(trace), len(self._tails[i]))
                     trace.extend(self._tails[i])
                     break
+            if local_only and merged.target == "cloud" and rule.kind != "explicit":
+                why = "routing.local_only: only an explicit command sends a request to the cloud"
+                trace.append(Reason(rule.name, rule.priority, False, f"{m.reason}, but {why}"))
+                continue
             if refuse_local and merged.target == "local":
                 assert sticky is not None
                 refused = True
@@ -141,6 +147,11 @@ class Router:
             trace.extend(self._tails[i])
             break
         if winner is None or action is None:
+            if not refused and gated is not None:
+                raise GateRefused(
+                    f"no local backend can take this request: {gated}",
+                    hint="send it with /cloud" if local_only else "send it with /cloud, or add a cloud rule",
+                )
             if not refused:
                 raise NoRoute(
                     "no rule matched this request and the config has no `always` rule",

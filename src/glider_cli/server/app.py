@@ -13,8 +13,14 @@ Contract:
 - Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
-  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`) and the context API
-  (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter).
+  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`), the context API
+  (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter),
+  the Gemini API (`server.gemini_api`: `/v1beta/models/{model}:{method}`), the session API
+  (`server.session_api`: a session's last route, for Claude Code's statusline), the dashboard's
+  APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
+  sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
+  (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
+  is answered as before).
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
@@ -49,6 +55,7 @@ if TYPE_CHECKING:
     import httpx
 
     from glider_cli.config.model import Config
+    from glider_cli.server.events_api import EventHub
     from glider_cli.store.writer import EventWriter
 
 
@@ -77,9 +84,11 @@ def create_app(
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
+    from glider_cli.server.gemini_api import gemini_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
     from glider_cli.server.router_api import router_routes
+    from glider_cli.server.session_api import session_routes
     from glider_cli.store.writer import EventWriter
 
     env = os.environ if environ is None else environ
@@ -97,19 +106,34 @@ def create_app(
     if sink is None:
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
-    loop_sink = LoopSink(sink, sink.write_now if isinstance(sink, EventWriter) else None)
+    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    from glider_cli.server.dashboard_api import dashboard_routes
+    from glider_cli.server.events_api import EventHub, events_routes
+    from glider_cli.server.ui.routes import ui_routes
+
+    # The dashboard's live stream is woken each time the request path's events are written.
+    hub = EventHub(live)
+    loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
     proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
-    live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
+    home = paths_mod.resolve(env)
     routes = [
         *info_routes(config, registry),
         *model_routes(config, endpoints),
         *router_routes(config, router),
-        *context_routes(paths_mod.resolve(env), settings.context, live),
+        *context_routes(home, settings.context, live),
+        *events_routes(home, settings.context, hub),
+        *dashboard_routes(config, router, home),
+        *ui_routes(env.get("GLIDER_TOKEN") or None),
+        *gemini_routes(proxy, settings.server.max_body_bytes),
+        *session_routes(home, settings.context, live),
     ]
-    inner = Starlette(routes=routes, lifespan=_lifespan(proxy, loop_sink, writer, transport, upstream_kind))
+    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
+    inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
+    # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
+    inner.state.events = hub
     outer = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
@@ -135,12 +159,20 @@ def _proxy(
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
     from glider_cli.store.events import IdGenerator
+    from glider_cli.store.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
 
     settings = config.settings
+    # The local pack's episodes come from the live writer's ring (its events are redacted already).
+    recent = sink.recent if isinstance(sink, EventWriter) else None
     ids = IdGenerator()
-    turns = Turns(router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids)
-    return Proxy(
+    local_only = config.routing.local_only
+    turns = Turns(
+        router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
+    )
+    from glider_cli.server.local_path import LocalPath
+
+    proxy = Proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
@@ -150,7 +182,10 @@ def _proxy(
         upstream=upstream,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
+        local=LocalPath(registry, settings, recent),
     )
+    proxy.local_only = local_only
+    return proxy
 
 
 def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
@@ -169,6 +204,7 @@ def _lifespan(
     writer: EventWriter | None,
     transport: httpx.AsyncBaseTransport | None,
     upstream_kind: str,
+    hub: EventHub,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -190,11 +226,22 @@ def _lifespan(
             retention = asyncio.create_task(_retention(writer))
         assert proxy.delegation is not None
         proxy.delegation.start()
+        watch: asyncio.Task[None] | None = None
+        if proxy.local is not None:
+            # What each local backend serves, its window and tools; re-read when a backend comes back.
+            await proxy.local.probe(timeout=1.5)
+            watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+        ready = getattr(app.state, "on_ready", None)
+        if ready is not None:
+            ready()
         try:
             yield
         finally:
             if retention is not None:
                 retention.cancel()
+            hub.close()
+            if watch is not None:
+                watch.cancel()
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()

@@ -3,10 +3,10 @@
 `context_routes(paths, settings, writer) -> list[BaseRoute]`; `writer` is the serve lifespan's
 EventWriter (recent events and episodes then come from its ring), or None to read the files only.
 
-    GET  /api/context/recent?limit=50           list of events, newest last
+    GET  /api/context/recent?limit=50&before=   list of events, newest last
     GET  /api/context/turns?limit=200&before=   list of episode dicts, oldest first: a page (below)
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
-    GET  /api/context/episodes?limit=N          list of episode dicts, newest last
+    GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
     GET  /api/context/query?q=<query>           what `glider context query --json` prints
     POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
@@ -16,9 +16,11 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     POST /api/context/prune {"days"?, "dry_run"?}   {"plan", "applied", "result"}; days defaults to
                                                     context.retain_days
 
-Paging: `turns` answers the newest `limit` turns (default 200) listed before the turn `before` (a
-cursor: the first item of a page is the cursor of the next), reading only the day files that page
-needs (`ContextStore.turns`); a full page carries `x-glider-next-before: <turn id>`.
+Paging: `before` is a cursor to page back with. For `recent` it is an event id (the events older
+than it); for `turns` and `episodes` a turn id (the turns listed before it), so the first item of a
+page is the cursor of the next. `turns` answers the newest `limit` turns (default 200), reading only
+the day files that page needs (`ContextStore.turns`); a full page carries `x-glider-next-before:
+<turn id>`.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
 The views that read the index files or the entity graph (turns, a turn, query, explain, communities,
 export, index-tree, index-symbols, prune) are answered by the store's worker process
@@ -72,6 +74,15 @@ def _int_param(request: Request, name: str, default: int) -> int:
     if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
         raise _BadRequest(f"{name}={raw!r} must be a whole number from 1 to {MAX_LIMIT}", name)
     return int(raw)
+
+
+def _page(items: list[dict[str, Any]], limit: int | None, before: str | None) -> list[dict[str, Any]]:
+    """The `limit` turns listed before the turn `before` (all of them when it is not listed)."""
+    if before is not None:
+        at = next((i for i, e in enumerate(items) if e.get("turn_id") == before), None)
+        if at is not None:
+            items = items[:at]
+    return items[-limit:] if limit is not None else items
 
 
 def _cursor(request: Request) -> str | None:
@@ -149,7 +160,15 @@ def context_routes(
 
     async def recent(request: Request) -> Response:
         limit = _int_param(request, "limit", 50)
-        return json_response(await call(lambda: store.recent(limit)))
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.recent(limit)))
+
+        def older() -> list[dict[str, Any]]:
+            evs = [e for e in store.recent(store.settings.max_events) if e["id"] < before]
+            return evs[-limit:]
+
+        return json_response(await call(older))
 
     async def turns(request: Request) -> Response:
         limit = _int_param(request, "limit", TURNS_PAGE)
@@ -167,8 +186,11 @@ def context_routes(
         return Response(body, media_type="application/json")
 
     async def episodes(request: Request) -> Response:
-        limit = _int_param(request, "limit", settings.max_events)
-        return json_response(await call(lambda: store.episodes(limit)))
+        limit = _int_param(request, "limit", store.settings.max_events)
+        before = _cursor(request)
+        if before is None:
+            return json_response(await call(lambda: store.episodes(limit)))
+        return json_response(_page(await call(store.episodes), limit, before))
 
     async def export(request: Request) -> Response:
         def pieces() -> Iterator[bytes]:

@@ -1,11 +1,13 @@
 """The routes that say Glider is there: `HEAD|GET /`, `HEAD|GET /api/hello` and `GET /healthz`.
 
 Contract:
-- `/` answers `glider` in plain text (empty for HEAD); `/api/hello` answers `{"ok": true}` (empty for
+- `/` answers `glider` in plain text (empty for HEAD), except to a browser (`Accept: text/html`),
+  which is redirected to the dashboard (`/ui/`); `/api/hello` answers `{"ok": true}` (empty for
   HEAD): Claude Code warms its connection with `HEAD /api/hello` (or `HEAD /`) and must get a 2xx.
-- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends"}`: the loaded
-  config's source and profile and `BackendRegistry.describe()` (each backend's name, type, side,
-  URL, model and key variable; never a key).
+- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local"}`: the
+  loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
+  URL, model and key variable; never a key) and, per local backend, its probed capability
+  (`server.local_path`: reachable and why not, served models, window, tools).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from glider_cli import __version__
@@ -25,7 +27,11 @@ if TYPE_CHECKING:
 
 
 def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
+    from glider_cli.server.ui.routes import wants_page
+
     async def root(request: Request) -> Response:
+        if wants_page(request):  # a browser: the dashboard
+            return RedirectResponse("/ui/", status_code=307)
         return Response(b"glider\n" if request.method == "GET" else b"", media_type="text/plain")
 
     async def hello(request: Request) -> Response:
@@ -39,6 +45,11 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             "profile": config.profile,
             "backends": registry.describe(),
         }
+        proxy = getattr(request.app.state, "proxy", None)
+        local = getattr(proxy, "local", None)
+        if local is not None:
+            # Per local backend: reachable (and why not), served models, window, tools.
+            health["local"] = local.health()
         return json_response(health)
 
     return [

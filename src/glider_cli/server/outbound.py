@@ -3,96 +3,57 @@
 `Outbound` is the base of `server.proxy.Proxy` (which reads and routes the request); the attributes
 it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
 contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
+
+A translated reply names the model the client asked for (its UI stays as it is); the one that answered
+is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
+backend's calibrated input estimate (`x-glider-estimate: message_start`; `message_delta` has the real
+counts). A fallback to the other side keeps its own model, not the decision's. A Gemini passthrough
+goes to the client's path with the model replaced, the body unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
-from collections.abc import AsyncGenerator, AsyncIterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
-from urllib.parse import quote
 
 import orjson
 
 from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
-from glider_cli.backends.registry import Backend, BackendRegistry
-from glider_cli.domain import ChatRequest, EventSink, RouteDecision
-from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
-from glider_cli.protocol import translate
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
+from glider_cli.domain import EventSink, RouteDecision
+from glider_cli.errors import BackendError, GliderError, UpstreamStatus
+from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
-from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
-from glider_cli.turns.lifecycle import Opened, Served, Turns
-
-JSON_HEADERS = [(b"content-type", b"application/json")]
-_CLIENT_PATH = {
-    "anthropic": "/v1/messages",
-    "openai_chat": "/v1/chat/completions",
-    "openai_responses": "/v1/responses",
-}
-Headers = list[tuple[str, str]]  # names lower-case
-
-
-@functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
-def route_header(side: str, rule: str, backend: str, fallback_from: str | None = None) -> str:
-    value = f"{side}; rule={quote(rule, safe=' !#$&()*+,-./:<=>?@[]^_`{|}~')}; backend={backend}"
-    if fallback_from:
-        value += f"; fallback-from={fallback_from}"
-    return value
-
-
-@dataclass
-class Inbound:
-    """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
-
-    protocol: str
-    raw: bytes
-    body: dict[str, Any]
-    headers: Headers
-    query: str
-    chat: ChatRequest
-
-
-@dataclass
-class Job:
-    inb: Inbound
-    opened: Opened
-    tap: ReplyTap | None = None
-
-    @property
-    def decision(self) -> RouteDecision:
-        return self.opened.decision
-
-    @property
-    def turn_id(self) -> str | None:
-        return self.opened.turn_id
-
-
-@dataclass
-class Call:
-    """One attempt at one backend."""
-
-    backend: Backend
-    passthrough: bool
-    url: str
-    headers: dict[str, str]
-    body: bytes
-    model: str | None
-    fallback_from: str | None = None
-    started: float = field(default_factory=time.perf_counter)
+from glider_cli.server.calls import (
+    _CLIENT_PATH,
+    JSON_HEADERS,
+    Call,
+    Inbound,
+    Job,
+    failure_record,
+    fallback_reason,
+    route_header,
+)
+from glider_cli.server.failed import all_failed
+from glider_cli.server.local_path import LocalPath
+from glider_cli.turns.lifecycle import Served, Turns
 
 
 class Outbound:
     """Attempts, fallback, relay and bookkeeping (see the module contract)."""
 
     turns: Turns
+    local: LocalPath | None
+    local_only: bool = False  # routing.local_only: no fallback from the local side to the cloud
+    # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
+    observer: Callable[[Job, Served], None] | None = None
     registry: BackendRegistry
     upstream: Upstream | None
     sink: EventSink
@@ -104,21 +65,43 @@ class Outbound:
             headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(status, headers, error_bytes(protocol, status, message))
 
+    def _next(self, current: Backend, rule_fallback: str | None) -> Backend | None:
+        """The fallback after `current`; with `routing.local_only`, never from the local side to the cloud."""
+        nxt = self.registry.fallback_for(current, rule_fallback)
+        if nxt is not None and self.local_only and current.side == "local" and nxt.side != "local":
+            return None
+        return nxt
+
     def _call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
-        model = decision.adapter or decision.model or backend.model
+        model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
         protocol, body = inb.protocol, inb.body
+        raw = inb.raw
+        if backend.side == "local" and self.local is not None and not count_tokens:
+            # What a local model receives: the pack, not the client's whole request (server.local_path).
+            packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
+            if packed is not None:
+                body = packed.body
+                raw = orjson.dumps(body)
         if backend.kind == "origin" or backend.wire == protocol:
-            raw = inb.raw
-            if model and body.get("model") != model:
-                raw = orjson.dumps({**body, "model": model})
-            path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            if protocol == "gemini":
+                path = gemini_request.with_model(inb.path, model) if model else inb.path
+            else:
+                if model and body.get("model") != model:
+                    raw = orjson.dumps({**body, "model": model})
+                path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
             url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
             headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
             return Call(backend, True, url, headers, raw, model or body.get("model"))
+        window = self.local.window(backend.name) if self.local is not None else None
         tb = translate.request_to(
-            backend.wire, protocol, body, model=model or inb.chat.model, max_tokens_cap=backend.max_tokens
+            backend.wire,
+            protocol,
+            body,
+            model=model or inb.chat.model,
+            max_tokens_cap=backend.max_tokens,
+            num_ctx=window,
         )
         url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
@@ -139,7 +122,7 @@ class Outbound:
             cause = local_fallback_cause(status, data) if local_4xx else None
             if retryable(status) or cause is not None:
                 why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
-                raise UpstreamStatus(why, status=status, body=data)
+                raise UpstreamStatus(why, status=status, body=data, headers=tuple(resp.raw_headers))
             return BufferedResponse(resp, data)
         return resp
 
@@ -148,7 +131,7 @@ class Outbound:
         rule_fallback = fb if isinstance(fb, str) else None
         tried: set[str] = set()
         current: Backend | None = backend
-        last_error: GliderError | None = None
+        attempts: list[tuple[Call, BackendError]] = []
         while current is not None and current.name not in tried:
             tried.add(current.name)
             call = self._call(job.inb, job.decision, current)
@@ -159,7 +142,7 @@ class Outbound:
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
-                    nxt = self.registry.fallback_for(current, rule_fallback)
+                    nxt = self._next(current, rule_fallback)
                     if nxt is not None and nxt.name not in tried:
                         # A fallback could still take over: hold the reply until the first body byte.
                         try:
@@ -172,25 +155,27 @@ class Outbound:
                     return self._relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
-                last_error = exc
-                failed = _failure(current, exc, "before_first_byte")
+                attempts.append((call, exc))
+                if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
+                    self.local.failed(current.name, exc.message)
+                failed = failure_record(current, exc, "before_first_byte")
                 self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
-                nxt = self.registry.fallback_for(current, rule_fallback)
+                nxt = self._next(current, rule_fallback)
                 if nxt is not None and nxt.name not in tried:
-                    reason = {"from": current.name, "to": nxt.name, "reason": _reason(exc)}
+                    reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
                     self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
                 current = nxt
             except asyncio.CancelledError:
                 # The client went away while we waited for the upstream (see server.asgi).
                 self._closed(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
                 raise
-        assert last_error is not None
+        assert attempts
         route = route_header(job.decision.target, job.decision.rule, backend.name)
-        if isinstance(last_error, UpstreamStatus):
-            status, message = last_error.status, upstream_text(last_error.body, last_error.message)
-        else:
-            status, message = (504 if isinstance(last_error, BackendTimeout) else 502), last_error.message
-        return self.error(job.inb.protocol, status, message, route)
+        reply = all_failed(job.inb.protocol, attempts, route)
+        if self.observer is not None:
+            last = attempts[-1][0]
+            self.observer(job, Served(last.backend.name, last.backend.side, last.model, reply.status))
+        return reply
 
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
         try:
@@ -200,7 +185,7 @@ class Outbound:
         chat = job.inb.chat
         status = resp.status
         served: bytes | None = None
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
@@ -210,7 +195,7 @@ class Outbound:
             msg = upstream_text(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
-            model = call.model or chat.model
+            model = chat.model or call.model or ""
             out = translate.response_bytes_to(
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
@@ -232,11 +217,16 @@ class Outbound:
     ) -> Reply:
         inb = job.inb
         usage = Usage()
-        model = call.model or inb.chat.model
+        model = inb.chat.model or call.model or ""
+        estimate = None
+        if not call.passthrough and inb.protocol == "anthropic":
+            estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
         convert = (
             None
             if call.passthrough
-            else stream_converter(inb.protocol, call.backend.wire, model=model, body=inb.body)
+            else stream_converter(
+                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
+            )
         )
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
@@ -278,6 +268,11 @@ class Outbound:
                         if job.tap is not None:
                             job.tap.feed(tail)
                         yield tail
+                    if convert.failure is not None:  # the upstream said it failed: not a reply
+                        failure = BackendError(
+                            f"upstream {call.backend.name} failed mid-stream: {convert.failure}"
+                        )
+                        return
                 complete = True
             except BackendError as exc:
                 failure = exc
@@ -301,11 +296,14 @@ class Outbound:
                 await resp.aclose()
                 end(None, False)
 
-        route = route_header(call.backend.side, job.decision.rule, call.backend.name, call.fallback_from)
+        route = _route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
         else:
-            headers = [(b"content-type", b"text/event-stream")]
+            array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
+            headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
+            if estimate is not None:
+                headers.append((b"x-glider-estimate", b"message_start"))
         names = {k for k, _ in headers}
         if b"content-type" not in names:
             headers.append((b"content-type", b"text/event-stream"))
@@ -331,7 +329,7 @@ class Outbound:
         calibration, the outcome, who answered and the calls it issued — the last skipped when
         `served` is None: an error reply in another protocol answered nothing)."""
         if failure is not None:
-            failed = _failure(call.backend, failure, "mid_stream")
+            failed = failure_record(call.backend, failure, "mid_stream")
             self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
         calls: list[Any] = []
         if served is not None and job.tap is not None:
@@ -353,21 +351,10 @@ class Outbound:
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)
+        if self.observer is not None:
+            self.observer(job, result)
 
 
-def _failure(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
-    return {
-        "backend": backend.name,
-        "side": backend.side,
-        "status": exc.status if isinstance(exc, UpstreamStatus) else None,
-        "error": exc.message,
-        "stage": stage,
-    }
-
-
-def _reason(exc: GliderError) -> str:
-    if isinstance(exc, UpstreamStatus):
-        return f"status {exc.status}"
-    if isinstance(exc, BackendTimeout):
-        return "timeout"
-    return "unreachable"
+def _route(job: Job, call: Call) -> str:
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)

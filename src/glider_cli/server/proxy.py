@@ -52,11 +52,15 @@ from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
+from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
+from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
+from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.server.delegation import Delegation
-from glider_cli.server.outbound import JSON_HEADERS, Headers, Inbound, Job, Outbound, route_header
+from glider_cli.server.local_path import PACKED_PROTOCOLS, LocalPath
+from glider_cli.server.outbound import Outbound
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
@@ -79,7 +83,9 @@ class Proxy(Outbound):
         upstream: Upstream | None = None,
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
+        local: LocalPath | None = None,
     ) -> None:
+        self.local = local
         self.delegation = delegation
         self.closing = closing_sink if closing_sink is not None else sink
         self.turns = turns
@@ -106,8 +112,11 @@ class Proxy(Outbound):
         headers: Headers = [
             (names.get(k) or self._header_name(k), v.decode("latin-1")) for k, v in scope["headers"]
         ]
+        query = scope["query_string"].decode("latin-1")
+        if protocol == "gemini":  # Gemini names the model and the method in the path, not in the body
+            obj = gemini_request.frame_request(obj, scope.get("path", ""), query)
         chat = self.parse(protocol, obj, dict(headers))
-        return Inbound(protocol, raw, obj, headers, scope["query_string"].decode("latin-1"), chat)
+        return Inbound(protocol, raw, obj, headers, query, chat, scope.get("path", ""))
 
     def _header_name(self, raw: bytes) -> str:
         name = raw.decode("latin-1").lower()
@@ -122,7 +131,8 @@ class Proxy(Outbound):
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
         try:
-            opened = self.turns.open(chat, inb.body)
+            gate = self._gate(inb)
+            opened = self.turns.open(chat, inb.body, gate=gate)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GateRefused as exc:
@@ -139,8 +149,22 @@ class Proxy(Outbound):
             if decision.delegate:
                 return await self._delegate(inb, decision.delegate, turn_id)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
-        tap = ReplyTap(protocol, chat.stream) if chat.has_tools else None
+        tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
         return await self._forward(Job(inb, opened, tap), backend)
+
+    def _gate(self, inb: Inbound) -> Gate | None:
+        """The capability gate for this request, sized by the pack each local backend would get."""
+        local = self.local
+        if local is None:
+            return None
+
+        def size(name: str) -> int:
+            assert local is not None
+            packed = local.packed(inb.protocol, inb.body, inb.chat, name, inb.packs)
+            return packed.report.tokens_after if packed is not None else inb.chat.estimated_tokens
+
+        packing = local.settings.transform.local_context and inb.protocol in PACKED_PROTOCOLS
+        return local.gate(inb.chat, size if packing else None)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply,

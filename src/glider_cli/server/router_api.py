@@ -15,6 +15,7 @@ never a 500.
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from starlette.requests import Request
@@ -56,7 +57,8 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
     async def lint(request: Request) -> Response:
         from glider_cli.app.lint import lint as run_lint
 
-        report = run_lint(config)
+        # Script checks wait on the sandbox worker: off the event loop.
+        report = await asyncio.to_thread(run_lint, config)
         return json_response({"ok": report.ok, **report.to_dict()})
 
     async def playground(request: Request) -> Response:
@@ -70,7 +72,9 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
                 raise RequestError("'source' (and 'filename') must be strings", status=422)
         except RequestError as exc:
             return error_response("openai_chat", exc.status, exc.message)
-        errors = [e.to_dict() for e in check_source(source, filename)]
+        # Parse and load happen in the checking sandbox (bounded in time and memory), and the wait
+        # for it happens off the event loop.
+        errors = [e.to_dict() for e in await asyncio.to_thread(check_source, source, filename)]
         return json_response({"ok": not errors, "errors": errors})
 
     return [

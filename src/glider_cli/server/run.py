@@ -13,7 +13,7 @@ httptools and uvloop, both dependencies of Glider.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,16 +74,38 @@ def uvicorn_options() -> dict[str, Any]:
     }
 
 
-def run(prepared: Prepared) -> None:
-    """Serve until interrupted. Ctrl-C ends it quietly (uvicorn re-raises the signal once it has shut
-    down); a server that could not start (the port is taken) exits 3, as `uvicorn.run` does."""
+def run(prepared: Prepared, *, on_bound: Callable[[], None] | None = None) -> None:
+    """Serve until interrupted. The listening socket is bound first (a port that is taken is an
+    Error naming it, exit 1, before anything is printed as listening), then `on_bound` runs, then
+    uvicorn serves that socket (`uvicorn.Server.run(sockets=...)`). Ctrl-C ends it quietly (uvicorn
+    re-raises the signal once it has shut down); a server that could not start exits 3."""
+    import socket
+
     import uvicorn
 
+    from glider_cli.errors import GliderError
+
+    family = socket.AF_INET6 if ":" in prepared.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((prepared.host, prepared.port))
+    except OSError as exc:
+        sock.close()
+        raise GliderError(
+            f"cannot listen on {prepared.url}: {exc.strerror or exc}",
+            hint="another glider serve (or another server) has the port; pick one with --port",
+        ) from None
+    sock.set_inheritable(True)
+    if on_bound is not None:
+        on_bound()
     config = uvicorn.Config(prepared.app, host=prepared.host, port=prepared.port, **uvicorn_options())
     server = uvicorn.Server(config)
     try:
-        server.run()
+        server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
+    finally:
+        sock.close()
     if not server.started:
         raise SystemExit(3)

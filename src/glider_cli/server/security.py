@@ -4,10 +4,16 @@ Contract:
 - DNS rebinding: a request whose `Host` (port stripped) is not the bound address, a loopback name
   (`localhost`, `127.0.0.1`, `::1`, `*.localhost`) or one of `server.allowed_hosts` gets 403 before any
   route runs. `allowed_hosts: ["*"]` turns the check off (only sensible behind another gate).
-- `GLIDER_TOKEN`: when set, every `/api/*` route requires it as `Authorization: Bearer <token>` or
-  `x-glider-token: <token>` (constant-time compare), else 401. `/api/hello` is exempt: Claude Code
-  warms its connection with `HEAD /api/hello` and must not be refused. The model endpoints (`/v1/*`)
-  are not gated by the token: they carry the client's own provider credentials.
+- `GLIDER_TOKEN`: when set, every `/api/*` route requires it as `Authorization: Bearer <token>`,
+  `x-glider-token: <token>` or the dashboard's cookie `token_cookie(port)` (constant-time compare),
+  else 401. The cookie is set by `/ui/?token=…` (`server.ui.routes`): HttpOnly, SameSite=Strict,
+  named by the server's port because cookies are shared by every port of a host. `/api/hello` is
+  exempt: Claude Code warms its connection with `HEAD /api/hello` and must not be refused. The model
+  endpoints (`/v1/*`) are not gated by the token: they carry the client's own provider credentials.
+- Cross-site calls: a state-changing method (anything but GET, HEAD, OPTIONS) on `/api/*` from a
+  browser must come from the page's own origin (`same_origin`: its `Origin` is `http://<Host>`, or
+  with no Origin its `Sec-Fetch-Site` is same-origin or none), else 403, token or not. A client that
+  sends neither header is not a browser (curl, the SDKs, the CLI) and is not refused for it.
 - The token value is held in memory only; nothing here logs headers.
 - Refusals are JSON in the caller's protocol shape (`protocol.errors`), chosen from the path.
 """
@@ -22,6 +28,33 @@ from glider_cli.protocol.errors import error_bytes
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
 _TOKEN_EXEMPT = frozenset({"/api/hello"})
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def token_cookie(port: int | None) -> str:
+    """The dashboard's token cookie for the server listening on `port`."""
+    return f"glider_token_{port}" if port else "glider_token"
+
+
+def cookie_value(header: bytes, name: bytes) -> bytes | None:
+    for part in header.split(b";"):
+        k, sep, v = part.strip().partition(b"=")
+        if sep and k == name:
+            return v.strip()
+    return None
+
+
+def same_origin(origin: bytes | None, fetch_site: bytes | None, host: bytes | None) -> bool:
+    """True unless a browser says the call comes from another origin (see the contract)."""
+    if origin is not None:
+        if host is None:
+            return False
+        o = origin.decode("latin-1").strip().lower()
+        h = host.decode("latin-1").strip().lower()
+        return o in (f"http://{h}", f"https://{h}") or (h.endswith(":80") and o == f"http://{h[:-3]}")
+    if fetch_site is not None:
+        return fetch_site.strip().lower() in (b"same-origin", b"none")
+    return True
 
 
 def host_name(host_header: str) -> str:
@@ -79,6 +112,9 @@ class SecurityMiddleware:
         host: bytes | None = None
         auth: bytes | None = None
         xtoken: bytes | None = None
+        cookie: bytes | None = None
+        origin: bytes | None = None
+        fetch_site: bytes | None = None
         for k, v in scope["headers"]:
             if k == b"host":
                 host = v
@@ -86,6 +122,12 @@ class SecurityMiddleware:
                 auth = v
             elif k == b"x-glider-token":
                 xtoken = v
+            elif k == b"cookie":
+                cookie = v if cookie is None else cookie + b"; " + v
+            elif k == b"origin":
+                origin = v
+            elif k == b"sec-fetch-site":
+                fetch_site = v
         path: str = scope["path"]
         ok = self._verdicts.get(host)
         if ok is None:
@@ -96,10 +138,19 @@ class SecurityMiddleware:
             shown = None if host is None else host.decode("latin-1")
             await self._refuse(scope, send, 403, "permission_error", f"host {shown!r} is not allowed")
             return
-        if self.token is not None and path.startswith("/api/") and path not in _TOKEN_EXEMPT:
+        api = path.startswith("/api/")
+        unsafe = api and scope["type"] == "http" and scope["method"] not in _SAFE_METHODS
+        if unsafe and not same_origin(origin, fetch_site, host):
+            await self._refuse(scope, send, 403, "permission_error", "cross-site request refused")
+            return
+        if self.token is not None and api and path not in _TOKEN_EXEMPT:
             given = xtoken
             if given is None and auth is not None and auth[:7].lower() == b"bearer ":
                 given = auth[7:].strip()
+            if given is None and cookie is not None:
+                server = scope.get("server")
+                name = token_cookie(server[1] if server else None).encode()
+                given = cookie_value(cookie, name)
             if given is None or not hmac.compare_digest(given, self.token):
                 await self._refuse(scope, send, 401, "authentication_error", "GLIDER_TOKEN required")
                 return

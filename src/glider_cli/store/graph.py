@@ -280,7 +280,10 @@ class EntityStore:
             try:
                 rec = orjson.loads(line)
             except orjson.JSONDecodeError:
-                st.corrupt += 1
+                if line.startswith(b'{"v":') or b'{"v":'.startswith(line):
+                    st.torn += 1  # a record cut short, sealed by the next append (log.open_append)
+                else:
+                    st.corrupt += 1
                 continue
             if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
                 st.corrupt += 1

@@ -7,9 +7,14 @@ one `os.write` on an `O_APPEND` descriptor. On a local filesystem the kernel ser
 file, so lines from two processes never interleave and no lock file is needed; a short write (disk
 full, a signal during a huge write) is continued until the batch is written or an OSError is raised.
 
+Opening a file to append seals a torn tail first: a file that does not end in a newline gets one, so
+an event written after a crash never shares a line with the bytes the crash left.
+
 Reading: `read_file` never fails on content. A last line without its newline (a writer killed in the
-middle of a write) is skipped and counted as torn; a line that is not an event is skipped and counted
-as corrupt. If a torn line had another writer's line glued to it, the glued event is recovered.
+middle of a write) is skipped and counted as torn, and so is a complete line that is the start of an
+event and no more (a torn tail sealed by a later writer); any other line that is not an event is
+skipped and counted as corrupt. If a torn line had another writer's line glued to it (a file written
+before sealing existed), the glued event is recovered.
 """
 
 from __future__ import annotations
@@ -70,8 +75,20 @@ def list_day_files(context_dir: Path) -> list[tuple[dt.date, Path]]:
 
 
 def open_append(path: Path) -> int:
-    """An O_APPEND descriptor on `path` (created 0600): each `write_all` on it appends whole lines."""
-    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """An O_APPEND descriptor on `path` (created 0600): each `write_all` on it appends whole lines.
+
+    A file that does not end in a newline (a writer died in the middle of a line) gets one first,
+    so the torn line stays one line of its own and the next event is not glued to it. Two
+    processes doing this at once leave an empty line, which readers skip."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -131,7 +148,10 @@ def _parse(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
                 stats.torn += 1
                 return ev
     if ev is None:
-        stats.corrupt += 1
+        if line.startswith(_EVENT_START) or _EVENT_START.startswith(line):
+            stats.torn += 1  # an event cut short (sealed by the next writer's newline)
+        else:
+            stats.corrupt += 1
     return ev
 
 

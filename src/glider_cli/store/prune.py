@@ -1,7 +1,8 @@
 """Prune: delete event files older than `context.retain_days`, as a plan first and an act second.
 
 `plan_for(files, retain_days, today)` is pure: given (day, path, size) triples it returns a PrunePlan
-(`cutoff` is the first day kept: today - (retain_days - 1)). `plan(context_dir, ...)` lists the
+(`cutoff` is the first day kept: today - (retain_days - 1); `retain_days` 0 deletes every file but
+today's, like 1). `plan(context_dir, ...)` lists the
 directory and calls it. `apply(plan)` deletes the planned files one `unlink` at a time.
 
 Safety:
@@ -93,9 +94,10 @@ class PruneResult(Frozen):
 
 def plan_for(files: Iterable[tuple[dt.date, str, int]], retain_days: int, today: dt.date) -> PrunePlan:
     """The pure plan (see the module contract)."""
-    if retain_days < 1:
-        raise StoreError(f"retain days must be at least 1, got {retain_days}")
-    cutoff = today - dt.timedelta(days=retain_days - 1)
+    if retain_days < 0:
+        raise StoreError(f"retain days must be at least 0, got {retain_days}")
+    # 0 keeps as much as 1: today's file, which a running `glider serve` appends to, always stays.
+    cutoff = today - dt.timedelta(days=max(retain_days, 1) - 1)
     delete: list[PruneItem] = []
     keep: list[PruneItem] = []
     for day, path, size in sorted(files):

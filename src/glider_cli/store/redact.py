@@ -1,21 +1,28 @@
 """Redaction: secrets never reach disk.
 
 `redact(value)` returns a copy of a JSON-like value in which
-- the value under a key-ish name (Authorization, x-api-key, `*-token`, `*_secret`, cookies, ...) is
-  replaced by "[REDACTED]" when it is a string (numbers such as `max_tokens` are not secrets);
+- the value under a key-ish name (Authorization, x-api-key, `*-token`, `*_secret`, cookies,
+  `SecretAccessKey`, `AccountKey`, ...) is replaced by "[REDACTED]" when it is a string (numbers such
+  as `max_tokens` are not secrets);
 - any Mapping (MappingProxyType, Starlette Headers) becomes a dict, tuples and sets lists, bytes and
   other objects the (redacted) text they would be written as;
 - header pairs given as `[name, value]` lists are treated like mapping entries;
-- inside every other string, substrings that look like keys or tokens (`sk-…`, `sk-ant-…`, `ghp_…`,
-  `github_pat_…`, `AKIA…`, `xox…`, `AIza…`, `glpat-…`, `Bearer …`, PEM private-key blocks) are
-  replaced by "[REDACTED]".
-The event writer applies it to every event before the event reaches the in-memory ring or disk.
+- inside every other string, each match of a shape in `SHAPES` (the one table of key and token
+  shapes: PEM private keys, AWS key ids and secret keys, GCP service-account keys, Azure account keys,
+  connection strings, SAS signatures and client secrets, GitHub, GitLab, Slack, Stripe, OpenAI and
+  Anthropic keys, Google API keys, JWTs, `Authorization:` and `Bearer` values) is replaced by
+  "[REDACTED]"; a shape found by its label (`aws_secret_access_key = ...`) keeps the label.
+The event writer applies it to every event before the event reaches the in-memory ring or disk; the
+continuity record and `context export` hold only what went through it.
 
-`may_need_redaction(blob)` is the writer's fast path: given the exact JSON bytes (orjson output) of a
-value made of dicts, lists, strings, numbers, booleans and None, it is False only when `redact` would
-return an equal value, so those bytes can be written as they are. It is a conservative check over
-the text: any key-like substring or any string (key or value) that ends in a word every sensitive
-name ends in makes it True. False positives only cost the full walk; a false negative would be a bug.
+Every pattern is RE2 (linear in the text, whatever it holds), and only the shapes whose trigger
+occurs in a text are run on it. The fast paths decide that nothing needs to change, in one RE2 scan:
+- `text_may_need_redaction(text)` is False only when `redact_text(text)` is `text`: no shape's
+  trigger (a literal every match of the shape contains) occurs in it;
+- `may_need_redaction(blob)`, given the exact JSON bytes (orjson output) of a value made of dicts,
+  lists, strings, numbers, booleans and None, is False only when `redact` would return an equal
+  value: no trigger, and no string (key or value) that ends in a word every sensitive name ends in.
+Both are conservative: false positives only cost the full pass; a false negative would be a bug.
 """
 
 from __future__ import annotations
@@ -23,9 +30,86 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
+
+import re2
 
 REDACTED = "[REDACTED]"
+
+
+class Shape(NamedTuple):
+    """One key or token shape: `pattern` (RE2, so linear in the text; a `(?P<keep>...)` part is kept,
+    the rest replaced) and `trigger` (RE2; every match of `pattern` contains a match of it)."""
+
+    name: str
+    pattern: str
+    trigger: str
+
+
+# Separators between a label and its value: `=`, `:`, quotes (also JSON-escaped ones) and spaces.
+_SEP = r"""[\\"'\s]*[:=][\\"'\s]*"""
+_B64 = r"[A-Za-z0-9/+]"
+
+SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "pem-private-key",  # also a GCP service-account JSON's "private_key" (with its \n escapes)
+        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:(?s:.*?)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|(?s:.*)$)",
+        "PRIVATE KEY",
+    ),
+    Shape("gcp-private-key-id", rf"(?P<keep>private_key_id{_SEP})[0-9a-f]{{40}}\b", "private_key_id"),
+    Shape("anthropic-openai-key", r"\bsk-(?:ant-)?[A-Za-z0-9_\-]{8,}", "sk-"),
+    Shape("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", "k_live_|k_test_"),
+    Shape("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9]{16,}", "whsec_"),
+    Shape("github-token", r"\bgh[pousr]_[A-Za-z0-9]{16,}", "gh[pousr]_"),
+    Shape("github-fine-grained-token", r"\bgithub_pat_[A-Za-z0-9_]{16,}", "github_pat_"),
+    Shape("gitlab-token", r"\bglpat-[A-Za-z0-9_\-]{16,}", "glpat-"),
+    Shape("slack-token", r"\bxox[abposr]-[A-Za-z0-9\-]{8,}", "xox"),
+    Shape("slack-app-token", r"\bxapp-\d-[A-Za-z0-9\-]{8,}", "xapp-"),
+    Shape(
+        "slack-webhook",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]{8,}",
+        "hooks.slack.com",
+    ),
+    Shape("google-api-key", r"\bAIza[0-9A-Za-z_\-]{30,}", "AIza"),
+    Shape(
+        "aws-access-key-id",  # with the secret key that follows it (`AKIA…,wJalr…` in a credentials CSV)
+        rf"\b(?:AKIA|ASIA)[0-9A-Z]{{16}}\b(?:[\s,;:|=\"']{{1,8}}{_B64}{{40}}[A-Za-z0-9/+=]*)?",
+        "AKIA|ASIA",
+    ),
+    Shape(
+        "aws-secret-access-key",
+        rf"(?P<keep>(?i:(?:aws_?)?secret_?(?:access_?)?key){_SEP}){_B64}{{40}}[A-Za-z0-9/+=]*",
+        "(?i)secret_?(?:access_?)?key",
+    ),
+    Shape(
+        "aws-session-token",
+        rf"(?P<keep>(?i:session_?token){_SEP})[A-Za-z0-9/+=]{{100,}}",
+        "(?i)session_?token",
+    ),
+    Shape(
+        "azure-account-key",  # storage and Service Bus connection strings
+        r"(?P<keep>(?i:AccountKey|SharedAccessKey)\s*=\s*)[A-Za-z0-9/+=]{20,}",
+        "(?i)accountkey|(?i)sharedaccesskey",
+    ),
+    Shape("azure-sas-signature", r"(?P<keep>[?&]sig=)[A-Za-z0-9%/+=]{20,}", "sig="),
+    Shape("azure-client-secret", r"\b[A-Za-z0-9_.\-~]{3}\dQ~[A-Za-z0-9_.\-~]{31,34}", "Q~"),
+    Shape("jwt", r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*", "eyJ"),
+    Shape(
+        "authorization-value",  # `Authorization: Basic …`, `authorization=token …` in logs and curl lines
+        rf"(?P<keep>(?i:(?:proxy-)?authorization){_SEP}"
+        r"(?:(?i:basic|bearer|token|digest|negotiate|ntlm|apikey|sso-key)\s+)?)[^\s\"'\\,;]{6,}",
+        "(?i)authorization",
+    ),
+    Shape("bearer-value", r"\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{6,}", "[Bb]earer"),
+)
+
+
+# Each shape compiled on its own, with its trigger: only the shapes whose trigger occurs are run.
+_COMPILED = tuple((re2.compile(s.pattern), re2.compile(s.trigger), "(?P<keep>" in s.pattern) for s in SHAPES)
+# No match of any shape is shorter than this.
+_MIN_LEN = 11
+_TRIGGER = re2.compile("|".join(f"(?:{s.trigger})" for s in SHAPES))
 
 _EXACT_NAMES = frozenset(
     {
@@ -51,120 +135,106 @@ _EXACT_NAMES = frozenset(
         "bearer",
     }
 )
-_NAME_SUFFIXES = ("-api-key", "-apikey", "-secret", "-password", "-token", "-credentials", "-private-key")
-
-_VALUE_RE = re.compile(
-    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END [A-Z0-9 ]*PRIVATE KEY-----|.*\Z)"
-    r"|\bsk-(?:ant-)?[A-Za-z0-9_\-]{8,}"
-    r"|\bgh[pousr]_[A-Za-z0-9]{16,}"
-    r"|\bgithub_pat_[A-Za-z0-9_]{16,}"
-    r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
-    r"|\bxox[abposr]-[A-Za-z0-9\-]{8,}"
-    r"|\bAIza[0-9A-Za-z_\-]{30,}"
-    r"|\bglpat-[A-Za-z0-9_\-]{16,}"
-    r"|\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{6,}",
-    re.DOTALL,
+# Names written together (camelCase JSON: `accessToken`, `SecretAccessKey`, `AccountKey`).
+_COMPACT_NAMES = frozenset(
+    {
+        "accesstoken",
+        "refreshtoken",
+        "idtoken",
+        "sessiontoken",
+        "clientsecret",
+        "privatekey",
+        "secretaccesskey",
+        "awssecretaccesskey",
+        "secretkey",
+        "accountkey",
+        "sharedaccesskey",
+    }
 )
-# Cheap pre-checks: no match is shorter than this, and a string without one of these cannot match.
-_MIN_LEN = 11
-_TRIGGER = re.compile(r"sk-|gh[pousr]_|github_pat_|AKIA|ASIA|xox|AIza|glpat-|[Bb]earer|PRIVATE KEY")
-
-
-# The fast path works on substrings, not a regex (a regex alternation scans ~100x slower).
-# Any of these, exactly as written, may start a key-shaped value (a superset of `_TRIGGER`'s
-# alternatives); the Kelvin sign lower-cases to `k`, so a string holding one is suspect too.
-_SHAPES = (
-    *(b"gh" + c + b"_" for c in (b"p", b"o", b"u", b"s", b"r")),
-    *(t.encode() for t in ("sk-", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-")),
-    *(t.encode() for t in ("Bearer", "bearer", "PRIVATE KEY", "\u212a")),
+_NAME_SUFFIXES = (
+    "-api-key",
+    "-apikey",
+    "-secret",
+    "-password",
+    "-token",
+    "-credentials",
+    "-private-key",
+    "-secret-key",
+    "-access-key",
+    "-account-key",
 )
 # Every name `sensitive_name` accepts ends, once stripped and lower-cased, in one of these (`_` for
-# `-` included; `x-...-key` ends in `-key`). A string ends where a `"` follows after optional
-# whitespace: raw ASCII, escaped (`\n`, `\u001f`) or any non-ASCII byte (possible Unicode space).
-_NAME_ENDS = tuple(
-    w.encode()
-    for w in (
-        "authorization",
-        "cookie",
-        "apikey",
-        "-key",
-        "_key",
-        "token",
-        "secret",
-        "password",
-        "passwd",
-        "credentials",
-        "credential",
-        "bearer",
-    )
+# `-` included; `x-...-key` ends in `-key`; the compact names end in a word listed here).
+_NAME_ENDS = (
+    "authorization",
+    "cookie",
+    "apikey",
+    "-key",
+    "_key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "credentials",
+    "credential",
+    "bearer",
+    "privatekey",
+    "accesskey",
+    "secretkey",
+    "accountkey",
 )
-_SPACE = frozenset(b" \t\n\r\x0b\x0c")
-_QUOTE, _BACKSLASH = ord('"'), ord("\\")
-
-
-def _ends_a_string(low: bytes, i: int) -> bool:
-    n = len(low)
-    while i < n:
-        c = low[i]
-        if c == _QUOTE:
-            return True
-        if c == _BACKSLASH:
-            i += 6 if low[i + 1 : i + 2] == b"u" else 2
-        elif c in _SPACE or c >= 0x80:
-            i += 1
-        else:
-            return False
-    return False
-
-
-# `_TRIGGER`'s alternatives as plain substrings: a string holding none of them is left as it is.
-_TEXT_SHAPES = (
-    *(f"gh{c}_" for c in "pousr"),
-    *("sk-", "github_pat_", "AKIA", "ASIA", "xox", "AIza", "glpat-", "Bearer", "bearer", "PRIVATE KEY"),
+# A string ends where a `"` follows after optional whitespace: raw ASCII, escaped (`\n`, `\u001f`) or
+# any non-ASCII character (a possible Unicode space). RE2's case folding also folds the Kelvin sign
+# (U+212A) to `k`, as str.lower() does for the names `sensitive_name` sees; the sign itself is a
+# trigger too, so the check never depends on it.
+_BLOB = re2.compile(
+    "(?:"
+    + _TRIGGER.pattern
+    + ")|\u212a|(?i:"
+    + "|".join(re.escape(w) for w in _NAME_ENDS)
+    + r')(?:[ \t\n\r\x0b\x0c]|[^\x00-\x7f]|\\u[\s\S]{4}|\\[\s\S])*"'
 )
 
 
 def text_may_need_redaction(text: str) -> bool:
-    """False when `redact_text(text)` is `text` (a substring pre-check, cheaper than `_TRIGGER`)."""
-    if len(text) < _MIN_LEN:
-        return False
-    for shape in _TEXT_SHAPES:  # noqa: SIM110 (a plain loop is twice as fast as any() on short text)
-        if shape in text:
-            return True
-    return False
+    """False when `redact_text(text)` is `text` (see the module contract)."""
+    return len(text) >= _MIN_LEN and _TRIGGER.search(text) is not None
 
 
 def may_need_redaction(blob: bytes) -> bool:
     """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
-    for shape in _SHAPES:
-        if shape in blob:
-            return True
-    low = blob.lower()
-    for word in _NAME_ENDS:
-        i = low.find(word)
-        while i >= 0:
-            end = i + len(word)
-            if _ends_a_string(low, end):
-                return True
-            i = low.find(word, end)
-    return False
+    return _BLOB.search(blob) is not None
 
 
 @functools.lru_cache(maxsize=4096)
 def sensitive_name(name: str) -> bool:
     """True for header/field names whose string values are credentials."""
     n = name.strip().lower().replace("_", "-")
-    if n in _EXACT_NAMES:
+    if n in _EXACT_NAMES or n.endswith(_NAME_SUFFIXES):
         return True
-    if n.endswith(_NAME_SUFFIXES):
+    if "-" not in n and n in _COMPACT_NAMES:  # written together: the fast path sees the same ending
         return True
     return n.startswith("x-") and n.endswith("-key")
 
 
+def _keep_label(m: Any) -> str:
+    return str(m.group("keep")) + REDACTED
+
+
 def redact_text(text: str) -> str:
-    if len(text) < _MIN_LEN or _TRIGGER.search(text) is None:
+    """`text` with every match of every shape in `SHAPES` redacted, in table order."""
+    if len(text) < _MIN_LEN:
         return text
-    return _VALUE_RE.sub(REDACTED, text)
+    present: set[int] = set()
+    for m in _TRIGGER.finditer(text):
+        # The shapes whose trigger is here: looked up in a window around the hit, which also holds
+        # any trigger the combined scan's hit overlaps (triggers are far shorter than the window).
+        window = text[max(m.start() - 64, 0) : m.end() + 64]
+        present.update(i for i, (_, trigger, _) in enumerate(_COMPILED) if trigger.search(window) is not None)
+    for i in sorted(present):
+        pattern, _, keep = _COMPILED[i]
+        text = pattern.sub(_keep_label if keep else REDACTED, text)
+    return text
 
 
 def redact(value: Any) -> Any:

@@ -16,11 +16,13 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    falls back to the session's current family; with neither, a family is opened without a
    `TurnOpened` (nothing is known about its parent).
 3. **title**: Claude Code's session-title request (`output_config.format` is a `json_schema` with a
-   `title` property, or the latest user text opens with `<session>` and the request has no tools).
+   `title` property, or the latest user text opens with `<session>` and the request has no tools);
+   **utility**: Gemini CLI's router-classifier and other JSON-mode side requests (no tools). Both
+   join the session's current family (a Gemini session: see `protocol.gemini_request`) and open none.
 4. **summary**: a compaction / summary / Cursor Composer wrap-up request (its wording, or a Codex
    `x-codex-turn-metadata` whose `request_kind` is not `turn`).
-   Titles and summaries join the session's current family; a summary-worded user message with no
-   live family to join is a new turn.
+   Titles, utility requests and summaries join the session's current family; a summary-worded user
+   message with no live family to join is a new turn.
 5. **subagent**: a request whose only user message equals, or contains, the `prompt` (or
    `description`) input of an Agent/Task tool call that a live family issued and has not had
    answered yet. It joins that family, whatever its session id says (subagents may carry another
@@ -70,6 +72,7 @@ from glider_cli.protocol.request_kinds import (
     is_new_user_message,
     is_summary_request,
     is_title_request,
+    is_utility_request,
     summary_worded,
 )
 from glider_cli.store.redact import REDACTED
@@ -177,6 +180,8 @@ class FamilyIndex:
         text = request.last_user_text
         if is_title_request(request, body, text):
             return self._follow(current, now, "title", sid, request)
+        if is_utility_request(request, body):
+            return self._follow(current, now, "utility", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
         new = is_new_user_message(request)
         codex_kind = (

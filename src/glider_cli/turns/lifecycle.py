@@ -182,9 +182,17 @@ class Turns:
         clock: Clock,
         new_id: Callable[[], str],
         max_families: int = 4096,
+        local_only: bool = False,
     ) -> None:
         self.router = router
-        self.sticky = Stickiness(sticky, tool_followup, clock=clock, new_id=new_id, max_families=max_families)
+        self.sticky = Stickiness(
+            sticky,
+            tool_followup,
+            clock=clock,
+            new_id=new_id,
+            max_families=max_families,
+            local_only=local_only,
+        )
         self.usage = UsageCalibrator()
         self._plans = _LastPlans(max_families)
 

@@ -90,7 +90,9 @@ class Stickiness:
         clock: Clock,
         new_id: Callable[[], str],
         max_families: int = 4096,
+        local_only: bool = False,
     ) -> None:
+        self.local_only = local_only
         self.sticky = sticky
         self.allow = frozenset(tool_followup.allowlist)
         self.deny = frozenset(tool_followup.denylist)
@@ -134,7 +136,7 @@ class Stickiness:
             why = f"{', '.join(tools)} on routing.tool_followup.denylist: follows its parent {turn}"
             forced = Forced(fam.side, fam.backend, fam.model, why)
             return StickyView(fam.side == "cloud", p.turn_id, why, True, forced, family)
-        if p.kind == "summary":
+        if p.kind == "summary" and not self.local_only:
             why = "a summary/wrap-up goes to the cloud or the origin"
             return StickyView(True, p.turn_id, why, True, family=family)
         if live and binding is not None:
@@ -150,8 +152,8 @@ class Stickiness:
         when the decision is a cloud one, and return the events to emit."""
         events: Events = []
         p = plan.placement
-        if p.kind == "count_tokens" or p.turn_id is None:
-            return events
+        if p.kind in ("count_tokens", "utility") or p.turn_id is None:
+            return events  # a utility request is about the next prompt: it leaves its family as it was
         self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
         if fam is None or decision.target != "cloud":
@@ -182,7 +184,7 @@ class Stickiness:
         """Record who answered (after any fallback) and the tool calls the reply issued; a finished run
         starts the binding's grace time."""
         p = plan.placement
-        if p.turn_id is None or p.kind in ("count_tokens", "title", "summary"):
+        if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
             return []
         self.index.served(p.turn_id, side, backend, model)
         issued = [c for c in calls if c.id]

@@ -1,0 +1,66 @@
+"""`glider setup CLIENT`: point Claude Code, Codex or Gemini CLI at Glider (`--undo` takes it back).
+
+The logic is `glider_cli.app.setup`; this module reads the options and the environment (HOME and
+CODEX_HOME for the clients' files; the manifest lives under GLIDER_HOME, or `--home`), calls it once
+and prints the plan.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from glider_cli.commands.options import HOME, home_for, json_option
+
+
+def main(
+    ctx: typer.Context,
+    client: str = typer.Argument(..., help="claude-code, codex or gemini.", show_default=False),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
+    undo: bool = typer.Option(False, "--undo", help="Remove exactly what an earlier setup wrote."),
+    project: bool = typer.Option(
+        False, "--project", help="claude-code: write into ./.claude instead of ~/.claude."
+    ),
+    statusline: bool = typer.Option(
+        False, "--statusline", help="claude-code: add a statusline showing the session's last route."
+    ),
+    url: str = typer.Option("http://127.0.0.1:8787", "--url", help="Where `glider serve` listens."),
+    json_out: bool = json_option("Print the plan as JSON."),
+    home: str | None = HOME,
+) -> None:
+    """Point Claude Code, Codex or Gemini CLI at Glider; --undo takes it back."""
+    from glider_cli.app import setup
+    from glider_cli.commands import console
+
+    command = f"{shlex.quote(sys.executable)} -m glider_cli.app.statusline --url {shlex.quote(url)}"
+    codex_home = os.environ.get("CODEX_HOME")
+    options = setup.Options(
+        home=Path.home(),
+        base_url=url.rstrip("/"),
+        project=Path.cwd() if project else None,
+        statusline=command if statusline else None,
+        codex_home=Path(codex_home) if codex_home else None,
+    )
+    manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
+    plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)
+    if not dry_run:
+        setup.apply(plan, manifest)
+    if json_out:
+        console.emit_json({**plan.to_dict(), "applied": not dry_run})
+        return
+    verb = "would " if dry_run else ""
+    for c in plan.changes:
+        console.line(f"{verb}{c.action} {c.path}" + (f": {c.key} = {c.value!r}" if c.key else ""))
+        if dry_run and c.text:
+            for text in c.text.splitlines():
+                console.line(f"    {text}")
+    for path, why in plan.skipped:
+        console.warn(f"skipped {path}: {why}")
+    if not plan.changes and not plan.skipped:
+        console.line("nothing to do")
+    for note in plan.notes if not undo else []:
+        console.err.print(note, markup=False)

@@ -1,0 +1,216 @@
+"""The pack: what a local model receives instead of the client's whole request.
+
+Spec (memory-and-context.md, "What the local model receives"): Glider never sends the full transcript; it
+sends a pack of limited size, the most recent user turn and at most N short episodes. Issue #13 §1 says
+what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools=...)`:
+
+- Pure: no I/O, no clock; `body` is not modified. The result is a new body in the client's own protocol
+  (anthropic, openai_chat or openai_responses), so the usual translation to the backend's wire applies to
+  it unchanged, plus a `PackReport` (sizes before and after, and what was kept).
+- `settings.local_context` false: the body comes back as it is (`report.packed` is false).
+- The current turn, whole: every message from the latest real user message on (user text that answers no
+  tool call and is not only client-injected context such as `<system-reminder>`), with this turn's
+  assistant tool calls and tool results and their ids as they were. Nothing before it is sent. Only the
+  context blocks the client injected into the turn's user messages (Claude Code's `<system-reminder>`s:
+  CLAUDE.md, git status, attribution) are cut, each to a quarter of `settings.local_system_chars`.
+- A short system prompt: Glider's own brief instruction (`BRIEF`), then the client's system text (its
+  system prompt, and the system/developer messages it puts among the messages) cut to
+  `settings.local_system_chars`, keeping its start and its environment lines (working directory,
+  platform, shell, OS, date; Claude Code's `# Environment` lines and Codex's `<environment_context>`,
+  wherever in the request they are), then the last `settings.local_episode_count` episodes (short texts
+  the caller gives, oldest first) as one "earlier in this session" block.
+- A tool diet, only when `tools` (the backend can call tools): the tools this turn's calls used plus
+  those named in `settings.local_tools`, among those the client offered; each description cut to
+  `settings.local_tool_chars` and each parameter's description to a quarter of it, JSON-Schema
+  `$schema` dropped. Without `tools` no tool is sent (and no `tool_choice`).
+- Sizes: bytes of the body's JSON, and the prompt tokens the router estimates (`parse_request`). The
+  captured Claude Code first turn: 50,177 bytes / ~12,300 tokens -> ~6,400 bytes / ~1,450 tokens.
+- The per-protocol reading and rebuilding is `protocol.pack_shapes`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import orjson
+
+from glider_cli.config.settings import TransformSettings
+from glider_cli.protocol import pack_shapes
+from glider_cli.protocol.pack_shapes import cut
+from glider_cli.protocol.parse import parse_request
+from glider_cli.values import Frozen
+
+BRIEF = (
+    "You answer one turn of a coding agent's session (through Glider): the latest request in full, an "
+    "excerpt of the agent's instructions, notes on earlier turns. Be brief; use a tool only when needed."
+)
+EPISODES_HEADING = "Earlier in this session (Glider's notes, oldest first):"
+# One episode is a few lines (asked, routed, outcome, files); a longer one is cut.
+EPISODE_CHARS = 400
+# An environment line longer than this is not an environment line worth its place (Codex's filesystem
+# permission profile is one such); it is cut.
+ENV_LINE_CHARS = 200
+
+# The environment lines coding agents write: Claude Code's `# Environment` list and older "Working
+# directory:" forms, and Codex's `<environment_context>` elements.
+_ENV_LINE = re.compile(
+    r"^\s*(?:[-*]\s*)?(?:primary working directory|working directory|additional working directories"
+    r"|is (?:a )?git repo(?:sitory)?|platform|shell|os version|today'?s date|current date|timezone)\b"
+    r"\s*(?:is\b|:)"
+    r"|^\s*<(cwd|shell|current_date|timezone|os|platform)>.+</\1>\s*$",
+    re.IGNORECASE,
+)
+_CLIENT_HEADER = re.compile(r"^x-anthropic-billing-header:")
+
+
+class PackReport(Frozen):
+    """What the pack kept and what it weighs (`glider route explain --json` shows it)."""
+
+    packed: bool
+    bytes_before: int
+    bytes_after: int
+    tokens_before: int
+    tokens_after: int
+    system_chars_before: int
+    system_chars: int
+    env_lines: int
+    messages_before: int
+    messages_kept: int
+    episodes: int
+    tools_kept: tuple[str, ...]
+    tools_dropped: tuple[str, ...]
+
+    def __init__(
+        self,
+        packed: bool,
+        bytes_before: int,
+        bytes_after: int,
+        tokens_before: int,
+        tokens_after: int,
+        system_chars_before: int,
+        system_chars: int,
+        env_lines: int,
+        messages_before: int,
+        messages_kept: int,
+        episodes: int,
+        tools_kept: tuple[str, ...],
+        tools_dropped: tuple[str, ...],
+    ) -> None:
+        self.__dict__.update(
+            packed=packed,
+            bytes_before=bytes_before,
+            bytes_after=bytes_after,
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            system_chars_before=system_chars_before,
+            system_chars=system_chars,
+            env_lines=env_lines,
+            messages_before=messages_before,
+            messages_kept=messages_kept,
+            episodes=episodes,
+            tools_kept=tools_kept,
+            tools_dropped=tools_dropped,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {name: getattr(self, name) for name in self._fields}
+        d["tools_kept"], d["tools_dropped"] = list(self.tools_kept), list(self.tools_dropped)
+        return d
+
+
+class Packed(Frozen):
+    """A pack: the body to send (the client's protocol) and its report."""
+
+    body: dict[str, Any]
+    report: PackReport
+
+    def __init__(self, body: dict[str, Any], report: PackReport) -> None:
+        self.__dict__.update(body=body, report=report)
+
+
+def _environment(texts: Sequence[str]) -> list[str]:
+    seen: set[str] = set()
+    lines: list[str] = []
+    for text in texts:
+        for line in text.splitlines():
+            if not _ENV_LINE.match(line):
+                continue
+            line = cut(line.strip(), ENV_LINE_CHARS)
+            if line not in seen:
+                seen.add(line)
+                lines.append(line)
+    return lines
+
+
+def system_prompt(
+    client: Sequence[str], context: Sequence[str], budget: int, episodes: Sequence[str]
+) -> tuple[str, int, int]:
+    """The pack's system prompt, the characters of the client's text it kept and its environment lines.
+
+    `client` is the client's system text (prompt and system/developer messages), `context` the other
+    text the turn no longer carries (earlier messages), read only for environment lines."""
+    parts = [t for t in (t.strip() for t in client) if t and not _CLIENT_HEADER.match(t)]
+    full = "\n\n".join(parts)
+    env = _environment([*parts, *context])
+    env_block = cut("\n".join(env), budget // 2)
+    kept_env = env_block.count("\n") + 1 if env_block else 0
+    start = cut(full, max(0, budget - len(env_block) - 2)) if budget else ""
+    missing = [line for line in env_block.splitlines() if line not in start]
+    env_text = "\n".join(missing)
+    sections = [BRIEF]
+    if start:
+        sections.append(start)
+    if env_text:
+        sections.append("Environment:\n" + env_text)
+    if episodes:
+        sections.append(
+            EPISODES_HEADING + "\n" + "\n".join("- " + cut(e.strip(), EPISODE_CHARS) for e in episodes)
+        )
+    return "\n\n".join(sections), len(start) + len(env_text), kept_env
+
+
+def _size(protocol: str, body: Mapping[str, Any]) -> tuple[int, int]:
+    return len(orjson.dumps(body)), parse_request(protocol, body).estimated_tokens
+
+
+def pack(
+    protocol: str,
+    body: Mapping[str, Any],
+    settings: TransformSettings,
+    *,
+    episodes: Sequence[str] = (),
+    tools: bool = True,
+) -> Packed:
+    """The pack of a client request for a local backend (see the module docstring). RequestError for a
+    body that `parse_request` refuses; an unknown protocol is a ValueError."""
+    shape = pack_shapes.SHAPES.get(protocol)
+    if shape is None:
+        raise ValueError(f"no pack for protocol {protocol!r}")
+    size_before, tokens_before = _size(protocol, body)
+    split = shape.split(body)
+    client_chars = sum(len(t) for t in split.system)
+    n = len(split.messages)
+    if not settings.local_context:
+        report = PackReport(
+            False, size_before, size_before, tokens_before, tokens_before, client_chars, client_chars,
+            0, n, n, 0, tuple(shape.tool_names(body)), (),
+        )  # fmt: skip
+        return Packed(dict(body), report)
+    start = shape.turn_start(split.messages)
+    turn = pack_shapes.trim_context(split.messages[start:], settings.local_system_chars // 4)
+    context = [shape.text(m) for m in split.messages[:start]]
+    recent = list(episodes[-settings.local_episode_count :]) if settings.local_episode_count else []
+    system, kept_chars, env_lines = system_prompt(split.system, context, settings.local_system_chars, recent)
+    offered = shape.tool_names(body)
+    keep = set(settings.local_tools) | shape.used_tools(turn) if tools else set()
+    diet = shape.diet(body, keep, settings.local_tool_chars) if tools else []
+    kept = tuple(shape.tool_names({"tools": diet}))
+    out = shape.build(body, system, turn, diet)
+    size_after, tokens_after = _size(protocol, out)
+    report = PackReport(
+        True, size_before, size_after, tokens_before, tokens_after, client_chars, kept_chars, env_lines,
+        n, len(turn), len(recent), kept, tuple(t for t in offered if t not in kept),
+    )  # fmt: skip
+    return Packed(out, report)

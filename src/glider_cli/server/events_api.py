@@ -1,0 +1,259 @@
+"""The dashboard's event API on `glider serve`: live events, the requests of the last days, their counts.
+
+`events_routes(paths, settings, hub, clock=time.time) -> list[BaseRoute]`; `hub` is the app's
+`EventHub` (over the serve lifespan's EventWriter, or None when the app was given another sink).
+
+    GET /api/events/stream?after=<id>&backlog=N&types=A,B
+        Server-sent events: one `id:` + `data:` frame per event of the writer's ring (the redacted
+        event as the log holds it), oldest first, from `after` (or the `Last-Event-ID` header the
+        browser sends when it reconnects), else the newest `backlog` (default 0) then everything new.
+        The hub wakes a stream as soon as the request path's events are written, and every
+        `poll` seconds regardless (events written by other threads). A stream ends by itself after
+        `max_age` seconds (default 3) and tells the browser to reconnect after `retry` ms (default
+        200), which it does with `Last-Event-ID`, so nothing is lost: a stream that never ended
+        would hold `glider serve` past uvicorn's graceful-shutdown timeout on Ctrl-C, which cancels it
+        with an error. `EventHub.close()` (`app.state.events`) ends every stream at once.
+        404 when the app has no live event log.
+    GET /api/events/requests?limit=50&before=<id>&session=<id>&turn_id=<id>
+        {"requests": [...], "next": <cursor or null>, "since": <oldest id kept>}: request records
+        (`store.feed.Request`), newest first, paged.
+    GET /api/events/sessions?limit=30&before=<cursor>  {"sessions": [...], "next", "since"}
+    GET /api/events/stats?window=hour|day              `store.feed_views.window_stats` + each
+                                                       backend's `state` (ok, failing, idle)
+
+Requests, sessions and stats read a `store.feed.Feed` over the last `context.warm_load_days` days of
+the log (at least one), refreshed incrementally per call in the thread pool after the writer's
+queue is flushed. A bad parameter is a 400 `{"error": {"message", "param"}}`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from asyncio import to_thread as run_in_threadpool
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from glider_cli.config.settings import ContextSettings
+from glider_cli.paths import Paths
+from glider_cli.server.http_json import json_response
+from glider_cli.store import feed_views
+from glider_cli.store.feed import Feed
+from glider_cli.store.writer import EventWriter
+
+WINDOWS = {"hour": (3600, 12), "day": (86_400, 24)}
+MAX_LIMIT = 500
+FLUSH_WAIT = 1.0
+
+
+class _BadParam(Exception):
+    def __init__(self, message: str, param: str) -> None:
+        super().__init__(message)
+        self.body = {"message": message, "param": param}
+
+
+def _limit(request: Request, name: str, default: int, low: int = 1) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= MAX_LIMIT:
+        raise _BadParam(f"{name}={raw!r} must be a whole number from {low} to {MAX_LIMIT}", name)
+    return int(raw)
+
+
+def _token(request: Request, name: str) -> str | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    if len(raw) > 200 or any(c.isspace() for c in raw):
+        raise _BadParam(f"{name} must be one token (no spaces)", name)
+    return raw
+
+
+class EventHub:
+    """Wakes the live streams when the request path's events have been written (see the contract)."""
+
+    def __init__(
+        self,
+        writer: EventWriter | None,
+        *,
+        poll: float = 1.0,
+        max_age: float = 3.0,
+        retry_ms: int = 200,
+    ) -> None:
+        self.writer = writer
+        self.poll = poll
+        self.max_age = max_age
+        self.retry_ms = retry_ms
+        self.closed = False
+        self._waiters: set[asyncio.Future[None]] = set()
+
+    def wrap(
+        self, write_now: Callable[[list[tuple[str, Any, str | None]]], None]
+    ) -> Callable[[list[tuple[str, Any, str | None]]], None]:
+        """`write_now`, then a wake-up for the streams (what `LoopSink` is given in `create_app`)."""
+
+        def written(items: list[tuple[str, Any, str | None]]) -> None:
+            write_now(items)
+            if self._waiters:
+                self.notify()
+
+        return written
+
+    def notify(self) -> None:
+        """Wake every waiting stream; safe from any thread."""
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        for fut in list(self._waiters):
+            loop = fut.get_loop()
+            if loop is running:
+                _wake(fut)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(_wake, fut)
+
+    async def wait(self, timeout: float) -> None:
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.add(fut)
+        try:
+            await asyncio.wait((fut,), timeout=timeout)
+        finally:
+            self._waiters.discard(fut)
+
+    def close(self) -> None:
+        """End every stream at its next wake-up."""
+        self.closed = True
+        self.notify()
+
+    def after(self, cursor: str, limit: int) -> list[dict[str, Any]]:
+        """The ring's events with an id above `cursor`, oldest first, at most `limit` (the oldest)."""
+        assert self.writer is not None
+        ring = self.writer.recent()
+        i = len(ring)
+        while i > 0 and ring[i - 1]["id"] > cursor:
+            i -= 1
+        return ring[i : i + limit]
+
+    def start_cursor(self, backlog: int) -> str:
+        assert self.writer is not None
+        ring = self.writer.recent(backlog + 1)
+        if len(ring) > backlog:
+            return str(ring[0]["id"])
+        return ""
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _frame(event: dict[str, Any]) -> bytes:
+    return b"id: " + str(event["id"]).encode() + b"\ndata: " + orjson.dumps(event, default=str) + b"\n\n"
+
+
+async def _stream(hub: EventHub, cursor: str, types: frozenset[str] | None) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + hub.max_age
+    yield b"retry: %d\n\n" % hub.retry_ms
+    while not hub.closed:
+        batch = hub.after(cursor, 200)
+        if batch:
+            cursor = str(batch[-1]["id"])
+            frames = [_frame(e) for e in batch if types is None or e.get("type") in types]
+            if frames:
+                yield b"".join(frames)
+            if len(batch) == 200:
+                continue
+        left = end - loop.time()
+        if left <= 0:
+            return
+        await hub.wait(min(hub.poll, left))
+
+
+def events_routes(
+    paths: Paths,
+    settings: ContextSettings,
+    hub: EventHub,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> list[BaseRoute]:
+    """The `/api/events/*` routes (see the module contract)."""
+    feed = Feed(paths.context, days=max(settings.warm_load_days, 1))
+
+    def refreshed() -> Feed:
+        if hub.writer is not None:
+            hub.writer.flush(timeout=FLUSH_WAIT)
+        feed.refresh()
+        return feed
+
+    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                result: Response = await handler(request)
+                return result
+            except _BadParam as exc:
+                return json_response({"error": exc.body}, 400)
+
+        return endpoint
+
+    async def stream(request: Request) -> Response:
+        if hub.writer is None:
+            msg = "no live event log: this server writes its events to another sink"
+            return json_response({"error": {"message": msg}}, 404)
+        cursor = request.headers.get("last-event-id") or _token(request, "after")
+        if cursor is None:
+            cursor = hub.start_cursor(_limit(request, "backlog", 0, low=0))
+        raw_types = request.query_params.get("types", "")
+        types = frozenset(t for t in raw_types.split(",") if t) or None
+        headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+        return StreamingResponse(_stream(hub, cursor, types), media_type="text/event-stream", headers=headers)
+
+    async def requests(request: Request) -> Response:
+        limit = _limit(request, "limit", 50)
+        before, session, turn = (_token(request, n) for n in ("before", "session", "turn_id"))
+        f = await run_in_threadpool(refreshed)
+        page, nxt = f.requests(limit, before=before, session=session, turn=turn)
+        return json_response({"requests": page, "next": nxt, "since": f.since})
+
+    async def sessions(request: Request) -> Response:
+        limit = _limit(request, "limit", 30)
+        before = _token(request, "before")
+
+        def work() -> dict[str, Any]:
+            f = refreshed()
+            page, nxt = feed_views.sessions(f.records(), limit, before=before)
+            return {"sessions": page, "next": nxt, "since": f.since}
+
+        return json_response(await run_in_threadpool(work))
+
+    async def stats(request: Request) -> Response:
+        name = request.query_params.get("window", "hour")
+        if name not in WINDOWS:
+            raise _BadParam(f"window={name!r} must be one of {', '.join(WINDOWS)}", "window")
+        window_s, buckets = WINDOWS[name]
+
+        def work() -> dict[str, Any]:
+            f = refreshed()
+            now_ms = int(clock() * 1000)
+            out = feed_views.window_stats(
+                f.records(), window_s=window_s, now_ms=now_ms, buckets=buckets, dropped=f.dropped > 0
+            )
+            for entry in out["backends"].values():
+                entry["state"] = feed_views.backend_state(entry)
+            return {"window": name, **out}
+
+        return json_response(await run_in_threadpool(work))
+
+    p = "/api/events"
+    return [
+        Route(f"{p}/stream", guarded(stream), methods=["GET"]),
+        Route(f"{p}/requests", guarded(requests), methods=["GET"]),
+        Route(f"{p}/sessions", guarded(sessions), methods=["GET"]),
+        Route(f"{p}/stats", guarded(stats), methods=["GET"]),
+    ]
