@@ -13,6 +13,8 @@ Contract:
   `count`, `first`), `turn(id)`, `query(text)` (the `--json` value), `index_tree(root, turn_id)`,
   `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")` yields the export's pieces.
 - A view's QueryError or StoreError is raised again here with its message (and position).
+- The worker runs at a lower priority (`nice` +10): where it shares a core with the server, the
+  proxy's event loop is scheduled first.
 - Memory budget: after a call, a worker above `budget_mb` of resident memory exits once it has
   answered, and the next call starts a fresh one (its caches are rebuilt from the index files). A
   worker idle for `idle` seconds exits too, and one whose server went away (its pipe closed).
@@ -37,6 +39,7 @@ from glider_cli.paths import Paths
 
 BUDGET_MB = 150.0
 IDLE = 300.0
+NICE = 10
 
 Meta = dict[str, Any]
 
@@ -81,7 +84,13 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
 
 def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: float, idle: float) -> None:
     """The worker: answer calls until idle, orphaned, or over its memory budget."""
+    import contextlib
+    import os
+
     from glider_cli.store.service import ContextStore
+
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(NICE)  # on a shared core the proxy's event loop goes first
 
     store = ContextStore(paths, settings)
     ops = _ops(store)

@@ -161,8 +161,8 @@ class EventWriter:
         """Wait until every event emitted before this call is written (or failed). True if done."""
         with self._cond:
             target = self._enqueued
-            if self._thread is None:
-                return self._done >= target
+            if self._thread is None or self._done >= target:
+                return self._done >= target  # nothing to wait for: the thread is not woken
         self._urgent.set()
         self._wake.set()
         with self._cond:
