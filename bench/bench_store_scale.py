@@ -7,7 +7,7 @@ directory (bench/store_scale_home.py: the real Router, turn lifecycle and EventW
 - each view as a whole process, `--runs` times after one warm-up: wall time and peak RSS from
   `resource.getrusage(RUSAGE_CHILDREN)` in a wrapper process per run (targets: ≤ 300 ms, ≤ 150 MB):
   `glider context turns --json`, `glider context query '*' kind=symbol …`, `glider context turn <id>`;
-  the first `context turns` after generation (it compacts the past days' index) and `--all` too;
+  the first runs after generation (the first full read compacts the past days' index), `--all` too;
 - `glider serve` on that home, in front of the fake upstream (tests/fake_upstream.py): its RSS after
   every context view was called once (target ≤ 150 MB), and the proxy's p50 at c=1 with and without a
   poller on `GET /api/context/turns` (every `--poll` seconds; 0: back to back), in alternating
@@ -141,7 +141,9 @@ async def p50(url: str, n: int, poll: str | None = None, every: float = 0.2) -> 
 def views(home: Path, runs: int) -> tuple[bool, str]:
     env = {**os.environ, "GLIDER_HOME": str(home)}
     first = one_run([*GLIDER, "context", "turns", "--json"], env)
-    report("context turns --json (first: compacts the index)", [first], None, None)
+    report("context turns --json, the first run", [first], None, None)
+    compacting = one_run([*GLIDER, "context", "turns", "--all", "--json"], env)
+    report("context turns --all, first (compacts past days)", [compacting], None, None)
     all_turns = json.loads(
         subprocess.run(
             [*GLIDER, "context", "turns", "--all", "--json"], env=env, capture_output=True, check=True
