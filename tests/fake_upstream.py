@@ -109,6 +109,7 @@ class Fault:
 class _State:
     served: Served
     reply: Reply = field(default_factory=Reply)
+    headers: dict[str, str] = field(default_factory=dict)
     fault: Fault | None = None
     requests: list[RecordedRequest] = field(default_factory=list)
     probes: list[RecordedRequest] = field(default_factory=list)
@@ -177,12 +178,15 @@ class FakeUpstream:
         usage: tuple[int, int] = DEFAULT_USAGE,
         event_delay: float = 0.0,
         count_tokens: int = 42,
+        headers: dict[str, str] | None = None,
     ) -> None:
-        """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema)."""
+        """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema);
+        `headers` are added to every model reply."""
         if isinstance(tool, str):
             tool = ToolReply(tool)
         with self._lock:
             self._state.reply = Reply(text, tool, thinking, usage, event_delay, count_tokens)
+            self._state.headers = dict(headers or {})
 
     def set_fault(
         self,
@@ -305,7 +309,14 @@ class FakeUpstream:
             await self._sleep(fault.delay)
         return rec, fault, reply
 
-    def _stream(self, events: list[bytes], fault: Fault | None, delay: float, media: str) -> Response:
+    def _stream(
+        self,
+        events: list[bytes],
+        fault: Fault | None,
+        delay: float,
+        media: str,
+        extra: dict[str, str] | None = None,
+    ) -> Response:
         cut = fault.cut_after if fault is not None else None
         stall = fault.stall if fault is not None else 0.0
 
@@ -320,7 +331,7 @@ class FakeUpstream:
                     await self._sleep(delay)
                 yield event
 
-        headers = {"cache-control": "no-cache"}
+        headers = {"cache-control": "no-cache", **(extra or {})}
         return StreamingResponse(gen(), media_type=media, headers=headers)
 
     async def _handle(self, request: Request, protocol: str) -> Response:
@@ -335,17 +346,19 @@ class FakeUpstream:
         if refused is not None:
             return JSONResponse(refused[1], status_code=refused[0])
         plan = plan_reply(protocol, body, reply)
+        with self._lock:
+            extra = dict(self._state.headers)
         if protocol == "ollama":
             if body.get("stream", True) is False:
-                return JSONResponse(ollama_json(plan))
-            return self._stream(ollama_events(plan), fault, plan.event_delay, "application/x-ndjson")
+                return JSONResponse(ollama_json(plan), headers=extra)
+            return self._stream(ollama_events(plan), fault, plan.event_delay, "application/x-ndjson", extra)
         if not body.get("stream"):
             builder = {
                 "anthropic": anthropic_json,
                 "openai_chat": chat_json,
                 "openai_responses": responses_json,
             }
-            return JSONResponse(builder[protocol](plan))
+            return JSONResponse(builder[protocol](plan), headers=extra)
         if protocol == "anthropic":
             events = anthropic_events(plan)
         elif protocol == "openai_chat":
@@ -353,7 +366,7 @@ class FakeUpstream:
             events = chat_events(plan, include)
         else:
             events = responses_events(plan)
-        return self._stream(events, fault, plan.event_delay, "text/event-stream")
+        return self._stream(events, fault, plan.event_delay, "text/event-stream", extra)
 
     def _build_app(self) -> Starlette:
         async def messages(request: Request) -> Response:

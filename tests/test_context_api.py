@@ -176,7 +176,7 @@ def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path)
             f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n"
         )
         config = load_config(config=str(cfg), environ={})
-        app = create_app(config, environ={"GLIDER_HOME": str(home)}, upstream_kind="httpx")
+        app = create_app(config, environ={"GLIDER_HOME": str(home)})
         with serve(app) as url, httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
             for text in (f"my key is {client_key}, and {pasted}", "/cloud explain this repo please"):
                 r = client.post(

@@ -12,6 +12,8 @@ from glider_cli.config.load import bundled_profiles
 
 runner = CliRunner()
 HEAD = "routing:\n  rules:\n"
+# A catch-all, so that a test about another finding does not also get "no rule covers every request".
+CATCH_ALL = "    - {name: default, priority: 0, trigger: {type: always}, action: {target: cloud}}\n"
 
 
 def rule(name: str, priority: int, trigger: str, action: str = "{target: cloud}") -> str:
@@ -108,7 +110,7 @@ def test_each_error_finding(
 
 
 def test_unknown_top_level_key_and_line(tmp_path: Path) -> None:
-    report = lint_text(tmp_path, "server: {}\nbakends: {}\n")
+    report = lint_text(tmp_path, "server: {}\nbakends: {}\n" + HEAD + CATCH_ALL)
     (err,) = report["errors"]
     assert err["key"] == "bakends" and err["line"] == 2 and "did you mean 'backends'" in str(err["message"])
 
@@ -118,6 +120,7 @@ def test_collects_every_error(tmp_path: Path) -> None:
         HEAD
         + rule("a", 1, "{type: nope}")
         + rule("b", 2, "{type: regex, pattern: '('}")
+        + CATCH_ALL
         + "server: {port: x}\n"
     )
     assert len(lint_text(tmp_path, text)["errors"]) == 3
@@ -126,7 +129,9 @@ def test_collects_every_error(tmp_path: Path) -> None:
 def test_script_disagreement_is_a_warning(tmp_path: Path) -> None:
     src = 'def evaluate(request):\n    return {"matched": True, "action": {"target": "cloud"}}\n'
     report = lint_text(
-        tmp_path, HEAD + rule("s", 1, "{type: script, file: s.star}", "{target: local}"), {"s.star": src}
+        tmp_path,
+        HEAD + rule("s", 1, "{type: script, file: s.star}", "{target: local}") + CATCH_ALL,
+        {"s.star": src},
     )
     assert report["errors"] == []
     (w,) = [w for w in report["warnings"] if w["key"] == "action.target"]
@@ -143,7 +148,7 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     assert ok.exit_code == 0, ok.output
     assert json.loads(ok.output) == {"source": "<bundled:default>", "errors": [], "warnings": []}
     bad = tmp_path / "bad.yaml"
-    bad.write_text(HEAD + rule("r", 1, "{type: nope}"))
+    bad.write_text(HEAD + rule("r", 1, "{type: nope}") + CATCH_ALL)
     result = runner.invoke(app, ["lint", "--config", str(bad), "--json"])
     assert result.exit_code == 1
     data = json.loads(result.output)

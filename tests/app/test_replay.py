@@ -155,3 +155,57 @@ def test_bad_inputs_are_errors_naming_the_place(tmp_path: Path, config: Path) ->
         text=True,
     )
     assert proc.returncode == 1 and proc.stderr.startswith("Error: ") and "Traceback" not in proc.stderr
+
+
+def test_against_shows_every_change_and_counts_each_kind(config: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.yaml"
+    changed = CONFIG.replace(
+        "action: {target: local, backend: local1}", "action: {target: local, backend: local1, model: m-small}"
+    ).replace("action: {target: cloud, backend: cloud1}", "action: {target: cloud, backend: cloud2}")
+    cloud2 = "  cloud2: {type: anthropic, base_url: 'https://x.test', api_key_env: K}\n"
+    other.write_text(changed.replace("  cloud1: {type: anthropic", cloud2 + "  cloud1: {type: anthropic"))
+    data = replay_json(str(CLAUDE_SEQ), "--config", str(config), "--against", str(other))
+    by_index = {c["index"]: c["changed"] for c in data["changes"]}
+    # The /cloud turn and its tool result change backend, and so does the count (the side's default
+    # backend is cloud2 now); the small local turn and its title change model.
+    assert by_index[1] == by_index[2] == by_index[3] == {"backend": {"from": "cloud1", "to": "cloud2"}}
+    assert by_index[4] == by_index[5] == {"model": {"from": None, "to": "m-small"}}
+    assert data["summary"] == {"rule": 0, "side": 0, "backend": 3, "model": 2, "adapter": 0, "strategy": 0}
+    assert data["moves"] == []  # nothing changes side
+    human = runner.invoke(
+        app, ["route", "replay", str(CLAUDE_SEQ), "-c", str(config), "--against", str(other)]
+    )
+    assert "  1 cloud  (rule explicit_cloud)  backend cloud1 -> cloud2" in human.output
+    assert "changes  rule 0, side 0, backend 3, model 2, adapter 0, strategy 0" in human.output
+
+
+def test_json_steps_carry_the_trace_model_and_strategy(config: Path) -> None:
+    steps = replay_json(str(CLAUDE_SEQ), "--config", str(config))["steps"]
+    first = steps[0]
+    assert {"model", "strategy", "adapter", "trace", "delegate", "clock"} <= set(first)
+    assert first["strategy"] == "single" and first["model"] is None
+    assert first["trace"][0] == {
+        "rule": "explicit_cloud",
+        "priority": 99,
+        "matched": True,
+        "reason": "command /cloud in the latest user message",
+    }
+
+
+def test_each_file_keeps_its_own_clock(config: Path, tmp_path: Path) -> None:
+    """File A: a /cloud turn at t=0 (bound for 20 s + 5 s grace) and another session at t=100. File B,
+    on its own clock, counts tokens at t=5: that is after A ended, so A's binding is long over."""
+    lines = [json.loads(x) for x in CLAUDE_SEQ.read_text().splitlines()]
+    turn, count = lines[0], lines[1]
+    other_session = json.loads(
+        json.dumps(turn).replace(
+            "5e55105e-0000-4000-8000-00000000c1a0", "0" * 8 + "-0000-4000-8000-000000000000"
+        )
+    )
+    other_session["t"], count["t"] = 100, 5
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(json.dumps(turn) + "\n" + json.dumps(other_session) + "\n")
+    b.write_text(json.dumps(count) + "\n")
+    steps = replay_json(str(a), str(b), "--config", str(config))["steps"]
+    assert [(s["t"], s["clock"]) for s in steps] == [(0, 0), (100, 100), (5, 106)]
+    assert steps[2]["kind"] == "count_tokens" and steps[2]["target"] == "local"

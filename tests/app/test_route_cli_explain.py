@@ -112,3 +112,16 @@ def test_request_file_can_be_a_capture() -> None:
         assert d["target"] in ("local", "cloud")
     codex = explain_json("--request", str(FIXTURES / "codex-exec-01-tool-followup.json"))
     assert codex["request"]["has_tools"] is True  # type: ignore[index]
+
+
+def test_all_shows_which_rules_below_the_winner_would_also_match() -> None:
+    plain = explain_json("hi /cloud")
+    every = explain_json("hi /cloud", "--all")
+    assert (every["rule"], every["target"]) == (plain["rule"], plain["target"]) == ("explicit_cloud", "cloud")
+    lines = {r["rule"]: r["reason"] for r in every["trace"]}  # type: ignore[union-attr]
+    also = sorted(rule for rule, why in lines.items() if why.startswith("would also match"))
+    assert also == ["default", "small_context_local", "task_classifier.small"]
+    assert lines["large_context_cloud"].startswith("would not match (explicit_cloud has control)")
+    human = runner.invoke(app, ["route", "explain", "hi /cloud", "--all"])
+    assert human.exit_code == 0
+    assert any(line.startswith(" +    0  default") for line in human.output.splitlines()), human.output

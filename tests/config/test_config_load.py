@@ -337,3 +337,17 @@ def test_alias_bombs_are_stopped(tmp_path: Path) -> None:
     lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 10)]
     with pytest.raises(ConfigError, match="aliases"):
         load_config(config=write(tmp_path, "\n".join(lines) + "\n"))
+
+
+def test_tool_followup_names_a_tool_or_a_tool_and_its_subagent_type(tmp_path: Path) -> None:
+    from glider_cli.config.load import check_config
+
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "extends: default\nrouting:\n  tool_followup:\n"
+        "    allowlist: [Agent:Explore, Bash]\n    denylist: ['Agent:', 'Task:a:b', 'two words']\n"
+    )
+    loaded, issues = check_config(config=str(path))
+    bad = [i for i in issues if i.key == "routing.tool_followup.denylist"]
+    assert len(bad) == 3 and all("Agent:Explore" in i.message for i in bad)
+    assert loaded.settings.tool_followup.allowlist == ("Agent:Explore", "Bash")

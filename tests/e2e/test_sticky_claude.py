@@ -231,8 +231,8 @@ def test_a_real_subagent_joins_its_parent_family_and_stays_off_local(
 def test_a_subagent_and_a_title_request_join_the_parent_family(
     glider: tuple[GliderServer, FakeUpstream],
 ) -> None:
-    """From the captured request shapes: a subagent with another session id (the real one above
-    shares its parent's), and the title request, which only the interactive TUI sends (CLIENTS.md)."""
+    """From the captured request shapes: a subagent (with its parent's session id, as the real one
+    above), and the title request, which only the interactive TUI sends (CLIENTS.md)."""
     g, fake = glider
     headers, body, path = captured("claude-code-01-first-turn.json")
     parent_session = str(uuid.uuid4())
@@ -243,9 +243,9 @@ def test_a_subagent_and_a_title_request_join_the_parent_family(
     r = post(g.url, path, headers, body)
     assert "tool_use" in r.text and r.headers["x-glider-route"].startswith("cloud; rule=explicit_cloud")
     fake.reset()
-    # The subagent: its own session id, the Agent call's prompt as its first (only) user message.
+    # The subagent: the Agent call's prompt as its first (only) user message.
     sub_headers, sub_body, _ = captured("claude-code-01-first-turn.json")
-    with_session(sub_headers, sub_body, str(uuid.uuid4()))
+    with_session(sub_headers, sub_body, parent_session)
     sub_body["messages"] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
     r2 = post(g.url, path, sub_headers, sub_body)
     assert r2.headers["x-glider-route"].startswith("cloud; rule=sticky")
@@ -256,7 +256,7 @@ def test_a_subagent_and_a_title_request_join_the_parent_family(
     t_body.update(
         tools=[], output_config={"effort": "low", "format": {"type": "json_schema", "schema": schema}}
     )
-    t_body["messages"] = [{"role": "user", "content": "<session>audit the repository</session>"}]
+    t_body["messages"] = [{"role": "user", "content": "<session>audit the repository /cloud</session>"}]
     r3 = post(g.url, path, t_headers, t_body)
     assert r3.headers["x-glider-route"].startswith("cloud; rule=sticky")
     g.wait_for("OriginPassthrough", 3)
@@ -300,7 +300,8 @@ def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
     with_session(headers, body, session)
     body["messages"][0]["content"][-1]["text"] = "FLIP-TO-LOCAL list the files /heavy"
     a_headers, a_body, a_path = captured("claude-code-01-first-turn.json")
-    with_session(a_headers, a_body, str(uuid.uuid4()))
+    a_session = str(uuid.uuid4())
+    with_session(a_headers, a_body, a_session)
     a_body["messages"][0]["content"][-1]["text"] = "audit the repository /cloud"
     prompt = "List every module under src/ that imports yaml, with one line on each."
     with FakeUpstream(
@@ -325,10 +326,10 @@ def test_the_binding_survives_a_restart(tmp_path: Path) -> None:
         b2["messages"][0]["content"][-1]["text"] = "FLIP-TO-LOCAL list the files /heavy"
         b2["messages"][-2]["content"][-1]["id"] = tool_id
         b2["messages"][-1]["content"][0]["tool_use_id"] = tool_id
-        # The subagent: its own session id, the Agent call's prompt as its only user message; the
-        # rules alone (local_default) would send it to the local model.
+        # The subagent: its parent's session id, the Agent call's prompt as its only user message;
+        # the rules alone (local_default) would send it to the local model.
         s_headers, s_body, _ = captured("claude-code-01-first-turn.json")
-        with_session(s_headers, s_body, str(uuid.uuid4()))
+        with_session(s_headers, s_body, a_session)
         s_body["messages"] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
         with GliderServer(config_yaml(fake.url, script), tmp_path, environ=env, record=False) as g2:
             r2 = post(g2.url, path, h2, b2)

@@ -2,7 +2,8 @@
 
 `GliderServer(config_yaml, ...)` writes the YAML to a file, loads it with the real config loader and
 router, and serves `create_app` with a recording EventSink (the seam), or the real EventWriter when
-`sink=None`. Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`.
+`sink=None`, and the production upstream client (aiohttp) talking to real servers on 127.0.0.1.
+Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ class GliderServer:
         *,
         environ: Mapping[str, str] | None = None,
         record: bool = True,
-        upstream_kind: str = "native",
         bound_host: str | None = None,
+        reload_interval: float | None = 1.0,
     ) -> None:
         path = tmp / "glider-test-config.yaml"
+        self.path = path
         path.write_text(config_yaml)
         self.config = load_config(config=str(path), environ=dict(environ or {}))
         self.sink = RecordingSink() if record else None
@@ -60,8 +62,8 @@ class GliderServer:
             self.config,
             sink=self.sink,
             environ=dict(environ or {"GLIDER_HOME": str(tmp / "home")}),
-            upstream_kind=upstream_kind,
             bound_host=bound_host,
+            reload_interval=reload_interval,
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

@@ -1,44 +1,33 @@
-"""create_app's seams: an httpx transport for the upstream (MockTransport) and an injected EventSink,
-driven in process by Starlette's TestClient (which runs the lifespan)."""
+"""create_app's seams: an injected EventSink, an injected Upstream (only where a test must control
+what the upstream does from inside), and the app driven in process by Starlette's TestClient (which
+runs the lifespan, and with it the production upstream client against a real fake upstream)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import httpx
 import pytest
 from glider_harness import RecordingSink, backends_yaml
 from starlette.testclient import TestClient
 
+from fake_upstream import FakeUpstream
 from glider_cli.config.load import load_config
 from glider_cli.server.app import create_app
 
+pytestmark = pytest.mark.fake_serves(models=["claude-x", "m"], ollama_models=["qwen-local"])
 
-def test_httpx_transport_seam_and_recorded_events(tmp_path: Path) -> None:
-    seen: list[httpx.Request] = []
 
-    def upstream(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        body = {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-x",
-            "content": [{"type": "text", "text": "from the mock"}],
-            "stop_reason": "end_turn",
-            "stop_sequence": None,
-            "usage": {"input_tokens": 3, "output_tokens": 2},
-        }
-        return httpx.Response(200, json=body, headers={"request-id": "req_1"})
-
+def test_the_production_client_in_process_and_recorded_events(tmp_path: Path, fake: FakeUpstream) -> None:
+    """TestClient runs the lifespan, so the app's own aiohttp client talks to a real fake upstream."""
+    fake.reset()
+    fake.set_reply(text="from the mock", usage=(3, 2), headers={"request-id": "req_1"})
     cfg_path = tmp_path / "c.yaml"
-    cfg_path.write_text(backends_yaml("http://upstream.test"))
+    cfg_path.write_text(backends_yaml(fake.url))
     sink = RecordingSink()
     app = create_app(
         load_config(config=str(cfg_path)),
         sink=sink,
-        transport=httpx.MockTransport(upstream),
         environ={"GLIDER_HOME": str(tmp_path / "home")},
     )
     with TestClient(app, base_url="http://127.0.0.1") as client:
@@ -51,13 +40,14 @@ def test_httpx_transport_seam_and_recorded_events(tmp_path: Path) -> None:
             },
             headers={"x-api-key": "sk-client"},
         )
+    seen = fake.requests
     assert r.status_code == 200
     assert r.json()["content"][0]["text"] == "from the mock"
     assert r.headers["request-id"] == "req_1"
     assert r.headers["x-glider-route"].startswith("cloud; rule=explicit_cloud; backend=origin")
-    assert str(seen[0].url) == "http://upstream.test/v1/messages?beta=true"
+    assert (seen[0].path, seen[0].query) == ("/v1/messages", {"beta": "true"})
     assert seen[0].headers["x-api-key"] == "sk-client"
-    assert json.loads(seen[0].content)["messages"][0]["content"] == "/cloud hi"
+    assert json.loads(seen[0].raw)["messages"][0]["content"] == "/cloud hi"
     types = [t for t, _, _ in sink.events]
     assert types[:2] == ["TurnOpened", "RouteDecided"] and "OriginPassthrough" in types
     done = next(d for t, d, _ in sink.events if t == "OriginPassthrough")

@@ -129,7 +129,14 @@ def test_a_stream_ends_by_itself_and_resumes_where_it_ended(tmp_path: Path, fake
         second = Stream(g.url + "/api/events/stream", headers={"last-event-id": last_id})
         _, _, decided = second.wait_for("RouteDecided")
         assert decided["data"]["rule"] == "explicit_local" and decided["id"] > last_id
-        opened = second.frames[0][2]  # nothing before it was sent again
+        # Nothing before it was sent again. A /local turn binds its family local (issue 15): the first
+        # turn's run end (StickyBound with ended_at) was written after its outcome, so it comes first.
+        ended, opened = second.frames[0][2], second.frames[1][2]
+        assert (
+            ended["type"] == "StickyBound"
+            and ended["data"]["target"] == "local"
+            and ended["data"]["ended_at"]
+        )
         assert opened["type"] == "TurnOpened" and opened["data"]["ask"] == "/local two"
         second.close()
 

@@ -182,7 +182,9 @@ def test_a_tool_result_goes_back_to_the_side_that_issued_the_call(
 
 def test_count_tokens_is_asked_of_google_or_estimated(glider: GliderServer, fake: FakeUpstream) -> None:
     fake.set_reply(count_tokens=77)
-    r = post(glider, "gemini-3.8-flash", "countTokens", {"contents": [user("how many /cloud")]})
+    # A count carries no command (the client counts text it did not type): its size routes it.
+    big = "how many " + "word " * 9000
+    r = post(glider, "gemini-3.8-flash", "countTokens", {"contents": [user(big)]})
     assert r.json() == {"totalTokens": 77} and "x-glider-estimate" not in r.headers
     assert fake.requests[-1].path == "/v1beta/models/gemini-3.8-flash:countTokens"
     wrapped = {

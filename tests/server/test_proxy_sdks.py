@@ -41,6 +41,10 @@ routing:
       priority: 97
       trigger: {type: explicit, commands: ["/to-claude"]}
       action: {target: cloud, backend: claude, model: claude-fake}
+    - name: count_by_claude
+      priority: 96
+      trigger: {type: regex, pattern: "count-by-claude"}
+      action: {target: cloud, backend: claude, model: claude-fake}
 """
 SHELL_TOOL = {
     "name": "Bash",
@@ -252,8 +256,9 @@ def test_count_tokens_asks_an_anthropic_backend_and_estimates_otherwise(
     glider: GliderServer, fake: FakeUpstream
 ) -> None:
     client = _anthropic(glider)
+    # A count carries no command (a client counts text it did not type): a pattern routes this one.
     asked = client.messages.count_tokens(
-        model="m", messages=[{"role": "user", "content": "count /to-claude"}]
+        model="m", messages=[{"role": "user", "content": "count count-by-claude"}]
     )
     assert asked.input_tokens == 42  # the fake's answer
     assert fake.requests[-1].path == "/v1/messages/count_tokens"

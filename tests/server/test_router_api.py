@@ -41,7 +41,10 @@ def test_lint_reports_the_loaded_config(tmp_path: Path) -> None:
         got = r.json()
         assert got["ok"] is True
         path = tmp_path / "glider-test-config.yaml"
-        assert got == {"ok": True, **lint(load_config(config=str(path))).to_dict()}
+        in_force = {"ok": True, **lint(load_config(config=str(path))).to_dict()}
+        assert {k: got[k] for k in in_force} == in_force
+        # The file on disk is linted too, and it is the one in force.
+        assert got["disk"] == in_force and got["differs"] is False and got["reload"] is None
 
 
 def test_playground_reports_line_and_column(tmp_path: Path) -> None:
@@ -58,3 +61,15 @@ def test_playground_reports_line_and_column(tmp_path: Path) -> None:
         assert (broken["errors"][0]["line"], broken["errors"][0]["column"]) == (3, 12)
         assert "`y` not found" in broken["errors"][0]["message"]
         assert httpx.post(g.url + "/api/playground/parse", json={"source": 3}).status_code == 422
+
+
+def test_explain_all_runs_the_rules_below_the_winner(tmp_path: Path) -> None:
+    with GliderServer(backends_yaml("http://127.0.0.1:9"), tmp_path) as g:
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi /cloud"}]}
+        r = httpx.post(g.url + "/api/router/explain", json={"request": body, "all": True})
+        plain = httpx.post(g.url + "/api/router/explain", json={"request": body}).json()
+    got = r.json()
+    assert got["rule"] == plain["rule"] == "explicit_cloud"
+    lines = {t["rule"]: t["reason"] for t in got["trace"]}
+    assert lines["default"].startswith("would also match (explicit_cloud has control)")
+    assert {t["rule"]: t["reason"] for t in plain["trace"]}["default"].startswith("not reached")

@@ -17,6 +17,7 @@ from family_helpers import (
     tool_use,
     user,
 )
+from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 from glider_cli.store.events import format_ts, make_event
 from glider_cli.turns.families import FamilyIndex, agent_prompt
@@ -126,24 +127,49 @@ def test_summary_and_compaction_requests_join_the_session_family() -> None:
     assert ix.place(first, 3.0, body=fb).kind == "new_turn"
 
 
-def test_a_subagent_joins_the_parent_family_whatever_its_session_says() -> None:
+def test_a_subagent_joins_its_parent_only_in_its_session_and_only_with_the_whole_prompt() -> None:
     ix = index()
     r1, _ = cc(S1, [user("audit the repo")])
     ix.place(r1, 0.0)
     prompt = "Find every call site of parse_config and report the file names."
     ix.issued("t1", "toolu_agent", "Agent", agent_prompt("Agent", {"prompt": prompt, "description": "find"}))
-    # Equal text, another session id.
-    sub, _ = cc(S2, [user(prompt)])
+    # Another session's first message, even word for word the prompt, is that session's own turn.
+    other, _ = cc(S2, [user(prompt)])
+    assert ix.place(other, 0.5).kind == "new_turn"
+    # Containing the prompt is not being it.
+    around, _ = cc(S1, [user("Context: you are a subagent.\n" + prompt)])
+    assert ix.place(around, 0.7).kind == "new_turn"
+    # The whole prompt, the same session id (Claude Code's subagents share their parent's).
+    sub, _ = cc(S1, [user(prompt)])
     p = ix.place(sub, 1.0)
     assert (p.kind, p.turn_id, p.parent_call, p.tools) == ("subagent", "t1", "toolu_agent", ("Agent",))
-    # Containing the prompt, no session id at all.
-    sub2, _ = cc(None, [user("Context: you are a subagent.\n" + prompt)])
-    assert ix.place(sub2, 2.0).turn_id == "t1"
     # Once the parent got the Agent result, the same text is a new turn.
     done, _ = cc(S1, [user("audit the repo"), tool_use("toolu_agent", "Agent"), tool_result("toolu_agent")])
     ix.place(done, 3.0)
-    again, _ = cc(S2, [user(prompt)])
+    again, _ = cc(S1, [user(prompt)])
     assert ix.place(again, 4.0).kind == "new_turn"
+
+
+def test_without_session_ids_a_subagent_links_by_the_credentials_fingerprint() -> None:
+    ix = index()
+
+    def sdk(text: str, key: str) -> ChatRequest:
+        body = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": text}]}
+        return parse_request("anthropic", body, {"x-api-key": key})
+
+    ix.place(sdk("audit the repo", "sk-one-" + "a" * 20), 0.0)
+    prompt = "List the modules that read the environment."
+    ix.issued("t1", "toolu_a", "Task", prompt)
+    assert ix.place(sdk(prompt, "sk-two-" + "b" * 20), 1.0).kind == "new_turn"
+    p = ix.place(sdk(prompt, "sk-one-" + "a" * 20), 2.0)
+    assert (p.kind, p.turn_id, p.parent_call) == ("subagent", "t1", "toolu_a")
+    # The fingerprint is a keyed hash held in memory: the key is nowhere in the family.
+    fam = ix.get("t1")
+    assert fam is not None and fam.creds and "sk-one" not in repr(fam) and len(fam.creds) == 32
+    # No session id and no credentials: nothing to tell clients apart by, so nothing links.
+    bare = parse_request("anthropic", {"model": "m", "messages": [{"role": "user", "content": prompt}]})
+    ix.issued("t1", "toolu_b", "Task", prompt)
+    assert ix.place(bare, 3.0).kind == "new_turn"
 
 
 def test_the_window_ends_session_and_subagent_links() -> None:
@@ -151,9 +177,9 @@ def test_the_window_ends_session_and_subagent_links() -> None:
     r1, _ = cc(S1, [user("audit")])
     ix.place(r1, 0.0)
     ix.issued("t1", "toolu_agent", "Agent", "scan the tests")
-    sub, _ = cc(S2, [user("scan the tests")])
+    sub, _ = cc(S1, [user("scan the tests")])
     assert ix.place(sub, 60.0).kind == "subagent"  # last_seen moves to 60
-    late, _ = cc(S2, [user("scan the tests")])
+    late, _ = cc(S1, [user("scan the tests")])
     assert ix.place(late, 120.5).kind == "new_turn"
     title, tb = title_request(S1, "audit")
     p = ix.place(title, 200.0, body=tb)

@@ -83,13 +83,13 @@ def test_a_subagent_after_a_rebuild_joins_its_parent_family() -> None:
     ix = FamilyIndex(Ids())
     for e in log:
         ix.rebuild_event(e)
-    p = ix.place(cc(S2, [user(PROMPT)])[0], 120.0)
+    p = ix.place(cc(S1, [user(PROMPT)])[0], 120.0)
     assert (p.kind, p.turn_id, p.parent_call, p.tools) == ("subagent", "tA", "toolu_G", ("Agent",))
     # Past the window the parent is no longer live: the same prompt opens a turn.
     late = FamilyIndex(Ids())
     for e in log:
         late.rebuild_event(e)
-    assert late.place(cc(S2, [user(PROMPT)])[0], 101.0 + 1800.001).kind == "new_turn"
+    assert late.place(cc(S1, [user(PROMPT)])[0], 101.0 + 1800.001).kind == "new_turn"
 
 
 def test_a_redacted_prompt_links_by_the_text_before_the_redaction() -> None:
@@ -117,7 +117,7 @@ def test_a_redacted_prompt_links_by_the_text_before_the_redaction() -> None:
     assert fam is not None
     assert fam.calls["toolu_1"].prompt == "Check the deployment scripts under ops/ for the key"
     assert fam.calls["toolu_2"].prompt == ""  # too little text before the redaction to link safely
-    p = ix.place(cc(S2, [user(long_prompt)])[0], 110.0)
+    p = ix.place(cc(S1, [user(long_prompt)])[0], 110.0)
     assert (p.kind, p.turn_id, p.parent_call) == ("subagent", "tA", "toolu_1")
     assert ix.place(cc(S3, [user(short_prompt)])[0], 111.0).kind == "new_turn"
 
@@ -142,7 +142,7 @@ def test_agent_prompts_are_capped_in_memory_and_in_the_log() -> None:
     fam = ix.get("t1")
     assert fam is not None and len(fam.calls["toolu_x"].prompt) == PROMPT_CAP
     # A subagent's message holds the whole prompt: the capped prefix still links it.
-    p = ix.place(cc(S2, [user(long)])[0], 1.0)
+    p = ix.place(cc(S1, [user(long)])[0], 1.0)
     assert (p.kind, p.turn_id) == ("subagent", "t1")
 
 

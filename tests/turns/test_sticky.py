@@ -112,7 +112,7 @@ def test_cloud_turn_binds_and_its_follow_ons_stay_off_local(config: Config) -> N
     assert bound[0]["ttl"] == 900.0 and bound[0]["grace"] == 120.0
     # A title request (small, no tools) would be local by size: the binding refuses it.
     h.clock.now += 5
-    tr, tb = title_request(S1, "say hi")
+    tr, tb = title_request(S1, "say hi /cloud")
     p2, d2 = h.route(tr, tb)
     assert p2.placement.kind == "title" and d2.target == "cloud" and d2.rule == "sticky"
     reasons = " ".join(r.reason for r in d2.trace)
@@ -156,7 +156,7 @@ def test_a_tool_result_returns_to_the_local_side_that_issued_it(config: Config) 
 def test_ttl_boundary_with_an_injected_clock(config: Config) -> None:
     h = Harness(config)
     h.route(cc(S1, [user("hi /cloud")])[0], calls=[bash("toolu_1")])  # the run goes on: a call is pending
-    tr, tb = title_request(S1, "x")
+    tr, tb = title_request(S1, "hi /cloud")
     h.clock.now = 1000.0 + 900.0
     assert h.route(tr, tb)[1].target == "cloud"
     h.clock.now = 1000.0 + 900.001
@@ -173,7 +173,7 @@ def test_grace_after_the_parent_run_ends(config: Config) -> None:
     h.route(r2)  # the reply issues no call and nothing is pending: the run ends at 1850
     ended = [d for t, d, _ in h.events if t == "StickyBound" and "ended_at" in d]
     assert ended and ended[0]["ended_at"] == 1850.0
-    tr, tb = title_request(S1, "x")
+    tr, tb = title_request(S1, "hi /cloud")
     h.clock.now = 1850.0 + 120.0  # past the TTL (1900) only at 1970: still within grace
     assert h.route(tr, tb)[1].target == "cloud"
     h.clock.now = 1850.0 + 120.001
@@ -185,11 +185,11 @@ def test_subagent_follows_the_binding_unless_its_tool_is_allowlisted(config: Con
     agent = IssuedCall("toolu_ag", "Agent", {"description": "find yaml", "prompt": prompt})
     h = Harness(config)
     h.route(cc(S1, [user("audit the repo /cloud")])[0], calls=[agent])
-    plan, d = h.route(cc(S2, [user(prompt)])[0])
+    plan, d = h.route(cc(S1, [user(prompt)])[0])
     assert (plan.placement.kind, plan.turn_id, d.target, d.rule) == ("subagent", "t1", "cloud", "sticky")
     h2 = Harness(config, allow=("Agent",))
     h2.route(cc(S1, [user("audit the repo /cloud")])[0], calls=[agent])
-    plan2, d2 = h2.route(cc(S2, [user(prompt)])[0])
+    plan2, d2 = h2.route(cc(S1, [user(prompt)])[0])
     assert (plan2.placement.kind, d2.target) == ("subagent", "local")
     assert "allowlist" in plan2.view.reason
 
@@ -200,7 +200,7 @@ def test_a_denylisted_child_follows_its_parent_even_when_nothing_is_bound(config
     h = Harness(config, deny=("Agent",))
     _, d1 = h.route(cc(S1, [user("/local audit")])[0], calls=[agent])
     assert d1.target == "local"
-    plan, d = h.route(cc(None, [user(prompt)])[0])
+    plan, d = h.route(cc(S1, [user(prompt)])[0])
     assert (plan.placement.kind, d.target, d.rule, d.backend) == ("subagent", "local", "sticky", "local1")
     assert "denylist" in d.trace[-1].reason
 
@@ -227,7 +227,7 @@ def test_the_binding_survives_a_rebuild_from_the_log(config: Config) -> None:
     fresh = Harness(config)
     fresh.clock.now = 1500.0
     assert fresh.st.rebuild(h.logged()) == 1
-    tr, tb = title_request(S1, "x")
+    tr, tb = title_request(S1, "hi /cloud")
     p, d = fresh.route(tr, tb)
     assert (p.turn_id, d.target, d.rule) == ("t1", "cloud", "sticky")
     r, _ = cc(S1, [user("hi /cloud"), tool_use("toolu_1"), tool_result("toolu_1")])
@@ -291,7 +291,7 @@ def test_after_a_restart_a_subagent_joins_its_parent_family(config: Config) -> N
     fresh = Harness(config)
     fresh.clock.now = 1300.0
     fresh.st.rebuild(h.logged())
-    plan, d = fresh.route(cc(S2, [user(prompt)])[0])
+    plan, d = fresh.route(cc(S1, [user(prompt)])[0])
     assert (plan.placement.kind, plan.turn_id, plan.placement.parent_call) == ("subagent", "t1", "toolu_ag")
     assert (d.target, d.rule) == ("cloud", "sticky")
     # The Agent result returns to the parent, on its side, and the run can end (grace starts).

@@ -3,8 +3,11 @@
 `explain(ExplainInput)` returns the RouteDecision the proxy would make (the same record it logs as
 a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-message Anthropic
 request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
-given); `tools` adds a tool to the request and `tokens` replaces the token estimate. Reading the
-request file is the only I/O.
+given); `tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
+(`--all`) also runs the rules below the winner and says which would have matched too (the decision
+is the same). Reading the request file is the only I/O. A strategy that operates
+(`orchestration.<strategy>.enabled`) adds its plan (`orchestrate.plan`: members, judge, budgets) to
+the record under `plan`, as `serve` logs it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class ExplainInput(Frozen):
     tokens: int | None
     config: str | None
     profile: str | None
+    every: bool
 
     def __init__(
         self,
@@ -43,8 +47,9 @@ class ExplainInput(Frozen):
         tokens: int | None = None,
         config: str | None = None,
         profile: str | None = None,
+        every: bool = False,
     ) -> None:
-        init_fields(self, message, request_file, protocol, tools, tokens, config, profile)
+        init_fields(self, message, request_file, protocol, tools, tokens, config, profile, every)
 
 
 class LoadedRequest(Frozen):
@@ -169,6 +174,7 @@ class Explained(Frozen):
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
+    from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
     from glider_cli.sandbox.supervisor import routing_sandbox
 
@@ -176,7 +182,12 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     routing_sandbox().start()
     request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
-    decision = Router(config).decide(request)
+    decision = Router(config).decide(request, every=inp.every)
+    sides = {name: b.side for name, b in config.settings.backends.items()}
+    defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
+    plan = plan_for(decision, config.settings.orchestration, sides, defaults)
+    if plan is not None:
+        decision = replace(decision, extra={**decision.extra, "plan": plan.to_dict()})
     bs = config.settings.backends.get(decision.backend or "")
     if decision.target != "local" or bs is None:
         return Explained(decision, config.source)

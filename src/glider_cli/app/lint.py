@@ -6,12 +6,19 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   strategies, unknown backends, fan_out without `orchestration.fan_out.enabled`, duplicate rule
   names, literal secrets);
 - Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`, a top
-  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor);
-- rules that can never run because an enabled `always` rule of higher priority has control first;
+  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor), and a
+  `def evaluate(` that does not take exactly one argument (read from the source, not run);
+- the rule sequence (`app.lint_rules`): no catch-all (a request could get no route), rules that
+  can never run (the same trigger above them, or rules above that take every request they could
+  match: an `always` rule, complementary `context_size` pairs), an `adapter` on a backend that is
+  not a local vLLM server;
 - (warning) a script whose returned action visibly disagrees with its rule's action block
   (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
-- (warning) a rule whose target side has no backend (none named in the action, none of that side).
-The same checks back `GET /api/router/lint`. No network, no writes.
+- (warning) a rule whose target side has no backend (none named in the action, none of that side);
+- (warning) a rule (or its script) asking for `pipeline` or `ensemble` while that strategy's
+  `orchestration.<strategy>.enabled` is not true (the request then gets one ordinary call).
+The same checks back `GET /api/router/lint`. No network, no writes. Every finding names the file,
+the rule (None for a finding about the whole sequence) and the key.
 """
 
 from __future__ import annotations
@@ -98,43 +105,6 @@ def _script_issues(rule: Rule) -> list[Issue]:
     return out
 
 
-def _sequence(config: Config) -> list[tuple[str, int, bool, str, Rule | None]]:
-    """(name, priority, enabled, kind, rule) in the router's order, synthesized rules included."""
-    seq: list[tuple[str, int, bool, str, Rule | None]] = [
-        (r.name, r.priority, r.enabled, r.trigger.type, r) for r in config.rules
-    ]
-    cls = config.routing.classifier
-    seq += [
-        ("task_classifier.tools", cls.tools_priority, cls.enabled, "task_classifier", None),
-        ("task_classifier.cloud", cls.cloud_priority, cls.enabled, "task_classifier", None),
-        ("task_classifier.small", cls.small_priority, cls.enabled, "task_classifier", None),
-    ]
-    cx = config.routing.complexity
-    seq.append(("complexity", cx.priority, cx.enabled, "complexity", None))
-    seq.sort(key=lambda item: -item[1])
-    return seq
-
-
-def _unreachable(config: Config) -> list[Issue]:
-    out: list[Issue] = []
-    blocker: Rule | None = None
-    for name, _priority, enabled, kind, rule in _sequence(config):
-        if blocker is not None and enabled:
-            out.append(
-                Issue(
-                    f"can never run: the always rule {blocker.name!r} (priority {blocker.priority}) "
-                    "has control first",
-                    file=rule.file if rule else blocker.file,
-                    line=rule.line if rule else None,
-                    rule=name,
-                    key="priority",
-                )
-            )
-        elif blocker is None and enabled and kind == "always" and rule is not None:
-            blocker = rule
-    return out
-
-
 def _sideless(config: Config) -> list[Issue]:
     """Warnings for rules whose target side has no backend to send to (none named, no default)."""
     out: list[Issue] = []
@@ -152,6 +122,28 @@ def _sideless(config: Config) -> list[Issue]:
                     severity="warning",
                 )
             )
+    return out
+
+
+def _disabled_strategies(config: Config) -> list[Issue]:
+    out: list[Issue] = []
+    for rule in config.rules:
+        asked = {rule.action.strategy}
+        if rule.trigger.type == "script" and rule.trigger.source:
+            asked |= {m.group(2) for m in _LITERAL.finditer(rule.trigger.source) if m.group(1) == "strategy"}
+        for strategy in sorted(asked & {"pipeline", "ensemble"}):
+            if rule.enabled and config.settings.orchestration.get(strategy) is None:
+                out.append(
+                    Issue(
+                        f"asks for strategy {strategy}, but orchestration.{strategy}.enabled is not true: "
+                        "the request gets one ordinary call (set it to make the strategy operate)",
+                        file=rule.file,
+                        line=rule.line,
+                        rule=rule.name,
+                        key="action.strategy",
+                        severity="warning",
+                    )
+                )
     return out
 
 
@@ -176,10 +168,16 @@ def lint(
             label = resolve_source(config=config_path, profile=profile, environ=environ).label
             issue = Issue(exc.detail, file=exc.file or label, line=exc.line, rule=exc.rule, key=exc.key)
             return LintReport(source=label, errors=(issue,))
+    from glider_cli.app import lint_rules
+
     for rule in config.rules:
         issues.extend(_script_issues(rule))
-    issues.extend(_unreachable(config))
+        issues.extend(lint_rules.script_arity(rule))
+    issues.extend(lint_rules.no_catch_all(config))
+    issues.extend(lint_rules.dead_rules(config))
+    issues.extend(lint_rules.adapters(config))
     issues.extend(_sideless(config))
+    issues.extend(_disabled_strategies(config))
     return LintReport(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),
@@ -187,3 +185,10 @@ def lint(
         rules=len(config.rules),
         files=config.files,
     )
+
+
+def lint_on_disk(config: Config) -> LintReport:
+    """Lint the file `config` was loaded from as it is on disk now (its bundled profile for one)."""
+    if config.source.startswith("<bundled:"):
+        return lint(profile=config.profile or config.source[len("<bundled:") : -1])
+    return lint(config_path=config.source)

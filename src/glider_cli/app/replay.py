@@ -1,64 +1,55 @@
 """`glider route replay` as a core function: a recorded request sequence through the router and turn index.
 
-Input files (read in the order given, as one sequence):
+Input files (read in the order given, as one sequence; `app.replay_input`):
 - JSONL: one request per line, `{"headers": {...} | [[name, value], ...], "body": {...}}`, optionally
   with `"path"` (`/v1/messages`, `/v1/messages/count_tokens`, `/v1/chat/completions`,
   `/v1/responses`; without it the body's shape is guessed), `"t"` (seconds since the first request;
-  default: one second after the previous request) and `"reply"` (the reply the client got: a JSON
-  object, or the SSE text of a stream), from which the tool calls the reply issued are read.
+  default: one second after the previous request of the same file) and `"reply"` (the reply the
+  client got: a JSON object, or the SSE text of a stream), from which the tool calls the reply
+  issued are read.
 - A captured-client fixture: `{"requests": [{"method", "path", "query", "headers", "body"}, ...]}`
   (`tests/fixtures/clients/*.json`); requests that are not model requests (GET /v1/models...) are
   skipped.
 
-`replay(requests, config)` runs each request through `Stickiness.place`, `Router.decide` and
-`Stickiness.settle` with a clock that follows the requests' times, exactly as `glider serve` does,
-and returns one `Step` per request: the family, new turn or follow-on (and how it was linked), the
-decision, the rule and the sticky state. Turn ids are `t1`, `t2`... in the order families open.
-`compare(a, b)` lists the requests that move local <-> cloud between two configs. Reading the input
-files is the only I/O.
+Each file keeps its own clock: its `t` values count from its own first request, and the file
+starts one second after the previous file's last request on the replay's clock.
+
+`replay(requests, config)` opens and closes each request through `turns.lifecycle.Turns` with a
+clock that follows the requests' times, exactly as `glider serve` does, and returns one `Step` per
+request: the family, new turn or follow-on (and how it was linked), the decision (rule, side,
+backend, model, adapter, strategy, trace) and the sticky state. Turn ids are `t1`, `t2`... in the
+order families open. `compare(a, b)` lists every request whose rule, side, backend, model, adapter
+or strategy differs between two replays of the same sequence (`Change`), and `summary` counts them
+per kind of change. Reading the input files is the only I/O.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from glider_cli.errors import RequestError
+from glider_cli.app.replay_input import ReplayRequest, load_requests
 from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
 
-_MODEL_PATHS = ("/messages", "/messages/count_tokens", "/chat/completions", "/responses")
-
-
-class ReplayRequest(Frozen):
-    where: str
-    path: str | None
-    headers: dict[str, str]
-    body: dict[str, Any]
-    t: float | None
-    reply: Any
-
-    def __init__(
-        self,
-        where: str,
-        path: str | None,
-        headers: dict[str, str],
-        body: dict[str, Any],
-        t: float | None = None,
-        reply: Any = None,
-    ) -> None:
-        init_fields(self, where, path, headers, body, t, reply)
-
-    @property
-    def count_tokens(self) -> bool:
-        return self.path is not None and self.path.split("?", 1)[0].rstrip("/").endswith("/count_tokens")
+__all__ = [
+    "Change",
+    "ReplayInput",
+    "ReplayRequest",
+    "ReplayResult",
+    "Step",
+    "compare",
+    "load_requests",
+    "replay",
+]
 
 
 class Step(Frozen):
+    """One replayed request: where it was placed and what was decided (`decision`: the whole record,
+    as `RouteDecided` logs it). `t` is the time on its file's own clock, `clock` on the replay's."""
+
     index: int
     where: str
     t: float
@@ -66,11 +57,9 @@ class Step(Frozen):
     kind: str
     new_turn: bool
     link: str
-    target: str
-    rule: str
-    backend: str | None
-    sticky: dict[str, Any]
     decision: dict[str, Any]
+    sticky: dict[str, Any]
+    clock: float
 
     def __init__(
         self,
@@ -81,29 +70,73 @@ class Step(Frozen):
         kind: str,
         new_turn: bool,
         link: str,
-        target: str,
-        rule: str,
-        backend: str | None,
-        sticky: dict[str, Any],
         decision: dict[str, Any],
+        sticky: dict[str, Any],
+        clock: float = 0.0,
     ) -> None:
-        init_fields(
-            self, index, where, t, family, kind, new_turn, link, target, rule, backend, sticky, decision
-        )
+        init_fields(self, index, where, t, family, kind, new_turn, link, decision, sticky, clock)
+
+    @property
+    def target(self) -> str:
+        return str(self.decision["target"])
+
+    @property
+    def rule(self) -> str:
+        return str(self.decision["rule"])
+
+    @property
+    def backend(self) -> str | None:
+        return self.decision.get("backend")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.decision
+        return {
+            "index": self.index,
+            "where": self.where,
+            "t": self.t,
+            "clock": self.clock,
+            "family": self.family,
+            "kind": self.kind,
+            "new_turn": self.new_turn,
+            "link": self.link,
+            "target": d["target"],
+            "rule": d["rule"],
+            "backend": d.get("backend"),
+            "model": d.get("model"),
+            "adapter": d.get("adapter"),
+            "strategy": d.get("strategy"),
+            "delegate": d.get("delegate"),
+            "trace": d.get("trace", []),
+            "sticky": self.sticky,
+        }
+
+
+# What `--against` compares, in the order it reports: the record's key for each kind of change.
+CHANGE_KINDS: tuple[tuple[str, str], ...] = (
+    ("rule", "rule"),
+    ("side", "target"),
+    ("backend", "backend"),
+    ("model", "model"),
+    ("adapter", "adapter"),
+    ("strategy", "strategy"),
+)
+
+
+class Change(Frozen):
+    """One request decided differently by the two configs: each kind of change -> (before, after)."""
+
+    index: int
+    where: str
+    changed: dict[str, tuple[Any, Any]]
+
+    def __init__(self, index: int, where: str, changed: dict[str, tuple[Any, Any]]) -> None:
+        init_fields(self, index, where, changed)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "index": self.index,
             "where": self.where,
-            "t": self.t,
-            "family": self.family,
-            "kind": self.kind,
-            "new_turn": self.new_turn,
-            "link": self.link,
-            "target": self.target,
-            "rule": self.rule,
-            "backend": self.backend,
-            "sticky": self.sticky,
+            "changed": {k: {"from": a, "to": b} for k, (a, b) in self.changed.items()},
         }
 
 
@@ -135,70 +168,6 @@ class Move(Frozen):
             "rule_from": self.rule_before,
             "rule_to": self.rule_after,
         }
-
-
-def _headers(raw: Any, where: str) -> dict[str, str]:
-    if raw is None:
-        return {}
-    if isinstance(raw, Mapping):
-        return {str(k).lower(): str(v) for k, v in raw.items()}
-    if isinstance(raw, list) and all(isinstance(p, list | tuple) and len(p) == 2 for p in raw):
-        return {str(k).lower(): str(v) for k, v in raw}
-    raise RequestError(f"{where}: 'headers' must be an object or a list of [name, value] pairs")
-
-
-def _request(obj: Any, where: str) -> ReplayRequest | None:
-    if not isinstance(obj, Mapping):
-        raise RequestError(f"{where}: expected a JSON object with 'body' (and 'headers')")
-    method = str(obj.get("method") or "POST").upper()
-    path = obj.get("path")
-    if path is not None and not isinstance(path, str):
-        raise RequestError(f"{where}: 'path' must be a string")
-    if method != "POST" or (
-        path is not None and not path.split("?", 1)[0].rstrip("/").endswith(_MODEL_PATHS)
-    ):
-        return None
-    body = obj.get("body")
-    if not isinstance(body, Mapping):
-        raise RequestError(f"{where}: 'body' must be a JSON object (the request body)")
-    t = obj.get("t")
-    if t is not None and (isinstance(t, bool) or not isinstance(t, int | float)):
-        raise RequestError(f"{where}: 't' must be a number of seconds")
-    return ReplayRequest(where, path, _headers(obj.get("headers"), where), dict(body), t, obj.get("reply"))
-
-
-def load_requests(files: Sequence[str]) -> list[ReplayRequest]:
-    """The requests of every file, in order. RequestError names the file and line of a bad one."""
-    out: list[ReplayRequest] = []
-    for name in files:
-        try:
-            text = Path(name).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise RequestError(f"cannot read {name}: {exc.strerror or exc}") from None
-        whole: Any = None
-        try:
-            whole = json.loads(text)
-        except ValueError:
-            whole = None
-        if isinstance(whole, Mapping) and isinstance(whole.get("requests"), list):
-            for i, item in enumerate(whole["requests"]):
-                r = _request(item, f"{name}: requests[{i}]")
-                if r is not None:
-                    out.append(r)
-            continue
-        for lineno, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise RequestError(f"{name}:{lineno}: not a JSON line: {exc}") from None
-            r = _request(obj, f"{name}:{lineno}")
-            if r is not None:
-                out.append(r)
-    if not out:
-        raise RequestError(f"no model requests in {', '.join(files)}")
-    return out
 
 
 def _protocol(req: ReplayRequest) -> str:
@@ -243,8 +212,15 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         local_only=config.routing.local_only,
     )
     steps: list[Step] = []
+    file: str | None = None
+    start, local = 0.0, 0.0
     for i, req in enumerate(requests):
-        now[0] = req.t if req.t is not None else (now[0] + 1.0 if i else 0.0)
+        if req.file != file:  # a new file: its clock starts a second after the last request
+            file, start = req.file, (now[0] + 1.0 if i else 0.0)
+            local = req.t if req.t is not None else 0.0
+        else:
+            local = req.t if req.t is not None else local + 1.0
+        now[0] = start + local
         protocol = _protocol(req)
         chat = parse_request(protocol if not req.count_tokens else "anthropic", req.body, req.headers)
         opened = turns.open(chat, req.body, count_tokens=req.count_tokens)
@@ -255,32 +231,41 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         p = plan.placement
         sticky = turns.state(p.turn_id)
         sticky["view"] = plan.view.to_dict()
+        record = decision.to_dict()
         steps.append(
-            Step(
-                i + 1,
-                req.where,
-                now[0],
-                p.turn_id,
-                p.kind,
-                p.new_turn,
-                p.link,
-                decision.target,
-                decision.rule,
-                decision.backend,
-                sticky,
-                decision.to_dict(),
-            )
+            Step(i + 1, req.where, local, p.turn_id, p.kind, p.new_turn, p.link, record, sticky, now[0])
         )
     return steps
 
 
-def compare(a: Sequence[Step], b: Sequence[Step]) -> list[Move]:
-    """The requests whose side differs between two replays of the same sequence."""
-    return [
-        Move(x.index, x.where, x.target, y.target, x.rule, y.rule)
-        for x, y in zip(a, b, strict=True)
-        if x.target != y.target
-    ]
+def compare(a: Sequence[Step], b: Sequence[Step]) -> list[Change]:
+    """Every request decided differently by two replays of the same sequence, and how."""
+    out: list[Change] = []
+    for x, y in zip(a, b, strict=True):
+        changed = {
+            kind: (x.decision.get(key), y.decision.get(key))
+            for kind, key in CHANGE_KINDS
+            if x.decision.get(key) != y.decision.get(key)
+        }
+        if changed:
+            out.append(Change(x.index, x.where, changed))
+    return out
+
+
+def summary(changes: Sequence[Change]) -> dict[str, int]:
+    """How many requests changed in each way (every kind, zeros included, in `CHANGE_KINDS` order)."""
+    return {kind: sum(kind in c.changed for c in changes) for kind, _ in CHANGE_KINDS}
+
+
+def moves(changes: Sequence[Change], a: Sequence[Step], b: Sequence[Step]) -> list[Move]:
+    """The changes of side (local <-> cloud), with each side's rule."""
+    by_index = {s.index: (s, t) for s, t in zip(a, b, strict=True)}
+    out = []
+    for c in changes:
+        if "side" in c.changed:
+            x, y = by_index[c.index]
+            out.append(Move(c.index, c.where, x.target, y.target, x.rule, y.rule))
+    return out
 
 
 class ReplayInput(Frozen):
@@ -304,7 +289,7 @@ class ReplayResult(Frozen):
     steps: list[Step]
     against: str | None
     against_steps: list[Step] | None
-    moves: list[Move] | None
+    changes: list[Change] | None
 
     def __init__(
         self,
@@ -312,15 +297,24 @@ class ReplayResult(Frozen):
         steps: list[Step],
         against: str | None = None,
         against_steps: list[Step] | None = None,
-        moves: list[Move] | None = None,
+        changes: list[Change] | None = None,
     ) -> None:
-        init_fields(self, config, steps, against, against_steps, moves)
+        init_fields(self, config, steps, against, against_steps, changes)
+
+    @property
+    def moves(self) -> list[Move] | None:
+        if self.changes is None or self.against_steps is None:
+            return None
+        return moves(self.changes, self.steps, self.against_steps)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"config": self.config, "steps": [s.to_dict() for s in self.steps]}
-        if self.against is not None and self.moves is not None:
+        moved = self.moves
+        if self.against is not None and self.changes is not None and moved is not None:
             d["against"] = self.against
-            d["moves"] = [m.to_dict() for m in self.moves]
+            d["moves"] = [m.to_dict() for m in moved]
+            d["changes"] = [c.to_dict() for c in self.changes]
+            d["summary"] = summary(self.changes)
         return d
 
 

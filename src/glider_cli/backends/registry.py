@@ -68,6 +68,9 @@ class Backend:
     headers: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     api_key_env: str | None = None
     max_tokens: int | None = None
+    proxy: str | None = None
+    ca_file: str | None = None
+    # A dataclass, not a values.Frozen: the key must stay out of repr() and comparisons.
     _api_key: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -124,9 +127,12 @@ def _resolve(bs: BackendSettings, environ: Mapping[str, str]) -> Backend:
         model=bs.model,
         timeout=bs.timeout,
         fallback=bs.fallback,
-        headers=bs.headers,
+        # As every header value Glider handles: the wire's bytes (here UTF-8) decoded as latin-1.
+        headers=MappingProxyType({k: v.encode().decode("latin-1") for k, v in bs.headers.items()}),
         api_key_env=bs.api_key_env,
         max_tokens=bs.max_tokens,
+        proxy=bs.proxy,
+        ca_file=bs.ca_file,
         _api_key=key or None,
     )
 
@@ -229,3 +235,6 @@ class BackendRegistry:
 
     def describe(self) -> list[dict[str, object]]:
         return [b.describe() for b in self._by_name.values()]
+
+    def backends(self) -> tuple[Backend, ...]:
+        return tuple(self._by_name.values())

@@ -26,6 +26,9 @@ def explain(
     ),
     tools: bool = typer.Option(False, "--tools", help="Add a tool to the request (as coding agents send)."),
     tokens: int | None = typer.Option(None, "--tokens", help="Use this token estimate instead of measuring."),
+    every: bool = typer.Option(
+        False, "--all", help="Also run the rules below the winner: which would have matched too."
+    ),
     profile: str | None = profile_option("pure-local"),
     config: str | None = CONFIG,
     json_out: bool = json_option("Print the decision as JSON."),
@@ -36,7 +39,7 @@ def explain(
     from glider_cli.app.explain import explain as run
 
     explained = run(
-        ExplainInput(message, request, protocol, tools, tokens, config, profile),
+        ExplainInput(message, request, protocol, tools, tokens, config, profile, every),
         environ=home_for(ctx, home).environ,
     )
     decision = explained.decision
@@ -55,7 +58,7 @@ def explain(
     )
     print("")
     for r in d["trace"]:
-        mark = "✓" if r["matched"] else "·"
+        mark = "✓" if r["matched"] else "+" if r["reason"].startswith("would also match") else "·"
         prio = "" if r["priority"] is None else str(r["priority"])
         print(f" {mark} {prio:>4}  {r['rule']:<24} {r['reason']}")
     print("")
@@ -94,7 +97,10 @@ def replay(
     config: str | None = CONFIG,
     profile: str | None = profile_option("pure-local"),
     against: str | None = typer.Option(
-        None, "--against", help="A second config: print which requests move local <-> cloud under it."
+        None,
+        "--against",
+        help="A second config: print every request it decides differently (rule, side, backend, "
+        "model, adapter, strategy) and a count per kind of change.",
     ),
     json_out: bool = json_option("Print the steps (and moves) as JSON."),
     home: str | None = HOME,
@@ -116,10 +122,21 @@ def replay(
             f"{s.index:>3} t={s.t:<7g} family {s.family or '-':<6} {s.kind:<12} -> {s.target:<5} "
             f"rule {s.rule:<24} sticky {state:<7} {s.link}"
         )
-    if result.moves is not None:
+    if result.changes is not None:
+        from glider_cli.app.replay import summary
+
         print()
         print(f"against  {result.against}")
-        if not result.moves:
-            print("no request changes side")
-        for m in result.moves:
-            print(f"{m.index:>3} {m.before} -> {m.after}  ({m.rule_before} -> {m.rule_after})  {m.where}")
+        if not result.changes:
+            print("no request is decided differently")
+        for c in result.changes:
+            side, rule = c.changed.get("side"), c.changed.get("rule")
+            step = result.steps[c.index - 1]
+            line = f"{c.index:>3} {side[0]} -> {side[1]}" if side else f"{c.index:>3} {step.target}"
+            line += f"  ({rule[0]} -> {rule[1]})" if rule else f"  (rule {step.rule})"
+            others = [(k, ab) for k, ab in c.changed.items() if k not in ("side", "rule")]
+            if others:
+                line += "  " + ", ".join(f"{k} {a or '-'} -> {b or '-'}" for k, (a, b) in others)
+            print(f"{line}  {c.where}")
+        counts = summary(result.changes)
+        print("changes  " + ", ".join(f"{kind} {n}" for kind, n in counts.items()))

@@ -31,7 +31,7 @@ from glider_cli.config.sections import (
     read_backends,
     read_context,
     read_delegates,
-    read_fan_out,
+    read_orchestration,
     read_server,
     read_sticky,
     read_tool_followup,
@@ -168,7 +168,16 @@ def _merge_rules(base: LList, over: LList) -> LList:
     return out
 
 
-def _load_chain(doc: LDict, ck: Checker, depth: int = 0) -> LDict:
+def _rule_names(doc: LDict) -> list[str]:
+    routing = doc.get("routing")
+    rules = routing.get("rules") if isinstance(routing, LDict) else None
+    if not isinstance(rules, LList):
+        return []
+    return [r["name"] for r in rules if isinstance(r, LDict) and isinstance(r.get("name"), str)]
+
+
+def _load_chain(doc: LDict, ck: Checker, depth: int = 0, profile_rules: list[str] | None = None) -> LDict:
+    """`doc` merged over the profiles it extends; the names of their rules go to `profile_rules`."""
     name = doc.get("extends")
     if name is None:
         return doc
@@ -187,17 +196,20 @@ def _load_chain(doc: LDict, ck: Checker, depth: int = 0) -> LDict:
     except ProfileError as exc:
         ck.error(exc.detail, doc.where("extends"), key="extends", hint=exc.hint)
         return doc
-    base = _load_chain(_read_doc(path, label=str(path)), ck, depth + 1)
+    base = _load_chain(_read_doc(path, label=str(path)), ck, depth + 1, profile_rules)
+    if profile_rules is not None:
+        profile_rules.extend(_rule_names(base))
     merged = _merge(base, doc)
     assert isinstance(merged, LDict)
     merged.pop("extends", None)
     return merged
 
 
-def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
+def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[str, ...] = ()) -> Config:
     ck.keys(doc, TOP_KEYS, path="", what="section")
     scan_secrets(doc, ck, doc.where(), "")
-    fan_out = read_fan_out(ck, doc)
+    orchestration = read_orchestration(ck, doc)
+    fan_out = orchestration.fan_out.enabled
     raw_backends = doc.get("backends")
     names = tuple(raw_backends) if isinstance(raw_backends, LDict) else ()
     backends_sec = ck.section(doc, "backends", names, path="backends")
@@ -205,7 +217,14 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
     routing = ck.section(doc, "routing", ROUTING_KEYS, path="routing")
     rules: list[Any] = []
     if routing is not None:
-        rules = read_rules(ck, routing, backends=backends, fan_out_enabled=fan_out, read_file=_read_text)
+        rules = read_rules(
+            ck,
+            routing,
+            backends=backends,
+            fan_out_enabled=fan_out,
+            read_file=_read_text,
+            profile_rules=profile_rules,
+        )
     settings = Settings(
         source=source.label,
         backends=MappingProxyType(backends),
@@ -214,6 +233,7 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource) -> Config:
         sticky=read_sticky(ck, routing) if routing is not None else Settings().sticky,
         tool_followup=read_tool_followup(ck, routing) if routing is not None else Settings().tool_followup,
         fan_out_enabled=fan_out,
+        orchestration=orchestration,
         server=read_server(ck, doc),
         delegate=MappingProxyType(read_delegates(ck, doc)),
     )
@@ -241,8 +261,9 @@ def check_config(
     path = source.path if source.path is not None else _profile_path(source.profile or "default")
     doc = _read_doc(path, label=str(path))
     ck = Checker()
-    merged = _load_chain(doc, ck)
-    built = _build(merged, ck, source)
+    profile_rules: list[str] = []
+    merged = _load_chain(doc, ck, profile_rules=profile_rules)
+    built = _build(merged, ck, source, tuple(dict.fromkeys(profile_rules)))
     return built, ck.issues
 
 

@@ -1,4 +1,4 @@
-"""Validation of `routing:` -> rules, task classifier and complexity settings.
+"""Validation of `routing:` -> rules (triggers, actions), and the routing settings around them.
 
 Every problem names the file and line, the rule and the key. Regexes are compiled with RE2 here
 so a pattern the linear-time engine cannot compile stops the config from loading. Script files
@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from glider_cli.config.classifier import read_classifier, read_complexity
 from glider_cli.config.located import Checker, LDict, LList, Where, did_you_mean, or_default
 from glider_cli.config.model import (
     OPERATORS,
     TRIGGER_ALIASES,
     TRIGGER_TYPES,
     Action,
-    ClassifierSettings,
-    ComplexitySettings,
     RoutingSettings,
     Rule,
     Trigger,
@@ -45,32 +44,23 @@ TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
     "script": ("file",),
     "composer_wrapup": (),
 }
-CLASSIFIER_KEYS = (
-    "enabled",
-    "tools_priority",
-    "cloud_priority",
-    "small_priority",
-    "cloud_patterns",
-    "small_patterns",
-    "small_max_chars",
-    "local_model",
-    "cloud_model",
-    "tools_to_cloud",
-)
-COMPLEXITY_KEYS = ("enabled", "cloud_above", "priority", "keywords", "weights")
-COMPLEXITY_SIGNALS = ("length", "keywords", "code", "files", "conversation", "tools")
-
 ReadFile = Callable[[Path], str]
 
 
 def check_regex(pattern: str) -> str | None:
-    """None when RE2 compiles `pattern`, else the reason it does not."""
+    """None when RE2 compiles `pattern`, else the reason it does not, as text. RE2's own error log
+    (absl's banner, `re2.cc` lines on stderr) is switched off: the reason is reported here, once."""
     import re2
 
+    options = re2.Options()
+    options.log_errors = False
     try:
-        re2.compile(pattern)
+        re2.compile(pattern, options)
     except re2.error as exc:
-        return str(exc) or "RE2 cannot compile it"
+        reason = exc.args[0] if exc.args else ""
+        if isinstance(reason, bytes):  # google-re2 raises its reason as bytes: b'missing ): (a'
+            reason = reason.decode("utf-8", "replace")
+        return str(reason) or "RE2 cannot compile it"
     return None
 
 
@@ -114,6 +104,16 @@ def _trigger(ck: Checker, rule: LDict, name: str, read_file: ReadFile) -> Trigge
         commands = ck.str_list(raw, "commands", path="trigger", rule=name)
         if commands is not None and not commands:
             ck.error("needs at least one command", raw.where("commands"), key="trigger.commands", rule=name)
+        for command in commands or ():
+            if not command.startswith("/") or len(command) < 2 or any(c.isspace() for c in command):
+                like = "/" + (command.strip("/ ") or "local")
+                ck.error(
+                    f"command {command!r} must be a slash and a word (like {like}): "
+                    "without the slash it would match that word in any message",
+                    raw.where("commands"),
+                    key="trigger.commands",
+                    rule=name,
+                )
         return Trigger(kind, commands=commands or (), spelled=spelled)
     if kind == "regex":
         pattern = ck.string(raw, "pattern", path="trigger", rule=name)
@@ -222,7 +222,11 @@ def read_rules(
     backends: dict[str, BackendSettings],
     fan_out_enabled: bool,
     read_file: ReadFile,
+    profile_rules: tuple[str, ...] = (),
 ) -> list[Rule]:
+    """The rules of `routing.rules`. `profile_rules` are the names of the rules of the profiles the
+    file extends: a rule that gives only a few keys under a name close to one of them is taken for a
+    misspelt change of that rule (a did-you-mean), not for a new rule missing its keys."""
     raw = routing.get("rules")
     if raw is None:
         return []
@@ -255,6 +259,17 @@ def read_rules(
                 rule=name,
             )
         seen.setdefault(name, item.where("name"))
+        partial = not all(k in item for k in ("priority", "trigger", "action"))
+        guess = did_you_mean(name, profile_rules) if partial and name not in profile_rules else None
+        if guess is not None:
+            ck.error(
+                f"no rule named {name!r} in the profile this file extends (did you mean {guess!r}?); "
+                "as a new rule it would need a priority, a trigger and an action",
+                item.where("name"),
+                key="name",
+                rule=name,
+            )
+            continue
         ck.keys(item, RULE_KEYS, path="", rule=name)
         priority = ck.integer(item, "priority", path="", rule=name)
         if "priority" not in item:
@@ -292,69 +307,6 @@ def read_rules(
             )
         )
     return rules
-
-
-def _patterns(ck: Checker, sec: LDict, key: str, path: str) -> tuple[str, ...]:
-    patterns = ck.str_list(sec, key, path=path) or ()
-    good: list[str] = []
-    for p in patterns:
-        why = check_regex(p)
-        if why is None:
-            good.append(p)
-        else:
-            ck.error(f"pattern {p!r} does not compile (RE2): {why}", sec.where(key), key=f"{path}.{key}")
-    return tuple(good)
-
-
-def read_classifier(ck: Checker, routing: LDict) -> ClassifierSettings:
-    p = "routing.task_classifier"
-    sec = ck.section(routing, "task_classifier", CLASSIFIER_KEYS, path=p)
-    d = ClassifierSettings()
-    if sec is None:
-        return d
-
-    return ClassifierSettings(
-        enabled=ck.boolean(sec, "enabled", path=p) is not False,
-        tools_priority=or_default(ck.integer(sec, "tools_priority", path=p), d.tools_priority),
-        cloud_priority=or_default(ck.integer(sec, "cloud_priority", path=p), d.cloud_priority),
-        small_priority=or_default(ck.integer(sec, "small_priority", path=p), d.small_priority),
-        cloud_patterns=_patterns(ck, sec, "cloud_patterns", p),
-        small_patterns=_patterns(ck, sec, "small_patterns", p),
-        small_max_chars=or_default(ck.integer(sec, "small_max_chars", path=p, minimum=1), d.small_max_chars),
-        local_model=ck.string(sec, "local_model", path=p),
-        cloud_model=ck.string(sec, "cloud_model", path=p),
-        tools_to_cloud=ck.boolean(sec, "tools_to_cloud", path=p) is not False,
-    )
-
-
-def read_complexity(ck: Checker, routing: LDict) -> ComplexitySettings:
-    p = "routing.complexity"
-    sec = ck.section(routing, "complexity", COMPLEXITY_KEYS, path=p)
-    d = ComplexitySettings()
-    if sec is None:
-        return d
-    cloud_above = ck.integer(sec, "cloud_above", path=p, minimum=0)
-    if cloud_above is not None and cloud_above > 100:
-        ck.error(
-            f"must be a score from 0 to 100, got {cloud_above}",
-            sec.where("cloud_above"),
-            key=f"{p}.cloud_above",
-        )
-        cloud_above = None
-    weights: list[tuple[str, int]] = []
-    wsec = ck.section(sec, "weights", COMPLEXITY_SIGNALS, path=f"{p}.weights")
-    if wsec is not None:
-        for signal in COMPLEXITY_SIGNALS:
-            w = ck.integer(wsec, signal, path=f"{p}.weights", minimum=0)
-            if w is not None:
-                weights.append((signal, w))
-    return ComplexitySettings(
-        enabled=bool(ck.boolean(sec, "enabled", path=p)),
-        cloud_above=or_default(cloud_above, d.cloud_above),
-        priority=or_default(ck.integer(sec, "priority", path=p), d.priority),
-        keywords=ck.str_list(sec, "keywords", path=p) or d.keywords,
-        weights=tuple(weights),
-    )
 
 
 def read_routing(

@@ -2,12 +2,21 @@
 
 Each `read_*` takes the section's LDict (or None when absent) and a Checker, records every problem
 as an Issue, and returns the frozen value with the spec's defaults for what is not given.
+
+A backend's network keys: `proxy` must be an http:// or https:// URL with a host and no password (a
+password belongs in HTTPS_PROXY with `server.trust_env`, never in a config file), and is refused on a
+loopback backend (`is_loopback_host`: 127.0.0.0/8, ::1, localhost), which never goes through a
+proxy. `ca_file` is resolved against the folder of the file that names it and must be a readable PEM
+file of CA certificates (it is loaded once here, so a wrong file fails at load, not at first request).
 """
 
 from __future__ import annotations
 
+import ipaddress
+import os
 import re
 from types import MappingProxyType
+from urllib.parse import urlsplit
 
 from glider_cli.config.located import Checker, LDict, looks_like_secret, or_default
 from glider_cli.config.settings import (
@@ -15,8 +24,12 @@ from glider_cli.config.settings import (
     BackgroundSettings,
     ContextSettings,
     DelegateSettings,
+    MemberSettings,
+    OrchestrationSettings,
     ServerSettings,
+    StageSettings,
     StickySettings,
+    StrategySettings,
     SummarySettings,
     Timeout,
     ToolFollowupSettings,
@@ -28,6 +41,8 @@ SIDES: tuple[str, ...] = ("local", "cloud")
 DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
 SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# routing.tool_followup entries: a tool name, or `Tool:subagent_type` (Claude Code's Agent:Explore).
+_TOOL_ENTRY = re.compile(r"^[^\s:]+(?::[^\s:]+)?$")
 
 BACKEND_KEYS = (
     "type",
@@ -41,8 +56,88 @@ BACKEND_KEYS = (
     "max_tokens",
     "context_window",
     "tools",
+    "proxy",
+    "ca_file",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
+SERVER_KEYS = ("host", "port", "allowed_hosts", "max_body_bytes", "trust_env")
+# The type whose well-known base URL (backends.registry) is on this machine.
+_LOOPBACK_BY_DEFAULT = frozenset({"ollama"})
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 (also IPv4-mapped), `localhost` and `*.localhost` (RFC 6761)."""
+    name = host.strip("[]").rstrip(".").lower()
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        ip = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _proxy(ck: Checker, raw: LDict, path: str, base_url: str | None, kind: str | None) -> str | None:
+    url = ck.string(raw, "proxy", path=path)
+    if url is None:
+        return None
+    where, key = raw.where("proxy"), f"{path}.proxy"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError on a port that is not a number)
+    except ValueError as exc:
+        ck.error(f"is not a URL ({exc})", where, key=key)
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        ck.error(
+            f"must be an http:// or https:// proxy URL with a host, got {parts.scheme or 'no'} scheme",
+            where,
+            key=key,
+            hint="SOCKS proxies are not supported",
+        )
+        return None
+    if parts.password is not None:
+        ck.error(
+            "a proxy password does not belong in a config file",
+            where,
+            key=key,
+            hint="put the proxy URL in HTTPS_PROXY / HTTP_PROXY and set server.trust_env: true",
+        )
+        return None
+    host = urlsplit(base_url).hostname if base_url else None
+    if (host is not None and is_loopback_host(host)) or (base_url is None and kind in _LOOPBACK_BY_DEFAULT):
+        ck.error("a loopback backend never goes through a proxy", where, key=key)
+        return None
+    return url
+
+
+def _ca_file(ck: Checker, raw: LDict, path: str, base_url: str | None) -> str | None:
+    name = ck.string(raw, "ca_file", path=path)
+    if name is None:
+        return None
+    where, key = raw.where("ca_file"), f"{path}.ca_file"
+    full = os.path.expanduser(name)
+    if not os.path.isabs(full) and where[0] is not None:
+        full = os.path.join(os.path.dirname(os.path.abspath(where[0])), full)
+    if not os.path.isfile(full):
+        ck.error(f"CA file {full} does not exist", where, key=key)
+        return None
+    import ssl
+
+    try:
+        ssl.create_default_context().load_verify_locations(cafile=full)
+    except (OSError, ssl.SSLError) as exc:
+        ck.error(f"CA file {full} is not a PEM file of CA certificates ({exc})", where, key=key)
+        return None
+    if base_url is not None and base_url.startswith("http://"):
+        ck.error(
+            "has no effect: base_url is http://, and a CA file is for TLS",
+            where,
+            key=key,
+            severity="warning",
+        )
+    return full
 
 
 def _timeout(ck: Checker, backend: LDict, path: str) -> Timeout:
@@ -95,11 +190,12 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             )
             key_env = None
         headers = ck.str_map(raw, "headers", path=path) or {}
+        base_url = ck.string(raw, "base_url", path=path)
         out[name] = BackendSettings(
             name=name,
             type=kind or "openai",
             side=side,
-            base_url=ck.string(raw, "base_url", path=path),
+            base_url=base_url,
             api_key_env=key_env,
             model=ck.string(raw, "model", path=path),
             timeout=_timeout(ck, raw, path),
@@ -108,6 +204,8 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             max_tokens=ck.integer(raw, "max_tokens", path=path, minimum=1),
             context_window=ck.integer(raw, "context_window", path=path, minimum=256),
             tools=ck.boolean(raw, "tools", path=path),
+            proxy=_proxy(ck, raw, path, base_url, kind),
+            ca_file=_ca_file(ck, raw, path, base_url),
         )
     for name, backend in out.items():
         fb = backend.fallback
@@ -206,7 +304,7 @@ def read_transform(ck: Checker, top: LDict) -> TransformSettings:
 
 
 def read_server(ck: Checker, top: LDict) -> ServerSettings:
-    sec = ck.section(top, "server", ("host", "port", "allowed_hosts", "max_body_bytes"), path="server")
+    sec = ck.section(top, "server", SERVER_KEYS, path="server")
     d = ServerSettings()
     if sec is None:
         return d
@@ -221,6 +319,7 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
         max_body_bytes=or_default(
             ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes
         ),
+        trust_env=or_default(ck.boolean(sec, "trust_env", path="server"), d.trust_env),
     )
 
 
@@ -266,6 +365,14 @@ def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:
         return ToolFollowupSettings()
     allow = ck.str_list(sec, "allowlist", path="routing.tool_followup") or ()
     deny = ck.str_list(sec, "denylist", path="routing.tool_followup") or ()
+    for key, names in (("allowlist", allow), ("denylist", deny)):
+        for name in names:
+            if not _TOOL_ENTRY.match(name):
+                ck.error(
+                    f"{name!r} is not a tool name, or a tool name and a subagent type (Agent:Explore)",
+                    sec.where(key),
+                    key=f"routing.tool_followup.{key}",
+                )
     both = sorted(set(allow) & set(deny))
     if both:
         ck.error(
@@ -276,11 +383,110 @@ def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:
     return ToolFollowupSettings(allowlist=allow, denylist=deny)
 
 
-def read_fan_out(ck: Checker, top: LDict) -> bool:
-    sec = ck.section(top, "orchestration", ("fan_out",), path="orchestration")
+_STRATEGY_KEYS = (
+    "enabled",
+    "width",
+    "members",
+    "temperatures",
+    "judge",
+    "stages",
+    "max_parallel",
+    "member_timeout",
+    "deadline",
+)
+JUDGES: tuple[str, ...] = ("first", "longest_agreement", "model")
+STAGE_ROLES: tuple[str, ...] = ("draft", "review", "plan", "execute")
+
+
+def read_orchestration(ck: Checker, top: LDict) -> OrchestrationSettings:
+    """`orchestration.fan_out|pipeline|ensemble`: each strategy's switch, members, judge and budgets."""
+    sec = ck.section(top, "orchestration", ("fan_out", "pipeline", "ensemble"), path="orchestration")
     if sec is None:
-        return False
-    fan = ck.section(sec, "fan_out", ("enabled",), path="orchestration.fan_out")
-    if fan is None:
-        return False
-    return bool(ck.boolean(fan, "enabled", path="orchestration.fan_out"))
+        return OrchestrationSettings()
+    return OrchestrationSettings(
+        **{name: _strategy(ck, sec, name) for name in ("fan_out", "pipeline", "ensemble")}
+    )
+
+
+def _strategy(ck: Checker, sec: LDict, name: str) -> StrategySettings:
+    p = f"orchestration.{name}"
+    raw = ck.section(sec, name, _STRATEGY_KEYS, path=p)
+    d = StrategySettings()
+    if raw is None:
+        return d
+    judge, judge_backend, judge_model = d.judge, None, None
+    if isinstance(raw.get("judge"), LDict):
+        j = raw["judge"]
+        ck.keys(j, ("backend", "model"), path=f"{p}.judge")
+        judge, judge_backend, judge_model = (
+            "model",
+            ck.string(j, "backend", path=f"{p}.judge"),
+            ck.string(j, "model", path=f"{p}.judge"),
+        )
+    else:
+        judge = or_default(ck.string(raw, "judge", path=p, choices=JUDGES), d.judge)
+    temps = raw.get("temperatures")
+    temperatures = d.temperatures
+    if temps is not None:
+        if (
+            isinstance(temps, list)
+            and temps
+            and all(isinstance(t, int | float) and not isinstance(t, bool) for t in temps)
+        ):
+            temperatures = tuple(float(t) for t in temps)
+        else:
+            ck.error(
+                "must be a non-empty list of numbers", raw.where("temperatures"), key=f"{p}.temperatures"
+            )
+    return StrategySettings(
+        enabled=or_default(ck.boolean(raw, "enabled", path=p), False),
+        width=or_default(ck.integer(raw, "width", path=p, minimum=1), d.width),
+        members=tuple(_members(ck, raw, p)),
+        temperatures=temperatures,
+        judge=judge,
+        judge_backend=judge_backend,
+        judge_model=judge_model,
+        stages=tuple(_stages(ck, raw, p)) or d.stages,
+        max_parallel=or_default(ck.integer(raw, "max_parallel", path=p, minimum=1), d.max_parallel),
+        member_timeout=ck.number(raw, "member_timeout", path=p) or d.member_timeout,
+        deadline=ck.number(raw, "deadline", path=p) or d.deadline,
+    )
+
+
+def _items(ck: Checker, raw: LDict, key: str, p: str) -> list[tuple[LDict, str]]:
+    value = raw.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, LDict) for v in value):
+        ck.error("must be a list of mappings", raw.where(key), key=f"{p}.{key}")
+        return []
+    return [(v, f"{p}.{key}[{i}]") for i, v in enumerate(value)]
+
+
+def _members(ck: Checker, raw: LDict, p: str) -> list[MemberSettings]:
+    out = []
+    for m, mp in _items(ck, raw, "members", p):
+        ck.keys(m, ("backend", "model", "temperature"), path=mp)
+        out.append(
+            MemberSettings(
+                ck.string(m, "backend", path=mp),
+                ck.string(m, "model", path=mp),
+                ck.number(m, "temperature", path=mp),
+            )
+        )
+    return out
+
+
+def _stages(ck: Checker, raw: LDict, p: str) -> list[StageSettings]:
+    out = []
+    for m, mp in _items(ck, raw, "stages", p):
+        ck.keys(m, ("role", "side", "backend", "model"), path=mp)
+        role = ck.string(m, "role", path=mp, choices=STAGE_ROLES)
+        side = ck.string(m, "side", path=mp, choices=SIDES)
+        if role is None or side is None:
+            ck.error("a stage needs a role and a side", m.where(), key=mp)
+            continue
+        out.append(
+            StageSettings(role, side, ck.string(m, "backend", path=mp), ck.string(m, "model", path=mp))
+        )
+    return out

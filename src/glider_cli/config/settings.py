@@ -19,7 +19,10 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 class Timeout(Frozen):
-    """Upstream timeouts in seconds: connect short, read long enough for long generations."""
+    """Upstream timeouts in seconds: connect short, read long enough for long generations.
+
+    What each phase bounds with the aiohttp client is stated in `backends.client`'s contract.
+    """
 
     connect: float
     read: float
@@ -42,6 +45,9 @@ class BackendSettings(Frozen):
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
     `context_window` (tokens) and `tools` (whether the server can call tools) override what the
     capability probe reads from the server (`backends.probe`); None: as probed, or unknown.
+    `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
+    one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
+    absolute path: the loader resolves it against the config file's folder).
     """
 
     name: str
@@ -56,6 +62,8 @@ class BackendSettings(Frozen):
     max_tokens: int | None
     context_window: int | None
     tools: bool | None
+    proxy: str | None
+    ca_file: str | None
 
     def __init__(
         self,
@@ -71,6 +79,8 @@ class BackendSettings(Frozen):
         max_tokens: int | None = None,
         context_window: int | None = None,
         tools: bool | None = None,
+        proxy: str | None = None,
+        ca_file: str | None = None,
     ) -> None:
         init_fields(
             self,
@@ -86,6 +96,8 @@ class BackendSettings(Frozen):
             max_tokens,
             context_window,
             tools,
+            proxy,
+            ca_file,
         )
 
 
@@ -186,10 +198,14 @@ class ToolFollowupSettings(Frozen):
 
 
 class ServerSettings(Frozen):
+    """`server:`. `trust_env`: cloud backends honour HTTPS_PROXY / HTTP_PROXY / NO_PROXY (off: the
+    environment's proxy variables are ignored; loopback backends never use them)."""
+
     host: str
     port: int
     allowed_hosts: tuple[str, ...]
     max_body_bytes: int
+    trust_env: bool
 
     def __init__(
         self,
@@ -197,8 +213,9 @@ class ServerSettings(Frozen):
         port: int = 8787,
         allowed_hosts: tuple[str, ...] = (),
         max_body_bytes: int = 32 * 1024 * 1024,
+        trust_env: bool = False,
     ) -> None:
-        init_fields(self, host, port, allowed_hosts, max_body_bytes)
+        init_fields(self, host, port, allowed_hosts, max_body_bytes, trust_env)
 
 
 class DelegateSettings(Frozen):
@@ -224,6 +241,105 @@ class DelegateSettings(Frozen):
         init_fields(self, vendor, command, args, model, timeout, unsafe_permissions)
 
 
+class MemberSettings(Frozen):
+    """One member call of a strategy: a backend (None: the decision's), a model (None: the backend's) and
+    a sampling temperature (None: the client's)."""
+
+    backend: str | None
+    model: str | None
+    temperature: float | None
+
+    def __init__(
+        self, backend: str | None = None, model: str | None = None, temperature: float | None = None
+    ) -> None:
+        init_fields(self, backend, model, temperature)
+
+
+class StageSettings(Frozen):
+    """One pipeline stage: its `role` (draft, review, plan, execute), the side it runs on and, optionally,
+    its backend and model (None: the side's default backend, that backend's model)."""
+
+    role: str
+    side: str
+    backend: str | None
+    model: str | None
+
+    def __init__(self, role: str, side: str, backend: str | None = None, model: str | None = None) -> None:
+        init_fields(self, role, side, backend, model)
+
+
+DEFAULT_STAGES: tuple[StageSettings, ...] = (
+    StageSettings("draft", "local"),
+    StageSettings("review", "cloud"),
+)
+
+
+class StrategySettings(Frozen):
+    """`orchestration.<strategy>` (fan_out, pipeline, ensemble). `judge` is first | longest_agreement |
+    model (then `judge_backend` / `judge_model`, None: the local default). Budgets: at most
+    `max_parallel` member calls at once, `member_timeout` seconds each, `deadline` seconds in all."""
+
+    enabled: bool
+    width: int
+    members: tuple[MemberSettings, ...]
+    temperatures: tuple[float, ...]
+    judge: str
+    judge_backend: str | None
+    judge_model: str | None
+    stages: tuple[StageSettings, ...]
+    max_parallel: int
+    member_timeout: float
+    deadline: float
+
+    def __init__(
+        self,
+        enabled: bool = False,
+        width: int = 3,
+        members: tuple[MemberSettings, ...] = (),
+        temperatures: tuple[float, ...] = (0.2, 0.7, 1.0),
+        judge: str = "longest_agreement",
+        judge_backend: str | None = None,
+        judge_model: str | None = None,
+        stages: tuple[StageSettings, ...] = DEFAULT_STAGES,
+        max_parallel: int = 3,
+        member_timeout: float = 120.0,
+        deadline: float = 300.0,
+    ) -> None:
+        init_fields(
+            self,
+            enabled,
+            width,
+            members,
+            temperatures,
+            judge,
+            judge_backend,
+            judge_model,
+            stages,
+            max_parallel,
+            member_timeout,
+            deadline,
+        )
+
+
+class OrchestrationSettings(Frozen):
+    fan_out: StrategySettings
+    pipeline: StrategySettings
+    ensemble: StrategySettings
+
+    def __init__(
+        self,
+        fan_out: StrategySettings = StrategySettings(),
+        pipeline: StrategySettings = StrategySettings(),
+        ensemble: StrategySettings = StrategySettings(),
+    ) -> None:
+        init_fields(self, fan_out, pipeline, ensemble)
+
+    def get(self, strategy: str) -> StrategySettings | None:
+        """The settings of a strategy that operates (its `enabled` is true), else None."""
+        found = {"fan_out": self.fan_out, "pipeline": self.pipeline, "ensemble": self.ensemble}.get(strategy)
+        return found if found is not None and found.enabled else None
+
+
 class Settings(Frozen):
     """Everything but the routing rules, which `config.Config` carries next to these."""
 
@@ -237,6 +353,7 @@ class Settings(Frozen):
     server: ServerSettings
     delegate: Mapping[str, DelegateSettings]
     extra: Mapping[str, Any]
+    orchestration: OrchestrationSettings
 
     def __init__(
         self,
@@ -250,7 +367,10 @@ class Settings(Frozen):
         server: ServerSettings = ServerSettings(),
         delegate: Mapping[str, DelegateSettings] = _EMPTY,
         extra: Mapping[str, Any] = _EMPTY,
+        orchestration: OrchestrationSettings | None = None,
     ) -> None:
+        if orchestration is None:
+            orchestration = OrchestrationSettings(fan_out=StrategySettings(enabled=fan_out_enabled))
         init_fields(
             self,
             source,
@@ -263,4 +383,5 @@ class Settings(Frozen):
             server,
             delegate,
             extra,
+            orchestration,
         )

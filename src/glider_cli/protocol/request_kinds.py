@@ -15,15 +15,22 @@ from it because they only read what a client sends (`../shared/CLIENTS.md`):
   with a `title` property, or user text opening with `<session>` and no tools).
 - `is_summary_request` / `summary_worded`: compaction, summary or Cursor Composer wrap-up wording,
   or a Codex `x-codex-turn-metadata` whose `request_kind` is not `turn` (`codex_request_kind`).
-- `agent_prompt`: the text a subagent spawned by an Agent/Task call starts with, at most
-  `PROMPT_CAP` characters (the index links a subagent whose only user message contains it, and
-  the `ToolCallsIssued` event carries it, so the cap bounds both memory and the log).
+- `agent_prompt`: the text a subagent spawned by an Agent/Task call receives, at most
+  `PROMPT_CAP` characters (the `ToolCallsIssued` event carries it, so the cap bounds the log);
+  `prompt_digest` of the whole prompt is what the index matches a subagent's message against;
+  `subagent_type`: the call's `subagent_type` (Claude Code's `Explore`, `general-purpose`...).
+- `quoted_prompt`: the prompt a Claude Code title request quotes inside `<session>` tags.
+- `credentials_fingerprint`: a keyed hash of the request's auth header value (`x-api-key`,
+  `Authorization`, `x-goog-api-key`), to tell two clients apart when neither sends a session id.
+  Never the key itself; the index keeps it in memory only.
 
 All functions are pure and total: malformed input gives the negative answer, never an exception.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Mapping
@@ -54,8 +61,10 @@ KINDS: tuple[str, ...] = (
     "continuation",
 )
 AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
-# A subagent's first message is matched by containment, so a prefix of the prompt still links it.
+# How much of an Agent prompt is kept (in memory and in the log); the whole prompt is matched by digest.
 PROMPT_CAP = 2000
+_AUTH_HEADERS = ("x-api-key", "authorization", "x-goog-api-key")
+_SESSION_QUOTE = re.compile(r"<session>(.*?)</session>", re.DOTALL)
 
 _SUMMARY = re.compile(
     r"(?:^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise |detailed )?"
@@ -136,13 +145,46 @@ def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
     return summary_worded(request.last_user_text if text is None else text)
 
 
-def agent_prompt(name: str, arguments: Mapping[str, Any]) -> str:
-    """The text a subagent spawned by this tool call starts with, capped at `PROMPT_CAP` characters
-    ('' when it is no Agent/Task call)."""
+def agent_prompt(name: str, arguments: Mapping[str, Any], cap: int | None = PROMPT_CAP) -> str:
+    """The text a subagent spawned by this tool call receives, capped at `cap` characters (None: the
+    whole text; '' when it is no Agent/Task call)."""
     if name not in AGENT_TOOLS:
         return ""
     for key in ("prompt", "message", "task", "description"):
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
-            return value.strip()[:PROMPT_CAP]
+            return value.strip()[:cap]
     return ""
+
+
+def prompt_digest(text: str) -> str:
+    """The digest a prompt is matched by: sha256 of the text without surrounding whitespace."""
+    return hashlib.sha256(text.strip().encode("utf-8")).hexdigest()
+
+
+def subagent_type(name: str, arguments: Mapping[str, Any]) -> str | None:
+    """The `subagent_type` an Agent/Task call asks for (None for other calls or when absent)."""
+    if name not in AGENT_TOOLS:
+        return None
+    value = arguments.get("subagent_type")
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def quoted_prompt(text: str) -> str | None:
+    """The prompt a title request quotes (`<session>\\nsay hi /local\\n</session>\\n\\nWrite the title...`,
+    CLIENTS.md), without surrounding whitespace; None when the text quotes none."""
+    if "<session>" not in text:
+        return None
+    m = _SESSION_QUOTE.search(text)
+    quoted = m.group(1).strip() if m else ""
+    return quoted or None
+
+
+def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | None:
+    """A keyed hash (HMAC-SHA256 with `key`, truncated) of the first auth header value the request
+    carries, or None without one. Only equality is ever asked of it."""
+    for name in _AUTH_HEADERS:
+        value = headers.get(name)
+        if value:
+            return hmac.new(key, value.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[:32]
+    return None

@@ -22,6 +22,7 @@ from glider_cli.router.triggers import (
     ScriptMatcher,
     compile_trigger,
     script_match,
+    typed_text,
 )
 from glider_cli.values import Frozen, init_fields, replace
 
@@ -38,6 +39,7 @@ class CompiledRule(Frozen):
     fallback: str | None
     where: str | None
     disabled_reason: str
+    commands: tuple[str, ...]
 
     def __init__(
         self,
@@ -50,24 +52,58 @@ class CompiledRule(Frozen):
         fallback: str | None = None,
         where: str | None = None,
         disabled_reason: str = "disabled (enabled: false)",
+        commands: tuple[str, ...] = (),
     ) -> None:
-        init_fields(self, name, priority, enabled, action, matcher, kind, fallback, where, disabled_reason)
+        init_fields(
+            self, name, priority, enabled, action, matcher, kind, fallback, where, disabled_reason, commands
+        )
 
 
 class Ctx:
-    """Per-decision state the matchers share: the texts they read and work computed once."""
+    """Per-decision state the matchers share: the texts they read and work computed once.
 
-    __slots__ = ("_memo", "_payload", "complexity", "last_text", "request", "user_text")
+    `commands` is false when the request carries none of the person's text (see
+    `router.sticky_view`); `parent` is the Agent/Task call that spawned a subagent request
+    (`{"tool", "subagent_type"}`), which scripts see as `request.parent`."""
+
+    __slots__ = (
+        "_command_text",
+        "_memo",
+        "_payload",
+        "commands",
+        "complexity",
+        "last_text",
+        "parent",
+        "request",
+        "user_text",
+    )
 
     def __init__(
-        self, request: ChatRequest, last_text: str, user_text: str, complexity: LazyComplexity
+        self,
+        request: ChatRequest,
+        last_text: str,
+        user_text: str,
+        complexity: LazyComplexity,
+        *,
+        commands: bool = True,
+        parent: dict[str, Any] | None = None,
     ) -> None:
         self.request = request
         self.last_text = last_text
         self.user_text = user_text
         self.complexity = complexity
+        self.commands = commands
+        self.parent = parent
+        self._command_text: str | None = None
         self._payload: Any = None
         self._memo: dict[int, Any] = {}
+
+    @property
+    def command_text(self) -> str:
+        """The person's own text in the latest user message ("" when the request carries none)."""
+        if self._command_text is None:
+            self._command_text = typed_text(self.user_text) if self.commands else ""
+        return self._command_text
 
     def memo(self, key: object, compute: Callable[[], Any]) -> Any:
         """`compute()` once per decision for `key` (a script group's outcomes, pattern-set hits)."""
@@ -93,6 +129,7 @@ class Ctx:
                 fields["temperature"] = req.temperature
             if req.max_tokens is not None:
                 fields["max_tokens"] = req.max_tokens
+            fields["parent"] = self.parent
             self._payload = build_payload(
                 fields, [m.role for m in req.messages], [m.content for m in req.messages]
             )
@@ -138,6 +175,7 @@ def compile_rules(config: Config) -> list[CompiledRule]:
                 rule.trigger.type,
                 rule.fallback,
                 rule.where,
+                commands=rule.trigger.commands,
             )
         )
     cls = config.routing.classifier

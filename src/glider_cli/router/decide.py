@@ -7,16 +7,26 @@ Contract:
 - `decide` is pure apart from script rules, which run in the sandbox worker (router.scripts): one
   pipe round trip per run of adjacent script rules, bounded by their deadlines plus the sandbox's
   grace. No other I/O, no randomness. Steps, each appending to the trace as it happens:
-  1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in the latest user message -> `delegate`;
-  2. the rules in priority order: a disabled rule is skipped, the first match has control, a script
+  1. delegate flags (`/claude`, `/cursor-agent`, `/agy`) in what the person typed in a new user
+     message -> `delegate` (never in a title, a summary, count_tokens, a subagent's prompt, a tool
+     result or a quoted or back-ticked mention: `router.triggers.typed_text`);
+  2. a family held local (`sticky.held_by`: a `/local` or `/fast` turn's follow-on, or a request
+     about a prompt that has not arrived yet, `sticky.quoted`: a title ahead of its turn, a Gemini
+     utility request) goes where that explicit rule sends it; only a capability gate moves it: to
+     the rule's `fallback`, else GateRefused, as for the command itself. No other rule is asked;
+     a quoted cloud command refuses local to the request;
+  3. the rules in priority order: a disabled rule is skipped, the first match has control, a script
      that fails is "no match", the rules after the winner are listed as not reached (the decision's
      `tail` says where those lines are, so the logged record can count them instead);
-  3. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
+  4. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
      is not new user text): the rule is recorded as refused and the next rule is tried. When only
      local rules matched, the request stays on the cloud (rule `sticky`).
   No rule matching at all raises NoRoute.
 - The decision's `backend` is the action's backend or the side's default backend (config);
-  `model` is the action's model, or None (keep the client's model).
+  `model` is the action's model, or None (keep the client's model). When an explicit rule has
+  control, `extra["command"]` is the command it found (the turn index binds the family by it).
+- `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
+  says for each whether it would have matched too; their verdicts do not change the decision.
 """
 
 from __future__ import annotations
@@ -30,11 +40,7 @@ from glider_cli.errors import GateRefused, NoRoute
 from glider_cli.router.compiled import CompiledRule, Ctx, compile_rules, merge_action
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.router.triggers import (
-    Match,
-    command_pattern,
-    find_command,
-)
+from glider_cli.router.triggers import Match, command_pattern, find_command, typed_command, typed_text
 
 # A capability gate: given the local backend a rule would use, why it cannot take this request
 # (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
@@ -49,10 +55,14 @@ class Router:
     def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
         self.config = config
         self.rules: tuple[CompiledRule, ...] = tuple(compile_rules(config))
+        self._by_name = {r.name: r for r in self.rules}
         cx = config.routing.complexity
         self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
         self._delegate = command_pattern(DELEGATE_FLAGS)
         self._default_backend = {side: config.default_backend(side) for side in ("local", "cloud")}
+        self._explicit = tuple(
+            (r, command_pattern(r.commands)) for r in self.rules if r.kind == "explicit" and r.enabled
+        )
         # Trace lines that do not depend on the request are built once.
         self._disabled = tuple(Reason(r.name, r.priority, False, r.disabled_reason) for r in self.rules)
         # Trace lines for the verdicts a rule gives again and again ("no tools", "no pattern matches"):
@@ -65,23 +75,42 @@ class Router:
             )
             for i, rule in enumerate(self.rules)
         )
+        self._held_tail = tuple(
+            Reason(r.name, r.priority, False, "not reached: the turn is held local") for r in self.rules
+        )
 
     def decide(
-        self, request: ChatRequest, sticky: StickyView | None = None, *, gate: Gate | None = None
+        self,
+        request: ChatRequest,
+        sticky: StickyView | None = None,
+        *,
+        gate: Gate | None = None,
+        every: bool = False,
     ) -> RouteDecision:
         user_text = request.last_user_text
         complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
-        ctx = Ctx(request, request.last_text, user_text, complexity)
+        commands = sticky is None or sticky.commands
+        ctx = Ctx(
+            request, request.last_text, user_text, complexity, commands=commands, parent=_parent(sticky)
+        )
         trace: list[Reason] = []
-        delegate = find_command(self._delegate, DELEGATE_FLAGS, user_text)
+        delegate = None
+        if commands and request.is_new_user_message:
+            delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
-        refuse_local = sticky is not None and sticky.bound and sticky.is_follow_on(request)
+        held = self._holder(sticky)
+        if held is not None and held[2] == "local":
+            return self._held(held[:2], request, complexity, trace, sticky, gate)
+        refuse_local = (
+            sticky is not None and (held is not None or sticky.bound) and sticky.is_follow_on(request)
+        )
         refused = False
         local_only = self.config.routing.local_only
         gated: str | None = None
         winner: CompiledRule | None = None
         action: Action | None = None
+        command: str | None = None
         tail = (0, 0)
         for i, rule in enumerate(self.rules):
             if not rule.enabled:
@@ -112,18 +141,16 @@ class Router:
                         trace.append(Reason(rule.name, rule.priority, False, said))
                         gated = gated or why
                         continue
-                    fb = rule.fallback
-                    if fb is None or fb == "none" or fb not in self.config.settings.backends:
-                        raise GateRefused(
-                            f"{rule.name}: local backend {local} cannot take this request: {why}",
-                            hint="send it with /cloud, or give the rule a `fallback` backend",
+                    merged = self._fallback(rule, local, why, f"{rule.name}: local backend {local}")
+                    trace.append(
+                        Reason(
+                            rule.name, rule.priority, True, f"{said}; its fallback {merged.backend} answers"
                         )
-                    side = self.config.settings.backends[fb].side
-                    trace.append(Reason(rule.name, rule.priority, True, f"{said}; its fallback {fb} answers"))
-                    merged = Action(side, fb, None, None, "single")
-                    winner, action = rule, merged
-                    tail = (len(trace), len(self._tails[i]))
-                    trace.extend(self._tails[i])
+                    )
+                    winner, action, command = rule, merged, m.command
+                    rest = self._rest(i, ctx, every)
+                    tail = (len(trace), len(rest))
+                    trace.extend(rest)
                     break
             if local_only and merged.target == "cloud" and rule.kind != "explicit":
                 why = "routing.local_only: only an explicit command sends a request to the cloud"
@@ -142,9 +169,10 @@ class Router:
                 )
                 continue
             trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
-            winner, action = rule, merged
-            tail = (len(trace), len(self._tails[i]))
-            trace.extend(self._tails[i])
+            winner, action, command = rule, merged, m.command
+            rest = self._rest(i, ctx, every)
+            tail = (len(trace), len(rest))
+            trace.extend(rest)
             break
         if winner is None or action is None:
             if not refused and gated is not None:
@@ -171,9 +199,8 @@ class Router:
                 complexity,
                 trace,
                 sticky,
-                tail,
             )
-        return self._decision(
+        decision = self._decision(
             action.target,
             winner.name,
             winner.priority,
@@ -185,8 +212,108 @@ class Router:
             complexity,
             trace,
             sticky,
-            tail,
+            command if winner.kind == "explicit" else None,
+            tail=tail,
         )
+        return decision
+
+    # ------------------------------------------------------------------------------ held local
+
+    def explicit_rule(self, text: str) -> tuple[CompiledRule, str] | None:
+        """The enabled explicit rule (highest priority first) whose command the person typed in
+        `text`, and the command; None when there is none."""
+        if "/" not in text:
+            return None
+        typed = typed_text(text)
+        for rule, pattern in self._explicit:
+            found = find_command(pattern, rule.commands, typed)
+            if found:
+                return rule, found
+        return None
+
+    def _holder(self, sticky: StickyView | None) -> tuple[CompiledRule | None, str, str] | None:
+        """The explicit rule holding this request on a side, why, and the side (`local`: step 2 of
+        the contract; `cloud`: a title quoting a `/cloud` prompt, refused local); None otherwise."""
+        if sticky is None:
+            return None
+        if sticky.held_by is not None:
+            return self._by_name.get(sticky.held_by), sticky.reason, "local"
+        if sticky.quoted:
+            found = self.explicit_rule(sticky.quoted)
+            if found is not None:
+                rule, command = found
+                why = f"title of a {command} prompt (rule {rule.name}), ahead of its turn"
+                return rule, why, rule.action.target
+        return None
+
+    def _held(
+        self,
+        held: tuple[CompiledRule | None, str],
+        request: ChatRequest,
+        complexity: LazyComplexity,
+        trace: list[Reason],
+        sticky: StickyView | None,
+        gate: Gate | None,
+    ) -> RouteDecision:
+        rule, why_held = held
+        # The rule may have gone (a reload): the family stays local on the side's default backend.
+        action = rule.action if rule is not None and rule.action.target == "local" else Action("local")
+        name = rule.name if rule is not None else "sticky"
+        line = f"held local: {why_held}"
+        local = action.backend or self._default_backend["local"]
+        why = gate(local) if gate is not None else None
+        if why is not None:
+            turn = f" in turn {sticky.turn_id}" if sticky is not None and sticky.turn_id else ""
+            action = self._fallback(rule, local, why, f"{name}: held local{turn}; local backend {local}")
+            line += f"; local backend {local} cannot take it: {why}; its fallback {action.backend} answers"
+        trace.append(Reason("sticky", None, True, line))
+        tail = (len(trace), len(self._held_tail))
+        trace.extend(self._held_tail)
+        fallback = rule.fallback if rule is not None else None
+        where = rule.where if rule is not None else None
+        return self._decision(
+            action.target,
+            "sticky",
+            None,
+            action,
+            fallback,
+            where,
+            None,
+            request,
+            complexity,
+            trace,
+            sticky,
+            tail=tail,
+        )
+
+    def _fallback(self, rule: CompiledRule | None, local: str | None, why: str, what: str) -> Action:
+        """The action of an explicit rule's `fallback` backend, or GateRefused naming the gate."""
+        fb = rule.fallback if rule is not None else None
+        if fb is None or fb == "none" or fb not in self.config.settings.backends:
+            raise GateRefused(
+                f"{what} cannot take this request: {why}",
+                hint="send it with /cloud, or give the rule a `fallback` backend",
+            )
+        return Action(self.config.settings.backends[fb].side, fb, None, None, "single")
+
+    # ------------------------------------------------------------------------------ the record
+
+    def _rest(self, i: int, ctx: Ctx, every: bool) -> tuple[Reason, ...] | list[Reason]:
+        """The trace lines of the rules after the winner: not reached, or (`every`) their verdicts."""
+        if not every:
+            return self._tails[i]
+        winner = self.rules[i].name
+        out: list[Reason] = []
+        for later in self.rules[i + 1 :]:
+            if not later.enabled:
+                out.append(Reason(later.name, later.priority, False, later.disabled_reason))
+                continue
+            m = later.matcher(ctx)
+            verdict = "would also match" if m.matched else "would not match"
+            out.append(
+                Reason(later.name, later.priority, False, f"{verdict} ({winner} has control): {m.reason}")
+            )
+        return out
 
     def _decision(
         self,
@@ -201,10 +328,14 @@ class Router:
         complexity: LazyComplexity,
         trace: list[Reason],
         sticky: StickyView | None,
-        tail: tuple[int, int],
+        command: str | None = None,
+        *,
+        tail: tuple[int, int] = (0, 0),
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
+        if command is not None:
+            extra["command"] = command
         side = "local" if target == "local" else "cloud"
         backend = action.backend or self._default_backend[target]
         model, adapter, strategy = action.model, action.adapter, action.strategy
@@ -235,3 +366,12 @@ class Router:
             extra=extra,
             tail=tail,
         )
+
+
+def _parent(sticky: StickyView | None) -> dict[str, Any] | None:
+    """The Agent/Task call a subagent request was spawned by, as scripts see it (`request.parent`)."""
+    family = sticky.family if sticky is not None else None
+    if not family or family.get("kind") != "subagent":
+        return None
+    tools = family.get("tools") or ()
+    return {"tool": tools[0] if tools else None, "subagent_type": family.get("subagent_type")}

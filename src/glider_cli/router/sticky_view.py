@@ -9,6 +9,13 @@ assistant or system continuation). `follow_on` overrides that test when the prod
 result returning to the side that issued its call, a denylisted tool following its parent — and
 `family` is the turn index's placement record; the router puts both into the one decision it makes
 (the trace's `sticky` line, `extra["family"]`).
+
+`held_by` names the explicit rule (`/local`, `/fast`) whose local decision opened the family: the
+request stays on the local side as that rule sends it, and only a capability gate can move it (to
+the rule's `fallback`, else the router refuses it as it would the command itself). `quoted` is the
+prompt a title request quotes ahead of its own turn: the explicit command in it (never a delegate
+flag) gives the side the turn will take. `commands` is false for a request that carries none of
+the person's own text (a title, a summary, count_tokens, a subagent): no command is read from it.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ class StickyView(Frozen):
     follow_on: bool | None
     forced: Forced | None
     family: Mapping[str, Any] | None
+    held_by: str | None
+    quoted: str | None
+    commands: bool
 
     def __init__(
         self,
@@ -48,9 +58,20 @@ class StickyView(Frozen):
         follow_on: bool | None = None,
         forced: Forced | None = None,
         family: Mapping[str, Any] | None = None,
+        held_by: str | None = None,
+        quoted: str | None = None,
+        commands: bool = True,
     ) -> None:
         self.__dict__.update(
-            bound=bound, turn_id=turn_id, reason=reason, follow_on=follow_on, forced=forced, family=family
+            bound=bound,
+            turn_id=turn_id,
+            reason=reason,
+            follow_on=follow_on,
+            forced=forced,
+            family=family,
+            held_by=held_by,
+            quoted=quoted,
+            commands=commands,
         )
 
     def is_follow_on(self, request: ChatRequest) -> bool:
@@ -64,9 +85,14 @@ class StickyView(Frozen):
         return f"sticky: bound{turn}{why}, a follow-on stays off the local model"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "bound": self.bound,
             "turn_id": self.turn_id,
             "reason": self.reason,
             "follow_on": self.follow_on,
         }
+        if self.held_by is not None:
+            d["held_by"] = self.held_by
+        if not self.commands:
+            d["commands"] = False
+        return d

@@ -1,8 +1,12 @@
 """The six trigger types, compiled once, and what each looks at.
 
-- `explicit`: one of `commands` as a word anywhere in the latest user message (`say hi /local`
-  matches, `/localhost` does not). The latest *user* message: a tool follow-up carries the command
-  of the prompt that started the turn.
+- `explicit`: one of `commands` as a word anywhere in what the person typed in the latest user
+  message (`say hi /local` matches, `/localhost` does not). The latest *user* message: a tool
+  follow-up carries the command of the prompt that started the turn. Only the person's own text
+  counts (`typed_text`): blocks the client injected itself are removed first, and a command inside
+  back-ticks (`` `/local` ``), a fenced code block, a quoted line (`> ...`) or quote marks
+  (`"/local"`) is a mention, not a command. The router asks for no command at all in a request that
+  carries none of the person's text (a title, a summary, count_tokens, a subagent: `Ctx.command_text`).
 - `regex`: RE2 `pattern` searched in the most recent message (`messages[-1].content`).
 - `context_size`: `estimated_tokens <operator> value`.
 - `always`: every request.
@@ -45,13 +49,69 @@ _WRAPUP = re.compile(
 )
 
 
+# What clients wrap around the person's text themselves (../shared/CLIENTS.md): Claude Code's
+# <system-reminder> blocks and slash-command expansion tags, Codex's <environment_context>,
+# <user_instructions> and AGENTS.md <INSTRUCTIONS>, Gemini's <session_context> (which holds
+# <loaded_context>). A block left open (a client that truncated it) runs to the end of the text.
+INJECTED_TAGS: tuple[str, ...] = (
+    "system-reminder",
+    "command-message",
+    "command-name",
+    "command-args",
+    "local-command-stdout",
+    "user-prompt-submit-hook",
+    "environment_context",
+    "user_instructions",
+    "INSTRUCTIONS",
+    "session_context",
+    "loaded_context",
+)
+_INJECTED = re.compile(r"<(" + "|".join(INJECTED_TAGS) + r")(?:\s[^>]*)?>(?:.*?</\1>|.*\Z)", re.DOTALL)
+# Whole-message texts a client sends as if the person wrote them: Claude Code's `# Environment`
+# section (a user message in count_tokens, "It can be toggled with /fast"), Codex's AGENTS.md header.
+_INJECTED_MESSAGE = re.compile(
+    r"\A\s*(?:# Environment\nYou have been invoked in the following environment"
+    r"|# AGENTS\.md instructions for )"
+)
+# Mentions, not commands: fenced blocks, inline code spans, Markdown quote lines.
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+# An inline code span may wrap a line but not a paragraph: a stray back-tick does not blank the rest.
+_CODE_SPAN = re.compile(r"(`+)(?!`)(?:(?!\n\s*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
+_QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_OPEN_QUOTES = "\"'“‘«"
+_CLOSE_QUOTES = "\"'”’»"
+
+
+def client_text(text: str) -> str:
+    """A user message's text without what the client injected into it (`INJECTED_TAGS`; a Claude
+    Code `# Environment` or Codex AGENTS.md message is wholly the client's: "")."""
+    if "<" in text:
+        text = _INJECTED.sub(" ", text)
+    return "" if _INJECTED_MESSAGE.match(text) else text
+
+
+def typed_text(text: str) -> str:
+    """What the person typed in a user message's text (`client_text`), with mentions (code fences,
+    inline code, `> ` quote lines) blanked, so a command found in the rest is one the person gave."""
+    text = client_text(text)
+    if "`" in text or "~~~" in text:
+        text = _CODE_SPAN.sub(" ", _FENCED.sub(" ", text))
+    if ">" in text:
+        text = _QUOTE_LINE.sub(" ", text)
+    return text
+
+
 class Context(Protocol):
-    """What matchers read; built once per decision by the router."""
+    """What matchers read; built once per decision by the router. `command_text` is the person's own
+    text in the latest user message (`typed_text`), or "" when the request carries none."""
 
     request: ChatRequest
     last_text: str
     user_text: str
     complexity: LazyComplexity
+
+    @property
+    def command_text(self) -> str: ...
 
     def script_payload(self) -> Any: ...
 
@@ -60,17 +120,24 @@ class Context(Protocol):
 
 
 class Match(Frozen):
-    """A matcher's verdict: matched or not, the trace reason, a script's action, a script failure."""
+    """A matcher's verdict: matched or not, the trace reason, a script's action, a script failure,
+    and the command an `explicit` trigger found."""
 
     matched: bool
     reason: str
     action: dict[str, Any] | None
     error: bool
+    command: str | None
 
     def __init__(
-        self, matched: bool, reason: str, action: dict[str, Any] | None = None, error: bool = False
+        self,
+        matched: bool,
+        reason: str,
+        action: dict[str, Any] | None = None,
+        error: bool = False,
+        command: str | None = None,
     ) -> None:
-        self.__dict__.update(matched=matched, reason=reason, action=action, error=error)
+        self.__dict__.update(matched=matched, reason=reason, action=action, error=error, command=command)
 
 
 def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
@@ -80,11 +147,26 @@ def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str) -> str | None:
+    """The first of `commands` in `text` as a word, skipping one in quote marks (`"/local"`)."""
     for command in commands:  # a plain substring test first: most messages carry no command
         if command in text:
-            m = pattern.search(text)
-            return m.group(0) if m else None
+            for m in pattern.finditer(text):
+                start, end = m.span()
+                before = text[start - 1] if start else ""
+                after = text[end] if end < len(text) else ""
+                if before and before in _OPEN_QUOTES and after and after in _CLOSE_QUOTES:
+                    continue
+                return m.group(0)
+            return None
     return None
+
+
+def typed_command(pattern: re.Pattern[str], commands: tuple[str, ...], ctx: Context) -> str | None:
+    """A command the person typed in the latest user message (see `typed_text`)."""
+    text = ctx.user_text
+    if not any(c in text for c in commands):  # most messages carry none: no cleaning for them
+        return None
+    return find_command(pattern, commands, ctx.command_text)
 
 
 class Matcher(Protocol):
@@ -97,9 +179,9 @@ def _explicit(trigger: Trigger) -> Matcher:
     miss = Match(False, f"none of {' '.join(commands)} in the latest user message")
 
     def match(ctx: Context) -> Match:
-        found = find_command(pattern, commands, ctx.user_text)
+        found = typed_command(pattern, commands, ctx)
         if found:
-            return Match(True, f"command {found} in the latest user message")
+            return Match(True, f"command {found} in the latest user message", command=found)
         return miss
 
     return match
@@ -109,7 +191,7 @@ def _regex(trigger: Trigger) -> Matcher:
     import re2
 
     source = trigger.pattern or ""
-    pattern = re2.compile(source)
+    pattern = re2.compile(source, quiet_options())
     hit = Match(True, f"pattern /{source}/ matches the most recent message")
     miss = Match(False, f"pattern /{source}/ does not match the most recent message")
 
@@ -117,6 +199,16 @@ def _regex(trigger: Trigger) -> Matcher:
         return hit if pattern.search(ctx.last_text) else miss
 
     return match
+
+
+def quiet_options() -> Any:
+    """RE2 options that keep RE2's own error log (absl's start-up banner and `re2.cc` lines) off
+    stderr: every pattern error is reported by Glider, with the rule that holds the pattern."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    return options
 
 
 def _context_size(trigger: Trigger) -> Matcher:

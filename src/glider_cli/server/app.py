@@ -7,9 +7,9 @@ Contract:
   its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
   pruned once a day, an `EventsPruned` event each time).
 - Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
-  `upstream` (any `backends.client.Upstream`), or `transport` (an httpx transport, which selects the
-  httpx client; tests pass `httpx.MockTransport`), `environ` (API keys and GLIDER_TOKEN are read from
-  it once, here).
+  `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
+  `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
+  proxy variables are read from it once, here).
 - Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
@@ -21,6 +21,9 @@ Contract:
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
   is answered as before).
+- Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
+  `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
+  `POST /api/router/reload`; `state.live` is the config and router in force.
 - Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
   `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
   the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
@@ -43,6 +46,8 @@ from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.network import Route
+from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.server.asgi import HotPaths
@@ -52,10 +57,9 @@ from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
-    import httpx
-
     from glider_cli.config.model import Config
     from glider_cli.server.events_api import EventHub
+    from glider_cli.server.reload import Reloader
     from glider_cli.store.writer import EventWriter
 
 
@@ -76,17 +80,17 @@ def create_app(
     *,
     sink: EventSink | None = None,
     upstream: Upstream | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     environ: Mapping[str, str] | None = None,
     router: Decider | None = None,
     bound_host: str | None = None,
-    upstream_kind: str = "native",
+    reload_interval: float | None = 1.0,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
     from glider_cli.server.gemini_api import gemini_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
+    from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
     from glider_cli.server.session_api import session_routes
     from glider_cli.store.writer import EventWriter
@@ -117,10 +121,12 @@ def create_app(
     proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
+    current = LiveConfig(config, router)
+    reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval)
     routes = [
         *info_routes(config, registry),
         *model_routes(config, endpoints),
-        *router_routes(config, router),
+        *router_routes(current, reloader),
         *context_routes(home, settings.context, live),
         *events_routes(home, settings.context, hub),
         *dashboard_routes(config, router, home),
@@ -128,10 +134,13 @@ def create_app(
         *gemini_routes(proxy, settings.server.max_body_bytes),
         *session_routes(home, settings.context, live),
     ]
-    lifespan = _lifespan(proxy, loop_sink, writer, transport, upstream_kind, hub)
+    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
+    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader)
     inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
+    # The config and router in force (a reload replaces them: `server.reload`).
+    inner.state.live = current
     # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
     inner.state.events = hub
     outer = SecurityMiddleware(
@@ -183,6 +192,7 @@ def _proxy(
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
         local=LocalPath(registry, settings, recent),
+        orchestration=settings.orchestration,
     )
     proxy.local_only = local_only
     return proxy
@@ -202,9 +212,9 @@ def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
     writer: EventWriter | None,
-    transport: httpx.AsyncBaseTransport | None,
-    upstream_kind: str,
+    routes_by_origin: dict[str, Route],
     hub: EventHub,
+    reloader: Reloader,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -213,10 +223,7 @@ def _lifespan(
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         owned: Upstream | None = None
         if proxy.upstream is None:
-            if transport is not None:
-                owned = make_upstream("httpx", transport=transport)
-            else:
-                owned = make_upstream(upstream_kind)
+            owned = make_upstream(routes_by_origin)
             proxy.upstream = owned
         retention: asyncio.Task[None] | None = None
         if writer is not None:
@@ -231,6 +238,7 @@ def _lifespan(
             # What each local backend serves, its window and tools; re-read when a backend comes back.
             await proxy.local.probe(timeout=1.5)
             watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+        reloader.start()
         ready = getattr(app.state, "on_ready", None)
         if ready is not None:
             ready()
@@ -239,6 +247,7 @@ def _lifespan(
         finally:
             if retention is not None:
                 retention.cancel()
+            await reloader.stop()
             hub.close()
             if watch is not None:
                 watch.cancel()

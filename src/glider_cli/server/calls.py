@@ -53,6 +53,9 @@ class Inbound:
     path: str = ""
     # The packs made for this request's local backends, by whether the backend takes tools.
     packs: dict[bool, Packed] = field(default_factory=dict)
+    # False for Glider's own requests built on top of the client's (a judge's question, a pipeline's
+    # next stage): they are sent as built, never packed again.
+    pack: bool = True
 
 
 @dataclass

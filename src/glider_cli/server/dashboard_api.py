@@ -118,7 +118,10 @@ def workspaces(paths: Paths) -> list[dict[str, Any]]:
 
 def dashboard_routes(config: Config, router: Decider, paths: Paths) -> list[BaseRoute]:
     async def rules(request: Request) -> Response:
-        return json_response(await run_in_threadpool(rules_in_force, config, router))
+        # The rules in force: a config reload (`server.reload`) replaces `state.live`.
+        live = getattr(request.app.state, "live", None)
+        cfg, rt = (live.config, live.router) if live is not None else (config, router)
+        return json_response(await run_in_threadpool(rules_in_force, cfg, rt))
 
     async def listing(request: Request) -> Response:
         return json_response({"workspaces": await run_in_threadpool(workspaces, paths)})

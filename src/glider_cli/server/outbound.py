@@ -78,7 +78,7 @@ class Outbound:
         model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
         protocol, body = inb.protocol, inb.body
         raw = inb.raw
-        if backend.side == "local" and self.local is not None and not count_tokens:
+        if backend.side == "local" and self.local is not None and not count_tokens and inb.pack:
             # What a local model receives: the pack, not the client's whole request (server.local_path).
             packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
             if packed is not None:

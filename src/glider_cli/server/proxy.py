@@ -36,6 +36,9 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    record off the request path; a turn carrying `/claude` `/cursor-agent` `/agy` (the router's
    `delegate`) runs that agent CLI and answers with its reply as an ordinary assistant message,
    streamed when the client streams.
+8. Strategies: a decision whose strategy is `fan_out`, `pipeline` or `ensemble`, with that strategy's
+   `orchestration.<strategy>.enabled`, is served by `orchestrate.runner.Orchestrator` (its plan in
+   the `RouteDecided` record); every other request as above.
 No header value, key or Authorization is ever put into an event.
 """
 
@@ -50,8 +53,10 @@ from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
+from glider_cli.config.settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
+from glider_cli.orchestrate.runner import Orchestrator, with_plan
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
@@ -84,6 +89,7 @@ class Proxy(Outbound):
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
         local: LocalPath | None = None,
+        orchestration: OrchestrationSettings | None = None,
     ) -> None:
         self.local = local
         self.delegation = delegation
@@ -97,6 +103,7 @@ class Proxy(Outbound):
         self.upstream: Upstream | None = upstream
         # Header names as received -> lower-case str: clients send the same few dozen names every time.
         self._header_names: dict[bytes, str] = {}
+        self.orchestrator = Orchestrator(self, orchestration) if orchestration is not None else None
 
     # ------------------------------------------------------------------------------ inbound
 
@@ -139,6 +146,10 @@ class Proxy(Outbound):
             return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
+        # A strategy that operates (`orchestration.<strategy>.enabled`): its plan joins the decision record.
+        plan = self.orchestrator.plan(opened) if self.orchestrator is not None else None
+        if plan is not None:
+            opened = with_plan(opened, plan)
         turn_id = opened.turn_id
         for kind, data, tid in opened.events:
             self.sink.emit(kind, data, turn_id=tid)
@@ -150,6 +161,8 @@ class Proxy(Outbound):
                 return await self._delegate(inb, decision.delegate, turn_id)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
+        if plan is not None and self.orchestrator is not None:
+            return await self.orchestrator.run(Job(inb, opened, tap), plan, backend)
         return await self._forward(Job(inb, opened, tap), backend)
 
     def _gate(self, inb: Inbound) -> Gate | None:

@@ -3,9 +3,16 @@
     POST /api/router/explain   {"protocol"?: "anthropic"|"openai_chat"|"openai_responses",
                                 "request"?: {...client request body...}, "headers"?: {...}}
                                (without "request" the whole body is the client request; without
-                               "protocol" it is guessed from the body) -> RouteDecision.to_dict()
-    GET  /api/router/lint      -> {"ok", "source", "errors": [...], "warnings": [...]} for the loaded
-                               config (`lint.LintReport.to_dict()`, what `glider lint --json` prints)
+                               "protocol" it is guessed from the body; "all": true also runs the
+                               rules below the winner, as `route explain --all`)
+                               -> RouteDecision.to_dict()
+    GET  /api/router/lint      -> {"ok", "source", "errors": [...], "warnings": [...]} for the config
+                               in force (`lint.LintReport.to_dict()`, what `glider lint --json`
+                               prints), plus "disk": the same for the file on disk now, "differs":
+                               whether the files on disk are not the ones in force, and "reload": the
+                               last reload's outcome (its errors when it was rejected), or null
+    POST /api/router/reload    -> reload now (`server.reload`): 200 with the outcome when the new
+                               config is in force, 422 with its errors when it was rejected
     POST /api/playground/parse {"source": "<starlark>", "filename"?: "rule.star"}
                                -> {"ok": bool, "errors": [{"line", "column", "message"}]}
 
@@ -26,11 +33,10 @@ from glider_cli.errors import GliderError, RequestError
 from glider_cli.server.http_json import error_response, json_object, json_response
 
 if TYPE_CHECKING:
-    from glider_cli.config.model import Config
-    from glider_cli.server.proxy import Decider
+    from glider_cli.server.reload import LiveConfig, Reloader
 
 
-def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
+def router_routes(live: LiveConfig, reloader: Reloader | None = None) -> list[BaseRoute]:
     async def explain(request: Request) -> Response:
         from glider_cli.protocol.parse import PROTOCOLS, guess_protocol, parse_request
 
@@ -47,7 +53,8 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
             raw_headers = obj.get("headers")
             headers = raw_headers if isinstance(raw_headers, dict) else {}
             chat = parse_request(protocol, inner, {str(k): str(v) for k, v in headers.items()})
-            decision = router.decide(chat)
+            every = obj.get("all") is True
+            decision = live.router.decide(chat, every=True) if every else live.router.decide(chat)
         except RequestError as exc:
             return error_response("openai_chat", exc.status, exc.message)
         except GliderError as exc:
@@ -56,10 +63,27 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
 
     async def lint(request: Request) -> Response:
         from glider_cli.app.lint import lint as run_lint
+        from glider_cli.app.lint import lint_on_disk
 
-        # Script checks wait on the sandbox worker: off the event loop.
+        # Lint reads script files and waits on the sandbox worker for script checks: off the event loop.
+        config = live.config
         report = await asyncio.to_thread(run_lint, config)
-        return json_response({"ok": report.ok, **report.to_dict()})
+        disk = await asyncio.to_thread(lint_on_disk, config)
+        return json_response(
+            {
+                "ok": report.ok,
+                **report.to_dict(),
+                "disk": {"ok": disk.ok, **disk.to_dict()},
+                "differs": await asyncio.to_thread(live.differs),
+                "reload": live.last.to_dict() if live.last is not None else None,
+            }
+        )
+
+    async def reload(request: Request) -> Response:
+        if reloader is None:
+            return error_response("openai_chat", 404, "this server does not reload its config")
+        outcome = await reloader.reload("api")
+        return json_response(outcome.to_dict(), status=200 if outcome.ok else 422)
 
     async def playground(request: Request) -> Response:
         from glider_cli.router.scripts import check_source
@@ -80,5 +104,6 @@ def router_routes(config: Config, router: Decider) -> list[BaseRoute]:
     return [
         Route("/api/router/explain", explain, methods=["POST"]),
         Route("/api/router/lint", lint, methods=["GET"]),
+        Route("/api/router/reload", reload, methods=["POST"]),
         Route("/api/playground/parse", playground, methods=["POST"]),
     ]

@@ -2,7 +2,9 @@
 
 Contract: `prepare(...)` does everything that can fail on the user's input (config, backends, bind
 address) and returns a `Prepared` value without opening a socket, so `glider serve` reports a bad
-config as `Error: ...` (exit 1) before anything listens. `run(prepared)` blocks serving it.
+config as `Error: ...` (exit 1) before anything listens. A config `glider lint` finds errors in
+(one without a catch-all, a dead rule, a script whose `evaluate` takes the wrong arguments...) is
+refused as a reload would refuse it (`server.reload`). `run(prepared)` blocks serving it.
 Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uvicorn's access log is
 off: request lines would be noise on the hot path, and the event log already records every request;
 so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Only
@@ -55,10 +57,22 @@ def prepare(
 
     env = os.environ if environ is None else environ
     cfg = load_config(config=config, profile=profile, environ=env)
+    _refuse_lint_errors(cfg)
     bind_host = host or cfg.settings.server.host
     bind_port = cfg.settings.server.port if port is None else port
     app = create_app(cfg, environ=env, bound_host=bind_host)
     return Prepared(cfg, bind_host, bind_port, app)
+
+
+def _refuse_lint_errors(cfg: Config) -> None:
+    from glider_cli.app.lint import lint
+
+    errors = lint(cfg).errors
+    if errors:
+        first = errors[0].to_error()
+        more = f"{len(errors) - 1} more; " if len(errors) > 1 else ""
+        first.hint = (first.hint + "; " if first.hint else "") + f"{more}run `glider lint`"
+        raise first
 
 
 def uvicorn_options() -> dict[str, Any]:

@@ -6,6 +6,10 @@ speaks again. `FamilyIndex.place(request, now, body=...)` puts one request in a 
 `Placement`. It is pure given the request, the raw body and `now` (no clock, no I/O inside): the
 caller passes the time in, and ids come from the injected `new_id`.
 
+A request's *session key* is its session id, or, when the client sends none, the fingerprint of its
+credentials (`protocol.request_kinds.credentials_fingerprint`: a keyed hash of the auth header value
+kept in memory only, never the key, never logged).
+
 Linking rules, tried in this order (the `link` of a Placement names the one that applied):
 
 1. **count_tokens** (`count_tokens=True`): joins the session's current family; never opens a turn.
@@ -16,17 +20,21 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    falls back to the session's current family; with neither, a family is opened without a
    `TurnOpened` (nothing is known about its parent).
 3. **title**: Claude Code's session-title request (`output_config.format` is a `json_schema` with a
-   `title` property, or the latest user text opens with `<session>` and the request has no tools);
-   **utility**: Gemini CLI's router-classifier and other JSON-mode side requests (no tools). Both
-   join the session's current family (a Gemini session: see `protocol.gemini_request`) and open none.
+   `title` property, or the latest user text opens with `<session>` and the request has no tools).
+   It joins the live family of its session key whose opening message it quotes inside `<session>`
+   tags, whatever arrived in between. Claude Code sends it *before* the turn it quotes: with no such
+   family yet, the title opens one *ahead* of its turn (no `TurnOpened`; `Placement.quoted` is the
+   prompt), and the new user message that types that prompt opens its turn in that same family.
+   A title that quotes nothing joins the session's current family. **utility**: Gemini CLI's
+   router-classifier and other JSON-mode side requests (no tools) join the session's current family
+   (a Gemini session: see `protocol.gemini_request`) and open none.
 4. **summary**: a compaction / summary / Cursor Composer wrap-up request (its wording, or a Codex
-   `x-codex-turn-metadata` whose `request_kind` is not `turn`).
-   Titles, utility requests and summaries join the session's current family; a summary-worded user
-   message with no live family to join is a new turn.
-5. **subagent**: a request whose only user message equals, or contains, the `prompt` (or
-   `description`) input of an Agent/Task tool call that a live family issued and has not had
-   answered yet. It joins that family, whatever its session id says (subagents may carry another
-   session id, or none).
+   `x-codex-turn-metadata` whose `request_kind` is not `turn`). Summaries join the session's
+   current family; a summary-worded user message with no live family to join is a new turn.
+5. **subagent**: a request whose only user message is, word for word (client-injected blocks aside),
+   the whole prompt of an Agent/Task tool call that a live family of the same session id (or, with
+   no session id, the same credentials fingerprint) issued and has not had answered yet. It joins
+   that family (`parent_call`, `tools`, `subagent_type`).
 6. **retry**: a new-looking user message that repeats the current family's opening message with
    the same number of messages (client retries after a 529 or a 400) joins that family.
 7. **new turn**: any other request whose most recent message is user text with no tool results
@@ -34,28 +42,17 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
 8. **continuation**: anything else (an assistant prefill, a trailing system message) joins the
    session's current family.
 
-Time windows: a family is *live* for linking while `now - last_seen <= window` (default 1800 s).
-Session-based rules only join a live family; past the window the request is placed as if the
-session were unknown.
-
-Bounds: at most `max_families` families are kept, least recently seen evicted first, together with
-their call ids and session pointers; an Agent/Task prompt is kept up to `PROMPT_CAP` characters.
-
-Rebuild: `rebuild_event` folds the event log (oldest first) back in, so `glider serve` keeps its
-families across restarts: `TurnOpened` (family, session, opening message), `RouteDecided` (its
-`family` entry, written by `turns.sticky`: the side that decided, the calls it answered),
-`ToolCallsIssued` (the side/backend/model that served a reply and each call it issued, with an
-Agent/Task call's prompt: tool results still go home and subagents still link after a restart) and
-`StickyBound`. The log is redacted, so a logged prompt is cut at its first `[REDACTED]`.
-
-The request-kind tests live in `protocol.request_kinds`, the records in `turns.records`;
-both are re-exported here, so `from glider_cli.turns.families import FamilyIndex, Placement, ...`
-keeps working.
+A family is *live* for linking while `now - last_seen <= window` (default 1800 s); past it a
+request is placed as if the session were unknown. At most `max_families` families are kept (least
+recently seen evicted first, with their call ids, session pointers and prompts); an Agent/Task
+prompt is kept up to `PROMPT_CAP` characters, with the digest of the whole. `rebuild_event`
+(`turns.rebuild`) folds the event log back in. The request-kind tests (`protocol.request_kinds`)
+and the records (`turns.records`) are re-exported here.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -69,13 +66,17 @@ from glider_cli.protocol.request_kinds import (
     agent_prompt,
     answered_calls,
     codex_request_kind,
+    credentials_fingerprint,
     is_new_user_message,
     is_summary_request,
     is_title_request,
     is_utility_request,
+    prompt_digest,
+    quoted_prompt,
     summary_worded,
 )
-from glider_cli.store.redact import REDACTED
+from glider_cli.router.triggers import client_text
+from glider_cli.turns.rebuild import rebuild_event, ts_seconds
 from glider_cli.turns.records import Binding, Call, Family, Placement
 
 __all__ = [
@@ -100,28 +101,34 @@ __all__ = [
 DEFAULT_WINDOW = 1800.0
 
 
-def ts_seconds(ts: str) -> float | None:
-    """An event's ISO `ts` (`2026-11-29T21:50:01.123Z`) as Unix seconds."""
-    try:
-        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+def prompt_text(text: str) -> str:
+    """A user message's text as the person typed it, for comparing prompts (title quotes, subagents)."""
+    return client_text(text).strip()
 
 
 class FamilyIndex:
     """See the module contract. Not thread-safe: the proxy calls it from its event loop only."""
 
     def __init__(
-        self, new_id: Callable[[], str], *, max_families: int = 4096, window: float = DEFAULT_WINDOW
+        self,
+        new_id: Callable[[], str],
+        *,
+        max_families: int = 4096,
+        window: float = DEFAULT_WINDOW,
+        fingerprint_key: bytes | None = None,
     ) -> None:
         self._new_id = new_id
         self.max_families = max_families
         self.window = window
+        # The key of the credentials fingerprint: per index, so a fingerprint means nothing elsewhere.
+        self._key = fingerprint_key if fingerprint_key is not None else secrets.token_bytes(32)
         self.families: OrderedDict[str, Family] = OrderedDict()
         self._sessions: dict[str, str] = {}
         self._calls: dict[str, str] = {}
         # Unanswered Agent/Task calls (call id -> turn id): the only candidates for a subagent link.
         self._agents: dict[str, str] = {}
+        # (session key, typed prompt) -> the family it opened, or the family a title opened ahead of it.
+        self._asks: dict[tuple[str, str], str] = {}
 
     def __len__(self) -> int:
         return len(self.families)
@@ -142,18 +149,40 @@ class FamilyIndex:
     def family_of_call(self, call_id: str) -> Family | None:
         return self.get(self._calls.get(call_id))
 
-    def _subagent_parent(self, text: str, now: float) -> tuple[Family, Call] | None:
-        text = text.strip()
-        if not text:
+    def _live(self, fam: Family | None, now: float) -> bool:
+        return fam is not None and now - fam.last_seen <= self.window
+
+    def _key_of(self, request: ChatRequest) -> str | None:
+        """The session key (see the module contract)."""
+        if request.session_id:
+            return request.session_id
+        fp = credentials_fingerprint(request.headers, self._key)
+        return None if fp is None else "creds:" + fp
+
+    def _subagent_parent(self, request: ChatRequest, text: str, now: float) -> tuple[Family, Call] | None:
+        typed = prompt_text(text)
+        if not typed:
             return None
+        sid = request.session_id
+        creds = None if sid else credentials_fingerprint(request.headers, self._key)
+        if not sid and creds is None:
+            return None
+        digest = prompt_digest(typed)
         best: tuple[Family, Call] | None = None
         for cid, turn in self._agents.items():
             fam = self.families.get(turn)
             call = fam.calls.get(cid) if fam is not None else None
-            if fam is None or call is None or now - fam.last_seen > self.window:
+            if fam is None or call is None or not self._live(fam, now):
                 continue
-            matches = call.prompt == text or call.prompt in text
-            if matches and (best is None or len(call.prompt) > len(best[1].prompt)):
+            if (fam.session_id != sid) if sid else (fam.creds != creds):
+                continue
+            # The whole prompt, by digest; a call known only by the start of its prompt (rebuilt from a
+            # log without a digest: the text before a redaction, see `turns.rebuild`) by that start.
+            if call.digest:
+                matches = call.digest == digest
+            else:
+                matches = bool(call.prompt) and typed.startswith(call.prompt)
+            if matches and (best is None or fam.last_seen >= best[0].last_seen):
                 best = (fam, call)
         return best
 
@@ -179,7 +208,7 @@ class FamilyIndex:
             return self._place_result(request, now, answered, current)
         text = request.last_user_text
         if is_title_request(request, body, text):
-            return self._follow(current, now, "title", sid, request)
+            return self._place_title(request, now, text, current)
         if is_utility_request(request, body):
             return self._follow(current, now, "utility", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
@@ -193,19 +222,43 @@ class FamilyIndex:
         if new:
             users = [m for m in request.messages if m.role == "user"] if self._agents else []
             if len(users) == 1:
-                found = self._subagent_parent(users[0].content, now)
+                found = self._subagent_parent(request, users[0].content, now)
                 if found is not None:
                     fam, call = found
                     fam.last_seen = now
                     self.families.move_to_end(fam.turn_id)
                     why = f"first user message is the input of {call.name} call {call.id}"
                     return Placement(
-                        "subagent", fam.turn_id, sid, why, tools=(call.name,), parent_call=call.id
+                        "subagent",
+                        fam.turn_id,
+                        sid,
+                        why,
+                        tools=(call.name,),
+                        parent_call=call.id,
+                        subagent_type=call.subagent_type,
                     )
             if current is not None and current.ask == text and current.opening_len == len(request.messages):
                 return self._join(current, now, "retry", sid, "repeats the opening message of the turn")
             return self._open(request, now, sid, text)
         return self._follow(current, now, "continuation", sid, request)
+
+    def _place_title(self, request: ChatRequest, now: float, text: str, current: Family | None) -> Placement:
+        sid = request.session_id
+        quoted = quoted_prompt(text)
+        key = self._key_of(request) if quoted else None
+        if quoted is None or key is None:
+            return self._follow(current, now, "title", sid, request)
+        typed = prompt_text(quoted)
+        fam = self.get(self._asks.get((key, typed)))
+        if fam is not None and self._live(fam, now):
+            if fam.ahead:
+                return self._join(fam, now, "title", sid, "quotes the prompt an earlier title quoted")
+            return self._join(fam, now, "title", sid, f"quotes the opening message of turn {fam.turn_id}")
+        fam = self._new_family(request, now, sid, session_pointer=False)
+        fam.ahead, fam.typed = True, typed
+        self._asks[(key, typed)] = fam.turn_id
+        why = "no live family opened with the prompt it quotes: opened ahead of its turn"
+        return Placement("title", fam.turn_id, sid, why, quoted=quoted)
 
     def _place_result(
         self, request: ChatRequest, now: float, answered: tuple[str, ...], current: Family | None
@@ -232,27 +285,26 @@ class FamilyIndex:
         self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
     ) -> tuple[str, ...]:
         """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
-        echoed: dict[str, str] | None = None
+        unseen = any(self.family_of_call(cid) is None for cid in answered)
+        echoed = {c.id: c.name for m in request.messages for c in m.tool_calls} if unseen else {}
         names: list[str] = []
         for cid in answered:
-            call = fam.calls.get(cid)
-            owner = fam
-            if call is None:
-                other = self.family_of_call(cid)
-                call = other.calls.get(cid) if other is not None else None
-                owner = other if other is not None else fam
-            if call is None:
-                if echoed is None:
-                    echoed = {c.id: c.name for m in request.messages for c in m.tool_calls}
-                call = Call(cid, echoed.get(cid, ""), fam.side, fam.backend, fam.model)
-                fam.calls[cid] = call
-                self._calls[cid] = fam.turn_id
-            call.answered = True
-            owner.open_calls.discard(cid)
-            self._agents.pop(cid, None)
+            call = self.answer(fam, cid, echoed.get(cid, ""))
             if call.name and call.name not in names:
                 names.append(call.name)
         return tuple(names)
+
+    def answer(self, fam: Family, cid: str, name: str = "") -> Call:
+        """Mark call `cid` answered, in the family that issued it (`fam`, named `name`, when none did)."""
+        owner = self.family_of_call(cid) or fam
+        call = owner.calls.get(cid)
+        if call is None:
+            call = owner.calls[cid] = Call(cid, name, fam.side, fam.backend, fam.model)
+            self._calls[cid] = owner.turn_id
+        call.answered = True
+        owner.open_calls.discard(cid)
+        self._agents.pop(cid, None)
+        return call
 
     def _follow(
         self, current: Family | None, now: float, kind: Kind, sid: str | None, request: ChatRequest
@@ -268,20 +320,36 @@ class FamilyIndex:
         return Placement(kind, fam.turn_id, sid, link)
 
     def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
-        fam = self._new_family(request, now, sid)
-        fam.ask = text
+        typed = prompt_text(text)
+        key = self._key_of(request)
+        ahead = self.get(self._asks.get((key, typed))) if key is not None else None
+        if ahead is not None and ahead.ahead and self._live(ahead, now):
+            # Its title request came first and opened the family: the turn opens in it.
+            fam, link = ahead, "a new user message opens a turn (its title request came first)"
+            fam.ahead, fam.last_seen = False, now
+            if sid:
+                self._sessions[sid] = fam.turn_id
+            self.families.move_to_end(fam.turn_id)
+        else:
+            fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
+        fam.ask, fam.typed = text, typed
         fam.opening_len = len(request.messages)
-        return Placement("new_turn", fam.turn_id, sid, "a new user message opens a turn")
+        self.asked(fam, key)
+        return Placement("new_turn", fam.turn_id, sid, link)
 
-    def _new_family(self, request: ChatRequest, now: float, sid: str | None) -> Family:
-        return self.add(Family(self._new_id(), sid, now, now))
+    def _new_family(
+        self, request: ChatRequest, now: float, sid: str | None, *, session_pointer: bool = True
+    ) -> Family:
+        fam = Family(self._new_id(), sid, now, now)
+        fam.creds = credentials_fingerprint(request.headers, self._key)
+        return self.add(fam, session_pointer=session_pointer)
 
     # ------------------------------------------------------------------------------ recording
 
-    def add(self, fam: Family) -> Family:
+    def add(self, fam: Family, *, session_pointer: bool = True) -> Family:
         self.families[fam.turn_id] = fam
         self.families.move_to_end(fam.turn_id)
-        if fam.session_id:
+        if fam.session_id and session_pointer:
             self._sessions[fam.session_id] = fam.turn_id
         for cid in fam.calls:
             self._calls[cid] = fam.turn_id
@@ -293,7 +361,17 @@ class FamilyIndex:
                 if self._calls.get(cid) == old.turn_id:
                     del self._calls[cid]
                 self._agents.pop(cid, None)
+            for k in [k for k, t in self._asks.items() if t == old.turn_id]:
+                del self._asks[k]
         return fam
+
+    def asked(self, fam: Family, key: str | None = None) -> None:
+        """Remember the prompt that opened `fam`, so a title quoting it finds the family."""
+        key = key if key is not None else (fam.session_id or (f"creds:{fam.creds}" if fam.creds else None))
+        if not fam.typed and fam.ask:
+            fam.typed = prompt_text(fam.ask)
+        if key is not None and fam.typed:
+            self._asks[(key, fam.typed)] = fam.turn_id
 
     def served(self, turn_id: str | None, side: str, backend: str | None, model: str | None) -> None:
         """The side/backend/model that answered the family's latest request."""
@@ -301,13 +379,29 @@ class FamilyIndex:
         if fam is not None:
             fam.side, fam.backend, fam.model = side, backend, model
 
-    def issued(self, turn_id: str | None, call_id: str, name: str, prompt: str = "") -> None:
-        """A reply served in the family issued this tool call (who served it: the family's side)."""
+    def issued(
+        self,
+        turn_id: str | None,
+        call_id: str,
+        name: str,
+        prompt: str = "",
+        *,
+        digest: str = "",
+        subagent_type: str | None = None,
+        prefix: bool = False,
+    ) -> None:
+        """A reply served in the family issued this tool call (who served it: the family's side).
+        An Agent/Task call's `prompt` is kept capped; `digest` is that of the whole prompt (made from
+        `prompt` when not given, unless `prompt` is only the start of it: `prefix`, or capped)."""
         fam = self.get(turn_id)
         if fam is None or not call_id:
             return
+        if prompt and not digest and not prefix and len(prompt) < PROMPT_CAP:
+            digest = prompt_digest(prompt)
         prompt = prompt[:PROMPT_CAP]
-        fam.calls[call_id] = Call(call_id, name, fam.side, fam.backend, fam.model, prompt)
+        fam.calls[call_id] = Call(
+            call_id, name, fam.side, fam.backend, fam.model, prompt, False, digest, subagent_type
+        )
         fam.open_calls.add(call_id)
         self._calls[call_id] = fam.turn_id
         if prompt:
@@ -317,95 +411,6 @@ class FamilyIndex:
         fam = self.get(turn_id)
         return 0 if fam is None else len(fam.open_calls)
 
-    # ------------------------------------------------------------------------------ rebuild
-
     def rebuild_event(self, event: Mapping[str, Any]) -> None:
-        """Fold one logged event (oldest first) into the index; unknown types are ignored."""
-        kind = event.get("type")
-        turn = event.get("turn_id")
-        data = event.get("data")
-        if not isinstance(turn, str) or not isinstance(data, Mapping):
-            return
-        at = ts_seconds(str(event.get("ts", ""))) or 0.0
-        fam = self.families.get(turn)
-        if kind == "TurnOpened":
-            new = Family(turn, _str(data.get("session_id")), at, at, ask=str(data.get("ask") or ""))
-            if isinstance(data.get("messages"), int):
-                new.opening_len = data["messages"]
-            self.add(new)
-        elif kind == "RouteDecided":
-            self._rebuild_decided(turn, fam, data, at)
-        elif kind == "ToolCallsIssued":
-            self._rebuild_issued(turn, fam, data, at)
-        elif kind == "StickyBound" and fam is not None:
-            bound_at = data.get("bound_at")
-            start = float(bound_at) if isinstance(bound_at, int | float) else at
-            ttl, grace = data.get("ttl"), data.get("grace")
-            ended = data.get("ended_at")
-            prev = fam.binding
-            fam.binding = Binding(
-                str(data.get("target") or "cloud"),
-                prev.bound_at if prev is not None and ended is not None else start,
-                float(ttl) if isinstance(ttl, int | float) else 0.0,
-                float(grace) if isinstance(grace, int | float) else 0.0,
-                str(data.get("reason") or "restored from the event log"),
-                float(ended) if isinstance(ended, int | float) else None,
-            )
-            fam.last_seen = max(fam.last_seen, at)
-
-    def _touch(self, turn: str, fam: Family | None, session: Any, at: float) -> Family:
-        """The family of a logged event (made when the log holds no TurnOpened for it), seen at `at`."""
-        if fam is None:
-            fam = self.add(Family(turn, _str(session), at, at))
-        fam.last_seen = max(fam.last_seen, at)
-        self.families.move_to_end(turn)
-        return fam
-
-    def _rebuild_decided(self, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
-        info = data.get("family")
-        if fam is None and not isinstance(info, Mapping):
-            return
-        fam = self._touch(turn, fam, info.get("session_id") if isinstance(info, Mapping) else None, at)
-        target = data.get("target")
-        if target in ("local", "cloud"):
-            fam.side, fam.backend, fam.model = str(target), _str(data.get("backend")), _str(data.get("model"))
-        if not isinstance(info, Mapping):
-            return
-        for cid in info.get("answered") or ():
-            if not isinstance(cid, str):
-                continue
-            owner = self.family_of_call(cid) or fam
-            call = owner.calls.get(cid)
-            if call is None:
-                call = owner.calls[cid] = Call(cid, "", fam.side, fam.backend, fam.model)
-                self._calls[cid] = owner.turn_id
-            call.answered = True
-            owner.open_calls.discard(cid)
-            self._agents.pop(cid, None)
-
-    def _rebuild_issued(self, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
-        """`ToolCallsIssued` (written by `turns.sticky`): the calls go back to the side that issued
-        them, and an Agent/Task call's prompt links its subagent, across a restart."""
-        fam = self._touch(turn, fam, data.get("session_id"), at)
-        side = data.get("side")
-        if side in ("local", "cloud"):
-            fam.side, fam.backend, fam.model = str(side), _str(data.get("backend")), _str(data.get("model"))
-        calls = data.get("calls")
-        for c in calls if isinstance(calls, list) else ():
-            cid = c.get("id") if isinstance(c, Mapping) else None
-            if isinstance(cid, str) and cid and isinstance(c, Mapping):
-                self.issued(turn, cid, str(c.get("name") or ""), _logged_prompt(c.get("prompt")))
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _logged_prompt(value: Any) -> str:
-    """An Agent prompt as logged: the log is redacted, so only the text before the first redaction
-    can still be found in the subagent's (unredacted) first message; too short a prefix links nothing."""
-    if not isinstance(value, str):
-        return ""
-    cut = value.find(REDACTED)
-    text = value if cut < 0 else value[:cut].rstrip()
-    return text if cut < 0 or len(text) >= 32 else ""
+        """Fold one logged event (oldest first) into the index (see `turns.rebuild`)."""
+        rebuild_event(self, event)

@@ -25,6 +25,10 @@ TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
+
+`use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
+two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
+got, and the turn families, their bindings and the usage calibration carry over.
 """
 
 from __future__ import annotations
@@ -48,7 +52,12 @@ __all__ = ["Decider", "Opened", "Served", "Turns"]
 
 class Decider(Protocol):
     def decide(
-        self, request: ChatRequest, *, sticky: StickyView | None = None, gate: Gate | None = None
+        self,
+        request: ChatRequest,
+        *,
+        sticky: StickyView | None = None,
+        gate: Gate | None = None,
+        every: bool = False,
     ) -> RouteDecision: ...
 
 
@@ -195,6 +204,25 @@ class Turns:
         )
         self.usage = UsageCalibrator()
         self._plans = _LastPlans(max_families)
+
+    def use(
+        self,
+        router: Decider,
+        sticky: StickySettings | None = None,
+        tool_followup: ToolFollowupSettings | None = None,
+        *,
+        local_only: bool | None = None,
+    ) -> None:
+        """Decide with `router` from the next request on; families and bindings stay (see the contract)."""
+        self.router = router
+        st = self.sticky
+        st.configure(
+            sticky if sticky is not None else st.sticky,
+            tool_followup
+            if tool_followup is not None
+            else ToolFollowupSettings(tuple(st.allow), tuple(st.deny)),
+            local_only=st.local_only if local_only is None else local_only,
+        )
 
     def open(
         self,

@@ -1,12 +1,16 @@
 """The records the turn-family index keeps (`turns.families`) and the `Placement` it returns.
 
 - `Call`: one tool call a family's reply issued, who served that reply (side, backend, model; None
-  until known), the prompt an Agent/Task call hands its subagent, and whether it was answered.
-- `Binding`: a sticky binding (`turns.sticky`); `live(now)` is true while `now <= bound_at + ttl`,
-  or, once the parent run has ended, while `now <= ended_at + grace`.
-- `Family`: one turn family (its turn id, session id, times, opening message, the side that last
-  served it, its calls and binding).
-- `Placement`: where one request went and why (`kind`, `turn_id`, `link`, the calls it answers).
+  until known), the prompt an Agent/Task call hands its subagent (capped, and the digest of the
+  whole), its `subagent_type`, and whether it was answered.
+- `Binding`: a sticky binding (`turns.sticky`) to `target` (`cloud`, or `local` with the explicit
+  `rule` that opened the family); `live(now)` is true while `now <= bound_at + ttl`, or, once the
+  parent run has ended, while `now <= ended_at + grace`.
+- `Family`: one turn family (its turn id, session id, the credentials fingerprint of the client that
+  opened it (memory only), times, opening message and what the person typed of it, the side that
+  last served it, its calls and binding; `ahead` while only its title request has been seen).
+- `Placement`: where one request went and why (`kind`, `turn_id`, `link`, the calls it answers, the
+  spawning call of a subagent and its `subagent_type`, the prompt a title quotes ahead of its turn).
 
 Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are mutable and owned by one index.
 """
@@ -31,11 +35,13 @@ class Call:
     model: str | None = None
     prompt: str = ""
     answered: bool = False
+    digest: str = ""
+    subagent_type: str | None = None
 
 
 @dataclass(slots=True)
 class Binding:
-    """A sticky binding: the family stays off the local model (see `turns.sticky`)."""
+    """A sticky binding: the family stays on `target` (see `turns.sticky`)."""
 
     target: str
     bound_at: float
@@ -43,6 +49,7 @@ class Binding:
     grace: float
     reason: str
     ended_at: float | None = None
+    rule: str | None = None
 
     def live(self, now: float) -> bool:
         if now <= self.bound_at + self.ttl:
@@ -65,6 +72,9 @@ class Family:
     open_calls: set[str] = field(default_factory=set)
     binding: Binding | None = None
     ended_at: float | None = None
+    typed: str = ""
+    creds: str | None = None
+    ahead: bool = False
 
 
 class Placement(Frozen):
@@ -77,6 +87,8 @@ class Placement(Frozen):
     answered: tuple[str, ...]
     tools: tuple[str, ...]
     parent_call: str | None
+    subagent_type: str | None
+    quoted: str | None
 
     def __init__(
         self,
@@ -87,6 +99,8 @@ class Placement(Frozen):
         answered: tuple[str, ...] = (),
         tools: tuple[str, ...] = (),
         parent_call: str | None = None,
+        subagent_type: str | None = None,
+        quoted: str | None = None,
     ) -> None:
         self.__dict__.update(
             kind=kind,
@@ -96,6 +110,8 @@ class Placement(Frozen):
             answered=answered,
             tools=tools,
             parent_call=parent_call,
+            subagent_type=subagent_type,
+            quoted=quoted,
         )
 
     @property
@@ -107,7 +123,7 @@ class Placement(Frozen):
         return self.kind != "new_turn"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "kind": self.kind,
             "turn_id": self.turn_id,
             "session_id": self.session_id,
@@ -116,3 +132,6 @@ class Placement(Frozen):
             "tools": list(self.tools),
             "parent_call": self.parent_call,
         }
+        if self.subagent_type is not None:
+            d["subagent_type"] = self.subagent_type
+        return d

@@ -11,30 +11,44 @@ the proxy, count_tokens and `glider route replay` call) drives it, in this order
 The caller emits every returned event (type, data, turn id) to the event log.
 
 Contract:
-- **Binding.** A cloud decision for a family that is not yet bound binds it (`StickyBound`: family,
-  target, ttl, grace, bound_at, reason; the reason names an explicit `/cloud` or `/heavy`). The binding
+- **Binding.** A cloud decision for a family that is not yet bound binds it to the cloud
+  (`StickyBound`: family, target, ttl, grace, bound_at, reason; the reason names an explicit `/cloud`
+  or `/heavy`). A new turn that an explicit local command (`/local`, `/fast`) sends local binds its
+  family to the local side (`StickyBound` with `target: local` and the explicit `rule`). A binding
   is live while `now <= bound_at + routing.sticky.ttl_seconds`, and, once the parent run has ended
   (a reply issued no tool call and none of the family's calls is still unanswered), also while
   `now <= ended_at + routing.sticky.grace_seconds`; the run's end is logged as a second
   `StickyBound` carrying `ended_at`. count_tokens never binds.
-- **Deny-local.** While the binding is live every follow-on (anything but a new user message) gets a
-  bound StickyView, so the router refuses local rules and the trace says stickiness decided and
-  which turn it came from. A new user message opens a new family and decides anew.
+- **Deny-local.** While a cloud binding is live every follow-on (anything but a new user message)
+  gets a bound StickyView, so the router refuses local rules and the trace says stickiness decided
+  and which turn it came from. A new user message opens a new family and decides anew.
+- **Held local.** While a local binding is live every follow-on (subagents, titles, continuations,
+  summaries and compaction) is held on the local side as the explicit rule sends it
+  (`StickyView.held_by`); only a capability gate moves it (`router.decide`). A title that arrives
+  ahead of its turn (`Placement.quoted`), and a Gemini utility request (sent before the prompt it
+  carries), follow the explicit command of that prompt (`StickyView.quoted`; never its delegate flag).
 - **Tool results go home.** A request answering tool calls is sent to the side (and backend and
   model) that served the reply which issued them, whatever the rules say; the trace gets a `sticky`
   line saying so. `served` returns a `ToolCallsIssued` event for every reply that issued calls
   (family, session_id, side, backend, model, and `calls`: each call's id, name and, for an
-  Agent/Task call, the prompt its subagent receives, capped at `PROMPT_CAP` characters); the index
-  is rebuilt from it, so this holds, and subagents still link, across a restart of `glider serve`.
-  Calls the index did not see issued (an unread reply, a log pruned away) are taken to come from
-  the family's last side.
+  Agent/Task call, the prompt its subagent receives, capped at `PROMPT_CAP` characters, and its
+  `subagent_type`); the index is rebuilt from it, so this holds, and subagents still link, across a
+  restart of `glider serve`. Calls the index did not see issued (an unread reply, a log pruned
+  away) are taken to come from the family's last side.
 - **routing.tool_followup.** For a *child* of a tool call (a subagent spawned by an Agent/Task call,
   or a tool result in a family no side is known for yet): a tool on the `allowlist` is routed on its
-  own (a fresh decision, the binding does not apply); a tool on the `denylist` always follows its
-  parent (the family's side, bound or not); any other tool follows the binding.
-- **Summaries** (compaction, Composer wrap-up) are always refused local: they go to the cloud or the
-  origin (the default profile's `composer_wrapup_origin`, priority 95, picks the origin).
+  own (a fresh decision, no binding applies); a tool on the `denylist` always follows its parent
+  (the family's side, bound or not); any other tool follows the binding. An entry `Tool:type`
+  (`Agent:Explore`) names the calls of that tool with that `subagent_type` only, and wins over an
+  entry naming the bare tool.
+- **Commands.** Only a person's own text carries commands: a title, a summary, count_tokens and a
+  subagent never do (`StickyView.commands` false), nor does a follow-on whose latest user text is
+  not the prompt that opened its turn (a subagent's own tool results).
+- **Summaries** (compaction, Composer wrap-up) of a family not held local are refused local (unless
+  `routing.local_only`): they go to the cloud or the origin (the default profile's
+  `composer_wrapup_origin`, priority 95, picks the origin).
 - The clock is injected (`clock`), nothing here reads the time itself or does I/O.
+- `configure(sticky, tool_followup)` swaps the settings (a config reload); families and bindings stay.
 
 `ReplyTap(protocol, stream)` (in `protocol.reply_tap`, importable from here) reads the reply bytes sent to
 the client and returns the tool calls the reply issued (id, name, arguments), so `served` can record
@@ -49,14 +63,14 @@ from typing import Any
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
+from glider_cli.protocol.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.router.sticky_view import Forced, StickyView
-from glider_cli.router.triggers import command_pattern, find_command
-from glider_cli.turns.families import Binding, FamilyIndex, Placement, agent_prompt
+from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt, prompt_text
 from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
 
-_EXPLICIT = ("/cloud", "/heavy")
+_NO_COMMANDS = frozenset({"title", "utility", "summary", "count_tokens", "subagent"})
 Events = list[tuple[str, Mapping[str, Any], str | None]]
 
 
@@ -92,13 +106,18 @@ class Stickiness:
         max_families: int = 4096,
         local_only: bool = False,
     ) -> None:
+        self.clock = clock
+        self.index = FamilyIndex(new_id, max_families=max_families)
+        self.configure(sticky, tool_followup, local_only=local_only)
+
+    def configure(
+        self, sticky: StickySettings, tool_followup: ToolFollowupSettings, *, local_only: bool = False
+    ) -> None:
+        """Use these settings from the next request on (a config reload); families stay as they are."""
         self.local_only = local_only
         self.sticky = sticky
         self.allow = frozenset(tool_followup.allowlist)
         self.deny = frozenset(tool_followup.denylist)
-        self.clock = clock
-        self.index = FamilyIndex(new_id, max_families=max_families)
-        self._explicit = command_pattern(_EXPLICIT)
 
     # ------------------------------------------------------------------------------ before decide
 
@@ -118,6 +137,7 @@ class Stickiness:
         binding = fam.binding if fam is not None else None
         live = binding is not None and binding.live(now)
         turn = f"turn {p.turn_id}"
+        commands = _commands(request, p, fam)
         if p.kind == "tool_result" and fam is not None:
             calls = [fam.calls[c] for c in p.answered if c in fam.calls]
             home = next((c for c in calls if c.side is not None), None)
@@ -126,24 +146,65 @@ class Stickiness:
                     f"tool result for call {home.id} returns to the {home.side} side that issued it ({turn})"
                 )
                 forced = Forced(home.side, home.backend, home.model, why)
-                return StickyView(home.side == "cloud", p.turn_id, why, True, forced, family)
-        tools = p.tools
+                return StickyView(
+                    home.side == "cloud", p.turn_id, why, True, forced, family, commands=commands
+                )
+        if p.kind == "utility":
+            # Gemini CLI asks it about the prompt it carries, before that prompt's own request.
+            why = "a utility request follows the explicit command of the prompt it carries"
+            quoted = request.last_user_text or None
+            return StickyView(False, p.turn_id, why, True, family=family, quoted=quoted, commands=False)
         child = p.kind == "subagent" or p.kind == "tool_result"
-        if child and tools and all(t in self.allow for t in tools):
-            why = f"{', '.join(tools)} on routing.tool_followup.allowlist: routed on its own"
-            return StickyView(False, p.turn_id, why, True, family=family)
-        if child and fam is not None and fam.side is not None and any(t in self.deny for t in tools):
-            why = f"{', '.join(tools)} on routing.tool_followup.denylist: follows its parent {turn}"
+        listed = self._listed(p) if child else None
+        if listed is not None and listed[0] == "allow":
+            why = f"{listed[1]} on routing.tool_followup.allowlist: routed on its own"
+            return StickyView(False, p.turn_id, why, True, family=family, commands=commands)
+        if listed is not None and fam is not None and fam.side is not None:
+            why = f"{listed[1]} on routing.tool_followup.denylist: follows its parent {turn}"
             forced = Forced(fam.side, fam.backend, fam.model, why)
-            return StickyView(fam.side == "cloud", p.turn_id, why, True, forced, family)
+            return StickyView(fam.side == "cloud", p.turn_id, why, True, forced, family, commands=commands)
+        if live and binding is not None and binding.target == "local":
+            why = f"{p.kind}, {p.link}; {binding.reason}"
+            return StickyView(
+                False, p.turn_id, why, True, family=family, held_by=binding.rule or "", commands=commands
+            )
+        if p.kind == "title" and p.quoted is not None:
+            why = "a title ahead of its turn follows the prompt it quotes"
+            return StickyView(False, p.turn_id, why, True, family=family, quoted=p.quoted, commands=False)
         if p.kind == "summary" and not self.local_only:
             why = "a summary/wrap-up goes to the cloud or the origin"
-            return StickyView(True, p.turn_id, why, True, family=family)
+            return StickyView(True, p.turn_id, why, True, family=family, commands=False)
         if live and binding is not None:
             why = f"{p.kind}, {p.link}; {binding.reason}"
-            return StickyView(True, p.turn_id, why, True, family=family)
+            return StickyView(True, p.turn_id, why, True, family=family, commands=commands)
         why = f"{p.kind} of {turn}, not bound" if p.turn_id else f"{p.kind}, no family"
-        return StickyView(False, p.turn_id, why, True, family=family)
+        return StickyView(False, p.turn_id, why, True, family=family, commands=commands)
+
+    def _listed(self, p: Placement) -> tuple[str, str] | None:
+        """("allow", names) when every tool of a child is allowlisted, ("deny", names) when one is
+        denylisted; a `Tool:type` entry for the child's subagent type wins over the bare tool's."""
+        verdicts: list[tuple[str | None, str]] = []
+        for tool in p.tools:
+            verdict: str | None = None
+            spec = f"{tool}:{p.subagent_type}" if p.subagent_type else None
+            for name in (spec, tool):
+                if name is None:
+                    continue
+                if name in self.deny:
+                    verdict = "deny"
+                elif name in self.allow:
+                    verdict = "allow"
+                if verdict is not None:
+                    verdicts.append((verdict, name))
+                    break
+            if verdict is None:
+                verdicts.append((None, tool))
+        names = ", ".join(n for _, n in verdicts)
+        if any(v == "deny" for v, _ in verdicts):
+            return "deny", ", ".join(n for v, n in verdicts if v == "deny")
+        if verdicts and all(v == "allow" for v, _ in verdicts):
+            return "allow", names
+        return None
 
     # ------------------------------------------------------------------------------ after decide
 
@@ -156,17 +217,24 @@ class Stickiness:
             return events  # a utility request is about the next prompt: it leaves its family as it was
         self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
-        if fam is None or decision.target != "cloud":
+        if fam is None:
             return events
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
-        found = find_command(self._explicit, _EXPLICIT, fam.ask)
-        reason = (
-            f"bound by explicit {found}" if found else f"bound by a cloud decision (rule {decision.rule})"
-        )
-        reason += f" in turn {p.turn_id}"
-        fam.binding = Binding("cloud", now, self.sticky.ttl_seconds, self.sticky.grace_seconds, reason)
+        found = decision.extra.get("command")
+        ttl, grace = self.sticky.ttl_seconds, self.sticky.grace_seconds
+        if decision.target == "local":
+            # Only the person's own /local (or /fast) on the turn's own message holds the family local.
+            if not found or p.kind not in ("new_turn", "retry"):
+                return events
+            reason = f"bound local by explicit {found} (rule {decision.rule}) in turn {p.turn_id}"
+            fam.binding = Binding("local", now, ttl, grace, reason, rule=decision.rule)
+        else:
+            reason = (
+                f"bound by explicit {found}" if found else f"bound by a cloud decision (rule {decision.rule})"
+            )
+            fam.binding = Binding("cloud", now, ttl, grace, f"{reason} in turn {p.turn_id}")
         fam.ended_at = None
         events.append(("StickyBound", self._bound_data(fam.binding, p), p.turn_id))
         return events
@@ -191,9 +259,16 @@ class Stickiness:
         if issued:
             logged = []
             for c in issued:
-                prompt = agent_prompt(c.name, c.arguments)
-                self.index.issued(p.turn_id, c.id, c.name, prompt)
-                logged.append({"id": c.id, "name": c.name, **({"prompt": prompt} if prompt else {})})
+                whole = agent_prompt(c.name, c.arguments, cap=None)
+                prompt, kind = whole[:PROMPT_CAP], subagent_type(c.name, c.arguments)
+                digest = prompt_digest(whole) if whole else ""
+                self.index.issued(p.turn_id, c.id, c.name, prompt, digest=digest, subagent_type=kind)
+                entry: dict[str, Any] = {"id": c.id, "name": c.name}
+                if prompt:
+                    entry["prompt"] = prompt
+                if kind:
+                    entry["subagent_type"] = kind
+                logged.append(entry)
             data: dict[str, Any] = {"family": p.turn_id, "session_id": p.session_id, "side": side}
             data.update(backend=backend, model=model, calls=logged)
             return [("ToolCallsIssued", data, p.turn_id)]
@@ -218,6 +293,8 @@ class Stickiness:
             "bound_at": b.bound_at,
             "reason": b.reason,
         }
+        if b.rule is not None:
+            data["rule"] = b.rule
         if b.ended_at is not None:
             data["ended_at"] = b.ended_at
         return data
@@ -240,3 +317,12 @@ class Stickiness:
         for ev in events:
             self.index.rebuild_event(ev)
         return len(self.index)
+
+
+def _commands(request: ChatRequest, p: Placement, fam: Family | None) -> bool:
+    """Whether the request's latest user text is the person's own (see the module contract)."""
+    if p.kind in _NO_COMMANDS:
+        return False
+    if p.kind == "retry" or fam is None or not fam.typed:
+        return True
+    return prompt_text(request.last_user_text) == fam.typed

@@ -1,8 +1,8 @@
-"""backends.native: the wire details the shared client tests do not reach, each against a real socket.
+"""The upstream client's wire behaviour, each against a real socket: what any upstream client of a model
+proxy must get right (framings, keep-alive, closing, smuggling, backpressure, TLS).
 
 Small raw asyncio servers on 127.0.0.1 play the upstream where a behaviour needs exact bytes (a
-close-delimited body, a 100 Continue, a server that drops an idle connection, gzip, TLS); the fake
-upstream plays it where the real wire format matters (keep-alive reuse, the pool).
+close-delimited body, a 100 Continue, a server that drops an idle connection, gzip, TLS).
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ import asyncio
 import gzip
 import ssl
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import pytest
 
-from fake_upstream import FakeUpstream
-from glider_cli.backends.native import NativeUpstream
+from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.network import Route
 from glider_cli.config.settings import Timeout
-from glider_cli.errors import BackendError, BackendTimeout
+from glider_cli.errors import BackendError
 
 pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["m"])]
 
@@ -47,51 +48,71 @@ def _reply(body: bytes, *, extra: bytes = b"") -> bytes:
     return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n%s\r\n" % (len(body), extra) + body
 
 
-def test_keep_alive_connections_are_reused_and_the_request_is_framed(fake: FakeUpstream) -> None:
-    fake.reset()
+async def _one(up: Upstream, url: str, headers: dict[str, str] = HEADERS) -> tuple[int, bytes]:
+    r = await up.send("POST", url + "/x", headers, BODY, Timeout(read=5))
+    try:
+        return r.status, await r.read()
+    finally:
+        await r.aclose()
 
-    async def go() -> int:
-        up = NativeUpstream()
+
+def test_keep_alive_connections_are_reused() -> None:
+    connections = 0
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal connections
+        connections += 1
+        while True:
+            try:
+                await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            writer.write(_reply(b"ok"))
+            await writer.drain()
+
+    async def go() -> list[tuple[int, bytes]]:
+        server, url = await _serve(handler)
+        up = make_upstream()
         try:
-            for _ in range(5):
-                r = await up.send("POST", fake.url + "/v1/messages?beta=true", HEADERS, BODY, Timeout())
-                assert r.status == 200 and b'"type":"message"' in await r.read()
-                await r.aclose()
-            return sum(p.count for p in up._pools.values())
+            return [await _one(up, url) for _ in range(5)]
         finally:
             await up.aclose()
+            server.close()
 
-    assert asyncio.run(go()) == 1
-    last = fake.requests[-1]
-    assert last.path == "/v1/messages" and last.query == {"beta": "true"}
-    assert last.headers["x-api-key"] == "sk-test"
-    assert last.headers["content-length"] == str(len(BODY))
-    assert last.raw == BODY
+    assert asyncio.run(go()) == [(200, b"ok")] * 5
+    assert connections == 1
 
 
-def test_an_unfinished_response_closes_its_connection(fake: FakeUpstream) -> None:
-    stream_body = BODY[:-1] + b',"stream":true}'
+def test_an_unfinished_response_closes_its_connection() -> None:
+    """Closing a stream before its end drops the connection: that is what tells the upstream to stop."""
+    closed = asyncio.Event()
 
-    fake.set_reply(text="word " * 40, event_delay=0.05)
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        await writer.drain()
+        if await reader.read(1) == b"":  # EOF: the client hung up
+            closed.set()
 
-    async def go() -> int:
-        up = NativeUpstream()
+    async def go() -> None:
+        server, url = await _serve(handler)
+        up = make_upstream()
         try:
-            r = await up.send("POST", fake.url + "/v1/messages", HEADERS, stream_body, Timeout())
+            r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             it = r.aiter_bytes().__aiter__()
-            await it.__anext__()
-            await r.aclose()  # not read to the end: the upstream must be told to stop
-            return sum(p.count for p in up._pools.values())
+            assert await it.__anext__() == b"first"
+            await r.aclose()  # not read to the end
+            await asyncio.wait_for(closed.wait(), 5)
         finally:
             await up.aclose()
+            server.close()
 
-    assert asyncio.run(go()) == 0
+    asyncio.run(go())
 
 
-def test_a_stale_pooled_connection_is_retried_once_on_a_fresh_one() -> None:
-    """The server answers one request per connection and closes it without `Connection: close`
-    (as a keep-alive timeout does): the next request on the pooled connection fails before any
-    byte arrives and is sent again on a new connection."""
+def test_a_server_that_closes_after_each_reply_is_answered_on_a_fresh_connection() -> None:
+    """The server answers one request per connection and closes it without `Connection: close` (as a
+    keep-alive timeout does): the next request must not be lost on the dead pooled connection."""
     seen: list[bytes] = []
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -103,13 +124,11 @@ def test_a_stale_pooled_connection_is_retried_once_on_a_fresh_one() -> None:
 
     async def go() -> list[bytes]:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         out = []
         try:
             for _ in range(3):
-                r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-                out.append(await r.read())
-                await r.aclose()
+                out.append((await _one(up, url))[1])
                 await asyncio.sleep(0.05)
         finally:
             await up.aclose()
@@ -133,7 +152,7 @@ def test_a_connection_that_breaks_after_bytes_arrived_is_not_retried() -> None:
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             with pytest.raises(BackendError, match="broke"):
@@ -166,53 +185,38 @@ def test_response_framings_and_encodings(wire: bytes) -> None:
         if b"HTTP/1.0" in wire:
             writer.close()
 
-    async def go() -> tuple[int, bytes, list[tuple[str, str]]]:
+    async def go() -> tuple[int, bytes]:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         try:
-            r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-            data = await r.read()
-            await r.aclose()
-            return r.status, data, r.headers
+            return await _one(up, url)
         finally:
             await up.aclose()
             server.close()
 
-    status, data, _ = asyncio.run(go())
-    assert (status, data) == (200, b"hello world")
+    assert asyncio.run(go()) == (200, b"hello world")
 
 
-def test_an_unknown_content_encoding_is_a_backend_error() -> None:
+@pytest.mark.parametrize(
+    ("wire", "match"),
+    [
+        (_reply(b"\x00\x01", extra=b"content-encoding: zstd-nonsense\r\n"), "content-encoding|decode"),
+        (b"NOT HTTP AT ALL\r\n\r\n", "status line"),
+    ],
+    ids=["unknown-content-encoding", "malformed"],
+)
+def test_a_reply_that_cannot_be_read_is_a_backend_error(wire: bytes, match: str) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
-        writer.write(_reply(b"\x00\x01", extra=b"content-encoding: br\r\n"))
+        writer.write(wire)
         await writer.drain()
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         try:
-            with pytest.raises(BackendError, match="unsupported encoding 'br'"):
-                await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-        finally:
-            await up.aclose()
-            server.close()
-
-    asyncio.run(go())
-
-
-def test_a_malformed_response_is_a_backend_error() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(b"NOT HTTP AT ALL\r\n\r\n")
-        await writer.drain()
-
-    async def go() -> None:
-        server, url = await _serve(handler)
-        up = NativeUpstream()
-        try:
-            with pytest.raises(BackendError, match="malformed"):
-                await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
+            with pytest.raises(BackendError, match=match):
+                await _one(up, url)
         finally:
             await up.aclose()
             server.close()
@@ -222,8 +226,14 @@ def test_a_malformed_response_is_a_backend_error() -> None:
 
 @pytest.mark.parametrize(
     "headers",
-    [{"x-evil": "a\r\ninjected: 1"}, {"x-evil\n": "a"}, {"x-evil": "a\rb"}, {"x-name": "é€"}],
-    ids=["crlf-in-value", "lf-in-name", "cr-in-value", "not-latin-1"],
+    [
+        {"x-evil": "a\r\ninjected: 1"},
+        {"x-evil\n": "a"},
+        {"x-evil": "a\rb"},
+        {"x-nul": "a\0b"},
+        {"x-name": "é€"},
+    ],
+    ids=["crlf-in-value", "lf-in-name", "cr-in-value", "nul-in-value", "not-latin-1"],
 )
 def test_a_header_that_could_smuggle_another_is_refused_before_sending(headers: dict[str, str]) -> None:
     got: list[bytes] = []
@@ -233,7 +243,7 @@ def test_a_header_that_could_smuggle_another_is_refused_before_sending(headers: 
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         try:
             with pytest.raises(BackendError, match="refusing"):
                 await up.send("POST", url + "/x", {**HEADERS, **headers}, BODY, Timeout(read=5))
@@ -246,133 +256,97 @@ def test_a_header_that_could_smuggle_another_is_refused_before_sending(headers: 
     assert got == []  # nothing was sent (not even a connection opened)
 
 
-def test_read_timeout_between_chunks() -> None:
+def test_a_non_ascii_header_leaves_as_the_bytes_it_arrived_as() -> None:
+    """Header text is the wire's bytes decoded as latin-1 (as ASGI gives them): UTF-8 bytes from a client
+    must reach the upstream unchanged, not encoded a second time."""
+    heads: list[bytes] = []
+
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+        head, _ = await _read_request(reader)
+        heads.append(head)
+        writer.write(_reply(b"ok"))
         await writer.drain()
-        await asyncio.sleep(3)
 
-    async def go() -> list[bytes]:
+    async def go() -> None:
         server, url = await _serve(handler)
-        up = NativeUpstream()
-        got: list[bytes] = []
+        up = make_upstream()
         try:
-            r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=0.3))
-            with pytest.raises(BackendTimeout, match="read timeout"):
-                async for chunk in r.aiter_bytes():
-                    got.append(chunk)
-            await r.aclose()
-        finally:
-            await up.aclose()
-            server.close()
-        return got
-
-    assert asyncio.run(go()) == [b"first"]
-
-
-def test_a_full_pool_makes_the_next_request_wait_then_times_out() -> None:
-    release = asyncio.Event()
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        while True:  # keep-alive: one request after another on this connection
-            try:
-                await _read_request(reader)
-            except asyncio.IncompleteReadError:
-                return
-            await release.wait()
-            writer.write(_reply(b"done"))
-            await writer.drain()
-
-    async def go() -> bytes:
-        server, url = await _serve(handler)
-        up = NativeUpstream(limit=1)
-        try:
-            first = asyncio.create_task(up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5)))
-            await asyncio.sleep(0.05)
-            with pytest.raises(BackendTimeout, match="pool"):
-                await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5, pool=0.2))
-            waiting = asyncio.create_task(up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5)))
-            await asyncio.sleep(0.05)
-            assert not waiting.done()
-            release.set()
-            r1 = await first
-            assert await r1.read() == b"done"
-            await r1.aclose()  # frees the slot: the waiting request goes out on the same connection
-            r2 = await asyncio.wait_for(waiting, 5)
-            data = await r2.read()
-            await r2.aclose()
-            return data
+            wire_text = "café ☕".encode().decode("latin-1")
+            assert await _one(up, url, {**HEADERS, "x-title": wire_text}) == (200, b"ok")
         finally:
             await up.aclose()
             server.close()
 
-    assert asyncio.run(go()) == b"done"
+    asyncio.run(go())
+    assert "x-title: café ☕\r\n".encode() in heads[0]
 
 
 def test_a_slow_reader_pauses_the_socket() -> None:
-    size = 8 << 20
+    """The consumer reads nothing for a while: the client stops reading the socket, so the upstream's
+    writes block long before the whole body is sent (no unbounded buffering in the proxy)."""
+    size = 64 << 20
+    sent = 0
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal sent
         await _read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % size)
         chunk = b"x" * 65536
         for _ in range(size // len(chunk)):
             writer.write(chunk)
             await writer.drain()
+            sent += len(chunk)
 
     async def go() -> tuple[int, int]:
         server, url = await _serve(handler)
-        up = NativeUpstream(high_water=1 << 16)
+        up = make_upstream()
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-            await asyncio.sleep(0.3)  # read nothing for a while
-            buffered = r._conn.buffered
+            await asyncio.sleep(0.5)  # read nothing for a while
+            sent_while_idle = sent
             total = len(await r.read())
             await r.aclose()
-            return buffered, total
+            return sent_while_idle, total
         finally:
             await up.aclose()
             server.close()
 
-    buffered, total = asyncio.run(go())
+    sent_while_idle, total = asyncio.run(go())
     assert total == size
-    assert buffered < 4 << 20  # the socket was paused long before the whole body was buffered
+    assert sent_while_idle < 32 << 20  # the socket was paused long before the whole body was sent
 
 
-def test_https_uses_tls_and_checks_the_certificate() -> None:
+def test_https_checks_the_certificate_and_a_ca_file_adds_a_private_ca(tmp_path: Path) -> None:
     import trustme
 
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")
     server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     cert.configure_cert(server_ctx)
+    ca_file = tmp_path / "private-ca.pem"
+    ca.cert_pem.write_to_path(str(ca_file))
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             head, _ = await _read_request(reader)
         except (asyncio.IncompleteReadError, ConnectionError):
             return
-        host = next(ln for ln in head.split(b"\r\n") if ln.startswith(b"host:"))
+        host = next(ln for ln in head.split(b"\r\n") if ln.lower().startswith(b"host:"))
         writer.write(_reply(host))
         await writer.drain()
 
     async def go() -> bytes:
         server, url = await _serve(handler, server_ctx)
-        trusting = ssl.create_default_context()
-        ca.configure_trust(trusting)
         try:
-            up = NativeUpstream(ssl_context=trusting)
+            trusting = make_upstream({url: Route(ca_file=str(ca_file))})
             try:
-                r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-                data = await r.read()
-                await r.aclose()
+                _, data = await _one(trusting, url)
             finally:
-                await up.aclose()
-            stranger = NativeUpstream()  # the system trust store does not know this CA
+                await trusting.aclose()
+            stranger = make_upstream()  # the system trust store does not know this CA
             try:
-                with pytest.raises(BackendError):
-                    await stranger.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
+                with pytest.raises(BackendError, match="TLS"):
+                    await _one(stranger, url)
             finally:
                 await stranger.aclose()
             return data
@@ -380,7 +354,7 @@ def test_https_uses_tls_and_checks_the_certificate() -> None:
             server.close()
 
     data = asyncio.run(go())
-    assert data.startswith(b"host: 127.0.0.1:")
+    assert data.lower().startswith(b"host: 127.0.0.1:")
 
 
 def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -> None:
@@ -402,13 +376,11 @@ def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -
 
     async def go() -> list[tuple[int, bytes]]:
         server, url = await _serve(handler)
-        up = NativeUpstream()
+        up = make_upstream()
         out = []
         try:
             for _ in range(2):
-                r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
-                out.append((r.status, await r.read()))
-                await r.aclose()
+                out.append(await _one(up, url))
                 await asyncio.sleep(0.1)  # the 408 arrives while the connection sits in the pool
         finally:
             await up.aclose()
@@ -418,26 +390,32 @@ def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -
     assert asyncio.run(go()) == [(200, b"answer 1"), (200, b"answer 2")]
 
 
-def test_a_response_dropped_without_aclose_gives_its_connection_back(fake: FakeUpstream) -> None:
+def test_a_response_dropped_without_aclose_gives_its_connection_back() -> None:
     import gc
 
-    fake.reset()
-    fake.set_reply(text="word " * 40, event_delay=0.05)
-    stream_body = BODY[:-1] + b',"stream":true}'
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await _read_request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n")
+            await writer.drain()
 
     async def go() -> int:
-        up = NativeUpstream(limit=1)
+        server, url = await _serve(handler)
+        up = make_upstream(limit=1)
         try:
-            r = await up.send("POST", fake.url + "/v1/messages", HEADERS, stream_body, Timeout())
+            r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             assert r.status == 200
             del r  # a caller's bug: never closed
             gc.collect()
             # The slot is free again: with limit=1 this would time out in the pool otherwise.
-            r2 = await up.send("POST", fake.url + "/v1/messages", HEADERS, BODY, Timeout(pool=1.0))
-            await r2.read()
+            r2 = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5, connect=0.5, pool=0.5))
             await r2.aclose()
             return r2.status
         finally:
             await up.aclose()
+            server.close()
 
     assert asyncio.run(go()) == 200

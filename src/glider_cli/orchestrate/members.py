@@ -1,0 +1,154 @@
+"""One member call of a plan: the request as that member gets it, sent whole, its reply read whole.
+
+    await call_member(out, job, member, index, body=None, followup=(), timeout=...) -> Candidate
+
+The member's request is the client's (`judge.member_body`: not streamed, the member's temperature, a
+pipeline stage's follow-up messages) built for the member's backend by `Outbound._call` (the same
+translation and headers as an ordinary call) and sent by `Outbound._send` (the same upstream client
+and error mapping). The reply is parsed in the wire it came in (the client's for a passthrough, else
+the backend's) into an `ir.Response`. Any failure (refused, a timeout, an error status, a body that
+is no reply) is a Candidate with `error` set; the caller leaves it out. One `StrategyMember` event per
+call: strategy, index, role, backend, side, model, temperature, outcome (ok | error | timeout |
+cancelled), status, input/output tokens, ms, and the error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.orchestrate.judge import candidate_text, member_body
+from glider_cli.orchestrate.plan import Member
+from glider_cli.protocol import ir, translate
+from glider_cli.values import replace
+
+if TYPE_CHECKING:
+    from glider_cli.server.calls import Call, Job
+    from glider_cli.server.outbound import Outbound
+
+__all__ = ["Candidate", "call_member"]
+
+
+@dataclass
+class Candidate:
+    index: int
+    member: Member
+    call: Call | None = None
+    data: bytes = b""
+    wire: str = ""
+    response: ir.Response | None = None
+    text: str = ""
+    status: int = 0
+    ms: float = 0.0
+    error: str | None = None
+    outcome: str = "ok"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.response is not None
+
+    @property
+    def tool_calls(self) -> bool:
+        return self.response is not None and any(isinstance(p, ir.ToolCall) for p in self.response.parts)
+
+    def body(self) -> dict[str, Any]:
+        value = orjson.loads(self.data)
+        assert isinstance(value, dict)
+        return value
+
+
+async def call_member(
+    out: Outbound,
+    job: Job,
+    member: Member,
+    index: int,
+    *,
+    strategy: str,
+    timeout: float,
+    body: dict[str, Any] | None = None,
+    followup: Sequence[tuple[str, str]] = (),
+) -> Candidate:
+    from glider_cli.server.calls import Inbound
+
+    inb = job.inb
+    cand = Candidate(index, member)
+    started = time.perf_counter()
+    try:
+        sent = member_body(
+            inb.protocol,
+            body if body is not None else inb.body,
+            temperature=member.temperature,
+            followup=followup,
+        )
+        minb = Inbound(inb.protocol, orjson.dumps(sent), sent, inb.headers, inb.query, inb.chat, inb.path)
+        # A plain member gets the client's request as packed for the local side; a judge's question
+        # or a later pipeline stage is Glider's own request and is sent as built.
+        minb.pack = body is None and not followup
+        adapter = job.decision.adapter if member.backend == job.decision.backend else None
+        decision = replace(
+            job.decision, target=member.side, backend=member.backend, model=member.model, adapter=adapter
+        )
+        backend = out.registry.get(member.backend)
+        cand.call = call = out._call(minb, decision, backend)
+        await asyncio.wait_for(_fetch(out, call, cand), timeout)
+        cand.wire = inb.protocol if call.passthrough else backend.wire
+        cand.response = translate.parse_response(cand.wire, cand.body())
+        cand.text = candidate_text(cand.response)
+    except TimeoutError:
+        cand.error, cand.outcome = f"no answer within {timeout:g} s", "timeout"
+    except asyncio.CancelledError:
+        cand.error, cand.outcome = "cancelled", "cancelled"
+        _record(out, job, cand, strategy, started)
+        raise
+    except BackendTimeout as exc:
+        cand.error, cand.outcome = exc.message, "timeout"
+    except GliderError as exc:
+        cand.error, cand.outcome = exc.message, "error"
+    except (ValueError, AssertionError, KeyError, TypeError) as exc:
+        cand.error, cand.outcome = f"the reply is not a {cand.wire} reply: {exc}", "error"
+    _record(out, job, cand, strategy, started)
+    return cand
+
+
+async def _fetch(out: Outbound, call: Call, cand: Candidate) -> None:
+    resp = await out._send(call)
+    try:
+        cand.status = resp.status
+        cand.data = await resp.read()
+    finally:
+        await resp.aclose()
+    if resp.status >= 400:
+        raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=cand.data)
+    if not cand.data:
+        raise BackendError("upstream sent an empty reply")
+
+
+def _record(out: Outbound, job: Job, cand: Candidate, strategy: str, started: float) -> None:
+    cand.ms = round((time.perf_counter() - started) * 1000, 1)
+    usage = cand.response.usage if cand.response is not None else ir.Usage()
+    m = cand.member
+    data: dict[str, Any] = {
+        "strategy": strategy,
+        "index": cand.index,
+        "role": m.role,
+        "backend": m.backend,
+        "side": m.side,
+        "model": cand.call.model if cand.call is not None else m.model,
+        "temperature": m.temperature,
+        "outcome": cand.outcome,
+        "status": cand.status or None,
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "ms": cand.ms,
+        "tool_calls": cand.tool_calls,
+    }
+    if cand.error is not None:
+        data["error"] = cand.error
+    out.sink.emit("StrategyMember", data, turn_id=job.turn_id)

@@ -1,0 +1,136 @@
+"""Rebuild the turn-family index from the event log, so `glider serve` keeps its families across restarts.
+
+`rebuild_event(index, event)` folds one logged event (oldest first) into a `FamilyIndex`:
+`TurnOpened` (family, session, opening message), `RouteDecided` (its `family` entry, written by
+`turns.sticky`: the side that decided, the calls it answered), `ToolCallsIssued` (the side/backend/
+model that served a reply and each call it issued, with an Agent/Task call's prompt and its
+`subagent_type`: tool results still go home and subagents still link after a restart) and
+`StickyBound` (a cloud or local binding, with the rule of a local one). Unknown types are ignored.
+A logged prompt shorter than `PROMPT_CAP` is whole and a subagent must repeat it whole; the log is
+redacted, so a logged prompt is cut at its first `[REDACTED]`, and a capped or cut prompt is
+matched by its start.
+The credentials fingerprint of a family is never logged: after a restart only a session id links a
+subagent to its parent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from glider_cli.store.redact import REDACTED
+from glider_cli.turns.records import Binding, Family
+
+if TYPE_CHECKING:
+    from glider_cli.turns.families import FamilyIndex
+
+__all__ = ["rebuild_event", "ts_seconds"]
+
+
+def ts_seconds(ts: str) -> float | None:
+    """An event's ISO `ts` (`2026-11-29T21:50:01.123Z`) as Unix seconds."""
+    try:
+        return dt.datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
+    """Fold one logged event (oldest first) into the index; unknown types are ignored."""
+    kind = event.get("type")
+    turn = event.get("turn_id")
+    data = event.get("data")
+    if not isinstance(turn, str) or not isinstance(data, Mapping):
+        return
+    at = ts_seconds(str(event.get("ts", ""))) or 0.0
+    fam = ix.families.get(turn)
+    if kind == "TurnOpened":
+        new = Family(turn, _str(data.get("session_id")), at, at, ask=str(data.get("ask") or ""))
+        if isinstance(data.get("messages"), int):
+            new.opening_len = data["messages"]
+        ix.add(new)
+        ix.asked(new)
+    elif kind == "RouteDecided":
+        _decided(ix, turn, fam, data, at)
+    elif kind == "ToolCallsIssued":
+        _issued(ix, turn, fam, data, at)
+    elif kind == "StickyBound" and fam is not None:
+        bound_at = data.get("bound_at")
+        start = float(bound_at) if isinstance(bound_at, int | float) else at
+        ttl, grace = data.get("ttl"), data.get("grace")
+        ended = data.get("ended_at")
+        prev = fam.binding
+        fam.binding = Binding(
+            str(data.get("target") or "cloud"),
+            prev.bound_at if prev is not None and ended is not None else start,
+            float(ttl) if isinstance(ttl, int | float) else 0.0,
+            float(grace) if isinstance(grace, int | float) else 0.0,
+            str(data.get("reason") or "restored from the event log"),
+            float(ended) if isinstance(ended, int | float) else None,
+            _str(data.get("rule")),
+        )
+        fam.last_seen = max(fam.last_seen, at)
+
+
+def _touch(ix: FamilyIndex, turn: str, fam: Family | None, session: Any, at: float) -> Family:
+    """The family of a logged event (made when the log holds no TurnOpened for it), seen at `at`."""
+    if fam is None:
+        fam = ix.add(Family(turn, _str(session), at, at))
+    fam.last_seen = max(fam.last_seen, at)
+    ix.families.move_to_end(turn)
+    return fam
+
+
+def _decided(ix: FamilyIndex, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
+    info = data.get("family")
+    if fam is None and not isinstance(info, Mapping):
+        return
+    fam = _touch(ix, turn, fam, info.get("session_id") if isinstance(info, Mapping) else None, at)
+    target = data.get("target")
+    if target in ("local", "cloud"):
+        fam.side, fam.backend, fam.model = str(target), _str(data.get("backend")), _str(data.get("model"))
+    if not isinstance(info, Mapping):
+        return
+    for cid in info.get("answered") or ():
+        if isinstance(cid, str):
+            ix.answer(fam, cid)
+
+
+def _issued(ix: FamilyIndex, turn: str, fam: Family | None, data: Mapping[str, Any], at: float) -> None:
+    """`ToolCallsIssued` (written by `turns.sticky`): the calls go back to the side that issued
+    them, and an Agent/Task call's prompt links its subagent, across a restart."""
+    fam = _touch(ix, turn, fam, data.get("session_id"), at)
+    side = data.get("side")
+    if side in ("local", "cloud"):
+        fam.side, fam.backend, fam.model = str(side), _str(data.get("backend")), _str(data.get("model"))
+    calls = data.get("calls")
+    for c in calls if isinstance(calls, list) else ():
+        cid = c.get("id") if isinstance(c, Mapping) else None
+        if isinstance(cid, str) and cid and isinstance(c, Mapping):
+            prompt, cut = _logged_prompt(c.get("prompt"))
+            ix.issued(
+                turn,
+                cid,
+                str(c.get("name") or ""),
+                prompt,
+                subagent_type=_str(c.get("subagent_type")),
+                prefix=cut,
+            )
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _logged_prompt(value: Any) -> tuple[str, bool]:
+    """An Agent prompt as logged, and whether it is only its start: the log is redacted, so only the
+    text before the first redaction can still be found in the subagent's (unredacted) first message;
+    too short a start links nothing."""
+    if not isinstance(value, str):
+        return "", False
+    cut = value.find(REDACTED)
+    if cut < 0:
+        return value, False
+    text = value[:cut].rstrip()
+    return (text if len(text) >= 32 else ""), True
