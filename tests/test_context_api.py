@@ -199,3 +199,61 @@ def test_no_key_from_a_request_through_glider_serve_reaches_disk(tmp_path: Path)
     blob = b"".join(p.read_bytes() for p in files)
     assert client_key.encode() not in blob and pasted.encode() not in blob
     assert b"[REDACTED]" in blob
+
+
+def test_turns_are_paged_newest_first_with_a_cursor(live: tuple[httpx.Client, EventWriter]) -> None:
+    client, writer = live
+    for n in range(7):
+        writer.emit("TurnOpened", {"ask": f"ask {n}"}, turn_id=f"p{n}")
+    page = client.get("/api/context/turns", params={"limit": 3})
+    assert [t["turn_id"] for t in page.json()] == ["p4", "p5", "p6"]
+    assert page.headers["x-glider-next-before"] == "p4"
+    older = client.get("/api/context/turns", params={"limit": 3, "before": "p4"})
+    assert [t["turn_id"] for t in older.json()] == ["p1", "p2", "p3"]
+    last = client.get(
+        "/api/context/turns", params={"limit": 3, "before": older.headers["x-glider-next-before"]}
+    )
+    assert [t["turn_id"] for t in last.json()] == ["p0"] and "x-glider-next-before" not in last.headers
+    assert client.get("/api/context/turns", params={"before": "a b"}).status_code == 400
+    assert len(client.get("/api/context/turns").json()) == 7
+
+
+def test_serve_prunes_old_day_files_by_itself_and_records_it(
+    tmp_path: Path, glider_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fake_upstream import FakeUpstream
+    from glider_cli.config.load import load_config
+    from glider_cli.server import retention
+    from glider_cli.server.app import create_app
+
+    monkeypatch.setattr(retention, "FIRST_DELAY", 0.0)
+    context = Paths(home=glider_env).context
+    today = dt.datetime.now(dt.UTC).date()
+    for back in (40, 20, 3):
+        day = today - dt.timedelta(days=back)
+        log.append_events(
+            context, [make_event(f"{back:032x}", "Note", f"{day}T01:00:00.000Z", "t", {"text": "x"})]
+        )
+    with FakeUpstream() as fake:
+        cfg = tmp_path / "glider.yaml"
+        cfg.write_text(
+            f"extends: default\ncontext: {{retain_days: 7}}\nbackends:\n"
+            f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n"
+        )
+        app = create_app(load_config(config=str(cfg), environ={}), environ={"GLIDER_HOME": str(glider_env)})
+        with serve(app) as url, httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                recent = client.get("/api/context/recent").json()
+                pruned = [e for e in recent if e["type"] == "EventsPruned"]
+                if pruned:
+                    break
+                time.sleep(0.05)
+    assert pruned, "no EventsPruned event within 10 s"
+    data = pruned[0]["data"]
+    assert data["retain_days"] == 7 and sorted(data["deleted"]) == [
+        str(today - dt.timedelta(days=40)),
+        str(today - dt.timedelta(days=20)),
+    ]
+    assert data["bytes_freed"] > 0
+    assert [d for d, _ in log.list_day_files(context)] == [today - dt.timedelta(days=3), today]

@@ -24,6 +24,14 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = install_fake_agents(tmp_path / "bin")
     monkeypatch.setenv("PATH", path_with(bin_dir))
     monkeypatch.setenv("FAKE_AGENT_LOG", str(tmp_path / "log"))
+    for marker in (
+        "CLAUDECODE",
+        "CODEX_THREAD_ID",
+        "CODEX_SANDBOX",
+        "CODEX_SANDBOX_NETWORK_DISABLED",
+        "GEMINI_CLI",
+    ):
+        monkeypatch.delenv(marker, raising=False)  # these tests may run inside an agent's shell
     return tmp_path / "log"
 
 
@@ -87,3 +95,31 @@ def test_delegate_text_output(fakes: Path, tmp_path: Path, monkeypatch: pytest.M
     assert r.exit_code == 0
     assert r.stdout == "all done\n"
     assert "cursor-agent: ok" in r.stderr
+
+
+def _ws_and_env(tmp_path: Path, **extra: str) -> tuple[Path, dict[str, str]]:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDECODE", "CODEX_", "GEMINI_CLI"))}
+    return ws, {**env, **extra}
+
+
+def test_delegate_from_an_agents_shell_records_that_agent(fakes: Path, tmp_path: Path) -> None:
+    """Run from Claude Code's Bash tool (it sets CLAUDECODE=1), the outcome is Claude Code's."""
+    ws, env = _ws_and_env(tmp_path, CLAUDECODE="1")
+    cmd = [sys.executable, "-m", "glider_cli", "delegate", "--agy", "--workspace", str(ws), "fix it"]
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    assert continuity.read(resolve(), ws).entries[-1].source_cli == "claude-code"
+
+
+def test_delegate_under_an_agent_process_records_that_agent(fakes: Path, tmp_path: Path) -> None:
+    """No marker in the environment: the nearest ancestor named like an agent CLI says who asked."""
+    ws, env = _ws_and_env(tmp_path)
+    codex = tmp_path / "agentbin" / "codex"
+    codex.parent.mkdir()
+    codex.write_text(
+        f'#!/bin/sh\n"{sys.executable}" -m glider_cli delegate --agy --workspace "{ws}" "fix it"\n'
+    )
+    codex.chmod(0o755)
+    subprocess.run([str(codex)], env=env, check=True, capture_output=True)
+    assert continuity.read(resolve(), ws).entries[-1].source_cli == "codex"

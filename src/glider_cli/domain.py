@@ -1,8 +1,11 @@
 """Glider's shared vocabulary: the request model the router sees, and the decision it makes.
 
-Every protocol parser builds a ChatRequest; `router.decide` returns a RouteDecision; the proxy
-logs `RouteDecision.to_dict()` as a `RouteDecided` event and `glider route explain --json`
-prints the same dict. Values are frozen (`values.Frozen`); these are built per request, so each
+Every protocol parser builds a ChatRequest; `router.decide` returns a RouteDecision; `glider route
+explain --json` prints `RouteDecision.to_dict()` (every rule's verdict) and the proxy logs
+`RouteDecision.to_record()` as a `RouteDecided` event: the same dict without the trace lines of the
+rules after the winner ("not reached: X has control"), which it counts in `not_reached` instead
+(explain recomputes them from the config; a record of a request is ~1 KB lighter). Values are
+frozen (`values.Frozen`); these are built per request, so each
 `__init__` sets its fields one by one (as fast as dataclass-generated code).
 """
 
@@ -222,7 +225,10 @@ class RequestSummary:
 
 
 class RouteDecision(Frozen):
-    """What the router decided and the ordered reasons that produced it."""
+    """What the router decided and the ordered reasons that produced it.
+
+    `tail` is (index, count) of the trace lines of the rules after the winner, which were not
+    evaluated (`to_record` leaves them out)."""
 
     target: Target
     rule: str
@@ -235,6 +241,7 @@ class RouteDecision(Frozen):
     request: RequestSummary
     trace: tuple[Reason, ...]
     extra: Mapping[str, Any]
+    tail: tuple[int, int]
 
     def __init__(
         self,
@@ -249,6 +256,7 @@ class RouteDecision(Frozen):
         request: RequestSummary,
         trace: tuple[Reason, ...],
         extra: Mapping[str, Any] | None = None,
+        tail: tuple[int, int] = (0, 0),
     ) -> None:
         self.__dict__.update(
             target=target,
@@ -262,6 +270,7 @@ class RouteDecision(Frozen):
             request=request,
             trace=trace,
             extra={} if extra is None else extra,
+            tail=tail,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -281,6 +290,16 @@ class RouteDecision(Frozen):
         signals = self.request.complexity_signals
         if signals is not None:
             d["complexity_signals"] = list(signals)
+        return d
+
+    def to_record(self) -> dict[str, Any]:
+        """The `RouteDecided` event: `to_dict()` with the not-reached rules counted, not listed."""
+        at, n = self.tail
+        d = self.to_dict()
+        if n:
+            trace = d["trace"]
+            d["trace"] = trace[:at] + trace[at + n :]
+        d["not_reached"] = n
         return d
 
 

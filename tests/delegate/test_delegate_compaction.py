@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from fake_upstream import FakeUpstream
-from glider_cli.config.settings import BackendSettings, Settings, SummarySettings
-from glider_cli.delegate import compaction, continuity, summarizers
+from glider_cli.config.settings import BackendSettings, ContextSettings, Settings, SummarySettings
+from glider_cli.delegate import compaction, continuity, service, summarizers
 from glider_cli.delegate.compaction import SUMMARY_MARK, Compactor, compact, digest, summarise
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
@@ -39,7 +41,8 @@ def _fails(prompt: str) -> str:
 def _answers(name: str):
     def fn(prompt: str) -> str:
         assert "turn number 0" in prompt
-        return f"summary by {name}"
+        # A summary that stands for what it replaces: the turns, and every delegate run's files.
+        return f"summary by {name}: turn number 0 to 20; agy changed f5.go, then f15.go"
 
     return fn
 
@@ -107,7 +110,7 @@ def test_none_stops_the_list(tmp_path: Path) -> None:
     assert [(a.source, a.status) for a in res.attempts] == [("none", "skipped")]
 
 
-def test_a_summary_is_never_summarised_again(tmp_path: Path) -> None:
+def test_one_rolling_summary_carries_the_first_forward_and_never_summarises_it(tmp_path: Path) -> None:
     _fill(tmp_path, 41)
     compact(resolve(), tmp_path, SummarySettings(enabled=False), lambda _: {})
     first = continuity.read(resolve(), tmp_path).entries[0]
@@ -116,15 +119,40 @@ def test_a_summary_is_never_summarised_again(tmp_path: Path) -> None:
 
     def spy(prompt: str) -> str:
         seen.append(prompt)
-        return "second summary"
+        files = re.findall(r"files: (\S+):", prompt)  # a careful model names every changed file
+        return f"second summary: turn number 0 to 25 again; agy changed {', '.join(files)}"
 
     res = compact(resolve(), tmp_path, SummarySettings(sources=("local",)), lambda _: {"local": spy})
-    assert res.compacted
-    assert SUMMARY_MARK not in seen[0]
+    assert res.compacted and res.source == "local"
+    assert SUMMARY_MARK not in seen[0] and "Removed" not in seen[0]  # the summary is not in the prompt
     entries = continuity.read(resolve(), tmp_path).entries
-    assert entries[0] == first  # kept verbatim
-    assert entries[1].is_summary and "second summary" in entries[1].text
-    assert not compaction.to_summarise([first] * 50)  # only summaries older than the tail: nothing to do
+    assert [e.is_summary for e in entries].count(True) == 1 and entries[0].is_summary
+    rolled = entries[0]
+    assert rolled.digest is not None and first.digest is not None
+    # The first summary's digest is carried forward as it was, then extended.
+    assert rolled.digest["delegates"][: len(first.digest["delegates"])] == first.digest["delegates"]
+    assert rolled.digest["first_turns"] == first.digest["first_turns"]
+    assert rolled.digest["entries"] == first.digest["entries"] + res.removed
+    assert "second summary" in rolled.text
+    assert not compaction.needs_compaction([first] * 50)  # only summaries before the tail: nothing to do
+
+
+def test_a_model_summary_that_drops_an_outcome_is_refused(tmp_path: Path) -> None:
+    _fill(tmp_path, 41)
+    res = compact(
+        resolve(),
+        tmp_path,
+        SummarySettings(sources=("local", "cloud")),
+        lambda _: {
+            "local": lambda p: "Hi from the fake upstream.",
+            "cloud": lambda p: "turn number talk, f5.go",
+        },
+    )
+    assert res.source == "digest"
+    assert [(a.source, a.status) for a in res.attempts] == [("local", "failed"), ("cloud", "failed")]
+    assert "f5.go" in res.attempts[0].detail and "f15.go" in res.attempts[1].detail
+    s = continuity.read(resolve(), tmp_path).entries[0]
+    assert "Hi from the fake upstream" not in s.text and "f5.go" in s.text and "f15.go" in s.text
 
 
 def test_entries_appended_during_a_slow_summary_are_kept(tmp_path: Path) -> None:
@@ -249,3 +277,72 @@ def test_origin_source_runs_the_front_cli_headless(fake_agents, tmp_path: Path) 
     assert not any(resolve().run.iterdir())
     assert summarizers.vendor_for_cli("codex_exec") == "codex"
     assert summarizers.vendor_for_cli("python-sdk") is None
+
+
+def test_six_hundred_turns_keep_every_delegate_outcome_in_one_rolling_summary(tmp_path: Path) -> None:
+    p = resolve()
+    settings = Settings(context=ContextSettings(summary=SummarySettings(sources=("local",))))
+    calls: list[int] = []
+
+    def model(prompt: str) -> str:
+        # A slow local model that is sometimes useless ("Hi ...") and otherwise careful.
+        calls.append(len(prompt))
+        time.sleep(0.01)
+        if len(calls) % 3 == 0:
+            return "Hi from the fake upstream."
+        files = re.findall(r"files: (\S+):", prompt)
+        return f"The turns went on about module work; delegates changed {', '.join(files) or 'nothing'}."
+
+    compactor = Compactor(
+        lambda ws: compact(p, ws, settings.context.summary, lambda _: {"local": model}),
+    )
+    outcome_turns = (5, 50, 100, 101, 230, 275, 420, 599)
+    for i in range(640):
+        service.record_turn(
+            p, settings, tmp_path, f"turn {i}: refactor module m{i % 37}", "claude-code", compactor=compactor
+        )
+        if i in outcome_turns:
+            entry = Entry(
+                kind="delegate",
+                text=f"Task: fix bug {i}\nResult: fixed bug {i}",
+                source_cli="claude-code",
+                delegate="agy",
+                ok=True,
+                files=(f"pkg/bug{i}.go",),
+            )
+            continuity.append(p, tmp_path, entry)
+            if compaction.needs_compaction(continuity.read(p, tmp_path).entries):
+                compactor.schedule(continuity.read(p, tmp_path).workspace)
+    compactor.wait()
+    compactor.close()
+
+    record = continuity.read(p, tmp_path)
+    entries = record.entries
+    assert len(entries) <= continuity.RING_SIZE
+    assert [e.is_summary for e in entries] == [True] + [False] * (len(entries) - 1)
+    head = entries[0]
+    assert head.digest is not None
+    # Every entry ever written is either still there or counted by the one summary.
+    assert head.digest["entries"] + len(entries) - 1 == 640 + len(outcome_turns)
+    # Every delegate outcome is still in the record: as an entry, or verbatim in the summary.
+    whole = "\n".join(e.text for e in entries)
+    for i in outcome_turns:
+        assert f"pkg/bug{i}.go" in whole and f"Task: fix bug {i} Result: fixed bug {i}" in whole.replace(
+            "\n", " "
+        )
+    carried = [d["files"] for d in head.digest["delegates"]]
+    assert carried == [[f"pkg/bug{i}.go"] for i in outcome_turns if f"Task: fix bug {i}\n" not in whole]
+    # Compaction ran once per ~20 turns, not on every turn; useless answers were never kept.
+    assert 20 <= len(calls) <= 640 // compaction.MIN_NEW
+    assert "Hi from the fake upstream" not in whole
+    assert head.digest["prose"] and {x["source"] for x in head.digest["prose"]} == {"local"}
+    assert len(head.digest["prose"]) <= 3  # the newest prose, not a pile of summaries
+    assert head.digest["first_turns"][0]["text"].startswith("turn 0:")
+
+
+def test_a_greeting_cannot_stand_for_turns() -> None:
+    from glider_cli.delegate.rolling import check
+
+    turns = [Entry(kind="turn", text="make the login button blue", source_cli="x")]
+    assert check("Hi from the fake upstream.", turns) is not None
+    assert check("The user asked for a blue login button.", turns) is None

@@ -29,10 +29,15 @@ def outcome(text: str, i: int = 0) -> Entry:
 FILLER = [turn("hello there", 50), turn("thanks", 51)]  # a neutral protected tail
 
 
-def test_rare_term_weighs_more() -> None:
+def test_rare_term_weighs_more_and_a_term_in_most_entries_nothing() -> None:
     docs = ["the parser fails", "the parser is slow", "the parser leaks", "goroutine leak in scheduler"]
     s = bm25_scores("parser goroutine", docs)
-    assert s[3] > s[0] > 0
+    # "parser" is in three entries of four: it tells none of them apart (issue 17).
+    assert s[3] > 0 and s[0] == s[1] == s[2] == 0
+    half = bm25_scores("parser goroutine", docs[1:3] + docs[3:])  # in two of three: still most
+    assert half[0] == 0
+    two_of_four = bm25_scores("parser", ["parser a", "parser b", "c", "d"])
+    assert two_of_four[0] > 0  # half is not most
 
 
 def test_spec_example_css_then_go_defect() -> None:
@@ -98,7 +103,8 @@ def test_long_entry_is_truncated_in_block() -> None:
 
 
 def test_token_budget_is_a_ceiling() -> None:
-    entries = [turn(f"parser issue number {i} " + "z" * 3000, i) for i in range(10)] + FILLER
+    entries = [turn(f"parser issue number {i} " + "z" * 3000, i) for i in range(5)]
+    entries += [turn(f"another topic {i}", 20 + i) for i in range(5)] + FILLER
     b = build_block(entries, "parser issue", BackgroundSettings(token_budget=3000))
     assert b.tokens <= 3000
     assert any(x.reason.startswith("token budget") for x in b.excluded)
@@ -120,3 +126,49 @@ def test_tail_larger_than_budget_is_shortened() -> None:
 def test_empty_record_gives_empty_block() -> None:
     b = build_block([], "task", BackgroundSettings())
     assert b.text == "" and b.items == ()
+
+
+CSS_TURNS = [
+    "fix the button padding in styles.css",
+    "fix the header colour on the landing page",
+    "the navbar css wraps on mobile, fix it",
+    "centre the hero image with flexbox",
+    "make the footer links underline on hover",
+]
+GO_TASK = "fix the nil pointer panic in parser.go when the input is empty"
+
+
+def _css(start: int = 0) -> list[Entry]:
+    return [turn(t, start + i) for i, t in enumerate(CSS_TURNS)]
+
+
+def test_spec_case_five_css_turns_then_a_go_defect() -> None:
+    """memory-and-context.md: five turns about CSS, then a Go defect delegated. The task's "fix" is in
+    most entries: it scores none of them, so no CSS turn is ranked in; the two most recent entries are
+    there as the spec wants, marked as such."""
+    b = build_block(_css(), GO_TASK, BackgroundSettings())
+    assert [(it.entry.id, it.reason) for it in b.items] == [
+        ("t3", "protected tail"),
+        ("t4", "protected tail"),
+    ]
+    assert {x.entry.id for x in b.excluded} == {"t0", "t1", "t2"}
+    assert all(x.reason == "no term shared with the task" for x in b.excluded)
+    assert b.text.count("· most recent") == 2
+
+
+def test_spec_case_after_an_earlier_go_delegation() -> None:
+    earlier = [
+        turn("go test shows the parser panic on empty input again", 0),
+        outcome("Task: fix the panic in parser.go\nResult: guarded the nil token; TestParseEmpty passes", 1),
+    ]
+    entries = [*earlier, *_css(10)]
+    b = build_block(entries, GO_TASK, BackgroundSettings())
+    order = [it.entry.id for it in b.items]
+    # By relevance: the earlier Go run's outcome and the Go turn, then the most recent (CSS) entries.
+    assert set(order[:2]) == {"d1", "t0"} and order[2:] == ["t13", "t14"]
+    scores = [it.score for it in b.items]
+    assert scores == sorted(scores, reverse=True) and scores[1] > 0 and scores[2:] == [0.0, 0.0]
+    parts = b.text.split("\n## ")[1:]
+    assert ["most recent" in p.splitlines()[0] for p in parts] == [False, False, True, True]
+    assert "changed parser.go" in b.text
+    assert not [it for it in b.items if it.entry.text.startswith(("fix the button", "fix the header"))]

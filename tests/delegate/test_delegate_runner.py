@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,44 @@ def test_not_a_git_repo_still_runs(fake_agents, tmp_path: Path) -> None:
     res = _run("claude", ws, fake_agents.mode("ok"))
     assert res.ok
     assert res.files == ()
+
+
+@pytest.mark.parametrize("vendor", ["claude", "codex"])
+def test_a_reply_over_a_mebibyte_loses_its_middle_and_still_succeeds(
+    vendor: str, fake_agents, git_workspace: Path
+) -> None:
+    res = _run(vendor, git_workspace, fake_agents.mode("big"))
+    assert res.ok, res.text[:300]
+    assert res.output_truncated
+    assert len(res.text) <= runner.TEXT_CAP
+    assert res.text.startswith("BEGIN xxx") and res.text.endswith("xxx END")
+    assert "characters removed from the middle" in res.text
+
+
+def test_a_failure_says_the_vendors_own_reason(fake_agents, git_workspace: Path) -> None:
+    res = _run("claude", git_workspace, fake_agents.mode("logged-out"))
+    assert not res.ok
+    assert res.text.startswith("claude printed no result object (exit 1)")
+    assert res.text.endswith("Not logged in · Please run /login")
+
+
+def test_progress_is_reported_while_codex_works_and_cancel_stops_it(fake_agents, git_workspace: Path) -> None:
+    import threading
+
+    said: list[tuple[float, str]] = []
+    t0 = time.monotonic()
+    res = _run(
+        "codex",
+        git_workspace,
+        fake_agents.mode("ok", FAKE_AGENT_SLEEP="2"),
+        progress=lambda line: said.append((time.monotonic() - t0, line)),
+    )
+    assert res.ok
+    assert said[0][1] == "codex runs: go test ./..." and said[0][0] < 1.5  # before the run ended
+    assert ("codex: fake codex did it") in [s for _, s in said]
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    t0 = time.monotonic()
+    res = _run("agy", git_workspace, fake_agents.mode("hang"), cancel=stop)
+    assert not res.ok and "went away" in res.text and time.monotonic() - t0 < 10
+    assert _run_dirs() == []

@@ -150,8 +150,11 @@ def test_parse_flag_ignores_reminders() -> None:
 
 
 def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> None:
+    # Half of the entries about the parser: a term in more than half of them would weigh nothing.
     entries = tuple(
-        continuity.Entry(kind="turn", text=f"parser issue {i} " + "word " * 800, source_cli="c")
+        continuity.Entry(
+            kind="turn", text=f"{'parser issue' if i % 2 else 'lexer'} {i} " + "word " * 800, source_cli="c"
+        )
         for i in range(40)
     )
     doc, block = service.prepare_context(Settings(), "codex", "parser issue", git_workspace, entries)

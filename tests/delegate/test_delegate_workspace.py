@@ -88,3 +88,24 @@ def test_from_parsed_real_requests(tmp_path: Path) -> None:
     codex = _parsed("codex-exec-01-tool-followup.json", "openai_responses", tmp_path)
     assert workspace.from_request(codex) == tmp_path.resolve()
     assert workspace.client_name(codex.headers) == "codex"
+
+
+def test_shell_front_from_markers_then_ancestors(tmp_path: Path) -> None:
+    from glider_cli.delegate.workspace import shell_front
+
+    proc = tmp_path / "proc"
+    tree = {
+        10: ("bash", 9, "bash"),
+        9: ("node", 8, "/usr/bin/node\0/usr/lib/gemini/index.js"),
+        8: ("init", 1, "init"),
+    }
+    for pid, (comm, ppid, argv) in tree.items():
+        (proc / str(pid)).mkdir(parents=True)
+        (proc / str(pid) / "stat").write_text(f"{pid} ({comm}) S {ppid} 0 0")
+        (proc / str(pid) / "cmdline").write_bytes(argv.encode() + b"\0")
+    assert shell_front({"CLAUDECODE": "1"}, pid=10, proc=proc) == "claude-code"
+    assert shell_front({"CODEX_SANDBOX_NETWORK_DISABLED": "1"}, pid=10, proc=proc) == "codex"
+    assert shell_front({}, pid=10, proc=proc) == "glider-cli"  # index.js is not "gemini"
+    (proc / "9" / "cmdline").write_bytes(b"/usr/bin/node\0/usr/local/bin/gemini\0")
+    assert shell_front({}, pid=10, proc=proc) == "gemini-cli"
+    assert shell_front({}, pid=999, proc=proc) == "glider-cli"

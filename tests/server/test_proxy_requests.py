@@ -165,11 +165,15 @@ def test_events_reach_the_jsonl_log_and_match_route_explain(fake: FakeUpstream, 
     decided = next(e for e in events if e["type"] == "RouteDecided")
     assert all(e["turn_id"] == decided["turn_id"] for e in events if e["type"] != "StickyBound")
     config = load_config(config=str(tmp_path / "glider-test-config.yaml"))
-    expected = Router(config).decide(parse_request("anthropic", body, {})).to_dict()
-    for key in ("target", "rule", "priority", "backend", "model", "request", "trace"):
+    decision = Router(config).decide(parse_request("anthropic", body, {}))
+    # The event is the decision's record: explain's trace without the rules after the winner, counted.
+    expected = decision.to_record()
+    for key in ("target", "rule", "priority", "backend", "model", "request", "trace", "not_reached"):
         assert decided["data"][key] == expected[key]
-    for f in resolve(env).context.iterdir():
-        assert "sk-secret-client-key-123" not in f.read_text()
+    full = decision.to_dict()["trace"]
+    assert decided["data"]["trace"] == full[: len(full) - expected["not_reached"]]
+    for f in resolve(env).context.rglob("*"):
+        assert not f.is_file() or "sk-secret-client-key-123" not in f.read_text()
 
 
 def test_tool_follow_up_keeps_the_turn(glider: GliderServer, fake: FakeUpstream) -> None:

@@ -193,14 +193,16 @@ def test_neigh_path_explain_communities() -> None:
     none = run(G, "* path=README.md->dir:/island").to_json()
     assert none["found"] is False and none["path"] == []
     ex = run(G, "t1 explain=sym:/r/pkg/core.py#Parser.parse_tokens").to_json()
-    assert ex["degree"] == 1 and ex["hubs"][0]["id"] == "dir:/r/pkg"
+    # The imported file is the hub, not the directory holding it (issue 17: hubs are code).
+    assert ex["degree"] == 1 and ex["hubs"][0]["id"] == "file:/r/pkg/helpers.py"
+    assert all(not h["id"].startswith("dir:") for h in ex["hubs"])
     assert ex["path_to_hub"][0] == "sym:/r/pkg/core.py#Parser.parse_tokens"
     assert ex["nearest_hub"] in {h["id"] for h in ex["hubs"]}
     comm = run(G, "* communities=1").to_json()
     assert comm["algorithm"] == "components"
     assert [c["size"] for c in comm["communities"]][:2] == [8, 1]
     assert comm["count"] == 5
-    assert comm["communities"][0]["hub"] in ("dir:/r/pkg", "file:/r/pkg/core.py")
+    assert comm["communities"][0]["hub"] == "file:/r/pkg/helpers.py"
 
 
 def test_louvain_is_an_option() -> None:

@@ -26,6 +26,25 @@ def open_store(ctx: typer.Context, config: str | None, profile: str | None, home
     return ContextStore(where.paths, settings)
 
 
+def _emit_json(value: Any) -> None:
+    """What `console.emit_json` prints (2-space indented JSON, a final newline), made by orjson and
+    without importing Rich: the store's views can be large (every turn of two weeks)."""
+    import sys
+
+    import orjson
+
+    try:
+        blob = orjson.dumps(value, default=str, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # beyond what orjson encodes (an integer past 64 bits): the plain path
+        from glider_cli.commands import console
+
+        console.emit_json(value)
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(blob)
+    sys.stdout.buffer.flush()
+
+
 def _where(r: dict[str, Any]) -> str:
     where = str(r.get("rel") or r.get("path") or "")
     return f"{where}:{r['line']}" if r.get("line") else where
@@ -37,10 +56,10 @@ def _render(ans: QueryAnswer) -> None:
     for term, used in ans.fuzzy.items():
         console.err.print(f"note: no match for {term!r}; matched {used!r} instead (fuzzy)", markup=False)
     if ans.mode in ("search", "neigh", "key"):
-        if ans.mode == "key":
-            for r in ans.results:
-                console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
-        else:
+        keys = [r for r in ans.results if r["kind"] == "key"]
+        for r in keys:
+            console.line(f"{r['turn']} {r['name']} ({r['prov']}): {r['value']}")
+        if ans.mode != "key" and len(keys) < len(ans.results):
             rows = [
                 (
                     f"{r['score']:g}",
@@ -52,6 +71,7 @@ def _render(ans: QueryAnswer) -> None:
                     r["id"],
                 )
                 for r in ans.results
+                if r["kind"] != "key"
             ]
             console.table(None, ("score", "kind", "what", "name", "where", "prov", "id"), rows)
         if not ans.results:
@@ -86,11 +106,9 @@ def query(
     home: str | None = HOME,
 ) -> None:
     """Query the context store (turn id `*` searches every turn)."""
-    from glider_cli.commands import console
-
     ans = open_store(ctx, config, profile, home).query(" ".join(words))
     if json_out:
-        console.emit_json(ans.to_json())
+        _emit_json(ans.to_json())
     else:
         _render(ans)
 
@@ -154,21 +172,26 @@ def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 @app.command("turns")
 def turns(
     ctx: typer.Context,
+    limit: int = typer.Option(50, "--limit", min=1, help="The newest this many turns (oldest first)."),
+    every: bool = typer.Option(False, "--all", help="Every turn of the last context.retain_days days."),
+    before: str | None = typer.Option(None, "--before", help="Only turns listed before this turn id."),
     json_out: bool = JSON,
     config: str | None = CONFIG,
     profile: str | None = PROFILE,
     home: str | None = HOME,
 ) -> None:
-    """List the turns in the event log, one episode each, oldest first."""
-    from glider_cli.commands import console
-
+    """List the turns in the event log, one episode each, oldest first (the newest 50 unless --all)."""
     store = open_store(ctx, config, profile, home)
-    eps = store.turns()
+    eps = store.turns(None if every else limit, before)
     if json_out:
-        console.emit_json(eps)
+        _emit_json(eps)
     else:
+        from glider_cli.commands import console
+
         console.table(None, ("turn", "first", "events", "asked", "routed", "outcome"), _episode_rows(eps))
     if store.last_read.torn or store.last_read.corrupt:
+        from glider_cli.commands import console
+
         console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
 
 
@@ -182,15 +205,16 @@ def turn(
     home: str | None = HOME,
 ) -> None:
     """Show one turn: its episode, its keys and its events."""
-    from glider_cli.commands import console
     from glider_cli.errors import StoreError
 
     detail = open_store(ctx, config, profile, home).turn(turn_id)
     if detail is None:
         raise StoreError(f"no turn {turn_id!r} in the event log or the turn index")
     if json_out:
-        console.emit_json(detail)
+        _emit_json(detail)
         return
+    from glider_cli.commands import console
+
     if detail["episode"]:
         console.line(detail["episode"]["summary"])
     for k, v in detail["keys"].items():

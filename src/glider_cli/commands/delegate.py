@@ -40,6 +40,7 @@ def main(
     from glider_cli.commands.console import emit_json, err
     from glider_cli.config.load import load_config
     from glider_cli.delegate import service
+    from glider_cli.delegate.workspace import shell_front
     from glider_cli.errors import DelegateError
     from glider_cli.store.writer import EventWriter
 
@@ -55,7 +56,8 @@ def main(
         vendor,
         task,
         workspace or Path.cwd(),
-        "glider-cli",
+        # The outcome belongs to the session that sent the work: the agent whose shell runs this.
+        shell_front(where.environ),
         timeout=timeout,
         environ=where.environ,
         compactor=compactor,

@@ -147,6 +147,11 @@ class Adapter(ABC):
         """True once the output holds the final result (the runner may then stop a lingering process)."""
         return False
 
+    def progress(self, line: str) -> str | None:
+        """What one complete line of output says the vendor is doing, for a streamed reply (or None:
+        this vendor prints one result at the end)."""
+        return None
+
     def prompt(self, task: str, workspace: Path) -> str:
         if not self.works_in_run_dir:
             return _prompt(task)
@@ -254,6 +259,26 @@ class CodexAdapter(Adapter):
 
     def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
         return ("--json", "-C", str(run_dir), "--skip-git-repo-check", "--add-dir", str(workspace))
+
+    def progress(self, line: str) -> str | None:
+        if '"item.' not in line:
+            return None
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError:
+            return None
+        item = ev.get("item") if isinstance(ev, dict) else None
+        if not isinstance(item, dict):
+            return None
+        kind = item.get("type")
+        if ev.get("type") == "item.started" and kind == "command_execution":
+            return f"codex runs: {str(item.get('command', ''))[:200]}"
+        if ev.get("type") == "item.completed" and kind == "file_change":
+            paths = [c.get("path") for c in item.get("changes") or () if isinstance(c, dict)]
+            return "codex changed: " + ", ".join(str(p) for p in paths if p)
+        if ev.get("type") == "item.completed" and kind in ("agent_message", "reasoning"):
+            return f"codex: {' '.join(str(item.get('text', '')).split())[:200]}"
+        return None
 
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
         messages: list[str] = []

@@ -1,18 +1,22 @@
-"""Compaction of a continuity record: over 40 entries, the older ones become one summary entry.
+"""Compaction of a continuity record: over 40 entries, the older ones fold into the rolling summary.
 
 Contract (memory-and-context.md, "Compaction"):
-- Triggered when a record holds more than `THRESHOLD` (40) entries. The newest `KEEP_TAIL` (20) stay
-  unchanged; older entries are replaced by one `summary` entry whose text starts with
-  `[session summary]`. Older summaries (recognised by that mark) are kept as they are and never
-  summarised again.
-- Who writes the summary: `context.summary.sources` in order (default origin, cloud, local). `none`
-  ends the list. A source without configuration is skipped, a source that fails is passed over.
-  With `enabled: false`, or when no source answers, a deterministic digest is written instead: it
-  keeps the first turns and every delegate outcome and says how many entries it removed. Compaction
-  never fails and never leaves nothing.
+- Triggered when a record holds more than `THRESHOLD` (40) entries and at least `MIN_NEW` (10)
+  entries before the tail are not yet in the summary (so a pass runs at most once per that many
+  turns). The newest `KEEP_TAIL` (20) stay unchanged; the older ones fold into the one rolling
+  `[session summary]` entry at the head of the record (`delegate.rolling`): its digest (counts, the
+  first turns, every delegate outcome verbatim with its files) is carried forward and extended, never
+  paraphrased again, and a summary is never re-summarised as if it were a turn (the model is given
+  the new entries only; a summary found before the tail is carried as it is).
+- Who writes the new entries' prose: `context.summary.sources` in order (default origin, cloud,
+  local). `none` ends the list. A source without configuration is skipped, a source that fails is
+  passed over, and so is one whose text does not stand for the entries (`rolling.check`: it must
+  name every file the covered delegate runs changed and the vendor of those that changed none).
+  With `enabled: false`, or when no source answers, the summary gets no prose: the deterministic
+  digest alone stands for the entries. Compaction never fails and never leaves nothing.
 - It runs in the background (`Compactor`, one worker thread), never on a request's clock. The slow
   summary is made without holding the record's lock; the swap re-reads the record under the lock and
-  replaces only the entries that were summarised, so entries appended meanwhile are kept.
+  replaces only the summary and the entries that were folded, so entries appended meanwhile are kept.
 """
 
 from __future__ import annotations
@@ -25,16 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from glider_cli.config.settings import SummarySettings
-from glider_cli.delegate import continuity
+from glider_cli.delegate import continuity, rolling
 from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.domain import EventSink
 from glider_cli.paths import Paths
 from glider_cli.values import Frozen, init_fields
 
+__all__ = ["SUMMARY_MARK", "Compactor", "compact", "digest", "needs_compaction", "summarise"]
+
 THRESHOLD = 40
 KEEP_TAIL = 20
-DIGEST_FIRST_TURNS = 3
+MIN_NEW = 10
 ENTRY_CHARS_FOR_SUMMARY = 1500
 
 # A summariser turns a prompt into summary text; it raises (anything) or returns "" when it fails.
@@ -80,14 +86,16 @@ class CompactionResult(Frozen):
 
 
 def needs_compaction(entries: Sequence[Entry]) -> bool:
-    return len(entries) > THRESHOLD and bool(to_summarise(entries))
+    return len(entries) > THRESHOLD and sum(not e.is_summary for e in to_summarise(entries)) >= MIN_NEW
 
 
 def to_summarise(entries: Sequence[Entry]) -> list[Entry]:
-    """The older entries a pass would replace: everything before the tail except earlier summaries."""
+    """The entries a pass folds into the rolling summary: everything before the tail but the head
+    summary itself (an older summary found there is folded as it is, never re-summarised)."""
     if len(entries) <= THRESHOLD:
         return []
-    return [e for e in entries[: len(entries) - KEEP_TAIL] if not e.is_summary]
+    older = list(entries[: len(entries) - KEEP_TAIL])
+    return older[1:] if older and older[0].is_summary else older
 
 
 def _line(e: Entry, limit: int) -> str:
@@ -97,8 +105,8 @@ def _line(e: Entry, limit: int) -> str:
 def summary_prompt(entries: Sequence[Entry]) -> str:
     lines = [
         "Summarise this earlier part of a coding session for another agent that will continue the work.",
-        "Keep the goals, the decisions, what each delegate run changed (files, success or failure) and",
-        "open problems. Plain prose or bullets, at most 300 words, no preamble.",
+        "Keep the goals, the decisions, what each delegate run changed (name every file and the agent,",
+        "success or failure) and open problems. Plain prose or bullets, at most 300 words, no preamble.",
         "",
     ]
     for e in entries:
@@ -109,34 +117,21 @@ def summary_prompt(entries: Sequence[Entry]) -> str:
 
 
 def digest(entries: Sequence[Entry]) -> str:
-    """The deterministic summary: first turns, every delegate outcome, and what was removed."""
-    turns = [e for e in entries if e.kind == "turn"]
-    outcomes = [e for e in entries if e.kind == "delegate"]
-    span = f"{entries[0].ts} to {entries[-1].ts}" if entries else "nothing"
-    out = [f"{SUMMARY_MARK} Digest of {len(entries)} earlier entries ({span}), written without a model."]
-    if turns:
-        out.append("First turns:")
-        out += [f"- [{e.ts}] {_line(e, 300)}" for e in turns[:DIGEST_FIRST_TURNS]]
-    if outcomes:
-        out.append("Delegate outcomes:")
-        for e in outcomes:
-            files = f"; files: {', '.join(e.files)}" if e.files else ""
-            status = "ok" if e.ok else "failed"
-            out.append(f"- [{e.ts}] {e.delegate} {status} for {e.source_cli}{files}: {_line(e, 300)}")
-    out.append(
-        f"Removed {len(entries)} entries: {len(turns)} turns, {len(outcomes)} delegate outcomes, "
-        f"{len(entries) - len(turns) - len(outcomes)} other."
-    )
-    return "\n".join(out)
+    """The deterministic summary of `entries` alone: first turns, every delegate outcome, the counts."""
+    return rolling.fold(None, entries).text
 
 
 def summarise(
     entries: Sequence[Entry], settings: SummarySettings, sources: Mapping[str, Summarizer | None]
 ) -> tuple[str, str, tuple[Attempt, ...]]:
-    """(summary text, source used, attempts). Falls back to `digest`; never raises."""
+    """(prose, source used, attempts) for the turns and outcomes in `entries` (summaries are left
+    out of the prompt). Prose "" and source "digest" when no source gave an acceptable one; never raises."""
     attempts: list[Attempt] = []
+    fresh = [e for e in entries if not e.is_summary]
+    if not fresh:
+        return "", "digest", ()
     if settings.enabled:
-        prompt = summary_prompt(entries)
+        prompt = summary_prompt(fresh)
         for name in settings.sources:
             if name == "none":
                 attempts.append(Attempt("none", "skipped", "end of the source list"))
@@ -150,20 +145,17 @@ def summarise(
             except Exception as exc:  # a summariser is third-party territory: any failure means "next"
                 attempts.append(Attempt(name, "failed", f"{type(exc).__name__}: {exc}"[:300]))
                 continue
-            if not text:
-                attempts.append(Attempt(name, "failed", "empty answer"))
+            if text.startswith(SUMMARY_MARK):
+                text = text[len(SUMMARY_MARK) :].strip()
+            why = "empty answer" if not text else rolling.check(text, fresh)
+            if why is not None:
+                attempts.append(Attempt(name, "failed", why[:300]))
                 continue
             attempts.append(Attempt(name, "used"))
-            span = f"{entries[0].ts} to {entries[-1].ts}"
-            body = text if text.startswith(SUMMARY_MARK) else f"{SUMMARY_MARK} {text}"
-            return (
-                f"{body}\n\n(Summarised by {name} from {len(entries)} entries, {span}.)",
-                name,
-                tuple(attempts),
-            )
+            return text, name, tuple(attempts)
     else:
         attempts.append(Attempt("summary", "skipped", "context.summary.enabled is false"))
-    return digest(entries), "digest", tuple(attempts)
+    return "", "digest", tuple(attempts)
 
 
 def _origin_cli(entries: Sequence[Entry]) -> str:
@@ -181,24 +173,24 @@ def compact(
 ) -> CompactionResult:
     """One compaction pass over a workspace's record. `sources(origin_cli)` gives the summarisers."""
     snapshot = continuity.read(paths, workspace)
-    older = to_summarise(snapshot.entries)
-    if not older:
+    if not needs_compaction(snapshot.entries):
         return CompactionResult(compacted=False)
+    older = to_summarise(snapshot.entries)
+    head = snapshot.entries[0] if snapshot.entries[0].is_summary else None
     text, used, attempts = summarise(older, settings, sources(_origin_cli(older)))
-    summary = Entry(kind="summary", text=text, source_cli=_origin_cli(older), ts=older[-1].ts)
-    ids = {e.id for e in older}
+    summary = rolling.fold(head, older, (used, text) if text else None)
+    folded = {e.id for e in older}
+    ids = folded | ({head.id} if head is not None else set())
     removed = 0
 
     def swap(current: tuple[Entry, ...]) -> list[Entry]:
         nonlocal removed
-        out: list[Entry] = []
-        placed = False
+        if current and current[0].is_summary and current[0].id not in ids:
+            return list(current)  # the ring overflowed meanwhile and made a newer summary: next pass
+        out: list[Entry] = [summary]
         for e in current:
             if e.id in ids:
-                removed += 1
-                if not placed:
-                    out.append(summary)
-                    placed = True
+                removed += e.id in folded
             else:
                 out.append(e)
         return out

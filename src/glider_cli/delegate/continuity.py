@@ -7,7 +7,8 @@ folder's name and `<hash>` the first 12 hex digits of the SHA-256 of its absolut
     turn        a user turn that `glider serve` saw for the workspace (flagged or not)
     delegate    a delegate run's outcome: the task, a short result, the files it changed, ok or failed,
                 recorded under the identity of the front CLI that sent the work (`source_cli`)
-    summary     a compaction summary; its text always starts with `[session summary]`
+    summary     the rolling summary (`delegate.rolling`); its text always starts with `[session summary]`,
+                and its metadata carries the `digest` it was rendered from
 
 The file is Markdown a person can read, and Glider parses it back exactly (`serialize(parse(t)) == t`):
 
@@ -44,7 +45,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
@@ -82,7 +83,8 @@ class CorruptRecord(StoreError):
 
 
 class Entry(Frozen):
-    """One entry of the record. `ok` and `delegate` are set for kind `delegate` only."""
+    """One entry of the record. `ok` and `delegate` are set for kind `delegate` only, `digest` for a
+    rolling summary (`delegate.rolling`)."""
 
     kind: EntryKind
     text: str
@@ -92,6 +94,7 @@ class Entry(Frozen):
     delegate: str | None
     ok: bool | None
     files: tuple[str, ...]
+    digest: Mapping[str, Any] | None
 
     def __init__(
         self,
@@ -103,6 +106,7 @@ class Entry(Frozen):
         delegate: str | None = None,
         ok: bool | None = None,
         files: tuple[str, ...] = (),
+        digest: Mapping[str, Any] | None = None,
     ) -> None:
         self.__dict__.update(
             kind=kind,
@@ -113,6 +117,7 @@ class Entry(Frozen):
             delegate=delegate,
             ok=ok,
             files=files,
+            digest=digest,
         )
 
     @property
@@ -134,6 +139,8 @@ class Entry(Frozen):
             d["ok"] = self.ok
         if self.files:
             d["files"] = list(self.files)
+        if self.digest:
+            d["digest"] = self.digest
         d["chars"] = len(self.text)
         return d
 
@@ -216,6 +223,9 @@ def _entry_from_meta(meta: Any, text: str) -> Entry:
         raise ValueError("entry field 'delegate' is not a string")
     if ok is not None and not isinstance(ok, bool):
         raise ValueError("entry field 'ok' is not a boolean")
+    digest = meta.get("digest")
+    if digest is not None and not isinstance(digest, dict):
+        raise ValueError("entry field 'digest' is not an object")
     return Entry(
         kind=kind,
         text=text,
@@ -225,6 +235,7 @@ def _entry_from_meta(meta: Any, text: str) -> Entry:
         delegate=delegate,
         ok=ok,
         files=tuple(files),
+        digest=digest,
     )
 
 
@@ -331,12 +342,11 @@ def _set_aside(path: Path) -> Path:
 
 
 def trim_ring(entries: Sequence[Entry], size: int = RING_SIZE) -> tuple[Entry, ...]:
-    """Keep the newest `size` entries; a leading summary survives, since it stands for everything older."""
-    if len(entries) <= size:
-        return tuple(entries)
-    if size >= 2 and entries[0].is_summary:
-        return (entries[0], *entries[len(entries) - size + 1 :])
-    return tuple(entries[len(entries) - size :])
+    """Keep the newest entries within `size`: the older ones are folded into the leading rolling summary
+    (`delegate.rolling.fit_ring`), never dropped, so no delegate outcome leaves the record silently."""
+    from glider_cli.delegate.rolling import fit_ring
+
+    return fit_ring(entries, size)
 
 
 def update(
@@ -358,11 +368,22 @@ def update(
     return WriteResult(record=record, path=path, set_aside=set_aside)
 
 
+def _redact_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [_redact_all(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_all(v) for k, v in value.items()}
+    return value
+
+
 def _redacted(entries: Sequence[Entry]) -> list[Entry]:
     out = []
     for e in entries:
         text = redact_text(e.text)
-        out.append(e if text == e.text else replace(e, text=text))
+        digest = _redact_all(dict(e.digest)) if e.digest else e.digest
+        out.append(e if text == e.text and digest == e.digest else replace(e, text=text, digest=digest))
     return out
 
 

@@ -1,18 +1,20 @@
 """Which record entries a delegate receives, and the block they make.
 
 Contract (memory-and-context.md, "How Glider selects the entries"):
-- The 2 most recent entries (the protected tail) go in unscored.
+- The 2 most recent entries (the protected tail) always go in, whatever their score.
 - Every other entry is scored against THIS delegate's task with BM25 (k1=1.2, b=0.75; IDF over the
-  record, so a rare term weighs more than a frequent one). An entry sharing no term with the task
-  scores 0 and stays out. At equal score a delegate outcome (or a summary) wins over an ordinary turn
-  (the "tie-break"), then the more recent entry.
+  record, so a rare term weighs more than a frequent one). A term found in more than half of the
+  entries weighs nothing at all: a common word of the task ("fix") scores no entry. An entry that
+  shares no weighed term with the task scores 0 and stays out. For a slot, at equal score a delegate
+  outcome (or a summary) wins over an ordinary turn (the "tie-break"), then the more recent entry.
 - Ceilings, never targets: at most `max_entries` entries and `token_budget` tokens (4 characters per
   token) for the whole block, optionally at most `max_bytes` UTF-8 bytes (a vendor that reads only so
   much of its context file). Lower-ranked entries are dropped first; the tail is shortened last.
 - An entry longer than `max_entry_chars` loses its middle; start and end stay, joined by a visible
   `[… N characters removed from the middle …]` marker.
-- The block is titled "Earlier in the calling session": ranked entries, most relevant first, then the
-  protected tail in time order.
+- The block is titled "Earlier in the calling session" and reads in one order, by relevance: score,
+  highest first; at equal score a delegate outcome (or a summary) before a turn, then the older
+  first. The protected tail is in that order at its own score, its headings marked "most recent".
 
 Pure: no I/O, no clock. `build_block` is what `glider continuity block` prints and what a delegate gets.
 """
@@ -221,7 +223,8 @@ def bm25_scores(query: str, docs: Sequence[str]) -> list[float]:
     idf = {}
     for t in q:
         df = sum(1 for tf, _ in stats if t in tf)
-        idf[t] = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        # In most entries, a term tells them apart no more than a stopword does.
+        idf[t] = 0.0 if df > n / 2 else math.log(1.0 + (n - df + 0.5) / (df + 0.5))
     scores = []
     for tf, length in stats:
         s = 0.0
@@ -265,12 +268,13 @@ def _label(e: Entry) -> str:
 _HEADER = (
     f"# {BLOCK_TITLE}\n\n"
     "Glider's continuity record for this workspace: what happened earlier in the session that sent "
-    "you this task, most relevant first, then the most recent turns.\n"
+    "you this task, most relevant first. The most recent entries are always here, marked as such.\n"
 )
 
 
 def _part(item: BlockItem) -> str:
-    return f"\n## {_label(item.entry)}\n\n{item.text}\n"
+    recent = " · most recent" if item.reason == "protected tail" else ""
+    return f"\n## {_label(item.entry)}{recent}\n\n{item.text}\n"
 
 
 def render(items: Sequence[BlockItem]) -> str:
@@ -352,7 +356,13 @@ def build_block(
                 break
             text, _ = truncate_middle(it.entry.text, max(len(it.text) * 3 // 4, 64))
             tail_items[j] = BlockItem(it.entry, text, it.score, it.reason, True)
-    items = (*chosen, *tail_items)
+    where = {id(e): i for i, e in enumerate(entries)}
+    items = tuple(
+        sorted(
+            [*chosen, *tail_items],
+            key=lambda it: (-round(it.score, 9), it.entry.kind == "turn", where[id(it.entry)]),
+        )
+    )
     text = render(items)
     return Block(
         text=text, items=items, excluded=tuple(excluded), tokens=math.ceil(len(text) / CHARS_PER_TOKEN)

@@ -7,9 +7,17 @@ Contract:
   the user's repository by Glider: the workspace is only read (`git status`, its own AGENTS.md).
 - The user's own AGENTS.md (at the workspace root) is copied into the context document, so its
   instructions reach vendors that read AGENTS.md from the run directory instead of the workspace.
-- Watchdog: the process group is terminated (then killed) after `timeout` seconds. A vendor whose
-  adapter reports the result complete but which does not exit is stopped after `LINGER_GRACE` seconds.
-- Captured stdout and stderr are capped at `output_cap` bytes each; the rest is drained and dropped.
+- Watchdog: the process group is terminated (then killed) after `timeout` seconds, or as soon as
+  `cancel` is set (the client that asked went away: the outcome says so). A vendor whose adapter
+  reports the result complete but which does not exit is stopped after `LINGER_GRACE` seconds.
+- Captured stdout is capped at `output_cap` bytes (64 MiB) and stderr at `STDERR_CAP`, keeping the
+  start and the end (the middle is drained and dropped): a JSONL vendor's result is near its end. A
+  reply longer than `TEXT_CAP` (1 MiB) loses its middle (`ranking.truncate_middle`) and is still a
+  success; `output_truncated` says so.
+- A failed run's text ends with the vendor's own reason from its stderr (the last lines, e.g. "Not
+  logged in · Please run /login"), so the person who asked sees why.
+- `progress(line)`, when given, gets what the vendor reports while it works (`Adapter.progress` of
+  each complete stdout line: codex's commands and messages), on the capture thread.
 - Changed files are `git status` (plus HEAD and content hashes of dirty files) before vs after, merged
   with the files the vendor itself reports (codex `file_change`).
 """
@@ -24,7 +32,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -34,7 +42,10 @@ from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
 from glider_cli.values import Frozen, init_fields
 
-OUTPUT_CAP = 1024 * 1024
+OUTPUT_CAP = 64 * 1024 * 1024
+TEXT_CAP = 1024 * 1024
+STDERR_CAP = 64 * 1024
+REASON_CHARS = 400
 LINGER_GRACE = 2.0
 USER_AGENTS_MD_CHARS = 16 * 1024
 
@@ -175,29 +186,59 @@ def context_document(block: str, workspace: Path, user_agents_md: str) -> str:
 
 
 class _Capture(threading.Thread):
-    def __init__(self, stream: IO[bytes], cap: int, on_chunk: threading.Event | None = None) -> None:
+    """Reads a pipe to its end, keeping the first and the last `cap // 2` bytes."""
+
+    def __init__(
+        self,
+        stream: IO[bytes],
+        cap: int,
+        on_chunk: threading.Event | None = None,
+        on_line: Callable[[bytes], None] | None = None,
+    ) -> None:
         super().__init__(daemon=True)
         self.stream = stream
         self.cap = cap
-        self.buf = bytearray()
+        self.head = bytearray()
+        self.tail = bytearray()
         self.truncated = False
         self.on_chunk = on_chunk
+        self.on_line = on_line
+        self._partial = b""
 
     def run(self) -> None:
+        half = max(self.cap // 2, 1)
         while True:
             chunk = self.stream.read1(65536) if hasattr(self.stream, "read1") else self.stream.read(65536)
             if not chunk:
                 break
-            room = self.cap - len(self.buf)
+            room = half - len(self.head)
             if room > 0:
-                self.buf += chunk[:room]
-            if len(chunk) > room:
-                self.truncated = True
+                self.head += chunk[:room]
+                chunk_rest = chunk[room:]
+            else:
+                chunk_rest = chunk
+            if chunk_rest:
+                self.tail += chunk_rest
+                if len(self.tail) > half:
+                    self.truncated = True
+                    del self.tail[: len(self.tail) - half]
+            if self.on_line is not None:
+                lines = (self._partial + chunk).split(b"\n")
+                self._partial = lines.pop()[-65536:]
+                for line in lines:
+                    self.on_line(line)
             if self.on_chunk is not None:
                 self.on_chunk.set()
 
     def text(self) -> str:
-        return self.buf.decode("utf-8", "replace")
+        joined = bytes(self.head) + (b"\n" if self.truncated else b"") + bytes(self.tail)
+        return joined.decode("utf-8", "replace")
+
+
+def _reason(stderr: str) -> str:
+    """The vendor's own words on why it stopped: the last non-empty lines of its stderr."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return truncate_middle(" · ".join(lines[-3:]), REASON_CHARS)[0] if lines else ""
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -231,6 +272,8 @@ def run(
     timeout: float,
     environ: Mapping[str, str] | None = None,
     output_cap: int = OUTPUT_CAP,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RunResult:
     """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract."""
     if not workspace.is_dir():
@@ -262,11 +305,19 @@ def run(
             raise DelegateError(f"{adapter.vendor}: cannot start {exe}: {exc}") from exc
         assert proc.stdout is not None and proc.stderr is not None
         chunk = threading.Event()
-        out = _Capture(proc.stdout, output_cap, chunk)
-        err = _Capture(proc.stderr, output_cap)
+        on_line = None
+        if progress is not None:
+
+            def on_line(line: bytes) -> None:
+                said = adapter.progress(line.decode("utf-8", "replace"))
+                if said:
+                    progress(said)
+
+        out = _Capture(proc.stdout, output_cap, chunk, on_line)
+        err = _Capture(proc.stderr, min(output_cap, STDERR_CAP))
         out.start()
         err.start()
-        timed_out = stopped = False
+        timed_out = stopped = cancelled = False
         result_seen: float | None = None
         deadline = started + timeout
         while proc.poll() is None:
@@ -276,7 +327,10 @@ def run(
                 if result_seen is None and adapter.result_ready(out.text()):
                     result_seen = time.monotonic()
             now = time.monotonic()
-            if result_seen is not None and now - result_seen > LINGER_GRACE:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+                _stop(proc)
+            elif result_seen is not None and now - result_seen > LINGER_GRACE:
                 stopped = True
                 _stop(proc)
             elif now > deadline:
@@ -288,11 +342,18 @@ def run(
             _stop(proc)
         out.join(10)
         err.join(10)
-        code = None if (timed_out or stopped) else proc.returncode
-        if timed_out:
+        code = None if (timed_out or stopped or cancelled) else proc.returncode
+        if cancelled:
+            outcome = Outcome(False, f"{adapter.vendor} was stopped: the client that asked for it went away")
+        elif timed_out:
             outcome = Outcome(False, f"{adapter.vendor} timed out after {timeout:g} s")
         else:
             outcome = adapter.parse(out.text(), 0 if stopped else code)
+        text, cut = outcome.text, False
+        if outcome.ok:
+            text, cut = truncate_middle(text, TEXT_CAP)
+        elif not cancelled and (reason := _reason(err.text())) and reason not in text:
+            text = f"{text}: {reason}"
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     after = git_snapshot(workspace)
@@ -301,7 +362,7 @@ def run(
     return RunResult(
         vendor=adapter.vendor,
         ok=outcome.ok,
-        text=outcome.text,
+        text=text,
         files=tuple(files),
         exit_code=code,
         timed_out=timed_out,
@@ -309,6 +370,6 @@ def run(
         duration_s=round(time.monotonic() - started, 3),
         argv=inv.argv,
         stderr_tail=err.text()[-2000:],
-        output_truncated=out.truncated or err.truncated,
+        output_truncated=out.truncated or err.truncated or cut,
         detail=outcome.detail,
     )

@@ -27,7 +27,8 @@ The outcome is recorded under `source_cli`, the front CLI that sent the work.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +40,11 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
+from glider_cli.store.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
-# What clients wrap around the person's words: Claude Code's reminders (CLAUDE.md, git status) and
-# Codex's environment/AGENTS.md messages. The record keeps what the person said.
-_CLIENT_NOISE_RE = re.compile(
-    r"<system-reminder>.*?</system-reminder>|<environment_context>.*?</environment_context>"
-    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
-    re.S,
-)
 
 
 class DelegateResult(Frozen):
@@ -133,11 +128,6 @@ def parse_flag(text: str) -> tuple[str, str] | None:
         return None
     task = " ".join((text[: m.start()] + " " + text[m.end() :]).split())
     return m.group(1), task
-
-
-def user_words(text: str) -> str:
-    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
-    return _CLIENT_NOISE_RE.sub("", text).strip()
 
 
 def _report_set_aside(events: EventSink | None, workspace: str, res: continuity.WriteResult) -> None:
@@ -252,9 +242,12 @@ def delegate(
     environ: Mapping[str, str] | None = None,
     compactor: compaction.Compactor | None = None,
     turn_id: str | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DelegateResult:
     """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome
-    (`DelegateRun`, under `turn_id` when the run answers a proxied turn)."""
+    (`DelegateRun`, under `turn_id` when the run answers a proxied turn). `cancel` stops the run
+    (the client left); `progress` gets what the vendor reports while it works (`runner.run`)."""
     adapter = adapter_for(vendor)
     if not task.strip():
         raise DelegateError("the delegate task is empty")
@@ -266,7 +259,18 @@ def delegate(
     record = continuity.read(paths, ws)
     context, block = prepare_context(settings, vendor, task, ws, record.entries)
     try:
-        run = runner.run(adapter, spec, task, ws, context, paths.run, timeout=limit, environ=environ)
+        run = runner.run(
+            adapter,
+            spec,
+            task,
+            ws,
+            context,
+            paths.run,
+            timeout=limit,
+            environ=environ,
+            cancel=cancel,
+            progress=progress,
+        )
         ok, text, files = run.ok, run.text, run.files
         timed_out, code, duration = run.timed_out, run.exit_code, run.duration_s
     except DelegateError as exc:
@@ -321,6 +325,8 @@ def run_flagged(
     compactor: compaction.Compactor | None = None,
     timeout: float | None = None,
     turn_id: str | None = None,
+    cancel: threading.Event | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> DelegateResult:
     """Run the delegate an in-message flag (`/claude`, `/cursor-agent`, `/agy`) names."""
     vendor = FLAG_VENDOR.get(flag)
@@ -340,4 +346,6 @@ def run_flagged(
         environ=environ,
         compactor=compactor,
         turn_id=turn_id,
+        cancel=cancel,
+        progress=progress,
     )

@@ -9,46 +9,22 @@ Sources, first match wins:
 Only absolute paths count. The directory is then normalised to its repository root (the nearest
 ancestor holding `.git`), so a client started in a sub-folder and `glider delegate` run from the
 root share one continuity record. No subprocess, only a few `stat` calls.
+
+`client_name(headers)` is the front CLI of a proxied request; `shell_front(environ)` the front CLI a
+shell command (`glider delegate`) runs under, from its environment markers or its ancestor processes.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from glider_cli.domain import ChatRequest
+from glider_cli.store import turn_keys
 
-HEADER = "x-glider-workspace"
-
-_CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
-_CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
-
-
-def _header(headers: Mapping[str, str]) -> str | None:
-    for k, v in headers.items():
-        if k.lower() == HEADER and v.strip():
-            return v.strip()
-    return None
-
-
-def from_texts(texts: Iterable[str], headers: Mapping[str, str] | None = None) -> str | None:
-    """The workspace path named by a header or inside the given texts, as sent (not normalised)."""
-    if headers:
-        h = _header(headers)
-        if h and h.startswith("/"):
-            return h
-    found_codex: str | None = None
-    for t in texts:
-        if "working directory" in t.lower():
-            for m in _CLAUDE_RE.finditer(t):
-                if m.group(1).startswith("/"):
-                    return m.group(1)
-        if found_codex is None and "<environment_context>" in t:
-            m2 = _CODEX_RE.search(t)
-            if m2 and m2.group(1).startswith("/"):
-                found_codex = m2.group(1)
-    return found_codex
+# The environment lines are read by `store.turn_keys` (the turn index's `clone_path` comes from them too).
+HEADER = turn_keys.HEADER
+from_texts = turn_keys.workspace_in
 
 
 def from_request(req: ChatRequest) -> Path | None:
@@ -85,3 +61,56 @@ def client_name(headers: Mapping[str, str]) -> str:
     if ua.startswith("anthropic/python") or ua.startswith("openai/python"):
         return ua.split("/", 1)[0] + "-sdk"
     return "client"
+
+
+# What a coding agent's shell tool leaves in the environment of the commands it runs.
+_ENV_FRONTS = (
+    ("CLAUDECODE", "claude-code"),
+    ("CODEX_THREAD_ID", "codex"),
+    ("CODEX_SANDBOX", "codex"),
+    ("CODEX_SANDBOX_NETWORK_DISABLED", "codex"),
+    ("GEMINI_CLI", "gemini-cli"),
+    ("CURSOR_AGENT", "cursor-agent"),
+)
+# An ancestor process by its name (or its script's, under node).
+_PROC_FRONTS = {
+    "claude": "claude-code",
+    "codex": "codex",
+    "gemini": "gemini-cli",
+    "cursor-agent": "cursor-agent",
+    "agy": "agy",
+}
+ANCESTORS = 8
+
+
+def _ancestor_names(pid: int, proc: Path) -> list[str]:
+    names: list[str] = []
+    for _ in range(ANCESTORS):
+        try:
+            stat = (proc / str(pid) / "stat").read_text(encoding="utf-8", errors="replace")
+            argv = (proc / str(pid) / "cmdline").read_bytes().split(b"\0")[:2]
+        except OSError:
+            break
+        comm, rest = stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
+        names.append(comm)
+        names += [Path(a.decode("utf-8", "replace")).name for a in argv if a]
+        pid = int(rest[1]) if len(rest) > 1 and rest[1].isdigit() else 0
+        if pid <= 1:
+            break
+    return names
+
+
+def shell_front(environ: Mapping[str, str], pid: int | None = None, proc: Path = Path("/proc")) -> str:
+    """The front CLI a shell command runs under (`glider delegate` from Claude Code's Bash tool records
+    its outcome as Claude Code's): the environment markers its shell tool sets, else the nearest
+    ancestor process named like one; `glider-cli` when neither says."""
+    for var, front in _ENV_FRONTS:
+        if environ.get(var):
+            return front
+    import os
+
+    for name in _ancestor_names(os.getppid() if pid is None else pid, proc):
+        found = _PROC_FRONTS.get(name)
+        if found is not None:
+            return found
+    return "glider-cli"

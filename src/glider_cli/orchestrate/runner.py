@@ -65,7 +65,7 @@ def with_plan(opened: Opened, plan: Plan) -> Opened:
     """`opened` whose RouteDecided record (and decision) carry the plan under `plan`."""
     decision = replace(opened.decision, extra={**opened.decision.extra, "plan": plan.to_dict()})
     events = [
-        (kind, Deferred(decision.to_dict), tid) if kind == "RouteDecided" else (kind, data, tid)
+        (kind, Deferred(decision.to_record), tid) if kind == "RouteDecided" else (kind, data, tid)
         for kind, data, tid in opened.events
     ]
     return Opened(opened.chat, opened.plan, decision, events, opened.count_tokens)

@@ -16,7 +16,8 @@ Contract:
      the rule's `fallback`, else GateRefused, as for the command itself. No other rule is asked;
      a quoted cloud command refuses local to the request;
   3. the rules in priority order: a disabled rule is skipped, the first match has control, a script
-     that fails is "no match", the rules after the winner are listed as not reached;
+     that fails is "no match", the rules after the winner are listed as not reached (the decision's
+     `tail` says where those lines are, so the logged record can count them instead);
   4. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
      is not new user text): the rule is recorded as refused and the next rule is tried. When only
      local rules matched, the request stays on the cloud (rule `sticky`).
@@ -110,6 +111,7 @@ class Router:
         winner: CompiledRule | None = None
         action: Action | None = None
         command: str | None = None
+        tail = (0, 0)
         for i, rule in enumerate(self.rules):
             if not rule.enabled:
                 trace.append(self._disabled[i])
@@ -146,7 +148,9 @@ class Router:
                         )
                     )
                     winner, action, command = rule, merged, m.command
-                    trace.extend(self._rest(i, ctx, every))
+                    rest = self._rest(i, ctx, every)
+                    tail = (len(trace), len(rest))
+                    trace.extend(rest)
                     break
             if local_only and merged.target == "cloud" and rule.kind != "explicit":
                 why = "routing.local_only: only an explicit command sends a request to the cloud"
@@ -166,7 +170,9 @@ class Router:
                 continue
             trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
             winner, action, command = rule, merged, m.command
-            trace.extend(self._rest(i, ctx, every))
+            rest = self._rest(i, ctx, every)
+            tail = (len(trace), len(rest))
+            trace.extend(rest)
             break
         if winner is None or action is None:
             if not refused and gated is not None:
@@ -207,6 +213,7 @@ class Router:
             trace,
             sticky,
             command if winner.kind == "explicit" else None,
+            tail=tail,
         )
         return decision
 
@@ -260,11 +267,23 @@ class Router:
             action = self._fallback(rule, local, why, f"{name}: held local{turn}; local backend {local}")
             line += f"; local backend {local} cannot take it: {why}; its fallback {action.backend} answers"
         trace.append(Reason("sticky", None, True, line))
+        tail = (len(trace), len(self._held_tail))
         trace.extend(self._held_tail)
         fallback = rule.fallback if rule is not None else None
         where = rule.where if rule is not None else None
         return self._decision(
-            action.target, "sticky", None, action, fallback, where, None, request, complexity, trace, sticky
+            action.target,
+            "sticky",
+            None,
+            action,
+            fallback,
+            where,
+            None,
+            request,
+            complexity,
+            trace,
+            sticky,
+            tail=tail,
         )
 
     def _fallback(self, rule: CompiledRule | None, local: str | None, why: str, what: str) -> Action:
@@ -310,6 +329,8 @@ class Router:
         trace: list[Reason],
         sticky: StickyView | None,
         command: str | None = None,
+        *,
+        tail: tuple[int, int] = (0, 0),
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {"where": where, "fallback": fallback}
@@ -343,6 +364,7 @@ class Router:
             request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
             trace=tuple(trace),
             extra=extra,
+            tail=tail,
         )
 
 

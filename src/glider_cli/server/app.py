@@ -3,7 +3,9 @@
 Contract:
 - Building the app does no I/O and starts nothing. The lifespan owns the upstream client (built
   inside the running loop, closed on shutdown) and the event writer (started, then flushed and
-  closed on shutdown) — unless the caller injected them, in which case the caller owns them.
+  closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
+  its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
+  pruned once a day, an `EventsPruned` event each time).
 - Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
   `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
@@ -37,8 +39,8 @@ import asyncio
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -196,6 +198,16 @@ def _proxy(
     return proxy
 
 
+def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
+    """Daily pruning of the writer's day files (`server.retention`), recorded through the writer."""
+    from glider_cli.paths import Paths
+    from glider_cli.server.retention import run_retention
+    from glider_cli.store.service import ContextStore
+
+    store = ContextStore(Paths(home=writer.context_dir.parent), writer.settings)
+    return run_retention(store, writer)
+
+
 def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
@@ -213,10 +225,12 @@ def _lifespan(
         if proxy.upstream is None:
             owned = make_upstream(routes_by_origin)
             proxy.upstream = owned
+        retention: asyncio.Task[None] | None = None
         if writer is not None:
             writer.start()
             # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
             proxy.turns.rebuild(writer.recent())
+            retention = asyncio.create_task(_retention(writer))
         assert proxy.delegation is not None
         proxy.delegation.start()
         watch: asyncio.Task[None] | None = None
@@ -231,6 +245,8 @@ def _lifespan(
         try:
             yield
         finally:
+            if retention is not None:
+                retention.cancel()
             await reloader.stop()
             hub.close()
             if watch is not None:

@@ -4,7 +4,7 @@
 EventWriter (recent events and episodes then come from its ring), or None to read the files only.
 
     GET  /api/context/recent?limit=50&before=   list of events, newest last
-    GET  /api/context/turns?limit=&before=      list of episode dicts
+    GET  /api/context/turns?limit=200&before=   list of episode dicts, oldest first: a page (below)
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
     GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
@@ -18,15 +18,21 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
 
 Paging: `before` is a cursor to page back with. For `recent` it is an event id (the events older
 than it); for `turns` and `episodes` a turn id (the turns listed before it), so the first item of a
-page is the cursor of the next. Without `limit`, `turns` lists every turn as before.
+page is the cursor of the next. `turns` answers the newest `limit` turns (default 200), reading only
+the day files that page needs (`ContextStore.turns`); a full page carries `x-glider-next-before:
+<turn id>`.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
-Work that reads or writes files runs in the thread pool, never on the event loop.
+The views that read the index files or the entity graph (turns, a turn, query, explain, communities,
+export, index-tree, index-symbols, prune) are answered by the store's worker process
+(`server.store_worker`: one view at a time, recycled beyond its memory budget), so they hold neither
+the event loop nor the server's memory; `recent` and `episodes` come from the live writer's ring.
+Before a view, the events the writer holds are flushed, so an answer includes what was emitted first.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -35,14 +41,16 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from glider_cli.config.settings import ContextSettings
-from glider_cli.errors import QueryError, RequestError
+from glider_cli.errors import QueryError, RequestError, StoreError
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import json_object, json_response
-from glider_cli.store.service import ContextStore
+from glider_cli.server.store_worker import StoreWorker
+from glider_cli.store.service import FLUSH_WAIT, ContextStore
 from glider_cli.store.writer import EventWriter
 
 T = TypeVar("T")
 MAX_LIMIT = 10_000
+TURNS_PAGE = 200
 
 
 class _BadRequest(Exception):
@@ -106,11 +114,28 @@ def _dir_param(body: dict[str, Any]) -> Path:
 def context_routes(
     paths: Paths, settings: ContextSettings | None = None, writer: EventWriter | None = None
 ) -> list[BaseRoute]:
-    """The `/api/context/*` routes over one ContextStore (see the module contract)."""
+    """The `/api/context/*` routes (see the module contract)."""
+    settings = settings or ContextSettings()
     store = ContextStore(paths, settings, writer)
+    worker = StoreWorker(paths, settings)
 
     async def call(fn: Callable[[], T]) -> T:
         return await asyncio.to_thread(fn)
+
+    def flushed() -> None:
+        if writer is not None:
+            writer.flush(timeout=FLUSH_WAIT)
+
+    async def view(op: str, *args: Any) -> tuple[bytes, dict[str, Any]]:
+        def work() -> tuple[bytes, dict[str, Any]]:
+            flushed()
+            return worker.call(op, *args)
+
+        return await call(work)
+
+    async def answer(op: str, *args: Any) -> Response:
+        body, _ = await view(op, *args)
+        return Response(body, media_type="application/json")
 
     def guarded(
         handler: Callable[[Request], Any],
@@ -128,6 +153,8 @@ def context_routes(
                 if exc.position is not None:
                     body["position"] = exc.position
                 return _error(400, body)
+            except StoreError as exc:
+                return _error(500, {"message": exc.message})
 
         return endpoint
 
@@ -144,16 +171,19 @@ def context_routes(
         return json_response(await call(older))
 
     async def turns(request: Request) -> Response:
-        limit = _int_param(request, "limit", MAX_LIMIT) if request.query_params.get("limit") else None
-        before = _cursor(request)
-        return json_response(_page(await call(store.turns), limit, before))
+        limit = _int_param(request, "limit", TURNS_PAGE)
+        body, meta = await view("turns", limit, _cursor(request))
+        reply = Response(body, media_type="application/json")
+        if meta["count"] == limit:
+            reply.headers["x-glider-next-before"] = meta["first"]
+        return reply
 
     async def turn(request: Request) -> Response:
         tid = request.path_params["turn_id"]
-        detail = await call(lambda: store.turn(tid))
-        if detail is None:
+        body, _ = await view("turn", tid)
+        if body == b"null":
             return _error(404, {"message": f"no turn {tid!r}", "param": "turn_id"})
-        return json_response(detail)
+        return Response(body, media_type="application/json")
 
     async def episodes(request: Request) -> Response:
         limit = _int_param(request, "limit", store.settings.max_events)
@@ -163,14 +193,18 @@ def context_routes(
         return json_response(_page(await call(store.episodes), limit, before))
 
     async def export(request: Request) -> Response:
-        # A plain iterator: Starlette reads it in its thread pool, one line at a time.
-        return StreamingResponse(store.export(), media_type="application/x-ndjson")
+        def pieces() -> Iterator[bytes]:
+            flushed()
+            yield from worker.stream("export")
+
+        # A plain iterator: Starlette reads it in its thread pool, a piece (about 1 MB) at a time.
+        return StreamingResponse(pieces(), media_type="application/x-ndjson")
 
     async def query(request: Request) -> Response:
         q = request.query_params.get("q", "")
         if not q.strip():
             raise _BadRequest("q is required: <turn_id> [options] keyword…", "q")
-        return json_response((await call(lambda: store.query(q))).to_json())
+        return await answer("query", q)
 
     async def index_tree(request: Request) -> Response:
         body = await json_object(request, empty=True)
@@ -178,11 +212,11 @@ def context_routes(
         turn_id = body.get("turn_id")
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
             raise _BadRequest("turn_id must be a non-empty string", "turn_id")
-        return json_response((await call(lambda: store.index_tree(root, turn_id=turn_id))).to_dict())
+        return await answer("index_tree", str(root), turn_id)
 
     async def index_symbols(request: Request) -> Response:
         root = _dir_param(await json_object(request, empty=True))
-        return json_response((await call(lambda: store.index_symbols(root))).to_dict())
+        return await answer("index_symbols", str(root))
 
     async def communities(request: Request) -> Response:
         turn_id = _str_param(request, "turn_id")
@@ -191,13 +225,12 @@ def context_routes(
             raise _BadRequest(f"algorithm={algorithm!r} must be components or louvain", "algorithm")
         limit = _int_param(request, "limit", 20)
         value = "1" if algorithm == "components" else "louvain"
-        text = f"{turn_id} communities={value} limit={limit}"
-        return json_response((await call(lambda: store.query(text))).to_json())
+        return await answer("query", f"{turn_id} communities={value} limit={limit}")
 
     async def explain(request: Request) -> Response:
         turn_id = _str_param(request, "turn_id")
         eid = _str_param(request, "id")
-        return json_response((await call(lambda: store.query(f"{turn_id} explain={eid}"))).to_json())
+        return await answer("query", f"{turn_id} explain={eid}")
 
     async def prune(request: Request) -> Response:
         body = await json_object(request, empty=True)
@@ -207,17 +240,7 @@ def context_routes(
         dry_run = body.get("dry_run", False)
         if not isinstance(dry_run, bool):
             raise _BadRequest("dry_run must be true or false", "dry_run")
-
-        def work() -> dict[str, Any]:
-            plan = store.prune_plan(days)
-            result = None if dry_run else store.prune_apply(plan)
-            return {
-                "plan": plan.to_dict(),
-                "applied": not dry_run,
-                "result": result.to_dict() if result else None,
-            }
-
-        return json_response(await call(work))
+        return await answer("prune", days, dry_run)
 
     p = "/api/context"
     return [

@@ -4,9 +4,11 @@ Contract (the calls `delegate.service` documents for the proxy):
 - `record(chat)`: every new user turn whose client names a workspace is appended to that workspace's
   continuity record, flagged or not. The file work (a lock, milliseconds) runs on a worker thread and
   the request never waits for it.
-- `run(chat, flag)`: the delegate the flag names runs on a worker thread (it blocks for the whole
-  run); its reply text (or `[vendor failed] …`) is what the client gets as an ordinary assistant
-  message. A client that names no workspace gets a reply saying so; nothing runs.
+- `begin(chat, flag, turn_id) -> server.delegate_reply.Running`: the delegate the flag names runs
+  on a worker thread (it blocks for the whole run, and stops when the Running is cancelled); its
+  reply text (or `[vendor failed] …` with the vendor's own reason) is what the client gets as an
+  ordinary assistant message, sent as `delegate_reply.reply` describes. `run(...)` awaits that text.
+  A client that names no workspace gets a reply saying so; nothing runs.
 - The lifespan calls `start()` (the background compaction worker) and `close()`.
 Events from these calls go to the thread-safe sink given here (the EventWriter), not the loop-only one.
 """
@@ -24,6 +26,7 @@ from glider_cli.delegate import workspace as ws
 from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
+from glider_cli.server.delegate_reply import Running
 
 
 class Delegation:
@@ -74,15 +77,18 @@ class Delegation:
         if exc is not None:
             self.events.emit("ContinuityWriteFailed", {"error": str(exc)[:500]})
 
-    async def run(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> str:
+    def begin(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> Running:
+        loop = asyncio.get_running_loop()
+        running = Running(loop)
         found = service.parse_flag(chat.last_user_text)
         task = found[1] if found else chat.last_user_text
         workspace = ws.from_request(chat)
         if workspace is None:
-            return (
+            running.future.set_result(
                 f"[glider] {flag} needs a workspace, and this client named none "
                 f"(send the `{ws.HEADER}` header, or use Claude Code / Codex from the project directory)"
             )
+            return running
         work = partial(
             service.run_flagged,
             self.paths,
@@ -95,6 +101,24 @@ class Delegation:
             environ=self.environ,
             compactor=self.compactor,
             turn_id=turn_id,
+            cancel=running.stop,
+            progress=running.report,
         )
-        result = await asyncio.get_running_loop().run_in_executor(None, work)
-        return result.reply_text()
+        fut = loop.run_in_executor(None, work)
+        self._pending.add(fut)
+
+        def finished(f: asyncio.Future[Any]) -> None:
+            self._pending.discard(f)
+            if running.future.done():
+                return
+            exc = None if f.cancelled() else f.exception()
+            if exc is not None:
+                running.future.set_exception(exc)
+            else:
+                running.future.set_result(f.result().reply_text())
+
+        fut.add_done_callback(finished)
+        return running
+
+    async def run(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> str:
+        return await self.begin(chat, flag, turn_id).result()

@@ -45,7 +45,7 @@ No header value, key or Authorization is ever put into an event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -180,25 +180,14 @@ class Proxy(Outbound):
         return local.gate(inb.chat, size if packing else None)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
-        """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply."""
-        from glider_cli.protocol.translate import text_reply
+        """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply,
+        its head sent at once and kept alive while the run goes on (`server.delegate_reply`)."""
+        from glider_cli.server.delegate_reply import reply
 
         assert self.delegation is not None
-        text = await self.delegation.run(inb.chat, flag, turn_id)
-        opts = inb.body.get("stream_options")
-        usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
-        model = inb.chat.model or "glider"
-        out = text_reply(inb.protocol, text, model=model, stream=inb.chat.stream, include_usage=usage)
+        running = self.delegation.begin(inb.chat, flag, turn_id)
         route = route_header("delegate", "delegate", flag.lstrip("/")).encode("latin-1")
-        if isinstance(out, dict):
-            return Reply(200, [*JSON_HEADERS, (b"x-glider-route", route)], orjson.dumps(out))
-
-        async def events() -> AsyncGenerator[bytes, None]:
-            for event in out:
-                yield event
-
-        headers = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-        return Reply(200, [*headers, (b"x-glider-route", route)], stream=events())
+        return reply(inb.protocol, inb.chat, inb.body, running, [(b"x-glider-route", route)])
 
     # ------------------------------------------------------------------------------ count_tokens
 

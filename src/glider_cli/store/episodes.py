@@ -2,8 +2,11 @@
 
 `build(events)` groups events by `turn_id` (events without one are ignored) and returns one Episode
 per turn, oldest first (by the first event's id). The same events always give the same episodes,
-so the CLI (reading the log) and `glider serve` (reading its ring) agree. An episode holds:
-- asked: the user's text from TurnOpened (`ask`, else `goal`), cut to 200 characters;
+so the CLI (reading the store index), `glider serve` (reading its ring) agree: both go through the
+turn fold (`store.turnfold`), and `from_folds` makes episodes from folds the index kept. An episode
+holds:
+- asked: the user's words from the first TurnOpened that has any (`goal`, the cleaned form, else
+  `ask`), whitespace folded, cut to 200 characters;
 - routed: from the last RouteDecided (target, backend, model, rule, delegate);
 - outcome: from the last FulfilledLocal / OriginPassthrough / UpstreamFailed / DelegateRun, with any
   FallbackUsed noted; "open" while none has arrived;
@@ -16,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from glider_cli.store import events as ev
+from glider_cli.store.turnfold import TurnFold, fold_events
 from glider_cli.values import Frozen
 
-ASK_CHARS = 200
 MAX_FILES = 20
 
 
@@ -76,80 +78,21 @@ class Episode(Frozen):
         }
 
 
-def _routed(d: Mapping[str, Any]) -> str:
-    target = d.get("target") or "?"
-    where = "/".join(str(x) for x in (d.get("backend"), d.get("model")) if x)
-    s = f"{target}" + (f" via {where}" if where else "")
-    if d.get("delegate"):
-        s += f" delegate {d['delegate']}"
-    if d.get("rule"):
-        s += f" (rule {d['rule']})"
-    return s
+def from_fold(f: TurnFold) -> Episode:
+    """The episode of one turn's fold (see `store.turnfold`)."""
+    first = f.first[1] if f.first else ""
+    last = f.last[1] if f.last else first
+    routed = f.routed[1][0] if f.routed else "not routed"
+    outcome = (f.outcome[1] if f.outcome else "open") + (f.fallback[1] if f.fallback else "")
+    asked = f.asked[1] if f.asked else ""
+    return Episode(f.turn, str(first), str(last), f.n, asked, routed, outcome, tuple(f.file_list(MAX_FILES)))
 
 
-def _outcome(t: str, d: Mapping[str, Any]) -> str:
-    status = f" status {d['status']}" if d.get("status") is not None else ""
-    toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
-    if t == ev.FULFILLED_LOCAL:
-        where = "/".join(str(x) for x in (d.get("backend"), d.get("model")) if x)
-        return f"answered locally{' by ' + where if where else ''}{status}{toks}"
-    if t == ev.ORIGIN_PASSTHROUGH:
-        return f"answered by {d.get('backend') or 'origin'}{status}{toks}"
-    if t == ev.UPSTREAM_FAILED:
-        err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
-        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
-    summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
-    return f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}" + (
-        f": {summary}" if summary else ""
-    )
-
-
-class _Acc:
-    __slots__ = ("asked", "fallback", "files", "first_id", "first_ts", "last_ts", "n", "outcome", "routed")
-
-    def __init__(self, e: Mapping[str, Any]) -> None:
-        self.first_id = str(e.get("id"))
-        self.first_ts = str(e.get("ts"))
-        self.last_ts = self.first_ts
-        self.n = 0
-        self.asked = ""
-        self.routed = "not routed"
-        self.outcome = "open"
-        self.fallback = ""
-        self.files: dict[str, None] = {}
+def from_folds(folds: Iterable[TurnFold]) -> list[Episode]:
+    """Episodes of these folds, oldest first (by each turn's first event id)."""
+    return [from_fold(f) for f in sorted(folds, key=lambda f: f.first_id)]
 
 
 def build(events: Iterable[Mapping[str, Any]]) -> list[Episode]:
     """See the module contract."""
-    accs: dict[str, _Acc] = {}
-    for e in sorted(events, key=lambda x: str(x.get("id"))):
-        turn = e.get("turn_id")
-        if not isinstance(turn, str) or not turn:
-            continue
-        a = accs.get(turn)
-        if a is None:
-            a = accs[turn] = _Acc(e)
-        a.n += 1
-        a.last_ts = str(e.get("ts"))
-        t = e.get("type")
-        d = e.get("data") or {}
-        if t == ev.TURN_OPENED and not a.asked:
-            ask = d.get("ask") or d.get("goal") or ""
-            a.asked = " ".join(str(ask).split())[:ASK_CHARS]
-        elif t == ev.ROUTE_DECIDED:
-            a.routed = _routed(d)
-        elif t == ev.FALLBACK_USED:
-            a.fallback = f" after fallback {d.get('from')} -> {d.get('to')}"
-        elif t in ev.OUTCOME_TYPES:
-            a.outcome = _outcome(str(t), d)
-        files = d.get("files")
-        if isinstance(files, list):
-            for f in files:
-                if isinstance(f, str) and f and len(a.files) < MAX_FILES:
-                    a.files[f] = None
-    out = [
-        Episode(turn, a.first_ts, a.last_ts, a.n, a.asked, a.routed, a.outcome + a.fallback, tuple(a.files))
-        for turn, a in accs.items()
-    ]
-    out.sort(key=lambda x: accs[x.turn_id].first_id)
-    return out
+    return from_folds(fold_events(events).values())

@@ -16,8 +16,12 @@ Contract (schema version 1), every line is exactly one event:
 
 Event types and the `data` keys the views read (all optional; extra keys are kept as they are):
 
-    TurnOpened        ask (the user's text), session_id, clone_path, goal, plan, client
-    RouteDecided      RouteDecision.to_dict(): target, rule, backend, model, strategy, delegate, ...
+    TurnOpened        ask (the user's text as sent), goal (the same, cleaned of client-injected blocks),
+                      clone_path (the workspace root the client names), session_id, client, messages
+    TurnContext       plan (the latest plan the agent wrote: Claude Code's TodoWrite, Codex's
+                      update_plan), files (paths the turn's tool calls wrote), tool; later ones win
+    RouteDecided      RouteDecision.to_record(): target, rule, backend, model, strategy, delegate,
+                      the evaluated trace and `not_reached` (how many rules came after the winner)
     StickyBound       family, target, ttl
     ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (turns.sticky)
     FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files
@@ -26,6 +30,7 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     UpstreamFailed    backend, status, error
     DelegateRun       vendor, exit_code, ms, files, summary
     Note              text (a free note attached to a turn; it becomes a `note` entity)
+    EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
 """
 
 from __future__ import annotations
@@ -48,6 +53,8 @@ FALLBACK_USED = "FallbackUsed"
 UPSTREAM_FAILED = "UpstreamFailed"
 DELEGATE_RUN = "DelegateRun"
 NOTE = "Note"
+TURN_CONTEXT = "TurnContext"
+EVENTS_PRUNED = "EventsPruned"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
@@ -59,6 +66,8 @@ EVENT_TYPES: tuple[str, ...] = (
     UPSTREAM_FAILED,
     DELEGATE_RUN,
     NOTE,
+    TURN_CONTEXT,
+    EVENTS_PRUNED,
 )
 
 # Events that close a turn's request, in the order an episode reports them.

@@ -17,9 +17,10 @@ File contract (append-only JSONL, schema version 1; later records win):
 - `compact()` rewrites the file with only live records once most lines are dead (drops, replaced
   entities); appends and compaction hold `entities.lock`, readers never wait.
 
-`Graph` is the in-memory view: entities, directed typed edges (traversed undirected by queries), the
-turn index, and `add_runtime(events)`, which derives turn and note entities, `touched` edges and
-goal/plan/clone_path keys from the event log, so the graph is rebuilt from files alone.
+`Graph` is the in-memory view: entities, directed typed edges (traversed undirected by queries) and
+the turn index. `store.runtime_layer` adds what the event log says (turn and note entities, `touched`
+edges, goal/plan/clone_path keys), so the graph is rebuilt from files alone.
+`EntityStore.keys_for(turn)` reads one turn's key records without loading the graph.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import contextlib
 import fcntl
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -129,6 +129,19 @@ class Graph:
         self.keys: dict[str, dict[str, KeyValue]] = {}
         self.turns: dict[str, dict[str, Any]] = {}
         self.version = 0
+        # Views derived from the graph, each kept with the version it was computed at (`store.hubs`).
+        self.derived: dict[str, tuple[int, Any]] = {}
+
+    def copy(self) -> Graph:
+        """A graph with the same contents that can be changed without changing this one."""
+        g = Graph()
+        g.entities = dict(self.entities)
+        g._out = {k: dict(v) for k, v in self._out.items()}
+        g._in = {k: dict(v) for k, v in self._in.items()}
+        g.keys = {k: dict(v) for k, v in self.keys.items()}
+        g.turns = {k: dict(v) for k, v in self.turns.items()}
+        g.version = self.version
+        return g
 
     # -- mutation --------------------------------------------------------------------------------
 
@@ -233,48 +246,6 @@ class Graph:
             roots.append(ft.value["root"].rstrip("/") or "/")
         return roots
 
-    # -- the runtime layer -------------------------------------------------------------------------
-
-    def add_runtime(self, events: Iterable[Mapping[str, Any]]) -> None:
-        """Derive turn/note entities, `touched` edges and turn keys from events (RUNTIME)."""
-        for ev in events:
-            turn = ev.get("turn_id")
-            if not isinstance(turn, str) or not turn:
-                continue
-            data = ev.get("data") or {}
-            tid = f"turn:{turn}"
-            info = self.turns.setdefault(turn, {})
-            info.setdefault("first_ts", ev.get("ts"))
-            info["last_ts"] = ev.get("ts")
-            if tid not in self.entities:
-                self.add_entity(Entity(tid, "turn", turn, None, "RUNTIME", turn, {}))
-            etype = ev.get("type")
-            if etype == "TurnOpened":
-                ask = data.get("ask") or data.get("goal")
-                if isinstance(ask, str) and ask:
-                    self.add_entity(Entity(tid, "turn", turn, None, "RUNTIME", turn, {"ask": ask[:500]}))
-                for k in ("clone_path", "goal", "plan"):
-                    if isinstance(data.get(k), str) and data[k]:
-                        self.set_key(turn, k, data[k], "RUNTIME")
-            elif etype == "Note" and isinstance(data.get("text"), str):
-                nid = f"note:{ev.get('id')}"
-                text = data["text"]
-                self.add_entity(Entity(nid, "note", text[:80], None, "RUNTIME", turn, {"text": text}))
-                self.add_edge(Edge(tid, nid, "noted", "RUNTIME"))
-            files = data.get("files")
-            if isinstance(files, list):
-                self._touch(turn, tid, [f for f in files if isinstance(f, str) and f])
-
-    def _touch(self, turn: str, tid: str, files: list[str]) -> None:
-        cp = self.key(turn, "clone_path")
-        base = cp.value if cp is not None and isinstance(cp.value, str) else None
-        for f in files:
-            p = f if f.startswith("/") or base is None else str(Path(base) / f)
-            fid = f"file:{p}"
-            if fid not in self.entities:
-                self.add_entity(Entity(fid, "file", Path(p).name, p, "RUNTIME", turn, {"rel": f}))
-            self.add_edge(Edge(tid, fid, "touched", "RUNTIME"))
-
 
 class EntityStore:
     """Reads and appends `entities.jsonl` (see the module contract)."""
@@ -316,6 +287,32 @@ class EntityStore:
                 continue
             if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
                 st.corrupt += 1
+
+    def keys_for(self, turn: str) -> dict[str, KeyValue]:
+        """The turn-index keys the file holds for `turn` (later records win), found by the bytes of
+        their records (`key_record`'s key order) instead of by loading the whole graph."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise StoreError(f"cannot read {self.path}: {exc}") from exc
+        needle = b'"rec":"key","turn":' + orjson.dumps(turn) + b","
+        out: dict[str, KeyValue] = {}
+        at = raw.find(needle)
+        while at >= 0:
+            start = raw.rfind(b"\n", 0, at) + 1
+            end = raw.find(b"\n", at)
+            if end < 0:
+                break  # a torn last record
+            try:
+                rec = orjson.loads(raw[start:end])
+            except orjson.JSONDecodeError:
+                rec = None
+            if isinstance(rec, dict) and rec.get("rec") == "key" and rec.get("turn") == turn:
+                out[str(rec.get("key"))] = KeyValue(rec.get("value"), rec.get("prov", "RUNTIME"))
+            at = raw.find(needle, end)
+        return out
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

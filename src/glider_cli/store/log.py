@@ -268,3 +268,8 @@ def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> 
     st.corrupt += scratch.corrupt
     st.recovered += scratch.recovered
     return out
+
+
+def parse_lines(lines: list[bytes], stats: ReadStats) -> list[dict[str, Any]]:
+    """The readable events of these complete lines (no newlines), counted into `stats` as `read_file` does."""
+    return _parse_lines(lines, stats)

@@ -4,17 +4,21 @@
 
 - search (keywords): a ranked list of result objects
   {"id", "kind", "name", "path", "prov", "score", "turn", "matched", "fuzzy", + rel/line/symbol_kind};
-  `fuzzy` maps each misspelt term to the vocabulary word used instead.
+  `fuzzy` maps each misspelt term to the vocabulary word used instead. A keyword naming a turn key
+  (`<turn> goal OR plan`) also matches that key of the turns in scope: such keys come first, as
+  key results (below), when every other keyword group names a key or a word of its value.
 - key (key= without keywords): the turn's key values, {"id": "key:<turn>:<key>", "kind": "key",
   "name", "path": null, "prov", "score": 1.0, "value"}; `key=file-tree keyword…` searches the files
   and directories under the turn's file-tree root; `key=goal keyword…` (clone_path, plan likewise)
   keeps the key values whose words satisfy the keywords, score = the number of matching terms.
 - neigh=id: the neighbours as result objects plus "edge" and "direction"; score = their degree.
 - path=a->b: {"from", "to", "found", "length", "path": [results], "edges": [edges]}.
-- explain=id: {"entity", "degree", "neighbours", "hubs", "nearest_hub", "path_to_hub"}; hubs are the
-  highest-degree entities of its connected component.
+- explain=id: {"entity", "degree", "component_size", "neighbours", "hubs", "nearest_hub", "path_to_hub",
+  "touched_by"}; hubs are the code hubs of its connected component (`store.hubs`: PageRank over the
+  imports, never a directory or a cache), each scored; `touched_by` lists the turns that changed it.
 - communities=1: {"algorithm": "components", "count", "communities": [{"id", "size", "hub",
-  "members"}]} over the entities in scope; communities=louvain uses networkx when installed.
+  "members"}]}; a community's hub is its first by `store.hubs`, its members listed by degree
+  over the entities in scope; communities=louvain uses networkx when installed.
 Scope: the turn id `*` means everything; otherwise entities of that turn, under its roots
 (clone_path, file-tree root), or linked to the turn entity. kind=/prov= filter every list.
 """
@@ -29,8 +33,9 @@ from typing import Any
 from rapidfuzz import process
 
 from glider_cli.errors import QueryError
+from glider_cli.store import hubs as hubs_mod
 from glider_cli.store.graph import Entity, Graph
-from glider_cli.store.query_parse import ParsedQuery, parse
+from glider_cli.store.query_parse import KEYS, ParsedQuery, parse
 from glider_cli.store.search import SearchIndex, tokens
 from glider_cli.values import Frozen, init_fields
 
@@ -139,6 +144,17 @@ class _Ctx:
         raise _error(self.q, f"no entity {ref!r}{hint}", at)
 
 
+def runtime_scope(q: ParsedQuery) -> str | None:
+    """Which turns' RUNTIME layer a query needs: None for a search of every turn for symbols or
+    directories (the layer holds turns, notes and touched files only); the turn itself for a search
+    or key lookup in one turn; `*` (every turn) for the graph modes, whose edges reach any turn."""
+    if q.mode == "search" and q.turn_id == "*" and q.key is None and q.kind in ("symbol", "dir"):
+        return None
+    if q.mode in ("search", "key") and q.turn_id != "*":
+        return q.turn_id
+    return "*"
+
+
 def run(graph: Graph, text: str, index: SearchIndex | None = None) -> QueryAnswer:
     q = parse(text)
     ctx = _Ctx(graph, q)
@@ -176,8 +192,9 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
                 return False
             return not roots or any(e.path == r or (e.path or "").startswith(r + "/") for r in roots)
 
+    keyed = [] if file_tree or q.kind is not None else _named_keys(ctx)
     hits, fuzzy = idx.search(q.groups, accept=accept, limit=q.limit)
-    results = [
+    results = keyed + [
         result(
             h.entity,
             h.score,
@@ -186,7 +203,42 @@ def _search(ctx: _Ctx, index: SearchIndex | None, *, file_tree: bool) -> QueryAn
         )
         for h in hits
     ]
-    return QueryAnswer(q, "search", results, fuzzy=fuzzy)
+    return QueryAnswer(q, "search", results[: q.limit], fuzzy=fuzzy)
+
+
+def _named_keys(ctx: _Ctx) -> list[dict[str, Any]]:
+    """Turn keys a search names (`goal OR plan`): a key matches when one keyword group holds its name
+    and every other group a name or a word of its value."""
+    groups = ctx.q.groups
+    named = {k for g in groups for k in g if k in KEYS}
+    if not named:
+        return []
+    turns = sorted(ctx.g.keys) if ctx.q.turn_id == "*" else [ctx.q.turn_id]
+    out = []
+    for t in turns:
+        for key in sorted(named):
+            kv = ctx.g.key(t, key)
+            if kv is None or (ctx.q.prov is not None and kv.prov != ctx.q.prov):
+                continue
+            words = set(tokens(str(kv.value)))
+            hits = [[term for term in g if term == key or set(tokens(term)) <= words] for g in groups]
+            if all(hits):
+                score = float(sum(len(h) for h in hits))
+                out.append(_key_result(t, key, kv.prov, kv.value, score))
+    return out
+
+
+def _key_result(turn: str, key: str, prov: str, value: Any, score: float) -> dict[str, Any]:
+    return {
+        "id": f"key:{turn}:{key}",
+        "kind": "key",
+        "name": key,
+        "path": None,
+        "prov": prov,
+        "score": score,
+        "turn": turn,
+        "value": value,
+    }
 
 
 def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list[dict[str, Any]]:
@@ -203,18 +255,7 @@ def _keys(ctx: _Ctx, key: str, groups: tuple[tuple[str, ...], ...] = ()) -> list
             if not all(hits):
                 continue
             score = float(sum(len(h) for h in hits))
-        out.append(
-            {
-                "id": f"key:{t}:{key}",
-                "kind": "key",
-                "name": key,
-                "path": None,
-                "prov": kv.prov,
-                "score": score,
-                "turn": t,
-                "value": kv.value,
-            }
-        )
+        out.append(_key_result(t, key, kv.prov, kv.value, score))
     out.sort(key=lambda r: -r["score"])
     return out[: ctx.q.limit]
 
@@ -286,18 +327,20 @@ def _component(g: Graph, start: str, allowed: Callable[[str], bool]) -> set[str]
 def _explain(ctx: _Ctx, e: Entity) -> dict[str, Any]:
     g = ctx.g
     comp = _component(g, e.id, lambda n: n in g.entities)
-    by_degree = sorted((n for n in comp if n != e.id), key=lambda n: (-g.degree(n), n))
-    hubs = [n for n in by_degree[:HUBS] if g.degree(n) > 1]
-    hub_set = set(hubs)
+    hubs = [(n, s) for n, s in hubs_mod.ranked(g, (n for n in comp if n != e.id)) if s > 0 or g.degree(n) > 1]
+    hubs = hubs[:HUBS]
+    hub_set = {n for n, _ in hubs}
     path = _bfs(g, e.id, lambda n: n in hub_set, lambda n: n in g.entities) if hubs else []
+    touched_by = sorted(s for s, t, _, d in g.neighbours(e.id) if t == "touched" and d == "in")
     return {
         "entity": result(e, float(g.degree(e.id))),
         "degree": g.degree(e.id),
         "component_size": len(comp),
         "neighbours": _neigh(ctx, e),
-        "hubs": [result(g.entities[n], float(g.degree(n))) for n in hubs],
+        "hubs": [result(g.entities[n], s) for n, s in hubs],
         "nearest_hub": path[-1] if path else None,
         "path_to_hub": path,
+        "touched_by": touched_by,
     }
 
 
@@ -319,7 +362,8 @@ def _communities(ctx: _Ctx) -> dict[str, Any]:
     out = []
     for i, comp in enumerate(groups[: ctx.q.limit]):
         ranked = sorted(comp, key=lambda n: (-g.degree(n), n))
-        out.append({"id": i, "size": len(comp), "hub": ranked[0], "members": ranked[:MAX_MEMBERS]})
+        hub = hubs_mod.ranked(g, comp)[0][0]
+        out.append({"id": i, "size": len(comp), "hub": hub, "members": ranked[:MAX_MEMBERS]})
     return {"algorithm": algorithm, "count": len(groups), "communities": out}
 
 

@@ -2,17 +2,26 @@
 
 It reads the files under `$GLIDER_HOME/context` (and, inside `glider serve`, the live EventWriter's
 ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict()`):
-- `recent(limit)`: the newest events, oldest first (the writer's ring when there is one);
-- `episodes(limit)` / `turns()`: episode dicts (see `store.episodes`), oldest first;
-- `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn;
-- `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the events of the
-  last `retain_days` days; cached until a file changes;
+- `recent(limit)`: the newest events, oldest first (the writer's ring when there is one; else only
+  the newest lines of the files are parsed);
+- `episodes(limit)`: episode dicts (see `store.episodes`) of the writer's ring, or of the last
+  `warm_load_days` days of files, oldest first;
+- `turns(limit, before)`: episode dicts of the last `retain_days` days, oldest first; with `limit`,
+  the newest `limit` turns listed before the turn `before` (every turn before it when None);
+- `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn; only that turn's
+  lines are read (by their offsets in the store index);
+- `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
+  last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
+  query gets the layer it needs (`store.query.runtime_scope`): none for a search of every turn for
+  symbols or directories, one turn's for a search in that turn, every turn's for the graph modes;
 - `index_tree`, `index_symbols`: index a directory into `entities.jsonl` (compacted afterwards
   when most of its lines are dead);
-- `export()`: every event, then every entity-store record, as JSONL lines (bytes);
-- `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`.
-With a writer, reads first wait (briefly) for what it has queued, so an API answer includes events
-emitted before the request.
+- `export()`: every event (day file by day file, in file order), then every entity-store record, as
+  JSONL (bytes, whole lines, about a megabyte a piece), one file in memory at a time;
+- `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`; `retain()` prunes to `retain_days`
+  and returns what an `EventsPruned` event records (serve runs it daily, `server.retention`).
+Turn views read the store index (`store.turn_index`), never the whole log. With a writer, reads first
+wait (briefly) for what it has queued, so an API answer includes events emitted before the request.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import orjson
 
@@ -29,13 +38,20 @@ from glider_cli.paths import Paths
 from glider_cli.store import episodes as ep
 from glider_cli.store import log, prune
 from glider_cli.store.graph import EntityStore, Graph
-from glider_cli.store.index_symbols import SymbolIndexResult, index_symbols
-from glider_cli.store.index_tree import Progress, TreeIndexResult, index_tree
-from glider_cli.store.query import QueryAnswer, run
-from glider_cli.store.search import SearchIndex
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.turn_index import TurnIndex, read_spans
+
+if TYPE_CHECKING:
+    from glider_cli.store.index_symbols import SymbolIndexResult
+    from glider_cli.store.index_tree import Progress, TreeIndexResult
+    from glider_cli.store.query import QueryAnswer
+    from glider_cli.store.search import SearchIndex
+    from glider_cli.store.turnfold import TurnFold
+    from glider_cli.store.writer import EventWriter
 
 FLUSH_WAIT = 2.0
+_CURRENT = b'{"v":1,'
+# Export yields about this many bytes at a time (a server hands each piece over from a thread).
+_CHUNK = 1 << 20
 
 
 class ContextStore:
@@ -46,16 +62,21 @@ class ContextStore:
         self.settings = settings or ContextSettings()
         self.writer = writer
         self.entities = EntityStore(paths)
+        self.index = TurnIndex(paths.context)
         self.last_read = log.ReadStats()
         self._lock = threading.Lock()
-        self._cache: tuple[tuple[Any, ...], Graph, SearchIndex | None] | None = None
+        # RUNTIME scope (None: the entity store alone; "*": every turn) -> signature, graph, search index
+        self._cache: dict[str | None, tuple[Any, Graph, SearchIndex | None]] = {}
+
+    def _flush(self) -> None:
+        if self.writer is not None:
+            self.writer.flush(timeout=FLUSH_WAIT)
 
     # -- events ----------------------------------------------------------------------------------
 
     def events(self, days: int | None = None) -> list[dict[str, Any]]:
-        """Events of the last `days` days (all files when None), in id order."""
-        if self.writer is not None:
-            self.writer.flush(timeout=FLUSH_WAIT)
+        """Events of the last `days` days (all files when None), in id order (parses them all)."""
+        self._flush()
         st = log.ReadStats()
         out = list(log.iter_events(self.paths.context, days=days, stats=st))
         out.sort(key=lambda e: e["id"])
@@ -65,29 +86,62 @@ class ContextStore:
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         if self.writer is not None:
             return self.writer.recent(limit)
-        evs = self.events(self.settings.warm_load_days)
-        return evs[-limit:] if limit > 0 else []
+        if limit <= 0:
+            return []
+        files = log.select_days(self.paths.context, days=self.settings.warm_load_days)
+        evs = log.read_tail(files, limit)
+        evs.sort(key=lambda e: e["id"])
+        return evs[-limit:]
+
+    def folds(self, days: int | None = None) -> dict[str, TurnFold]:
+        """Every turn of the last `days` days (default `retain_days`), from the store index."""
+        self._flush()
+        folds = self.index.folds(self.settings.retain_days if days is None else days)
+        self.last_read = self.index.last
+        return folds
 
     def episodes(self, limit: int | None = None) -> list[dict[str, Any]]:
-        source = (
-            self.writer.recent() if self.writer is not None else self.events(self.settings.warm_load_days)
-        )
-        eps = [e.to_dict() for e in ep.build(source)]
-        return eps[-limit:] if limit is not None and limit > 0 else eps
+        if self.writer is not None:
+            eps = ep.build(self.writer.recent())
+        else:
+            eps = ep.from_folds(self.folds(self.settings.warm_load_days).values())
+        out = [e.to_dict() for e in eps]
+        return out[-limit:] if limit is not None and limit > 0 else out
 
-    def turns(self) -> list[dict[str, Any]]:
-        return [e.to_dict() for e in ep.build(self.events(self.settings.retain_days))]
+    def turns(self, limit: int | None = None, before: str | None = None) -> list[dict[str, Any]]:
+        if limit is not None:
+            # Only the newest day files the page needs are read (`TurnIndex.newest`).
+            self._flush()
+            page = self.index.newest(limit, before, self.settings.retain_days)
+            self.last_read = self.index.last
+        else:
+            page = sorted(self.folds().values(), key=lambda f: f.first_id)
+            if before is not None:
+                at = next((i for i, f in enumerate(page) if f.turn == before), None)
+                if at is not None:
+                    page = page[:at]
+        return [ep.from_fold(f).to_dict() for f in page]
 
     def turn(self, turn_id: str) -> dict[str, Any] | None:
-        evs = [e for e in self.events(self.settings.retain_days) if e.get("turn_id") == turn_id]
-        g = self.graph()
-        keys = {k: {"value": v.value, "prov": v.prov} for k, v in g.keys.get(turn_id, {}).items()}
-        if not evs and not keys:
+        self._flush()
+        fold = self.index.fold_of(turn_id, self.settings.retain_days)
+        keys = {k: {"value": v.value, "prov": v.prov} for k, v in self.entities.keys_for(turn_id).items()}
+        evs: list[dict[str, Any]] = []
+        if fold is not None:
+            for k, (_, value) in fold.keys.items():
+                keys[k] = {"value": value, "prov": "RUNTIME"}
+            for day, spans in sorted(fold.spans.items()):
+                evs += [
+                    e
+                    for e in read_spans(log.day_path(self.paths.context, day), spans)
+                    if e.get("turn_id") == turn_id
+                ]
+            evs.sort(key=lambda e: e["id"])
+        if fold is None and not keys:
             return None
-        episodes = ep.build(evs)
         return {
             "turn_id": turn_id,
-            "episode": episodes[0].to_dict() if episodes else None,
+            "episode": ep.from_fold(fold).to_dict() if fold is not None else None,
             "keys": keys,
             "events": evs,
         }
@@ -95,37 +149,62 @@ class ContextStore:
     # -- graph and query -----------------------------------------------------------------------------
 
     def _signature(self) -> tuple[Any, ...]:
-        sig: list[Any] = []
-        for p in [self.entities.path, *log.select_days(self.paths.context, days=self.settings.retain_days)]:
-            try:
-                st = p.stat()
-                sig.append((str(p), st.st_size, st.st_mtime_ns))
-            except FileNotFoundError:
-                sig.append((str(p), None))
-        return tuple(sig)
+        try:
+            st = self.entities.path.stat()
+            return (st.st_size, st.st_mtime_ns, st.st_ino)
+        except FileNotFoundError:
+            return (None,)
 
     def graph(self) -> Graph:
-        return self._cached()[0]
+        return self._cached("*")[0]
 
-    def _cached(self) -> tuple[Graph, SearchIndex | None]:
-        if self.writer is not None:
-            self.writer.flush(timeout=FLUSH_WAIT)
+    def _base(self) -> Graph:
+        """The entity store's graph, loaded again only when the file changed (callers hold `_lock`)."""
+        sig = self._signature()
+        hit = self._cache.get(None)
+        if hit is not None and hit[0] == sig:
+            return hit[1]
+        g = self.entities.load()
+        self._cache[None] = (sig, g, None)
+        return g
+
+    def _cached(self, scope: str | None) -> tuple[Graph, SearchIndex | None]:
+        """The graph a query of this RUNTIME scope needs (`store.query.runtime_scope`), cached while
+        neither the entity store nor the turns change."""
+        from glider_cli.store.runtime_layer import add_folds
+
+        if scope is None:
+            with self._lock:
+                self._base()
+                base = self._cache[None]
+                return base[1], base[2]
+        self._flush()
+        folds = list(self.folds().values()) if scope == "*" else []
+        one = self.index.fold_of(scope, self.settings.retain_days) if scope != "*" else None
         with self._lock:
-            sig = self._signature()
-            if self._cache is not None and self._cache[0] == sig:
-                return self._cache[1], self._cache[2]
-            g = self.entities.load()
-            g.add_runtime(self.events(self.settings.retain_days))
-            self._cache = (sig, g, None)
+            sig = (self._signature(), self.index.generation, scope)
+            hit = self._cache.get(scope)
+            if hit is not None and hit[0] == sig and scope == "*":
+                return hit[1], hit[2]
+            g = self._base().copy()
+            add_folds(g, sorted(folds, key=lambda f: f.first_id) if one is None else [one])
+            if scope == "*":
+                self._cache[scope] = (sig, g, None)
             return g, None
 
     def query(self, text: str) -> QueryAnswer:
-        g, index = self._cached()
+        from glider_cli.store.query import run, runtime_scope
+        from glider_cli.store.query_parse import parse
+        from glider_cli.store.search import SearchIndex
+
+        scope = runtime_scope(parse(text))
+        g, index = self._cached(scope)
         if index is None or index.version != g.version:
             index = SearchIndex(g)
             with self._lock:
-                if self._cache is not None and self._cache[1] is g:
-                    self._cache = (self._cache[0], g, index)
+                hit = self._cache.get(scope)
+                if hit is not None and hit[1] is g:
+                    self._cache[scope] = (hit[0], g, index)
         return run(g, text, index)
 
     # -- indexing ------------------------------------------------------------------------------------
@@ -133,15 +212,19 @@ class ContextStore:
     def index_tree(
         self, root: Path, *, turn_id: str | None = None, progress: Progress | None = None
     ) -> TreeIndexResult:
+        from glider_cli.store.index_tree import index_tree
+
         with self._lock:
-            self._cache = None
+            self._cache.clear()
             result = index_tree(self.entities, root, turn_id=turn_id, progress=progress)
             self.entities.compact()
             return result
 
     def index_symbols(self, root: Path, *, progress: Progress | None = None) -> SymbolIndexResult:
+        from glider_cli.store.index_symbols import index_symbols
+
         with self._lock:
-            self._cache = None
+            self._cache.clear()
             result = index_symbols(self.entities, root, progress=progress)
             self.entities.compact()
             return result
@@ -149,17 +232,18 @@ class ContextStore:
     # -- export and prune ------------------------------------------------------------------------------
 
     def export(self) -> Iterator[bytes]:
-        for e in self.events(None):
-            yield orjson.dumps(e) + b"\n"
+        self._flush()
+        st = log.ReadStats()
+        self.last_read = st
+        for path in log.select_days(self.paths.context):
+            yield from _export_file(path, st)
         try:
             raw = self.entities.path.read_bytes()
         except FileNotFoundError:
             return
         lines = raw.split(b"\n")
         lines.pop()  # the part after the last newline is empty or a torn record
-        for line in lines:
-            if line.strip():
-                yield line + b"\n"
+        yield b"".join(line + b"\n" for line in lines if line.strip())
 
     def prune_plan(self, days: int | None = None) -> prune.PrunePlan:
         return prune.plan(self.paths.context, days if days is not None else self.settings.retain_days)
@@ -167,5 +251,45 @@ class ContextStore:
     def prune_apply(self, plan: prune.PrunePlan) -> prune.PruneResult:
         result = prune.apply(plan)
         with self._lock:
-            self._cache = None
+            self._cache.clear()
         return result
+
+    def retain(self) -> dict[str, Any]:
+        """Prune to `retain_days` now; what an `EventsPruned` event records of it."""
+        plan = self.prune_plan()
+        result = self.prune_apply(plan)
+        gone = set(result.deleted)
+        return {
+            "retain_days": plan.retain_days,
+            "cutoff": plan.cutoff,
+            "deleted": [i.day for i in plan.delete if i.path in gone],
+            "bytes_freed": sum(i.bytes for i in plan.delete if i.path in gone),
+        }
+
+
+def _export_file(path: Path, st: log.ReadStats) -> Iterator[bytes]:
+    """The readable events of one day file as JSONL: a current line as written, an older version's
+    upgraded; torn and unreadable lines are counted into `st` and left out. Read a piece at a time."""
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return
+    with fh:
+        yield from _export_lines(fh, st)
+
+
+def _export_lines(fh: BinaryIO, st: log.ReadStats) -> Iterator[bytes]:
+    rest = b""
+    while block := fh.read(_CHUNK):
+        lines = (rest + block).split(b"\n")
+        rest = lines.pop()
+        out = []
+        for line in lines:
+            if line:
+                evs = log.parse_lines([line], st)
+                if evs:
+                    out.append(line + b"\n" if line.startswith(_CURRENT) else orjson.dumps(evs[0]) + b"\n")
+        if out:
+            yield b"".join(out)
+    if rest.strip():
+        st.torn += 1

@@ -26,6 +26,9 @@ Contract:
 - The day file stays open between batches (an O_APPEND descriptor: each batch is one write of whole
   lines); once a second at most it is checked against its path, so a file deleted or replaced
   under a running writer is reopened. `close()` closes it.
+- After each write to a day file, the store index gets one line for it (`store.turn_index`: the
+  byte range written and the digest of each event of a turn); an index write that fails is counted
+  there and never fails the event, since the index is rebuilt from the day files.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
@@ -50,7 +53,9 @@ from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store import log
 from glider_cli.store.events import IdGenerator, format_ts
+from glider_cli.store.index_day import IndexAppender
 from glider_cli.store.settle import Pending, settle, snapshot
+from glider_cli.store.turnfold import Digest, digest
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
@@ -60,8 +65,8 @@ _BACKLOG = 256
 # How often a kept-open day file is checked against its path (see EventWriter._append).
 _RECHECK = 1.0
 
-# (day, line or None when it could not be encoded) as settled.
-_Line = tuple[str, "bytes | None"]
+# (day, line or None when it could not be encoded, the event's index digest when it has a turn) as settled.
+_Line = tuple[str, "bytes | None", "Digest | None"]
 
 
 class WriterStats:
@@ -115,6 +120,8 @@ class EventWriter:
         self._fd: int | None = None
         self._fd_day: str | None = None
         self._fd_checked = 0.0
+        # The store index (`store.turn_index`): one line per day-file write, so views never parse the log.
+        self._index = IndexAppender(self.context_dir)
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._closed = False
@@ -154,8 +161,8 @@ class EventWriter:
         """Wait until every event emitted before this call is written (or failed). True if done."""
         with self._cond:
             target = self._enqueued
-            if self._thread is None:
-                return self._done >= target
+            if self._thread is None or self._done >= target:
+                return self._done >= target  # nothing to wait for: the thread is not woken
         self._urgent.set()
         self._wake.set()
         with self._cond:
@@ -243,7 +250,7 @@ class EventWriter:
         for item in items:
             ev, line, ran = settle(item)
             ring.append(ev)
-            unwritten.append((ev["ts"][:10], line))
+            unwritten.append((ev["ts"][:10], line, digest(ev) if ev["turn_id"] else None))
             redacted += ran
         self.stats.redacted += redacted
 
@@ -260,10 +267,11 @@ class EventWriter:
             del self._unwritten[: self._batch_max]
         return batch
 
-    def _append(self, day: str, lines: list[bytes]) -> None:
+    def _append(self, day: str, lines: list[bytes]) -> int:
         """Append to the day's file through a descriptor kept open between batches (callers hold
         `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against the path: a file
-        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened."""
+        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened.
+        Returns the offset just past the lines written (an O_APPEND write leaves the descriptor there)."""
         data = b"".join(lines)
         fd = self._fd if self._fd_day == day else None
         if fd is not None:
@@ -275,6 +283,7 @@ class EventWriter:
         if fd is None:
             fd = self._open_day(day)
         log.write_all(fd, data)
+        return os.lseek(fd, 0, os.SEEK_CUR)
 
     def _same_file(self, fd: int, day: str) -> bool:
         try:
@@ -295,6 +304,7 @@ class EventWriter:
             self.context_dir.mkdir(parents=True, exist_ok=True)
             fd = log.open_append(path)
         self._fd, self._fd_day, self._fd_checked = fd, day, time.monotonic()
+        self._index.reopen()
         return fd
 
     def _close_fd(self) -> None:
@@ -302,22 +312,26 @@ class EventWriter:
             fd, self._fd, self._fd_day = self._fd, None, None
             with contextlib.suppress(OSError):
                 os.close(fd)
+        self._index.close()
 
     def _write(self, batch: list[_Line]) -> None:
-        by_day: dict[str, list[bytes]] = {}
+        by_day: dict[str, tuple[list[bytes], list[Digest | None]]] = {}
         bad = 0
-        for day, line in batch:
+        for day, line, dg in batch:
             if line is None:
                 bad += 1
             else:
-                by_day.setdefault(day, []).append(line)
+                lines, digests = by_day.setdefault(day, ([], []))
+                lines.append(line)
+                digests.append(dg)
         if bad:
             self.stats.failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
-        for day, lines in by_day.items():
+        for day, (lines, digests) in by_day.items():
             try:
-                self._append(day, lines)
+                end = self._append(day, lines)
                 self.stats.written += len(lines)
+                self._index.record(day, log.day_path(self.context_dir, day), end, lines, digests)
             except OSError as exc:
                 self._dir_ready = False
                 self._close_fd()

@@ -7,8 +7,9 @@
 `open` places the request in its turn family (`turns.sticky.Stickiness`), asks the router for the
 one decision (the family's view passed in: a bound family refuses local, a tool result is forced
 home), records it in the family and binds the family when the decision is a cloud one. Its events
-are, in order: `TurnOpened` (only when the request opens a family: a new real user message),
-`RouteDecided` (the decision's `to_dict()`, made when the event is written: `domain.Deferred`) and
+are, in order: `TurnOpened` (only when the request opens a family: a new real user message; its
+`ask`, and the turn keys `goal` and `clone_path` of `store.turn_keys.opening`, made when written),
+`RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
 `StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
 decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
 matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
@@ -18,8 +19,10 @@ about a local backend (`router.decide.Gate`).
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
 its status, the token usage it reported, the time, whether the reply completed or the client left,
 and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
-local side, `OriginPassthrough` for the cloud side), then `ToolCallsIssued` / `StickyBound` from the
-turn index (skipped when `answered` is false: an error reply that answered nothing, a request the
+local side, `OriginPassthrough` for the cloud side), then `TurnContext` when the reply's tool calls
+wrote a plan that differs from the turn's last one or named files they write (`store.turn_keys`:
+TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
+(skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
 
@@ -30,6 +33,7 @@ got, and the turn families, their bindings and the usage calibration carry over.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -38,6 +42,7 @@ from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
+from glider_cli.store import turn_keys
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator
 from glider_cli.values import Frozen
@@ -144,6 +149,36 @@ class Served(Frozen):
         return data
 
 
+def _opened(chat: ChatRequest) -> dict[str, Any]:
+    data: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
+    data.update(client=chat.protocol, messages=len(chat.messages))
+    data.update(turn_keys.opening(chat))
+    return data
+
+
+class _LastPlans:
+    """The last plan recorded per turn (the newest `size` turns), so a plan is logged when it changes."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._last: OrderedDict[str, str] = OrderedDict()
+
+    def changed(self, turn_id: str, ctx: dict[str, Any]) -> bool:
+        """False when `ctx` is only a plan, and the plan this turn already has; drops an unchanged plan."""
+        plan = ctx.get("plan")
+        if plan is None:
+            return True
+        if self._last.get(turn_id) == plan:
+            del ctx["plan"]
+            ctx.pop("tool", None)
+            return bool(ctx)
+        self._last[turn_id] = plan
+        self._last.move_to_end(turn_id)
+        if len(self._last) > self.size:
+            self._last.popitem(last=False)
+        return True
+
+
 class Turns:
     """See the module contract. One per app (or per replay); not thread-safe."""
 
@@ -168,6 +203,7 @@ class Turns:
             local_only=local_only,
         )
         self.usage = UsageCalibrator()
+        self._plans = _LastPlans(max_families)
 
     def use(
         self,
@@ -208,11 +244,9 @@ class Turns:
         turn_id = plan.turn_id
         events: Events = []
         if plan.placement.new_turn:
-            opened: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
-            opened.update(client=chat.protocol, messages=len(chat.messages))
-            events.append(("TurnOpened", opened, turn_id))
+            events.append(("TurnOpened", Deferred(lambda: _opened(chat)), turn_id))
         # The record is built when it is written (off the request's path); a decision is immutable.
-        events.append(("RouteDecided", Deferred(decision.to_dict), turn_id))
+        events.append(("RouteDecided", Deferred(decision.to_record), turn_id))
         events.extend(bound)
         return Opened(chat, plan, decision, events, False)
 
@@ -223,6 +257,10 @@ class Turns:
             return []
         kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
         events: Events = [(kind, served.outcome(), opened.turn_id)]
+        if served.answered and served.calls and opened.turn_id is not None:
+            ctx = turn_keys.progress(served.calls)
+            if ctx is not None and self._plans.changed(opened.turn_id, ctx):
+                events.append(("TurnContext", ctx, opened.turn_id))
         if served.answered:
             events += self.sticky.served(
                 opened.plan,

@@ -1,0 +1,151 @@
+"""The turn-index keys `goal`, `plan` and `clone_path`, read from what a client already sends. Pure.
+
+- `user_words(text)`: the person's words of a user message, without the blocks clients wrap around
+  them (Claude Code's `<system-reminder>`s: CLAUDE.md, git status; Codex's `<environment_context>`
+  and AGENTS.md messages).
+- `workspace_in(texts, headers)`: the workspace a client names: the `x-glider-workspace` header,
+  Claude Code's `# Environment` lines (` - Primary working directory: /abs`, older `Working
+  directory: /abs`), or Codex's `<environment_context><cwd>/abs</cwd>`. Absolute paths only, as sent.
+- `opening(chat)`: a new turn's `goal` (its user words, at most `GOAL_CHARS`) and `clone_path` (the
+  workspace the client names; the environment lines come at the start of a conversation, so only the
+  system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length).
+- `plan_of(name, arguments)`: the plan an agent wrote, as text, from Claude Code's `TodoWrite`
+  (`todos: [{content, status}]`) or Codex's `update_plan` (`plan: [{step, status}]`, `explanation`):
+  one line per step, `[x]` done, `[>]` in progress, `[ ]` pending.
+- `written_files(name, arguments)`: the paths a write tool names (`Write`, `Edit`, `MultiEdit`:
+  `file_path`; `NotebookEdit`: `notebook_path`; `apply_patch`: the patch's `*** Add/Update/Delete
+  File:` lines).
+- `progress(calls)`: for the tool calls of one reply, the `TurnContext` event data (`plan`: the last
+  plan among them, `tool`, `files`), or None when they hold neither.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from glider_cli.domain import ChatRequest
+
+HEADER = "x-glider-workspace"
+GOAL_CHARS = 2000
+ENV_MESSAGES = 8
+PLAN_TOOLS = ("TodoWrite", "update_plan")
+_WRITE_KEYS = {
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+}
+
+_CLIENT_NOISE_RE = re.compile(
+    r"<system-reminder>.*?</system-reminder>|<environment_context>.*?</environment_context>"
+    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
+    re.S,
+)
+_CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
+_CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
+_MARKS = {"completed": "[x]", "in_progress": "[>]"}
+
+
+class Call(Protocol):
+    """A tool call as the reply tap reads it (`protocol.reply_tap.IssuedCall`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def arguments(self) -> Mapping[str, Any]: ...
+
+
+def user_words(text: str) -> str:
+    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
+    return _CLIENT_NOISE_RE.sub("", text).strip()
+
+
+def _header(headers: Mapping[str, str]) -> str | None:
+    for k, v in headers.items():
+        if k.lower() == HEADER and v.strip():
+            return v.strip()
+    return None
+
+
+def workspace_in(texts: Iterable[str], headers: Mapping[str, str] | None = None) -> str | None:
+    """The workspace path named by a header or inside the given texts, as sent (not normalised)."""
+    if headers:
+        h = _header(headers)
+        if h and h.startswith("/"):
+            return h
+    found_codex: str | None = None
+    for t in texts:
+        if "orking directory" in t:
+            for m in _CLAUDE_RE.finditer(t):
+                if m.group(1).startswith("/"):
+                    return m.group(1)
+        if found_codex is None and "<environment_context>" in t:
+            m2 = _CODEX_RE.search(t)
+            if m2 and m2.group(1).startswith("/"):
+                found_codex = m2.group(1)
+    return found_codex
+
+
+def opening(chat: ChatRequest) -> dict[str, str]:
+    """A new turn's `goal` and `clone_path` (the keys it has; see the module contract)."""
+    out: dict[str, str] = {}
+    goal = user_words(chat.last_user_text)
+    if goal:
+        out["goal"] = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
+    first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
+    where = workspace_in([chat.system, *first], chat.headers)
+    if where:
+        out["clone_path"] = where
+    return out
+
+
+def plan_of(name: str, arguments: Mapping[str, Any]) -> str | None:
+    if name not in PLAN_TOOLS:
+        return None
+    steps = arguments.get("todos") if name == "TodoWrite" else arguments.get("plan")
+    if not isinstance(steps, list):
+        return None
+    lines: list[str] = []
+    why = arguments.get("explanation")
+    if isinstance(why, str) and why.strip():
+        lines.append(" ".join(why.split()))
+    for s in steps:
+        if not isinstance(s, Mapping):
+            continue
+        text = s.get("content") if name == "TodoWrite" else s.get("step")
+        if isinstance(text, str) and text.strip():
+            lines.append(f"{_MARKS.get(str(s.get('status')), '[ ]')} {' '.join(text.split())}")
+    return "\n".join(lines) or None
+
+
+def written_files(name: str, arguments: Mapping[str, Any]) -> list[str]:
+    key = _WRITE_KEYS.get(name)
+    if key is not None:
+        path = arguments.get(key)
+        return [path] if isinstance(path, str) and path else []
+    if name == "apply_patch":
+        patch = next((v for k, v in arguments.items() if k in ("input", "patch") and isinstance(v, str)), "")
+        return list(dict.fromkeys(_PATCH_FILE_RE.findall(patch)))
+    return []
+
+
+def progress(calls: Iterable[Call]) -> dict[str, Any] | None:
+    plan: tuple[str, str] | None = None
+    files: list[str] = []
+    for c in calls:
+        p = plan_of(c.name, c.arguments)
+        if p is not None:
+            plan = (p, c.name)
+        files += [f for f in written_files(c.name, c.arguments) if f not in files]
+    if plan is None and not files:
+        return None
+    data: dict[str, Any] = {}
+    if plan is not None:
+        data["plan"], data["tool"] = plan
+    if files:
+        data["files"] = files
+    return data
