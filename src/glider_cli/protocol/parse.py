@@ -26,6 +26,8 @@ from typing import Any
 
 from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
 from glider_cli.errors import RequestError
+from glider_cli.protocol.guess import guess_protocol as guess_protocol
+from glider_cli.protocol.guess import protocol_for_path as protocol_for_path
 from glider_cli.protocol.tokens import estimate_tokens
 
 PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses", "gemini")
@@ -361,49 +363,3 @@ def parse_request(
         session_id=_session_id(body, low),
         headers=low,
     )
-
-
-def protocol_for_path(path: str) -> str | None:
-    """The protocol a proxy path speaks (`/v1/messages` -> anthropic), or None."""
-    p = path.split("?", 1)[0].rstrip("/")
-    if p.endswith((":generateContent", ":streamGenerateContent", ":countTokens")):
-        return "gemini"
-    if p.endswith("/messages") or p.endswith("/messages/count_tokens"):
-        return "anthropic"
-    if p.endswith("/chat/completions"):
-        return "openai_chat"
-    if p.endswith("/responses"):
-        return "openai_responses"
-    return None
-
-
-def guess_protocol(body: Mapping[str, Any]) -> str:
-    """Best guess of a bare body's shape, for `route explain --request` without `--protocol`."""
-    if "input" in body and "messages" not in body:
-        return "openai_responses"
-    if "contents" in body and "messages" not in body:
-        return "gemini"
-    messages = body.get("messages")
-    if "system" in body or ("metadata" in body and isinstance(body.get("metadata"), _MAP)):
-        return "anthropic"
-    if isinstance(messages, list):
-        for m in messages:
-            if not isinstance(m, _MAP):
-                continue
-            if m.get("role") in ("developer", "tool") or "tool_calls" in m:
-                return "openai_chat"
-            if m.get("role") == "system" and isinstance(m.get("content"), str):
-                return "openai_chat"
-            content = m.get("content")
-            if isinstance(content, list):
-                for b in content:
-                    if isinstance(b, _MAP) and b.get("type") in ("tool_use", "tool_result", "image"):
-                        return "anthropic"
-                    if isinstance(b, _MAP) and b.get("type") in ("image_url", "input_audio"):
-                        return "openai_chat"
-    if "max_tokens" in body and "tools" not in body:
-        return "anthropic"
-    tools = body.get("tools")
-    if isinstance(tools, list) and tools and isinstance(tools[0], _MAP):
-        return "openai_chat" if "function" in tools[0] else "anthropic"
-    return "openai_chat"

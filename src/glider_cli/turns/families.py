@@ -75,8 +75,8 @@ from glider_cli.protocol.request_kinds import (
     quoted_prompt,
     summary_worded,
 )
-from glider_cli.router.triggers import client_text
 from glider_cli.turns.rebuild import rebuild_event, ts_seconds
+from glider_cli.turns.recording import Recording, prompt_text
 from glider_cli.turns.records import Binding, Call, Family, Placement
 
 __all__ = [
@@ -101,12 +101,7 @@ __all__ = [
 DEFAULT_WINDOW = 1800.0
 
 
-def prompt_text(text: str) -> str:
-    """A user message's text as the person typed it, for comparing prompts (title quotes, subagents)."""
-    return client_text(text).strip()
-
-
-class FamilyIndex:
+class FamilyIndex(Recording):
     """See the module contract. Not thread-safe: the proxy calls it from its event loop only."""
 
     def __init__(
@@ -134,9 +129,6 @@ class FamilyIndex:
         return len(self.families)
 
     # ------------------------------------------------------------------------------ lookups
-
-    def get(self, turn_id: str | None) -> Family | None:
-        return self.families.get(turn_id) if turn_id else None
 
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
@@ -364,52 +356,6 @@ class FamilyIndex:
             for k in [k for k, t in self._asks.items() if t == old.turn_id]:
                 del self._asks[k]
         return fam
-
-    def asked(self, fam: Family, key: str | None = None) -> None:
-        """Remember the prompt that opened `fam`, so a title quoting it finds the family."""
-        key = key if key is not None else (fam.session_id or (f"creds:{fam.creds}" if fam.creds else None))
-        if not fam.typed and fam.ask:
-            fam.typed = prompt_text(fam.ask)
-        if key is not None and fam.typed:
-            self._asks[(key, fam.typed)] = fam.turn_id
-
-    def served(self, turn_id: str | None, side: str, backend: str | None, model: str | None) -> None:
-        """The side/backend/model that answered the family's latest request."""
-        fam = self.get(turn_id)
-        if fam is not None:
-            fam.side, fam.backend, fam.model = side, backend, model
-
-    def issued(
-        self,
-        turn_id: str | None,
-        call_id: str,
-        name: str,
-        prompt: str = "",
-        *,
-        digest: str = "",
-        subagent_type: str | None = None,
-        prefix: bool = False,
-    ) -> None:
-        """A reply served in the family issued this tool call (who served it: the family's side).
-        An Agent/Task call's `prompt` is kept capped; `digest` is that of the whole prompt (made from
-        `prompt` when not given, unless `prompt` is only the start of it: `prefix`, or capped)."""
-        fam = self.get(turn_id)
-        if fam is None or not call_id:
-            return
-        if prompt and not digest and not prefix and len(prompt) < PROMPT_CAP:
-            digest = prompt_digest(prompt)
-        prompt = prompt[:PROMPT_CAP]
-        fam.calls[call_id] = Call(
-            call_id, name, fam.side, fam.backend, fam.model, prompt, False, digest, subagent_type
-        )
-        fam.open_calls.add(call_id)
-        self._calls[call_id] = fam.turn_id
-        if prompt:
-            self._agents[call_id] = fam.turn_id
-
-    def pending(self, turn_id: str | None) -> int:
-        fam = self.get(turn_id)
-        return 0 if fam is None else len(fam.open_calls)
 
     def rebuild_event(self, event: Mapping[str, Any]) -> None:
         """Fold one logged event (oldest first) into the index (see `turns.rebuild`)."""
