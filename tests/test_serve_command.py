@@ -73,3 +73,64 @@ def test_serve_reports_a_bad_config_before_listening(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr.startswith("Error: ")
     assert "bad.yaml" in proc.stderr
+
+
+def _start(args: list[str], tmp_path: Path, port: int) -> subprocess.Popen[str]:
+    env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), *args],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_up(proc: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
+            return
+        except httpx.TransportError:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "glider serve did not come up"
+            time.sleep(0.1)
+
+
+def test_serve_prints_the_probe_and_a_line_per_reply_and_quiet_prints_neither(tmp_path: Path) -> None:
+    from fake_upstream import FakeUpstream, closed_port_url
+
+    with FakeUpstream(models=("claude-x",), ollama_models=("qwen-local",)) as fake:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(
+            "extends: default\nbackends:\n"
+            f"  ollama: {{type: ollama, side: local, base_url: '{fake.url}', model: qwen-local}}\n"
+            f"  spare: {{type: ollama, side: local, base_url: '{closed_port_url()}', model: m}}\n"
+            f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
+            encoding="utf-8",
+        )
+        body = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "/local hi"}]}
+        outputs = []
+        for quiet in (False, True):
+            port = _free_port()
+            proc = _start(["-c", str(cfg), *(["--quiet"] if quiet else [])], tmp_path, port)
+            try:
+                _wait_up(proc, port)
+                r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+                assert r.status_code == 200, r.text
+                time.sleep(0.3)
+            finally:
+                proc.send_signal(signal.SIGINT)
+                _out, err = proc.communicate(timeout=30)
+            outputs.append(err)
+    loud, quiet_err = outputs
+    assert "listening on http://127.0.0.1:" in loud
+    assert "probe ollama: models qwen-local:latest" in loud
+    assert "probe spare: unreachable (connection refused)" in loud
+    line = next(x for x in loud.splitlines() if "explicit_local -> ollama" in x)
+    assert (
+        "anthropic" in line and "new_turn" in line and "local" in line and " 200 " in line and " ms" in line
+    )
+    assert "listening on" not in quiet_err and "explicit_local" not in quiet_err
