@@ -114,6 +114,8 @@ def test_a_request_through_the_proxy_appears_live_on_overview(glider: GliderServ
         tab.page.locator("#live-rows tr[data-id]").first.locator("td").nth(2).inner_text() == "explicit_cloud"
     )
     tab.page.wait_for_selector("#chart svg rect.bar-cloud")
+    # The backends' health carries what the capability probe found (the fake Ollama's pulled model).
+    tab.page.wait_for_selector("#backends td:has-text('qwen-local:latest')")
     tab.shot("overview-live")
     tab.page.goto(glider.url + "/ui/sessions")
     tab.page.wait_for_selector(".family")

@@ -177,18 +177,29 @@
 
   function renderBackends(stats) {
     const list = (state.healthz && state.healthz.backends) || [];
+    const probed = new Map(((state.healthz && state.healthz.local) || []).map((c) => [c.backend, c]));
+    const probeText = (c) => {
+      if (!c) return "";
+      if (c.reachable === false) return "unreachable: " + (c.error || "");
+      const window = c.context_window ? c.context_window.toLocaleString() + " tokens" : "window unknown";
+      const tools = c.tools === true ? "tools" : c.tools === false ? "no tools" : "tools unknown";
+      const models = c.models && c.models.length ? c.models.join(", ") : "models unknown";
+      return `${models}; ${window}; ${tools}` + (c.error ? "; " + c.error : "");
+    };
     const rows = list.map((b) => {
       const s = stats[b.name] || null;
       const stateName = s ? s.state : "idle";
       const key = b.type === "origin" ? "client's own" : b.api_key_env ? (b.api_key_set ? b.api_key_env + " set" : b.api_key_env + " not set") : "none needed";
       const last = s && s.last_status !== null && s.last_status !== undefined ? G.status(s.last_status) : s && s.last_error ? s.last_error : "";
-      return [h("strong", {}, b.name), G.side(b.side), b.type, b.model || "", key, G.badge(stateName, stateName),
+      const probe = probeText(probed.get(b.name));
+      const name = probe ? h("div", {}, h("strong", {}, b.name), h("div", { class: "muted" }, probe)) : h("strong", {}, b.name);
+      return [name, G.side(b.side), b.type, b.model || "", key, G.badge(stateName, stateName),
         s ? `${s.ok}/${s.answered}` : "0/0", s ? G.ms(s.p50_ms) : "", last];
     });
     fill(el.backends, table(
       [{ label: "Name" }, { label: "Side" }, { label: "Type" }, { label: "Model" }, { label: "Key" }, { label: "Health" },
         { label: "OK/answered", num: true }, { label: "p50", num: true }, { label: "Last" }],
-      rows, { empty: "No backends configured.", caption: "Health from the requests of the selected window; a capability probe is not run." }));
+      rows, { empty: "No backends configured.", caption: "Health from the requests of the selected window; under a local backend's name, what its server says it serves (probed at start, and again when a failed one comes back)." }));
   }
 
   async function refreshEpisodes() {
