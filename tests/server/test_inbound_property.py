@@ -81,7 +81,15 @@ def _check(g: Any, protocol: str, body: Any) -> None:
         assert "error" in err, err  # protocol-shaped
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# The live server runs in another thread and its libraries use the `random` module while hypothesis
+# draws; hypothesis would take that for a strategy using `random` (its deprecation warning).
+@pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(
     protocol=st.sampled_from(sorted(PATHS)),
     key=st.sampled_from(FIELDS),
