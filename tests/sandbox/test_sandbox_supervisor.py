@@ -82,7 +82,12 @@ def test_a_failing_script_is_a_bounded_no_match_and_the_worker_comes_back(
 
 
 def test_the_worker_is_killed_when_a_native_operation_overruns(box: Sandbox) -> None:
-    slow = f"def evaluate(r):\n    return len(sorted(list(range(5000000 + {N}))))\n"
+    # Native sorts, one after another: far past the 50 ms deadline on any machine (one 5M sort alone
+    # sometimes finished within it when the machine was idle).
+    slow = (
+        "def evaluate(r):\n    n = 0\n    for i in range(40):\n"
+        f"        n += len(sorted(list(range(3000000 + {N}))))\n    return n\n"
+    )
     fast = box.load(NONE, "fast.star")
     sid = box.load(slow, "slow.star")
     before = box.restarts
