@@ -196,8 +196,8 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     if bs.context_window is None and bs.tools is None:
         caps["source"] = "not probed offline; `glider doctor` asks the server"
     packed = None
-    if protocol in ("anthropic", "openai_chat", "openai_responses"):
-        from glider_cli.protocol.pack import pack
+    from glider_cli.protocol.pack import PACKABLE, pack
 
+    if protocol in PACKABLE:
         packed = pack(protocol, body, config.settings.transform, tools=bs.tools is not False).report.to_dict()
     return Explained(decision, config.source, packed, caps)

@@ -42,6 +42,9 @@ from glider_cli.protocol.pack_shapes import cut
 from glider_cli.protocol.parse import parse_request
 from glider_cli.values import Frozen
 
+# The client protocols a pack can be made for (the others, Gemini, are sent as they are).
+PACKABLE: frozenset[str] = frozenset(pack_shapes.SHAPES)
+
 BRIEF = (
     "You answer one turn of a coding agent's session (through Glider): the latest request in full, an "
     "excerpt of the agent's instructions, notes on earlier turns. Be brief; use a tool only when needed."

@@ -18,6 +18,7 @@ messages); an image or a file from the user counts as real too.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -133,24 +134,25 @@ def _listed(body: Mapping[str, Any], key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-class Shape:
+class Shape(ABC):
     """One request shape. The subclasses say how to split, slim and build; this is what they share: the
     turn start, the diet, tool names and `tool_choice` upkeep."""
 
-    def split(self, body: Mapping[str, Any]) -> Split:
-        raise NotImplementedError
+    @abstractmethod
+    def split(self, body: Mapping[str, Any]) -> Split: ...
 
-    def used_tools(self, turn: Sequence[Mapping[str, Any]]) -> set[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def used_tools(self, turn: Sequence[Mapping[str, Any]]) -> set[str]: ...
 
+    @abstractmethod
     def slim(self, tool: Mapping[str, Any], keep: set[str], budget: int) -> dict[str, Any] | None:
         """The tool shortened for the diet, or None when it is not kept."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def build(
         self, body: Mapping[str, Any], system: str, turn: list[dict[str, Any]], tools: list[dict[str, Any]]
-    ) -> dict[str, Any]:
-        raise NotImplementedError
+    ) -> dict[str, Any]: ...
 
     def is_real_user(self, message: Mapping[str, Any]) -> bool:
         return message.get("role") == "user" and _says_something(message.get("content"))

@@ -34,7 +34,7 @@ import hmac
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from glider_cli.domain import ChatRequest
 
@@ -49,17 +49,7 @@ Kind = Literal[
     "retry",
     "continuation",
 ]
-KINDS: tuple[str, ...] = (
-    "new_turn",
-    "tool_result",
-    "count_tokens",
-    "title",
-    "utility",
-    "summary",
-    "subagent",
-    "retry",
-    "continuation",
-)
+KINDS: tuple[str, ...] = get_args(Kind)
 AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
 # How much of an Agent prompt is kept (in memory and in the log); the whole prompt is matched by digest.
 PROMPT_CAP = 2000

@@ -34,12 +34,10 @@ from glider_cli.backends.probe import Capability, merge, probe_all
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.settings import Settings
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol.pack import Packed, pack
+from glider_cli.protocol.pack import PACKABLE, Packed, pack
 from glider_cli.values import replace
 
-__all__ = ["PACKED_PROTOCOLS", "LocalPath", "turn_uses_tools"]
-
-PACKED_PROTOCOLS = frozenset({"anthropic", "openai_chat", "openai_responses"})
+__all__ = ["LocalPath", "turn_uses_tools"]
 
 Size = Callable[[str], int]
 
@@ -143,7 +141,7 @@ class LocalPath:
         self, protocol: str, body: Mapping[str, Any], chat: ChatRequest, name: str, cache: dict[bool, Packed]
     ) -> Packed | None:
         transform = self.settings.transform
-        if not transform.local_context or protocol not in PACKED_PROTOCOLS:
+        if not transform.local_context or protocol not in PACKABLE:
             return None
         cap = self.caps.get(name)
         tools = cap is None or cap.tools is not False

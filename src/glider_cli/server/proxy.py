@@ -58,13 +58,14 @@ from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
 from glider_cli.orchestrate.runner import Orchestrator, with_plan
 from glider_cli.protocol import gemini_request
+from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
 from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.server.delegation import Delegation
-from glider_cli.server.local_path import PACKED_PROTOCOLS, LocalPath
+from glider_cli.server.local_path import LocalPath
 from glider_cli.server.outbound import Outbound
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
@@ -176,7 +177,7 @@ class Proxy(Outbound):
             packed = local.packed(inb.protocol, inb.body, inb.chat, name, inb.packs)
             return packed.report.tokens_after if packed is not None else inb.chat.estimated_tokens
 
-        packing = local.settings.transform.local_context and inb.protocol in PACKED_PROTOCOLS
+        packing = local.settings.transform.local_context and inb.protocol in PACKABLE
         return local.gate(inb.chat, size if packing else None)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
