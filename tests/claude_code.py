@@ -8,12 +8,11 @@ with the reason only when npm is missing or cannot install it.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-NODE_PREFIX = REPO / ".ci" / "node"
+import npm_cli
+
+NODE_PREFIX = npm_cli.NODE_PREFIX
 PACKAGE = "@anthropic-ai/claude-code"
 # The model every test's Claude Code asks for: its default changes with the version npm installs, and the
 # strict fake upstream serves only the models a test names (tests/fake_wire_checks.py).
@@ -21,32 +20,12 @@ MODEL = "claude-sonnet-4-5"
 
 
 def find() -> str | None:
-    found = shutil.which("claude")
-    if found:
-        return found
-    local = NODE_PREFIX / "node_modules" / ".bin" / "claude"
-    return str(local) if os.access(local, os.X_OK) else None
+    return npm_cli.find("claude")
 
 
 def find_or_install() -> tuple[str | None, str]:
     """The path of `claude`, or None and why it could not be had."""
-    found = find()
-    if found:
-        return found, ""
-    npm = shutil.which("npm")
-    if npm is None:
-        return None, f"Claude Code is not installed and npm is not available to install {PACKAGE}"
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(NODE_PREFIX), "--no-audit", "--no-fund", PACKAGE],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    found = find()
-    if found is None:
-        return None, f"npm could not install {PACKAGE}: {proc.stderr.strip()[-500:]}"
-    return found, ""
+    return npm_cli.find_or_install("claude", PACKAGE, "Claude Code")
 
 
 def env(base_url: str, home: Path) -> dict[str, str]:

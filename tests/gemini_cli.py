@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-NODE_PREFIX = REPO / ".ci" / "node"
+import npm_cli
+
+NODE_PREFIX = npm_cli.NODE_PREFIX
 PACKAGE = "@google/gemini-cli"
 SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
@@ -29,32 +28,12 @@ SETTINGS = {
 
 
 def find() -> str | None:
-    found = shutil.which("gemini")
-    if found:
-        return found
-    local = NODE_PREFIX / "node_modules" / ".bin" / "gemini"
-    return str(local) if os.access(local, os.X_OK) else None
+    return npm_cli.find("gemini")
 
 
 def find_or_install() -> tuple[str | None, str]:
     """The path of `gemini`, or None and why it could not be had."""
-    found = find()
-    if found:
-        return found, ""
-    npm = shutil.which("npm")
-    if npm is None:
-        return None, f"Gemini CLI is not installed and npm is not available to install {PACKAGE}"
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(NODE_PREFIX), "--no-audit", "--no-fund", PACKAGE],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    found = find()
-    if found is None:
-        return None, f"npm could not install {PACKAGE}: {proc.stderr.strip()[-500:]}"
-    return found, ""
+    return npm_cli.find_or_install("gemini", PACKAGE, "Gemini CLI")
 
 
 def home(path: Path) -> Path:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,9 +122,11 @@ def test_gemini_cli_finds_glider_through_its_env_file(
 def test_codex_uses_the_glider_provider(
     glider: Any, fake: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    codex = shutil.which("codex") or str(claude_code.NODE_PREFIX / "node_modules" / ".bin" / "codex")
-    if not os.access(codex, os.X_OK):
-        pytest.skip("Codex is not installed (.ci/run installs it with npm; it could not)")
+    import npm_cli
+
+    codex, why = npm_cli.find_or_install("codex", "@openai/codex", "Codex")
+    if codex is None:
+        pytest.skip(why)
     home = tmp_path / "home"
     home.mkdir()
     setup(home, "codex", "--url", glider.url, monkeypatch=monkeypatch)
