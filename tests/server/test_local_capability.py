@@ -74,3 +74,12 @@ def test_a_local_rule_that_does_not_fit_lets_the_next_rule_decide(fake: FakeUpst
         decided = g.wait_for("RouteDecided")[-1]
         gated = [t for t in decided["trace"] if "cannot take it" in t["reason"]]
         assert gated and "window 1,024" in gated[0]["reason"]
+
+
+def test_serve_keeps_its_start_probe_for_lint(fake: FakeUpstream, tmp_path: Path) -> None:
+    from glider_cli.backends import probe_cache
+
+    with GliderServer(_config(fake.url), tmp_path) as g:
+        assert httpx.get(g.url + "/healthz").status_code == 200
+    known = probe_cache.load(tmp_path / "home" / "run" / probe_cache.FILENAME)
+    assert known["ollama"].models == ("fake-model:latest",) and known["ollama"].applies(fake.url)

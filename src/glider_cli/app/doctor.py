@@ -8,7 +8,7 @@ cloud backend without a model pass the client's). A backend is *unusable* when i
 when the model it would be sent is not among those it serves, or when it is a cloud backend whose
 API key variable is unset. `Report.ok` is false when a backend that some enabled rule routes to (or
 that is a fallback of one) is unusable; `glider doctor` then exits 1. No request is ever sent to a
-cloud API.
+cloud API. What a local backend answered is kept for `glider lint` (`backends.probe_cache`).
 """
 
 from __future__ import annotations
@@ -126,6 +126,17 @@ def _problem(
     return None
 
 
+def _remember(env: dict[str, str], probed: list[tuple[str | None, Capability]]) -> None:
+    """Keep the good probes for `glider lint` (`backends.probe_cache`); a cache, never an error."""
+    from glider_cli import paths
+    from glider_cli.backends import probe_cache
+
+    try:
+        probe_cache.save(paths.resolve(env).run / probe_cache.FILENAME, probed)
+    except OSError:
+        pass
+
+
 def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: float = 2.0) -> Report:
     import asyncio
     import os
@@ -142,6 +153,7 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
     )
     backends = [registry.get(n) for n in registry.names()]
     probed = asyncio.run(probe_all(backends, timeout=timeout))
+    _remember(env, [(b.base_url, probed[b.name]) for b in backends])
     routes: list[RuleRoute] = []
     routed: set[str] = set()
     for rule in config.rules:

@@ -16,7 +16,9 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
 - (warning) a rule whose target side has no backend (none named in the action, none of that side);
 - (warning) a rule (or its script) asking for `pipeline` or `ensemble` while that strategy's
-  `orchestration.<strategy>.enabled` is not true (the request then gets one ordinary call).
+  `orchestration.<strategy>.enabled` is not true (the request then gets one ordinary call);
+- (warning) a local rule whose backend did not serve the model it would be sent, when that
+  backend's last probe is known (`app.lint_models`, from `$GLIDER_HOME/run/probes.json`).
 The same checks back `GET /api/router/lint`. No network, no writes. Every finding names the file,
 the rule (None for a finding about the whole sequence) and the key.
 """
@@ -25,12 +27,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.located import Issue
 from glider_cli.config.model import Config, Rule
 from glider_cli.errors import ConfigError
 from glider_cli.values import Frozen, init_fields
+
+if TYPE_CHECKING:
+    from glider_cli.backends.probe_cache import Known
 
 _LITERAL = re.compile(r"""["'](target|strategy)["']\s*:\s*["']([A-Za-z_]+)["']""")
 
@@ -153,8 +158,10 @@ def lint(
     config_path: str | None = None,
     profile: str | None = None,
     environ: Mapping[str, str] | None = None,
+    known: Mapping[str, Known] | None = None,
 ) -> LintReport:
-    """Check a loaded Config, or load one (same resolution as `load_config`) and check everything."""
+    """Check a loaded Config, or load one (same resolution as `load_config`) and check everything.
+    `known`: the backends' last probes (default: the cache under the environ's GLIDER_HOME)."""
     from glider_cli.config.load import check_config, resolve_source
     from glider_cli.sandbox.supervisor import checking_sandbox
 
@@ -178,6 +185,9 @@ def lint(
     issues.extend(lint_rules.adapters(config))
     issues.extend(_sideless(config))
     issues.extend(_disabled_strategies(config))
+    from glider_cli.app.lint_models import unserved_models
+
+    issues.extend(unserved_models(config, _known(environ) if known is None else known))
     return LintReport(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),
@@ -185,6 +195,13 @@ def lint(
         rules=len(config.rules),
         files=config.files,
     )
+
+
+def _known(environ: Mapping[str, str] | None) -> Mapping[str, Known]:
+    from glider_cli import paths
+    from glider_cli.backends import probe_cache
+
+    return probe_cache.load(paths.resolve(environ).run / probe_cache.FILENAME)
 
 
 def lint_on_disk(config: Config) -> LintReport:

@@ -179,6 +179,7 @@ def _proxy(
     turns = Turns(
         router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
     )
+    from glider_cli.backends.probe_cache import FILENAME as PROBES
     from glider_cli.server.local_path import LocalPath
 
     proxy = Proxy(
@@ -191,7 +192,7 @@ def _proxy(
         upstream=upstream,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
-        local=LocalPath(registry, settings, recent),
+        local=LocalPath(registry, settings, recent, cache=paths_mod.resolve(env).run / PROBES),
         orchestration=settings.orchestration,
     )
     proxy.local_only = local_only

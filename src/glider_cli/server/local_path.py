@@ -4,6 +4,8 @@ Contract:
 - `LocalPath(registry, settings)` holds one `backends.probe.Capability` per local backend: what the
   server said (`probe`, run by the lifespan at start) with the config's `context_window` / `tools`
   laid over it. Until probed, the config's values alone. `health()` is what `/healthz` shows.
+  Each good probe is also kept in `cache` (`backends.probe_cache`: `$GLIDER_HOME/run/probes.json`),
+  so `glider lint` knows what a backend served when it last answered.
 - A backend that failed (`failed(name, why)`, called by the proxy on a refused connection, a
   timeout, a 5xx) is marked down with the reason; `watch()` re-probes the backends marked down every
   `interval` seconds and marks them up again when they answer, so a backend that comes back is
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from glider_cli.backends.probe import Capability, merge, probe_all
@@ -60,8 +63,10 @@ class LocalPath:
         registry: BackendRegistry,
         settings: Settings,
         recent: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
+        cache: Path | None = None,
     ) -> None:
         self.registry = registry
+        self.cache = cache
         self.settings = settings
         self._recent = recent
         self._local: list[Backend] = [
@@ -89,6 +94,14 @@ class LocalPath:
         found = await probe_all(backends, timeout=timeout)
         for name, cap in found.items():
             self.caps[name] = self._merged(cap)
+        if self.cache is not None:
+            from glider_cli.backends import probe_cache
+
+            good = [(b.base_url, found[b.name]) for b in backends]
+            try:
+                await asyncio.to_thread(probe_cache.save, self.cache, good)
+            except OSError:
+                pass  # a cache for other commands: serving never depends on it
         return {n: self.caps[n] for n in found}
 
     async def watch(self, interval: float = 15.0) -> None:
