@@ -10,8 +10,9 @@ The file is `$GLIDER_HOME/run/probes.json`, one JSON object:
 
 Contract:
 - Only a probe in which the server listed its models is kept (`Capability.models` is not None,
-  also when the backend's own model was missing from the list); a failed probe leaves the last good record of that backend as it was, and the records of
-  other backends are kept (read, updated, written back).
+  also when the backend's own model was missing from the list); a failed probe leaves the last
+  good record of that backend as it was, and the records of other backends are kept (read,
+  updated, written back).
 - It holds what a server said about itself (model ids, a window, tool support) and the base URL it
   was asked at; never a header, a key or anything a request carried. Written atomically (a
   temporary file in the same folder, then `os.replace`) with mode 0600; the folder is made 0700.
