@@ -53,6 +53,16 @@ def evaluate(request):
     assert d.rule == "scripted"
 
 
+def test_the_complexity_fields_are_worked_out_only_for_scripts_that_name_them(tmp_path: Path) -> None:
+    # The word is spelled apart here, so this script does not name it and is not given it.
+    src = 'def evaluate(request):\n    return {"matched": "compl" + "exity_score" in dir(request)}\n'
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert router_for(tmp_path / "a", src).decide(message("go")).rule == "fallback"
+    named = "# reads the complexity score\n" + src
+    assert router_for(tmp_path / "b", named).decide(message("go")).rule == "scripted"
+
+
 def test_optional_fields_absent_when_not_sent(tmp_path: Path) -> None:
     src = 'def evaluate(request):\n    return {"matched": not hasattr(request, "temperature")}\n'
     assert router_for(tmp_path, src).decide(message("x")).rule == "scripted"

@@ -75,6 +75,7 @@ class Ctx:
         "last_text",
         "parent",
         "request",
+        "script_complexity",
         "user_text",
     )
 
@@ -87,8 +88,10 @@ class Ctx:
         *,
         commands: bool = True,
         parent: dict[str, Any] | None = None,
+        script_complexity: bool = True,
     ) -> None:
         self.request = request
+        self.script_complexity = script_complexity
         self.last_text = last_text
         self.user_text = user_text
         self.complexity = complexity
@@ -122,9 +125,10 @@ class Ctx:
                 "stream": req.stream,
                 "estimated_tokens": req.estimated_tokens,
                 "has_tools": req.has_tools,
-                "complexity_score": self.complexity.score,
-                "complexity_source": self.complexity.source,
             }
+            if self.script_complexity:
+                fields["complexity_score"] = self.complexity.score
+                fields["complexity_source"] = self.complexity.source
             if req.temperature is not None:
                 fields["temperature"] = req.temperature
             if req.max_tokens is not None:

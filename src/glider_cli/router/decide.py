@@ -59,6 +59,10 @@ class Router:
         cx = config.routing.complexity
         self._scorer = scorer or ComplexityScorer(cx.keywords, cx.weights)
         self._delegate = command_pattern(DELEGATE_FLAGS)
+        # The complexity score is worked out for scripts only when one of them may read it.
+        self._script_complexity = any(
+            r.trigger.type == "script" and "complexity" in (r.trigger.source or "") for r in config.rules
+        )
         self._default_backend = {side: config.default_backend(side) for side in ("local", "cloud")}
         self._explicit = tuple(
             (r, command_pattern(r.commands)) for r in self.rules if r.kind == "explicit" and r.enabled
@@ -91,7 +95,13 @@ class Router:
         complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
         commands = sticky is None or sticky.commands
         ctx = Ctx(
-            request, request.last_text, user_text, complexity, commands=commands, parent=_parent(sticky)
+            request,
+            request.last_text,
+            user_text,
+            complexity,
+            commands=commands,
+            parent=_parent(sticky),
+            script_complexity=self._script_complexity,
         )
         trace: list[Reason] = []
         delegate = None

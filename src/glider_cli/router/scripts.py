@@ -4,7 +4,9 @@ Contract:
 - A script defines `evaluate(request)`. `request` has the spec's fields with attribute access:
   `model`, `stream`, `messages` (each `.role`, `.content`), `estimated_tokens`, `has_tools`,
   `complexity_score`, `complexity_source`, and `temperature` / `max_tokens` only when the client sent
-  them. It returns None (no match) or a dict: `matched` (default True when a dict is returned) and
+  them (`complexity_score` / `complexity_source` are worked out only when the word `complexity`
+  appears in one of the config's scripts: a script that names neither does not pay for them). It
+  returns None (no match) or a dict: `matched` (default True when a dict is returned) and
   `action` (`target`, `backend`, `model`, `adapter`, `strategy`), which wins over the rule's action.
 - `Script(source, filename)` loads the file once in the routing sandbox (sandbox.supervisor); a
   syntax error, a load-time error (an undefined name...), a missing `evaluate`, or a top level that
