@@ -163,9 +163,20 @@ def index_symbols_cmd(
         console.warn(e)
 
 
+def _strategy(e: dict[str, Any]) -> str:
+    """`fan_out ×3`, `ensemble ×2 (1 cloud) +judge`; blank for a single call."""
+    if not e.get("strategy"):
+        return ""
+    s = str(e["strategy"]) + (f" ×{e['members']}" if e.get("members") else "")
+    if e.get("cloud_members"):
+        s += f" ({e['cloud_members']} cloud)"
+    return s + (" +judge" if e.get("judge_calls") else "")
+
+
 def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [
-        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], e["outcome"]) for e in eps
+        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], _strategy(e), e["outcome"])
+        for e in eps
     ]
 
 
@@ -188,7 +199,8 @@ def turns(
     else:
         from glider_cli.commands import console
 
-        console.table(None, ("turn", "first", "events", "asked", "routed", "outcome"), _episode_rows(eps))
+        heads = ("turn", "first", "events", "asked", "routed", "strategy", "outcome")
+        console.table(None, heads, _episode_rows(eps))
     if store.last_read.torn or store.last_read.corrupt:
         from glider_cli.commands import console
 
