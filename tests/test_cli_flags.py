@@ -54,6 +54,7 @@ CONFIGURED = {
     "context index-symbols",
     "context turns",
     "context turn",
+    "context egress",
     "context episodes",
     "context recent",
     "context export",

@@ -38,6 +38,19 @@ _KINDS = [
     ("Note", {"text": "remember the cache"}),
     ("TurnContext", {"plan": "- [ ] one\n- [x] two", "files": ["/r/c.py"]}),
     ("StickyBound", {"family": "t", "target": "cloud"}),
+    (
+        "RouteDecided",
+        {
+            "target": "local",
+            "backend": "ollama",
+            "rule": "swarm",
+            "strategy": "fan_out",
+            "plan": {"strategy": "x"},
+        },
+    ),
+    ("StrategyMember", {"strategy": "fan_out", "index": 0, "backend": "ollama", "side": "local"}),
+    ("StrategyMember", {"strategy": "ensemble", "index": 1, "backend": "origin", "side": "cloud"}),
+    ("StrategyMember", {"strategy": "fan_out", "index": 2, "role": "judge", "backend": "o", "side": "cloud"}),
 ]
 
 

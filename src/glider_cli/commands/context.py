@@ -163,9 +163,20 @@ def index_symbols_cmd(
         console.warn(e)
 
 
+def _strategy(e: dict[str, Any]) -> str:
+    """`fan_out ×3`, `ensemble ×2 (1 cloud) +judge`; blank for a single call."""
+    if not e.get("strategy"):
+        return ""
+    s = str(e["strategy"]) + (f" ×{e['members']}" if e.get("members") else "")
+    if e.get("cloud_members"):
+        s += f" ({e['cloud_members']} cloud)"
+    return s + (" +judge" if e.get("judge_calls") else "")
+
+
 def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [
-        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], e["outcome"]) for e in eps
+        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], _strategy(e), e["outcome"])
+        for e in eps
     ]
 
 
@@ -188,10 +199,53 @@ def turns(
     else:
         from glider_cli.commands import console
 
-        console.table(None, ("turn", "first", "events", "asked", "routed", "outcome"), _episode_rows(eps))
+        heads = ("turn", "first", "events", "asked", "routed", "strategy", "outcome")
+        console.table(None, heads, _episode_rows(eps))
     if store.last_read.torn or store.last_read.corrupt:
         from glider_cli.commands import console
 
+        console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
+
+
+def _egress_rows(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    def status(c: dict[str, Any]) -> str:
+        if c["status"] is None:
+            return ""
+        return ("exit " if c["event"] == "DelegateRun" else "") + str(c["status"])
+
+    keys = ("ts", "turn_id", "session", "backend", "model", "why", "outcome")
+    return [(*(c[k] for k in keys), status(c), c["input_tokens"], c["output_tokens"]) for c in calls]
+
+
+@app.command("egress")
+def egress(
+    ctx: typer.Context,
+    days: int | None = typer.Option(None, "--days", min=1, help="The last N days (default retain_days)."),
+    session: str | None = typer.Option(None, "--session", help="Only the turns of this session."),
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
+) -> None:
+    """List every call whose request left the machine (cloud calls, cloud members, delegate runs)."""
+    from glider_cli.commands import console
+
+    store = open_store(ctx, config, profile, home)
+    audit = store.egress(days, session)
+    if json_out:
+        _emit_json(audit)
+    elif not audit["calls"]:
+        console.err.print(f"nothing left the machine in the last {audit['days']} days", markup=False)
+    else:
+        heads = ("time", "turn", "session", "backend", "model", "why", "outcome", "status", "in", "out")
+        console.table(None, heads, _egress_rows(audit["calls"]))
+        counts = ("calls", "failed", "input_tokens", "output_tokens")
+        totals = [
+            (t["backend"] + (" (delegate)" if t["delegate"] else ""), *(t[k] for k in counts))
+            for t in audit["totals"]
+        ]
+        console.table("per backend", ("backend", "calls", "failed", "input tokens", "output tokens"), totals)
+    if store.last_read.torn or store.last_read.corrupt:
         console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
 
 

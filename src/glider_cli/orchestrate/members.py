@@ -26,6 +26,7 @@ from glider_cli.errors import BackendError, BackendTimeout, GliderError, Upstrea
 from glider_cli.orchestrate.judge import candidate_text, member_body
 from glider_cli.orchestrate.plan import Member
 from glider_cli.protocol import ir, translate
+from glider_cli.store.events import STRATEGY_MEMBER
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
@@ -151,4 +152,4 @@ def _record(out: Outbound, job: Job, cand: Candidate, strategy: str, started: fl
     }
     if cand.error is not None:
         data["error"] = cand.error
-    out.sink.emit("StrategyMember", data, turn_id=job.turn_id)
+    out.sink.emit(STRATEGY_MEMBER, data, turn_id=job.turn_id)

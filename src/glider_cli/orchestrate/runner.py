@@ -45,6 +45,7 @@ from glider_cli.orchestrate.plan import Plan, plan_for
 from glider_cli.protocol import ir, translate
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
+from glider_cli.store.events import ROUTE_DECIDED, STRATEGY_CHOSEN
 from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
 
@@ -65,7 +66,7 @@ def with_plan(opened: Opened, plan: Plan) -> Opened:
     """`opened` whose RouteDecided record (and decision) carry the plan under `plan`."""
     decision = replace(opened.decision, extra={**opened.decision.extra, "plan": plan.to_dict()})
     events = [
-        (kind, Deferred(decision.to_record), tid) if kind == "RouteDecided" else (kind, data, tid)
+        (kind, Deferred(decision.to_record), tid) if kind == ROUTE_DECIDED else (kind, data, tid)
         for kind, data, tid in opened.events
     ]
     return Opened(opened.chat, opened.plan, decision, events, opened.count_tokens)
@@ -215,7 +216,7 @@ class Orchestrator:
         }
         if scores is not None:
             data["scores"] = scores
-        self.out.sink.emit("StrategyChosen", data, turn_id=job.turn_id)
+        self.out.sink.emit(STRATEGY_CHOSEN, data, turn_id=job.turn_id)
         return chosen
 
     # ---------------------------------------------------------------------------------- replying

@@ -7,6 +7,8 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     GET  /api/context/turns?limit=200&before=   list of episode dicts, oldest first: a page (below)
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
     GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
+    GET  /api/context/egress?days=N&session=S   what `glider context egress --json` prints: every call
+                                                that left the machine, and per-backend totals
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
     GET  /api/context/query?q=<query>           what `glider context query --json` prints
     POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
@@ -22,8 +24,8 @@ page is the cursor of the next. `turns` answers the newest `limit` turns (defaul
 the day files that page needs (`ContextStore.turns`); a full page carries `x-glider-next-before:
 <turn id>`.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
-The views that read the index files or the entity graph (turns, a turn, query, explain, communities,
-export, index-tree, index-symbols, prune) are answered by the store's worker process
+The views that read the index files or the entity graph (turns, a turn, egress, query, explain,
+communities, export, index-tree, index-symbols, prune) are answered by the store's worker process
 (`server.store_worker`: one view at a time, recycled beyond its memory budget), so they hold neither
 the event loop nor the server's memory; `recent` and `episodes` come from the live writer's ring.
 Before a view, the events the writer holds are flushed, so an answer includes what was emitted first.
@@ -192,6 +194,14 @@ def context_routes(
             return json_response(await call(lambda: store.episodes(limit)))
         return json_response(_page(await call(store.episodes), limit, before))
 
+    async def egress(request: Request) -> Response:
+        raw = request.query_params.get("days")
+        days = None if raw is None or raw == "" else _int_param(request, "days", 1)
+        session = request.query_params.get("session", "").strip() or None
+        if session is not None and (len(session) > 200 or any(c.isspace() for c in session)):
+            raise _BadRequest("session must be one token (no spaces)", "session")
+        return await answer("egress", days, session)
+
     async def export(request: Request) -> Response:
         def pieces() -> Iterator[bytes]:
             flushed()
@@ -248,6 +258,7 @@ def context_routes(
         Route(f"{p}/turns", guarded(turns), methods=["GET"]),
         Route(f"{p}/turns/{{turn_id}}", guarded(turn), methods=["GET"]),
         Route(f"{p}/episodes", guarded(episodes), methods=["GET"]),
+        Route(f"{p}/egress", guarded(egress), methods=["GET"]),
         Route(f"{p}/export", guarded(export), methods=["GET"]),
         Route(f"{p}/query", guarded(query), methods=["GET"]),
         Route(f"{p}/index-tree", guarded(index_tree), methods=["POST"]),

@@ -10,8 +10,9 @@ Contract:
   process that builds one `store.service.ContextStore`, whose caches then serve later calls).
 - `call(op, *args) -> (json bytes, meta)` runs one view and blocks until it is answered (callers run
   it on a thread); calls are answered one at a time, in order. Ops: `turns(limit, before)` (meta:
-  `count`, `first`), `turn(id)`, `query(text)` (the `--json` value), `index_tree(root, turn_id)`,
-  `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")` yields the export's pieces.
+  `count`, `first`), `turn(id)`, `egress(days, session)`, `query(text)` (the `--json` value),
+  `index_tree(root, turn_id)`, `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")`
+  yields the export's pieces.
 - A view's QueryError or StoreError is raised again here with its message (and position).
 - The worker runs at a lower priority (`nice` +10): where it shares a core with the server, the
   proxy's event loop is scheduled first.
@@ -75,6 +76,7 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
     return {
         "turns": turns,
         "turn": lambda tid: (store.turn(tid), {}),
+        "egress": lambda days, session: (store.egress(days, session), {}),
         "query": lambda text: (store.query(text).to_json(), {}),
         "index_tree": lambda root, tid: (store.index_tree(Path(root), turn_id=tid).to_dict(), {}),
         "index_symbols": lambda root: (store.index_symbols(Path(root)).to_dict(), {}),

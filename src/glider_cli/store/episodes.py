@@ -10,7 +10,11 @@ holds:
 - routed: from the last RouteDecided (target, backend, model, rule, delegate);
 - outcome: from the last FulfilledLocal / OriginPassthrough / UpstreamFailed / DelegateRun, with any
   FallbackUsed noted; "open" while none has arrived;
-- files: every path named in a `files` list, first mention order.
+- files: every path named in a `files` list, first mention order;
+- strategy: the last decision's strategy when it is not `single` (None for a single call), and the
+  member calls of its plans: `members` (every StrategyMember but a model judge's), `cloud_members`
+  (those on the cloud side) and `judge_calls` (a model judge's calls, counted apart). A strategy
+  named by a rule but not enabled has no member calls (`members` 0: one ordinary call served it).
 `summary` is the one line a local model is given: `asked …; routed …; outcome …; files …`.
 """
 
@@ -34,6 +38,10 @@ class Episode(Frozen):
     routed: str
     outcome: str
     files: tuple[str, ...]
+    strategy: str | None
+    members: int
+    cloud_members: int
+    judge_calls: int
 
     def __init__(
         self,
@@ -45,6 +53,10 @@ class Episode(Frozen):
         routed: str,
         outcome: str,
         files: tuple[str, ...],
+        strategy: str | None = None,
+        members: int = 0,
+        cloud_members: int = 0,
+        judge_calls: int = 0,
     ) -> None:
         self.__dict__.update(
             turn_id=turn_id,
@@ -55,6 +67,10 @@ class Episode(Frozen):
             routed=routed,
             outcome=outcome,
             files=files,
+            strategy=strategy,
+            members=members,
+            cloud_members=cloud_members,
+            judge_calls=judge_calls,
         )
 
     @property
@@ -75,6 +91,10 @@ class Episode(Frozen):
             "outcome": self.outcome,
             "files": list(self.files),
             "summary": self.summary,
+            "strategy": self.strategy,
+            "members": self.members,
+            "cloud_members": self.cloud_members,
+            "judge_calls": self.judge_calls,
         }
 
 
@@ -85,7 +105,10 @@ def from_fold(f: TurnFold) -> Episode:
     routed = f.routed[1][0] if f.routed else "not routed"
     outcome = (f.outcome[1] if f.outcome else "open") + (f.fallback[1] if f.fallback else "")
     asked = f.asked[1] if f.asked else ""
-    return Episode(f.turn, str(first), str(last), f.n, asked, routed, outcome, tuple(f.file_list(MAX_FILES)))
+    files = tuple(f.file_list(MAX_FILES))
+    strategy = str(f.strategy[1]) if f.strategy else None
+    counts = (f.members, f.cloud_members, f.judge_calls)
+    return Episode(f.turn, str(first), str(last), f.n, asked, routed, outcome, files, strategy, *counts)
 
 
 def from_folds(folds: Iterable[TurnFold]) -> list[Episode]:

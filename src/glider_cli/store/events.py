@@ -27,7 +27,16 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files
     OriginPassthrough backend, status, input_tokens, output_tokens, ms, files
     FallbackUsed      from, to, reason
-    UpstreamFailed    backend, status, error
+    UpstreamFailed    backend, side (local | cloud), status, error, stage (before_first_byte: the
+                      fallback may take over; mid_stream: the same call's outcome event follows)
+    StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`orchestrate.members`):
+                      strategy, index, role (a pipeline stage's, or `judge` for a model judge's call),
+                      backend, side, model, temperature, outcome (ok | error | timeout | cancelled),
+                      status, input_tokens, output_tokens, ms, tool_calls, error
+    StrategyChosen    which candidate won (`orchestrate.runner`): strategy, judge, members, complete
+                      (the indexes that answered), index (None: every member failed and the ordinary
+                      call serves it), backend, model, why, scores; the chosen member's own outcome
+                      event (FulfilledLocal / OriginPassthrough) follows it, for the same call
     DelegateRun       vendor, exit_code, ms, files, summary
     Note              text (a free note attached to a turn; it becomes a `note` entity)
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
@@ -52,6 +61,8 @@ ORIGIN_PASSTHROUGH = "OriginPassthrough"
 FALLBACK_USED = "FallbackUsed"
 UPSTREAM_FAILED = "UpstreamFailed"
 DELEGATE_RUN = "DelegateRun"
+STRATEGY_MEMBER = "StrategyMember"
+STRATEGY_CHOSEN = "StrategyChosen"
 NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
@@ -65,6 +76,8 @@ EVENT_TYPES: tuple[str, ...] = (
     FALLBACK_USED,
     UPSTREAM_FAILED,
     DELEGATE_RUN,
+    STRATEGY_MEMBER,
+    STRATEGY_CHOSEN,
     NOTE,
     TURN_CONTEXT,
     EVENTS_PRUNED,

@@ -20,7 +20,10 @@ from glider_cli.store import log
 from glider_cli.store.turnfold import Digest, TurnFold, digest
 
 INDEX_DIR = "index"
-VERSION = 1
+# The index's format and what its digests keep (`store.turnfold`). Files and delta lines of another
+# version are not read: the day files are folded again and the index rewritten (2: strategies, member
+# counts and egress).
+VERSION = 2
 
 
 def index_dir(context_dir: Path) -> Path:
@@ -333,7 +336,12 @@ class DayReader:
                 head = orjson.loads(raw[:end]) if end > 0 else None
             except orjson.JSONDecodeError:
                 head = None
-            if isinstance(head, dict) and head.get("size") == size and head.get("file") == file_ident(path):
+            if (
+                isinstance(head, dict)
+                and head.get("v") == VERSION
+                and head.get("size") == size
+                and head.get("file") == file_ident(path)
+            ):
                 at = raw.find(b'["' + turn.encode() + b'",')
                 if at < 0:
                     return None

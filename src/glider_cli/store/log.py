@@ -270,6 +270,27 @@ def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> 
     return out
 
 
+def read_typed(path: Path, type_: str, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """The readable events of type `type_` in one day file, in file order. Only the complete lines that
+    name the type as `encode` writes it (`"type":"<type_>"`) are parsed; the rest is not looked at."""
+    st = stats if stats is not None else ReadStats()
+    raw = _read(path)
+    if raw is None:
+        return []
+    st.files += 1
+    needle = b'"type":' + orjson.dumps(type_)
+    out: list[dict[str, Any]] = []
+    pos = raw.find(needle)
+    while pos >= 0:
+        start = raw.rfind(b"\n", 0, pos) + 1
+        end = raw.find(b"\n", pos)
+        if end < 0:
+            break  # a last line without its newline: torn, or still being written
+        out += [e for e in parse_lines([raw[start:end]], st) if e["type"] == type_]
+        pos = raw.find(needle, end)
+    return out
+
+
 def parse_lines(lines: list[bytes], stats: ReadStats) -> list[dict[str, Any]]:
     """The readable events of these complete lines (no newlines), counted into `stats` as `read_file` does."""
     return _parse_lines(lines, stats)

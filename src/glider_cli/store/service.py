@@ -10,6 +10,9 @@ ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict(
   the newest `limit` turns listed before the turn `before` (every turn before it when None);
 - `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn; only that turn's
   lines are read (by their offsets in the store index);
+- `egress(days, session)`: the egress audit (`store.egress`) of the last `days` days (default
+  `retain_days`): {"days", "session", "calls", "totals"}; only the lines of the turns whose fold says
+  a request left the machine are read (by their offsets), and the turnless `DelegateRun` lines;
 - `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
   last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
   query gets the layer it needs (`store.query.runtime_scope`): none for a search of every turn for
@@ -145,6 +148,30 @@ class ContextStore:
             "keys": keys,
             "events": evs,
         }
+
+    def egress(self, days: int | None = None, session: str | None = None) -> dict[str, Any]:
+        from glider_cli.store import egress
+        from glider_cli.store.events import DELEGATE_RUN
+
+        window = self.settings.retain_days if days is None else days
+        folds = self.folds(window)
+        picked = {
+            t
+            for t, f in folds.items()
+            if f.egress and (session is None or (f.session is not None and f.session[1] == session))
+        }
+        spans: dict[str, list[int]] = {}
+        for t in picked:
+            for day, offsets in folds[t].spans.items():
+                spans.setdefault(day, []).extend(offsets)
+        evs: list[dict[str, Any]] = []
+        for day, pairs in sorted(spans.items()):
+            path = log.day_path(self.paths.context, day)
+            evs += [e for e in read_spans(path, pairs) if e.get("turn_id") in picked]
+        if session is None:  # `glider delegate` run by hand: a delegate run of no turn (and no session)
+            for path in log.select_days(self.paths.context, days=window):
+                evs += [e for e in log.read_typed(path, DELEGATE_RUN) if not e.get("turn_id")]
+        return {"days": window, "session": session, **egress.audit(evs, session).to_dict()}
 
     # -- graph and query -----------------------------------------------------------------------------
 

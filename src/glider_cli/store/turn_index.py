@@ -4,11 +4,14 @@ Files, under `<context dir>/index/` (the JSONL day files stay the source of trut
 rebuilt from them when missing, stale or unreadable):
 
     events-YYYY-MM-DD.delta   appended by writers, one line per write to the day file:
-                              {"v": 1, "file": <ident>, "at": [start, end], "e": [digest, ...]}
+                              {"v": 2, "file": <ident>, "at": [start, end], "e": [digest, ...]}
                               `at` is the byte range the write covered, `e` the digests
                               (`store.turnfold`) of the events in it that belong to a turn
-    events-YYYY-MM-DD.turns   a past day, compacted: a header {"v": 1, "file", "size", "torn",
+    events-YYYY-MM-DD.turns   a past day, compacted: a header {"v": 2, "file", "size", "torn",
                               "corrupt"} then one `TurnFold.to_record()` per turn of that day
+
+`v` is `store.index_day.VERSION`: a file or delta line of another version (an index written before
+the digests kept what they keep now) is not read, so that day is folded again from its day file.
 
 A day file's `ident` is its inode and a checksum of its first 64 bytes (the first event's id is in
 them): a file deleted and made again gets another one even when the inode number is reused.

@@ -8,14 +8,23 @@ store index (`store.turn_index`) keeps digests and folds so no view parses the e
 `extra` holds only what the views read (see `_extra`): the user's words (`asked`, cleaned and cut as
 an episode shows them; `text`, the longer form the graph searches), the turn keys (`goal`, `plan`,
 `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an episode, `side`
-and `rule` of a decision, `files` (as written, at most `MAX_FILES`), the `workspace` relative files
-are under, and a note's `note` text.
+and `rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has
+one), a strategy member call's `member` side (and `judge` when it was a model judge's call), `egress`
+for an event whose request left the machine (`store.egress`: a cloud outcome, a cloud member or a
+failure at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the
+`workspace` relative files are under, and a note's `note` text.
 
 `TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
 the first or the last by id, exactly as `store.episodes` defines an episode (first ask, last
-decision, last outcome, first mention of each file, ...). Two folds of one turn merge (a turn that
+decision, last outcome, first mention of each file, ...); the strategy is the last decision's that
+named one, and the member calls are counted (`members`: every StrategyMember but a judge's, of which
+`cloud_members` were on the cloud side; `judge_calls`: a model judge's calls, counted apart). Two folds
+of one turn merge (a turn that
 spans two day files), so folding per day and merging equals folding everything at once. A fold
-round-trips through `to_record()` / `from_record()` (one JSON object; the compacted index's line).
+round-trips through `to_record()` / `from_record()` (one JSON list; the compacted index's line). A
+record's fields are positional; those added later are at its end, and a shorter record (an older
+index's) reads them as unset (the index's own version, `store.index_day.VERSION`, has the old files
+rebuilt from the day files, so their folds gain what older digests did not keep).
 """
 
 from __future__ import annotations
@@ -75,6 +84,13 @@ def outcome_line(t: str, d: Mapping[str, Any]) -> str:
     )
 
 
+def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
+    """Whether this event's request left the machine (see `store.egress`)."""
+    if t == ev.ORIGIN_PASSTHROUGH or t == ev.DELEGATE_RUN:
+        return True
+    return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
+
+
 def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
     x: dict[str, Any] = {}
     if t == ev.TURN_OPENED:
@@ -89,6 +105,15 @@ def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
         x["routed"] = routed_line(d)
         x["side"] = d.get("target")
         x["rule"] = d.get("rule")
+        plan = d.get("plan")
+        strategy = plan.get("strategy") if isinstance(plan, dict) else None
+        strategy = strategy or d.get("strategy")
+        if isinstance(strategy, str) and strategy and strategy != "single":
+            x["strategy"] = strategy
+    elif t == ev.STRATEGY_MEMBER:
+        x["member"] = str(d.get("side") or "")
+        if d.get("role") == "judge":
+            x["judge"] = True
     elif t == ev.FALLBACK_USED:
         x["fallback"] = f" after fallback {d.get('from')} -> {d.get('to')}"
     elif t in ev.OUTCOME_TYPES:
@@ -100,6 +125,8 @@ def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
             v = d.get(k)
             if isinstance(v, str) and v:
                 x[k] = v
+    if left_machine(t, d):
+        x["egress"] = True
     files = d.get("files")
     if isinstance(files, list):
         fs = [f for f in files if isinstance(f, str) and f]
@@ -133,17 +160,22 @@ class TurnFold:
         "_spans",
         "asked",
         "base",
+        "cloud_members",
+        "egress",
         "fallback",
         "files",
         "first",
+        "judge_calls",
         "keys",
         "last",
+        "members",
         "n",
         "notes",
         "opened",
         "outcome",
         "routed",
         "session",
+        "strategy",
         "text",
         "turn",
     )
@@ -164,6 +196,11 @@ class TurnFold:
         self.keys: dict[str, _Tagged] = {}
         self.files: dict[str, str] = {}  # path -> id of its first mention
         self.notes: dict[str, str] = {}  # note event id -> text
+        self.strategy: _Tagged | None = None
+        self.members = 0
+        self.cloud_members = 0
+        self.judge_calls = 0
+        self.egress = False  # a request of the turn left the machine (store.egress)
         # day -> offset, length, offset, length, ... of the turn's lines in that day file; read from a
         # record, kept packed (base64 of the int64 array) until asked for: most views never need it.
         self._spans: dict[str, array[int]] = {}
@@ -209,6 +246,17 @@ class TurnFold:
             self.session = _last(self.session, id_, x["session"])
         if "note" in x:
             self.notes[id_] = x["note"]
+        if "strategy" in x:
+            self.strategy = _last(self.strategy, id_, x["strategy"])
+        if "member" in x:
+            if x.get("judge"):
+                self.judge_calls += 1
+            else:
+                self.members += 1
+                if x["member"] == "cloud":
+                    self.cloud_members += 1
+        if "egress" in x:
+            self.egress = True
         for k in TURN_KEYS:
             if k in x:
                 self.keys[k] = _last(self.keys.get(k), id_, x[k])
@@ -241,6 +289,12 @@ class TurnFold:
         for p, id_ in o.files.items():
             self._files((p,), id_)
         self.notes.update(o.notes)
+        if o.strategy is not None:
+            self.strategy = _last(self.strategy, o.strategy[0], o.strategy[1])
+        self.members += o.members
+        self.cloud_members += o.cloud_members
+        self.judge_calls += o.judge_calls
+        self.egress = self.egress or o.egress
         mine = self.spans
         for day, spans in o.spans.items():
             mine.setdefault(day, array("q")).extend(spans)
@@ -264,11 +318,14 @@ class TurnFold:
 
     def to_record(self) -> list[Any]:
         """[turn, n, first, last, asked, text, routed, outcome, fallback, session, base, keys, files,
-        notes, spans, opened]: tagged fields as [id, value] or null, spans packed per day."""
+        notes, spans, opened, strategy, members, cloud_members, judge_calls, egress]: tagged fields as
+        [id, value] or null, spans packed per day."""
         spans = {d: base64.b64encode(s.tobytes()).decode("ascii") for d, s in self.spans.items()}
         rec: list[Any] = [self.turn, self.n]
         rec += [None if (v := getattr(self, name)) is None else list(v) for name in _TAGGED]
         rec += [self.keys or None, self.files or None, self.notes or None, spans or None, self.opened]
+        strategy = None if self.strategy is None else list(self.strategy)
+        rec += [strategy, self.members, self.cloud_members, self.judge_calls, self.egress]
         return rec
 
     @classmethod
@@ -297,6 +354,10 @@ class TurnFold:
             f.notes = notes
         if packed:
             f._packed = packed
+        if len(rec) > 16:  # fields added after the first index version (see the module contract)
+            strategy, f.members, f.cloud_members, f.judge_calls, f.egress = rec[16:21]
+            if strategy is not None:
+                f.strategy = (ids.setdefault(strategy[0], strategy[0]), _intern(strategy[1]))
         return f
 
 
