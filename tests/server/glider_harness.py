@@ -95,7 +95,7 @@ class GliderServer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        options = {**uvicorn_options(), "server_header": True}
+        options = {**uvicorn_options(self.app), "server_header": True}
         config = uvicorn.Config(self.app, **options)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -13,6 +13,7 @@ file of CA certificates (it is loaded once here, so a wrong file fails at load, 
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import re
 from types import MappingProxyType
@@ -57,7 +58,17 @@ BACKEND_KEYS = (
     "ca_file",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
-SERVER_KEYS = ("host", "port", "allowed_hosts", "max_body_bytes", "trust_env")
+SERVER_KEYS = (
+    "host",
+    "port",
+    "allowed_hosts",
+    "max_body_bytes",
+    "trust_env",
+    "header_timeout",
+    "body_timeout",
+    "max_connections_per_client",
+    "max_connections",
+)
 # The type whose well-known base URL (backends.registry) is on this machine.
 _LOOPBACK_BY_DEFAULT = frozenset({"ollama"})
 
@@ -317,7 +328,25 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
             ck.integer(sec, "max_body_bytes", path="server", minimum=1), d.max_body_bytes
         ),
         trust_env=or_default(ck.boolean(sec, "trust_env", path="server"), d.trust_env),
+        header_timeout=or_default(_seconds(ck, sec, "header_timeout"), d.header_timeout),
+        body_timeout=or_default(_seconds(ck, sec, "body_timeout"), d.body_timeout),
+        max_connections_per_client=or_default(
+            ck.integer(sec, "max_connections_per_client", path="server", minimum=1),
+            d.max_connections_per_client,
+        ),
+        max_connections=or_default(
+            ck.integer(sec, "max_connections", path="server", minimum=1), d.max_connections
+        ),
     )
+
+
+def _seconds(ck: Checker, sec: LDict, key: str) -> float | None:
+    """A `server:` deadline: a number of seconds above 0 (0 would refuse every request)."""
+    value = ck.number(sec, key, path="server")
+    if value is not None and not 0 < value < math.inf:
+        ck.error(f"must be a number of seconds above 0, got {value:g}", sec.where(key), key=f"server.{key}")
+        return None
+    return value
 
 
 def read_delegates(ck: Checker, top: LDict) -> dict[str, DelegateSettings]:

@@ -199,13 +199,20 @@ class ToolFollowupSettings(Frozen):
 
 class ServerSettings(Frozen):
     """`server:`. `trust_env`: cloud backends honour HTTPS_PROXY / HTTP_PROXY / NO_PROXY (off: the
-    environment's proxy variables are ignored; loopback backends never use them)."""
+    environment's proxy variables are ignored; loopback backends never use them).
+    What a connection may hold (`server.connections`): `header_timeout` seconds to send a request's
+    head, `body_timeout` seconds for its whole body (408 beyond), `max_connections_per_client` open
+    connections from one peer address (503 beyond), `max_connections` open connections in all."""
 
     host: str
     port: int
     allowed_hosts: tuple[str, ...]
     max_body_bytes: int
     trust_env: bool
+    header_timeout: float
+    body_timeout: float
+    max_connections_per_client: int
+    max_connections: int
 
     def __init__(
         self,
@@ -214,8 +221,23 @@ class ServerSettings(Frozen):
         allowed_hosts: tuple[str, ...] = (),
         max_body_bytes: int = 32 * 1024 * 1024,
         trust_env: bool = False,
+        header_timeout: float = 10.0,
+        body_timeout: float = 30.0,
+        max_connections_per_client: int = 64,
+        max_connections: int = 512,
     ) -> None:
-        init_fields(self, host, port, allowed_hosts, max_body_bytes, trust_env)
+        init_fields(
+            self,
+            host,
+            port,
+            allowed_hosts,
+            max_body_bytes,
+            trust_env,
+            header_timeout,
+            body_timeout,
+            max_connections_per_client,
+            max_connections,
+        )
 
 
 class DelegateSettings(Frozen):

@@ -24,13 +24,15 @@ Contract:
 - Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
   `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
   `POST /api/router/reload`; `state.live` is the config and router in force.
-- Layers: `SecurityMiddleware` (Host check, GLIDER_TOKEN on /api/*) first; behind it,
-  `server.asgi.HotPaths` sends `POST` on the model endpoints to them directly (the same endpoints
-  the routes name, so the behaviour is the routes'); everything else goes to the Starlette app.
-  Both wrap the Starlette app from outside (`GliderApp`), so a model request passes none of
-  Starlette's middleware: an unexpected error there is answered by `ProxyEndpoint` in the client's
-  protocol instead of Starlette's plain-text 500. `GliderApp.state` is the Starlette app's state
-  (`proxy`, `registry`).
+- Layers: `server.deadlines.Deadlines` (the connection caps' 503, the body deadline's 408, each
+  request's connection told when it is served) first, over `state.limits` (`server.connections`,
+  whose protocol class `server.run` gives uvicorn); then `SecurityMiddleware` (Host check,
+  GLIDER_TOKEN on /api/*); behind it, `server.asgi.HotPaths` sends `POST` on the model endpoints
+  to them directly (the same endpoints the routes name, so the behaviour is the routes');
+  everything else goes to the Starlette app. All three wrap the Starlette app from outside
+  (`GliderApp`), so a model request passes none of Starlette's middleware: an unexpected error there
+  is answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
+  `GliderApp.state` is the Starlette app's state (`proxy`, `registry`, `limits`).
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.server.asgi import HotPaths
+from glider_cli.server.connections import ConnectionLimits
+from glider_cli.server.deadlines import Deadlines
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.security import SecurityMiddleware
@@ -143,13 +147,16 @@ def create_app(
     inner.state.live = current
     # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
     inner.state.events = hub
-    outer = SecurityMiddleware(
+    # What a connection may hold (`server.connections`); `server.run` gives uvicorn its protocol.
+    limits = ConnectionLimits(settings.server)
+    inner.state.limits = limits
+    gate = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
         allowed_hosts=settings.server.allowed_hosts,
         token=env.get("GLIDER_TOKEN") or None,
     )
-    return GliderApp(inner, outer)
+    return GliderApp(inner, Deadlines(gate, limits))
 
 
 def _proxy(

@@ -4,10 +4,13 @@ Contract:
 - `/` answers `glider` in plain text (empty for HEAD), except to a browser (`Accept: text/html`),
   which is redirected to the dashboard (`/ui/`); `/api/hello` answers `{"ok": true}` (empty for
   HEAD): Claude Code warms its connection with `HEAD /api/hello` (or `HEAD /`) and must get a 2xx.
-- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local"}`: the
+- `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local",
+  "connections"}`: the
   loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
-  URL, model and key variable; never a key) and, per local backend, its probed capability
-  (`server.local_path`: reachable and why not, served models, window, tools).
+  URL, model and key variable; never a key), per local backend its probed capability
+  (`server.local_path`: reachable and why not, served models, window, tools), and `connections`:
+  how many are open, and how many were over the per-client cap, closed at the header deadline or
+  answered 408 at the body deadline since start (`server.connections`).
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             "profile": config.profile,
             "backends": registry.describe(),
         }
+        limits = getattr(request.app.state, "limits", None)
+        if limits is not None:
+            # What the connection limits refused or closed since start (`server.connections`).
+            health["connections"] = limits.counts()
         proxy = getattr(request.app.state, "proxy", None)
         local = getattr(proxy, "local", None)
         if local is not None:

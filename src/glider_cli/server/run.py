@@ -9,7 +9,10 @@ Binds 127.0.0.1 unless the config (`server.host`) or `--host` says otherwise. uv
 off: request lines would be noise on the hot path, and the event log already records every request;
 so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Only
 uvicorn's public settings are used (`uvicorn.Config`, `uvicorn.Server`); its `auto` choices pick
-httptools and uvloop, both dependencies of Glider.
+httptools and uvloop, both dependencies of Glider. The app's connection limits (`server.connections`:
+deadlines, the per-client and overall caps) are uvicorn's `http` protocol class. uvicorn's own
+`limit_concurrency` is not used: `server.max_connections` is counted there too, so a connection over
+it gets the same protocol-shaped 503 with `Retry-After` as one over the per-client cap. `ws` is `none`.
 """
 
 from __future__ import annotations
@@ -75,9 +78,12 @@ def _refuse_lint_errors(cfg: Config) -> None:
         raise first
 
 
-def uvicorn_options() -> dict[str, Any]:
-    """The `uvicorn.Config` settings `glider serve` runs with (tests serve the app with the same ones)."""
-    return {
+def uvicorn_options(app: Any = None) -> dict[str, Any]:
+    """The `uvicorn.Config` settings `glider serve` runs `app` with (tests serve the app with the same
+    ones). For an app `create_app` made, the protocol class of its connection limits (`state.limits`:
+    the head and body deadlines, the per-client and overall connection caps). Without one, the rest
+    (a bare ASGI app on the same stack)."""
+    options: dict[str, Any] = {
         "log_level": "warning",
         "access_log": False,
         # Glider binds loopback and reads no client address: X-Forwarded-* rewriting is work for nothing.
@@ -85,7 +91,14 @@ def uvicorn_options() -> dict[str, Any]:
         "lifespan": "on",
         "server_header": False,
         "timeout_graceful_shutdown": 5,
+        # Glider serves no WebSocket (`server.model_routes`), and an upgrade would take the
+        # connection from the protocol that enforces its limits (`server.connections`).
+        "ws": "none",
     }
+    limits = getattr(getattr(app, "state", None), "limits", None)
+    if limits is not None:
+        options["http"] = limits.protocol_class()
+    return options
 
 
 def run(prepared: Prepared, *, on_bound: Callable[[], None] | None = None) -> None:
@@ -113,7 +126,8 @@ def run(prepared: Prepared, *, on_bound: Callable[[], None] | None = None) -> No
     sock.set_inheritable(True)
     if on_bound is not None:
         on_bound()
-    config = uvicorn.Config(prepared.app, host=prepared.host, port=prepared.port, **uvicorn_options())
+    options = uvicorn_options(prepared.app)
+    config = uvicorn.Config(prepared.app, host=prepared.host, port=prepared.port, **options)
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])

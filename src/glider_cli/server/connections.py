@@ -1,0 +1,303 @@
+"""What one connection to `glider serve` may hold: a deadline on each request head and on each
+request body, a cap on the connections one client keeps open, and the counts `/healthz` shows.
+
+Contract:
+- `ConnectionLimits(settings.server)` is one per app (`create_app`, `state.limits`): the settings
+  (`header_timeout`, `body_timeout`, `max_connections_per_client`, `max_connections`), the open
+  connections by peer address, and `counts()` (open, over_cap, header_timeouts, body_timeouts).
+- `limits.protocol_class()` is what `glider serve` gives `uvicorn.Config(http=...)`: one object per
+  connection that wraps the protocol uvicorn itself would run (`http="auto"`: httptools), passes
+  every asyncio Protocol call through to it unchanged, and records the connection as a `Connection`
+  keyed by its peer `(host, port)`: the `client` of every ASGI scope uvicorn builds for it, which is
+  how the ASGI side (`server.deadlines`) finds it.
+- Head deadline: from the moment a connection is made, and again each time the app has answered its
+  last request, the connection has `header_timeout` seconds to deliver a complete request head
+  (uvicorn calls the app: `Connection.begin()`), else it is closed (counted as a header timeout).
+  That covers a client that connects and sends nothing, one that trickles a head, a trickled head on
+  the second request of a keep-alive connection, and a body trickled after its request was answered.
+  It never applies while a request is served (`begin()` to `end()`), so a long stream is never cut.
+  uvicorn's keep-alive timeout (5 s) still closes an idle connection first when it is shorter.
+- Body deadline: `Body` is a request's `receive`/`send` while its body is due (`server.deadlines`
+  makes one); at `body_timeout` seconds after `begin()` the connection expires it.
+- One watchdog timer per connection enforces both: re-armed only when it fires, never per request,
+  at most `tick` (the shorter of the two timeouts) apart, or sooner when a deadline is due sooner.
+- Caps: a connection past `max_connections_per_client` admitted ones from the same peer host, or
+  past `max_connections` admitted ones in all, is `over_cap` (the key of the cap; counted); the ASGI
+  side answers its request 503 with `Retry-After` and closes it. It takes no place under the caps,
+  so the client's other connections keep working, and a new one is admitted as soon as one of them
+  closes. (On 127.0.0.1 every local client shares the peer host `127.0.0.1`: the per-client cap
+  bounds what all of them hold together.)
+
+uvicorn names this depends on, beyond asyncio's Protocol and Transport interfaces: `uvicorn.Config`
+with `http=` a protocol class, which uvicorn instantiates once per connection with keyword arguments
+(`config`, `server_state`, `app_state`, `_loop`) that are handed on unchanged to the wrapped class;
+and `Config.load()` with `Config.http_protocol_class`, read once on a probe Config to learn which
+class uvicorn picks for `http="auto"`. Nothing of uvicorn is subclassed and no private module is
+imported (`tests/server/test_public_apis.py`). The wrapped protocol must never hand its transport to
+another protocol: `glider serve` runs with `ws="none"`, so no WebSocket upgrade swaps it out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any, ClassVar, cast
+
+from starlette.types import Message, Receive, Send
+
+from glider_cli.config.settings import ServerSettings
+
+Peer = tuple[str, int]
+
+
+class Body:
+    """`receive` and `send` of one request whose body is still due, under its deadline: once its
+    connection's watchdog calls `expire()`, the pending (or next) `receive()` returns
+    `http.disconnect` and what the app sends before its reply started is dropped (`server.deadlines`
+    answers 408 in its place)."""
+
+    __slots__ = ("_receive", "_send", "_waiter", "deadline", "done", "expired", "started")
+
+    def __init__(self, receive: Receive, send: Send, deadline: float) -> None:
+        self._receive = receive
+        self._send = send
+        self._waiter: asyncio.Task[Any] | None = None
+        self.deadline = deadline
+        self.done = False
+        self.expired = False
+        self.started = False
+
+    def expire(self) -> None:
+        self.expired = True
+        if self._waiter is not None:
+            self._waiter.cancel()
+
+    async def receive(self) -> Message:
+        if self.done:
+            return await self._receive()
+        if self.expired:
+            return {"type": "http.disconnect"}
+        task = asyncio.current_task()
+        assert task is not None
+        cancelling = task.cancelling()
+        self._waiter = task
+        try:
+            message = await self._receive()
+        except asyncio.CancelledError:
+            # Ours (the deadline) unless the task was cancelled for another reason as well.
+            if self.expired and task.uncancel() <= cancelling:
+                return {"type": "http.disconnect"}
+            raise
+        finally:
+            self._waiter = None
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            self.done = True
+        return message
+
+    async def send(self, message: Message) -> None:
+        if self.expired and not self.started:
+            return  # the app's answer to the deadline's disconnect: the 408 replaces it
+        if message["type"] == "http.response.start":
+            self.started = True
+        await self._send(message)
+
+
+class Connection:
+    """One open connection: its peer, the cap it is over (its key; "" when admitted), its watchdog.
+
+    The watchdog is one timer per connection, re-armed only when it fires (never per request): at
+    most every `tick` seconds (the shorter deadline), or at a deadline that is due sooner. It closes
+    a connection idle past `header_timeout` and expires a request's `body` past its deadline."""
+
+    __slots__ = (
+        "_active",
+        "_idle_since",
+        "_limits",
+        "_loop",
+        "_timer",
+        "_transport",
+        "body",
+        "over_cap",
+        "peer",
+    )
+
+    def __init__(
+        self, limits: ConnectionLimits, transport: asyncio.BaseTransport, peer: Peer, over_cap: str
+    ) -> None:
+        self._limits = limits
+        self._transport = transport
+        self.peer = peer
+        self.over_cap = over_cap
+        self.body: Body | None = None
+        self._active = 0
+        self._loop = asyncio.get_running_loop()
+        self._idle_since = self._loop.time()
+        self._timer: asyncio.TimerHandle | None = self._loop.call_later(limits.tick, self._check)
+
+    def begin(self) -> float:
+        """uvicorn called the app with a request of this connection (its head is complete); the
+        time now, from which its body deadline runs."""
+        self._active += 1
+        return self._loop.time()
+
+    def end(self) -> None:
+        """The app returned: the next request head is due within `header_timeout`."""
+        self._active -= 1
+        if self._active == 0:
+            self.body = None
+            self._idle_since = self._loop.time()
+
+    def closed(self) -> None:
+        self.body = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = None
+        transport = self._transport
+        if transport.is_closing():
+            return
+        limits = self._limits
+        now = self._loop.time()
+        due = now + limits.tick
+        if not self._active:
+            head_due = self._idle_since + limits.header_timeout
+            if now >= head_due:
+                self._close(transport)
+                return
+            due = min(due, head_due)
+        elif self.body is not None and not self.body.done and not self.body.expired:
+            if now >= self.body.deadline:
+                self.body.expire()
+            else:
+                due = min(due, self.body.deadline)
+        self._timer = self._loop.call_at(due, self._check)
+
+    def _close(self, transport: asyncio.BaseTransport) -> None:
+        self._limits.header_timeouts += 1
+        # A client that does not read what it was sent would keep a closing transport open forever.
+        if isinstance(transport, asyncio.WriteTransport) and transport.get_write_buffer_size():
+            transport.abort()
+        else:
+            transport.close()
+
+
+class ConnectionLimits:
+    """The limits of one app's connections and what they counted (see the module contract)."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.header_timeout = settings.header_timeout
+        self.body_timeout = settings.body_timeout
+        # How often at most a connection's watchdog wakes: never later than either deadline.
+        self.tick = min(settings.header_timeout, settings.body_timeout)
+        self.max_per_client = settings.max_connections_per_client
+        self.max_connections = settings.max_connections
+        self.connections: dict[Peer, Connection] = {}
+        self._per_host: dict[str, int] = {}
+        self._admitted = 0  # open connections under both caps
+        self.over_cap = 0
+        self.header_timeouts = 0
+        self.body_timeouts = 0
+
+    def opened(self, transport: asyncio.BaseTransport) -> Connection | None:
+        """Record a new connection (None: a peer with no address, such as a Unix socket's)."""
+        info = transport.get_extra_info("peername")
+        if not isinstance(info, tuple | list) or len(info) < 2:
+            return None
+        peer = (str(info[0]), int(info[1]))
+        held = self._per_host.get(peer[0], 0)
+        over = ""
+        if held >= self.max_per_client:
+            over = "server.max_connections_per_client"
+        elif self._admitted >= self.max_connections:
+            over = "server.max_connections"
+        if over:
+            self.over_cap += 1
+        else:
+            self._per_host[peer[0]] = held + 1
+            self._admitted += 1
+        conn = Connection(self, transport, peer, over)
+        self.connections[peer] = conn
+        return conn
+
+    def closed(self, conn: Connection) -> None:
+        conn.closed()
+        if self.connections.get(conn.peer) is conn:
+            del self.connections[conn.peer]
+        if not conn.over_cap:
+            self._admitted -= 1
+            host = conn.peer[0]
+            left = self._per_host.get(host, 1) - 1
+            if left > 0:
+                self._per_host[host] = left
+            else:
+                self._per_host.pop(host, None)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "open": len(self.connections),
+            "over_cap": self.over_cap,
+            "header_timeouts": self.header_timeouts,
+            "body_timeouts": self.body_timeouts,
+        }
+
+    def protocol_class(self) -> type[asyncio.Protocol]:
+        """The `uvicorn.Config(http=...)` class for connections under these limits."""
+        limits = self
+        inner = _uvicorn_http_class()
+
+        class Protocol(_Guarded):
+            _limits = limits
+            _inner_class = inner
+
+        return Protocol
+
+
+class _Guarded(asyncio.Protocol):
+    """uvicorn's own HTTP protocol, wrapped: every call passes through; the connection is recorded."""
+
+    _limits: ClassVar[ConnectionLimits]
+    _inner_class: ClassVar[type[asyncio.Protocol]]
+
+    def __init__(self, **uvicorn_kwargs: Any) -> None:
+        make = cast(Callable[..., asyncio.Protocol], self._inner_class)
+        self._inner = make(**uvicorn_kwargs)
+        self._conn: Connection | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._conn = self._limits.opened(transport)
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._conn is not None:
+            self._limits.closed(self._conn)
+            self._conn = None
+        self._inner.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+
+async def _no_app(scope: Any, receive: Any, send: Any) -> None:
+    """The probe Config's app: never called."""
+
+
+@functools.cache
+def _uvicorn_http_class() -> type[asyncio.Protocol]:
+    """The HTTP protocol class uvicorn runs for `http="auto"` (httptools when installed)."""
+    import uvicorn
+
+    probe = uvicorn.Config(_no_app, http="auto", lifespan="off", proxy_headers=False, log_config=None)
+    probe.load()
+    return probe.http_protocol_class
