@@ -6,7 +6,7 @@ import pytest
 
 from glider_cli.backends.network import STRAIGHT, Route, no_proxy_matches, origin_of, redact, routes
 from glider_cli.backends.registry import ORIGIN_BASE_URL, Backend
-from glider_cli.config.sections import is_loopback_host
+from glider_cli.config.backends import is_loopback_host
 from glider_cli.errors import ConfigError
 
 CORP = "http://proxy.corp.example:3128"

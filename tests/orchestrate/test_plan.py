@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from glider_cli.config.settings import MemberSettings, OrchestrationSettings, StageSettings, StrategySettings
+from glider_cli.config.orchestration_settings import (
+    MemberSettings,
+    OrchestrationSettings,
+    StageSettings,
+    StrategySettings,
+)
 from glider_cli.domain import RequestSummary, RouteDecision
 from glider_cli.orchestrate.judge import (
     agreement,

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from glider_cli.backends.registry import ORIGIN_BASE_URL, Backend
-from glider_cli.config.sections import is_loopback_host
+from glider_cli.config.backends import is_loopback_host
 from glider_cli.errors import ConfigError
 from glider_cli.values import Frozen, init_fields
 

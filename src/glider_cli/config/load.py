@@ -24,11 +24,11 @@ from types import MappingProxyType
 from typing import Any
 
 from glider_cli import paths as paths_mod
+from glider_cli.config.backends import read_backends
 from glider_cli.config.located import Checker, Issue, LDict, LList, read_text, read_yaml, scan_secrets
 from glider_cli.config.model import Config
 from glider_cli.config.rules import ROUTING_KEYS, read_routing, read_rules
 from glider_cli.config.sections import (
-    read_backends,
     read_context,
     read_delegates,
     read_orchestration,

@@ -4,19 +4,14 @@
 
 from __future__ import annotations
 
+from glider_cli.config.backends import SIDES
 from glider_cli.config.located import Checker, LDict, or_default
-from glider_cli.config.settings import (
+from glider_cli.config.orchestration_settings import (
     MemberSettings,
     OrchestrationSettings,
     StageSettings,
     StrategySettings,
 )
-
-BACKEND_TYPES: tuple[str, ...] = ("ollama", "openai", "anthropic", "origin")
-SIDES: tuple[str, ...] = ("local", "cloud")
-DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
-SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
-
 
 JUDGES: tuple[str, ...] = ("first", "longest_agreement", "model")
 STAGE_ROLES: tuple[str, ...] = ("draft", "review", "plan", "execute")

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from glider_cli.config.settings import OrchestrationSettings, StrategySettings
+from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.domain import RouteDecision
 
 __all__ = ["Member", "Plan", "plan_for"]

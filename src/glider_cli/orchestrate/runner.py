@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from glider_cli.config.settings import OrchestrationSettings
+from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import Deferred
 from glider_cli.orchestrate.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
 from glider_cli.orchestrate.members import Candidate, call_member

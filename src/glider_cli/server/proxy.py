@@ -53,7 +53,7 @@ from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
-from glider_cli.config.settings import OrchestrationSettings
+from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
 from glider_cli.orchestrate.runner import Orchestrator, with_plan
