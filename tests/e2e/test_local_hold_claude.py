@@ -35,7 +35,7 @@ def test_a_local_turn_keeps_its_real_subagent_local(
     claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     g, fake = glider
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"  # the agent's HOME; the server's GLIDER_HOME is tmp_path / "home"
     home.mkdir()
     prompt = "List the python files in this directory, one per line."
     args = {"description": "find python files", "prompt": prompt, "subagent_type": "Explore"}

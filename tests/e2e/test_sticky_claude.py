@@ -152,7 +152,7 @@ def test_a_local_tool_round_trip_stays_local(
     claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     g, fake = glider
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"  # the agent's HOME; the server's GLIDER_HOME is tmp_path / "home"
     home.mkdir()
     out = run_claude(claude_bin, g.url, home, tmp_path, "GLIDER_TOOL:Bash FLIP-TO-CLOUD run it")
     assert out["result"] == "hello from fake ollama qwen-local" and out["num_turns"] == 2
@@ -173,7 +173,7 @@ def test_a_cloud_turn_keeps_its_follow_ons_then_a_new_message_goes_local(
     claude_bin: str, glider: tuple[GliderServer, FakeUpstream], tmp_path: Path
 ) -> None:
     g, fake = glider
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"  # the agent's HOME; the server's GLIDER_HOME is tmp_path / "home"
     home.mkdir()
     # Claude Code ends its request with a role:system message, so the fake's GLIDER_TOOL marker does
     # not fire on a passthrough: force one tool call, and only for the first request.
@@ -206,7 +206,7 @@ def test_a_real_subagent_joins_its_parent_family_and_stays_off_local(
 ) -> None:
     """The model calls Agent; Claude Code (-p) runs the subagent, whose first request carries the prompt."""
     g, fake = glider
-    home = tmp_path / "home"
+    home = tmp_path / "user-home"  # the agent's HOME; the server's GLIDER_HOME is tmp_path / "home"
     home.mkdir()
     prompt = "List the python files in this directory, one per line."
     args = {"description": "find python files", "prompt": prompt, "subagent_type": "general-purpose"}
