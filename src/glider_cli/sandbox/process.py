@@ -130,8 +130,13 @@ class WorkerProcess:
         at_seq, index = wire.BOARD.unpack_from(self.board, 0)
         return int(index) if at_seq == seq else 0
 
-    def pump(self, deadline: float, done: Callable[[], bool]) -> bool:
-        """Move bytes both ways until `done()`, the deadline or the worker's end; returns `done()`."""
+    def pump(self, deadline: float, done: Callable[[], bool], *, spin_s: float = 0.0) -> bool:
+        """Move bytes both ways until `done()`, the deadline or the worker's end; returns `done()`.
+
+        For the first `spin_s` seconds the pipe is polled without sleeping: a reply that comes within
+        a script call's usual time is read at once, not after this process is woken up again (on a
+        virtual machine's idle CPU that wake-up can cost more than the scripts themselves)."""
+        spin_until = time.monotonic() + spin_s
         while True:
             if done():
                 return True
@@ -139,10 +144,11 @@ class WorkerProcess:
                 self._flush()
             if not self.alive:
                 return done()
-            wait = deadline - time.monotonic()
+            now = time.monotonic()
+            wait = deadline - now
             if wait <= 0:
                 return done()
-            for fd, ev in self._poll.poll(math.ceil(wait * 1000)):
+            for fd, ev in self._poll.poll(0 if now < spin_until else math.ceil(wait * 1000)):
                 if fd == self.rfd:
                     self._read()
                 elif ev & (select.POLLERR | select.POLLHUP):
