@@ -70,7 +70,13 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
         from fake_upstream import FakeUpstream
 
-        uvicorn.run(FakeUpstream().app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        uvicorn.run(
+            FakeUpstream(models=["claude-bench"]).app,
+            host="127.0.0.1",
+            port=port,
+            log_level="warning",
+            access_log=False,
+        )
     elif kind == "floor":
         from glider_cli.server.run import uvicorn_options
 
