@@ -1,3 +1,6 @@
+"""`python -m glider_cli`: the `glider` command."""
+
 from glider_cli.cli import main
 
-main()
+if __name__ == "__main__":
+    main()

@@ -96,7 +96,6 @@ class Proxy(Outbound):
         self.delegation = delegation
         self.closing = closing_sink if closing_sink is not None else sink
         self.turns = turns
-        self.router: Decider = turns.router
         self.parse = parse
         self.registry = registry
         self.sink = sink
