@@ -1,5 +1,6 @@
-"""Which protocol a request speaks: from the path it was sent to (`protocol_for_path`), or guessed
-from its body's shape (`guess_protocol`, for `route explain --request` and `route replay`).
+"""Which protocol a request speaks: from the path it was sent to (`protocol_for_path`; and
+`error_protocol`, the shape of an error answered on any path), or guessed from its body's shape
+(`guess_protocol`, for `route explain --request` and `route replay`).
 Re-exported by `protocol.parse`.
 """
 
@@ -23,6 +24,12 @@ def protocol_for_path(path: str) -> str | None:
     if p.endswith("/responses"):
         return "openai_responses"
     return None
+
+
+def error_protocol(path: str) -> str:
+    """The protocol whose error shape a client calling `path` reads: the path's own, else OpenAI's
+    (what Glider's own `/api/*` routes answer in)."""
+    return protocol_for_path(path) or "openai_chat"
 
 
 def guess_protocol(body: Mapping[str, Any]) -> str:

@@ -16,9 +16,9 @@ Contract:
   upstream); what the app answers to that disconnect, reply or exception, is dropped, and the client
   gets 408 with `connection: close` (counted). A reply the app had started before the deadline is
   left to the app. No timer is made per request.
-- The 503 and the 408 are JSON in the protocol shape of the path (`protocol_for_path`), as the 413 of
-  `server.max_body_bytes` is: Anthropic for `/v1/messages…` (also `/messages…`), Gemini for
-  `/{v1beta,v1,v1alpha}/models/…`, OpenAI for the rest (Chat Completions and Responses share it).
+- The 503 and the 408 are JSON in the error shape of the path's protocol (`protocol.guess.
+  error_protocol`, as every refusal of `server.security` is): Anthropic for `…/messages`, Gemini
+  for `…:generateContent`, OpenAI for the rest (Chat Completions and Responses share it).
 """
 
 from __future__ import annotations
@@ -26,18 +26,8 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.protocol.errors import error_bytes
+from glider_cli.protocol.guess import error_protocol
 from glider_cli.server.connections import Body, Connection, ConnectionLimits
-
-_GEMINI_PREFIXES = ("/v1beta/models/", "/v1/models/", "/v1alpha/models/")  # `server.gemini_api`
-
-
-def protocol_for_path(path: str) -> str:
-    """The protocol whose error shape a client calling `path` reads."""
-    if path.startswith(("/v1/messages", "/messages")):
-        return "anthropic"
-    if path.startswith(_GEMINI_PREFIXES):
-        return "gemini"
-    return "openai_chat"
 
 
 def _declares_body(headers: list[tuple[bytes, bytes]]) -> bool:
@@ -50,7 +40,7 @@ def _declares_body(headers: list[tuple[bytes, bytes]]) -> bool:
 
 
 async def _answer(send: Send, path: str, status: int, message: str, *, retry_after: bool = False) -> None:
-    body = error_bytes(protocol_for_path(path), status, message)
+    body = error_bytes(error_protocol(path), status, message)
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

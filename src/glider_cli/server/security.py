@@ -33,6 +33,7 @@ import hmac
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.protocol.errors import error_bytes
+from glider_cli.protocol.guess import error_protocol
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
 _TOKEN_EXEMPT = frozenset({"/api/hello"})
@@ -98,9 +99,7 @@ def host_allowed(host_header: str | None, allowed: frozenset[str]) -> bool:
 
 def error_shape(path: str, status: int, kind: str, message: str) -> bytes:
     """An error body in the shape the client speaking on `path` expects (`protocol.errors`)."""
-    return error_bytes(
-        "anthropic" if path.startswith("/v1/messages") else "openai_chat", status, message, type=kind
-    )
+    return error_bytes(error_protocol(path), status, message, type=kind)
 
 
 class SecurityMiddleware:
