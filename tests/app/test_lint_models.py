@@ -81,6 +81,31 @@ def test_served_unknown_or_probed_elsewhere_says_nothing(tmp_path: Path) -> None
     assert _warnings(_config(tmp_path, bare), _served("llama3:latest", "qwen2.5-coder:14b")) == []
 
 
+def test_a_local_fallback_backend_is_checked_with_its_own_model(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(
+        "backends:\n"
+        f"  ollama: {{type: ollama, side: local, base_url: '{URL}', model: qwen2.5-coder:14b}}\n"
+        "  spare: {type: ollama, side: local, base_url: 'http://127.0.0.1:11435', model: 'phi4:14b'}\n"
+        "  cloud: {type: anthropic, side: cloud}\n"
+        "routing:\n  task_classifier: {enabled: false}\n  local_backend: ollama\n  rules:\n"
+        "    - {name: small, priority: 5, trigger: {type: context_size, operator: '<=', value: 2000},"
+        " action: {target: local, model: 'qwen2.5-coder:14b'}, fallback: spare}\n"
+        "    - {name: default, priority: 0, trigger: {type: always}, action: {target: cloud}}\n",
+        encoding="utf-8",
+    )
+    known = {
+        **_served("qwen2.5-coder:14b"),
+        "spare": Known("spare", "http://127.0.0.1:11435", ("llama3:8b",), None, None, time.time()),
+    }
+    (w,) = _warnings(path, known)
+    assert (
+        w["key"] == "fallback"
+        and "backend 'spare'" in str(w["message"])
+        and "'phi4:14b'" in str(w["message"])
+    )
+
+
 def test_an_error_free_config_stays_ok_with_the_warning(tmp_path: Path) -> None:
     report = lint(config_path=str(_config(tmp_path, LOCAL_NAMED)), known=_served("qwen2.5-coder:14b"))
     assert report.ok and len(report.warnings) == 1

@@ -4,10 +4,11 @@
 
 `known` is what each local backend served when it was last probed (`backends.probe_cache`, written
 by `glider serve` and `glider doctor`): lint itself sends no request. For every enabled rule on the
-local side, the model its backend would be sent is resolved as a request resolves it
-(`backends.registry.model_for` — the rule's adapter, else its model, else the backend's own), and
-so is the model of the rule's `fallback` backend when that is a local one (its own model: a
-decision's model never follows a fallback). A warning names the rule, the backend, the model and
+local side, its backend, its fallback backend and the model each would be sent are resolved by the
+backend registry, as a request (and `glider doctor`) resolves them (`BackendRegistry.choose` and
+`fallback_for`, `backends.registry.model_for`: for the rule's backend its adapter, else its model,
+else the backend's own; a fallback backend gets its own model, never the decision's); a fallback
+on the cloud side is not probed and not checked. A warning names the rule, the backend, the model and
 what the backend served at the time of the probe (`ollama pull <model>` for Ollama). A backend
 with no record, a record taken at another base URL, or a rule with no model to send says nothing:
 unknown is not wrong. The warning is keyed where the model comes from: `action.adapter`,
@@ -20,9 +21,10 @@ import time
 from collections.abc import Mapping
 
 from glider_cli.backends.probe_cache import Known
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.config.located import Issue
 from glider_cli.config.model import Config, Rule
-from glider_cli.config.settings import BackendSettings
+from glider_cli.errors import ConfigError
 
 __all__ = ["unserved_models"]
 
@@ -37,9 +39,9 @@ def _ago(at: float | None) -> str:
     return "when probed just now"
 
 
-def _issue(rule: Rule, b: BackendSettings, model: str, k: Known, key: str) -> Issue:
+def _issue(rule: Rule, b: Backend, model: str, k: Known, key: str) -> Issue:
     served = ", ".join(k.models) or "none"
-    hint = f"; run `ollama pull {model}` or name a served model" if b.type == "ollama" else ""
+    hint = f"; run `ollama pull {model}` or name a served model" if b.kind == "ollama" else ""
     return Issue(
         f"backend {b.name!r} did not serve model {model!r} {_ago(k.probed_at)} (it served: {served}): "
         f"a request this rule sends there gets a 404 and falls back{hint}",
@@ -51,9 +53,7 @@ def _issue(rule: Rule, b: BackendSettings, model: str, k: Known, key: str) -> Is
     )
 
 
-def _check(
-    rule: Rule, b: BackendSettings | None, model: str | None, known: Mapping[str, Known], key: str
-) -> list[Issue]:
+def _check(rule: Rule, b: Backend | None, model: str, known: Mapping[str, Known], key: str) -> list[Issue]:
     if b is None or b.side != "local" or not model:
         return []
     k = known.get(b.name)
@@ -66,25 +66,30 @@ def unserved_models(config: Config, known: Mapping[str, Known]) -> list[Issue]:
     """See the module contract."""
     if not known:
         return []
-    backends = config.settings.backends
+    registry = BackendRegistry.from_settings(
+        config.settings, {}, defaults={s: config.default_backend(s) for s in ("local", "cloud")}
+    )
     out: list[Issue] = []
     for rule in config.rules:
         action = rule.action
         if not rule.enabled or action.target != "local":
             continue
-        name = action.backend or config.default_backend("local")
-        b = backends.get(name) if name is not None else None
-        model = action.adapter or action.model or (b.model if b is not None else None)
+        try:
+            b = registry.choose("local", action.backend)
+            fb = registry.fallback_for(b, rule.fallback)
+        except ConfigError:
+            continue  # an unknown backend is an error of its own (the loader's)
+        model = model_for(b, b.name, action.model, action.adapter, "")
         key = (
             "action.adapter"
             if action.adapter
             else "action.model"
             if action.model
-            else f"backends.{name}.model"
+            else f"backends.{b.name}.model"
         )
         out += _check(rule, b, model, known, key)
-        fb_name = rule.fallback or (b.fallback if b is not None else None)
-        fb = backends.get(fb_name) if fb_name and fb_name != "none" else None
-        if fb is not None and fb is not b:
-            out += _check(rule, fb, fb.model, known, "fallback")
+        if fb is not None:
+            out += _check(
+                rule, fb, model_for(fb, b.name, action.model, action.adapter, ""), known, "fallback"
+            )
     return out
