@@ -126,17 +126,6 @@ def _problem(
     return None
 
 
-def _remember(env: dict[str, str], probed: list[tuple[str | None, Capability]]) -> None:
-    """Keep the good probes for `glider lint` (`backends.probe_cache`); a cache, never an error."""
-    from glider_cli import paths
-    from glider_cli.backends import probe_cache
-
-    try:
-        probe_cache.save(paths.resolve(env).run / probe_cache.FILENAME, probed)
-    except OSError:
-        pass
-
-
 def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: float = 2.0) -> Report:
     import asyncio
     import os
@@ -153,7 +142,10 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
     )
     backends = [registry.get(n) for n in registry.names()]
     probed = asyncio.run(probe_all(backends, timeout=timeout))
-    _remember(env, [(b.base_url, probed[b.name]) for b in backends])
+    from glider_cli import paths
+    from glider_cli.backends import probe_cache
+
+    probe_cache.remember(paths.resolve(env).run / probe_cache.FILENAME, backends, probed)
     routes: list[RuleRoute] = []
     routed: set[str] = set()
     for rule in config.rules:

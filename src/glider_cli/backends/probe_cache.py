@@ -1,6 +1,6 @@
 """The last good probe of each local backend, kept on disk for the commands that do not probe.
 
-    save(path, [(base_url, capability), ...])   # glider serve after its probes, glider doctor
+    remember(path, backends, found)              # glider serve after its probes, glider doctor
     load(path) -> {backend name: Known}          # glider lint: "from the probe, when known"
 
 The file is `$GLIDER_HOME/run/probes.json`, one JSON object:
@@ -16,6 +16,8 @@ Contract:
 - It holds what a server said about itself (model ids, a window, tool support) and the base URL it
   was asked at; never a header, a key or anything a request carried. Written atomically (a
   temporary file in the same folder, then `os.replace`) with mode 0600; the folder is made 0700.
+- `remember` (what probes call: `save` of each backend's base URL and what its probe found) never
+  fails either: the file is a cache for other commands, and probing never depends on it.
 - `load` never fails: a missing, unreadable or malformed file (or record) is no knowledge, `{}`.
 - A record describes a config's backend only while the base URL is the same (`Known.applies`):
   a backend pointed elsewhere is unknown until probed again.
@@ -33,9 +35,10 @@ from typing import Any
 import orjson
 
 from glider_cli.backends.probe import Capability
+from glider_cli.backends.registry import Backend
 from glider_cli.values import Frozen, init_fields
 
-__all__ = ["FILENAME", "Known", "load", "save"]
+__all__ = ["FILENAME", "Known", "load", "remember", "save"]
 
 FILENAME = "probes.json"
 _VERSION = 1
@@ -149,3 +152,9 @@ def save(path: Path, probed: Iterable[tuple[str | None, Capability]]) -> int:
             os.unlink(tmp)
         raise
     return len(fresh)
+
+
+def remember(path: Path, backends: Iterable[Backend], found: Mapping[str, Capability]) -> None:
+    """See the module contract."""
+    with contextlib.suppress(OSError):
+        save(path, [(b.base_url, found[b.name]) for b in backends if b.name in found])

@@ -97,11 +97,7 @@ class LocalPath:
         if self.cache is not None:
             from glider_cli.backends import probe_cache
 
-            good = [(b.base_url, found[b.name]) for b in backends]
-            try:
-                await asyncio.to_thread(probe_cache.save, self.cache, good)
-            except OSError:
-                pass  # a cache for other commands: serving never depends on it
+            await asyncio.to_thread(probe_cache.remember, self.cache, backends, found)
         return {n: self.caps[n] for n in found}
 
     async def watch(self, interval: float = 15.0) -> None:
