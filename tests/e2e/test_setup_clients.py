@@ -119,6 +119,33 @@ def test_gemini_cli_finds_glider_through_its_env_file(
     assert [r.path for r in fake.requests] == ["/api/chat", "/api/chat"]
 
 
+def test_gemini_cli_runs_headless_after_setup_alone(
+    glider: Any, fake: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No settings.json of the test's own: setup selects API-key auth and trusts the folder (issue 24 §9)."""
+    gemini, why = gemini_cli.find_or_install()
+    if gemini is None:
+        pytest.skip(why)
+    home = tmp_path / "home"
+    home.mkdir()
+    work = workdir(tmp_path)
+    monkeypatch.chdir(work)
+    setup(home, "gemini", "--project", "--url", glider.url, monkeypatch=monkeypatch)
+    env = gemini_cli.env(glider.url, home)
+    del env["GOOGLE_GEMINI_BASE_URL"]
+    proc = subprocess.run(
+        [gemini, "-p", "say hi /local", "--output-format", "json"],
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["response"] == "hello from fake ollama qwen-local", proc.stdout[-2000:]
+
+
 def test_codex_uses_the_glider_provider(
     glider: Any, fake: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
