@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -39,6 +41,7 @@ def glider(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iter
     with GliderServer(
         backends_yaml(fake.url), tmp, record=False, environ={"GLIDER_HOME": str(tmp / "home")}
     ) as g:
+        g.glider_home = tmp / "home"
         yield g
 
 
@@ -51,6 +54,21 @@ def setup(home: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     r = CliRunner().invoke(app, ["setup", *args])
     assert r.exit_code == 0, r.output
+
+
+def continuity_turns(glider: Any, work: Path) -> list[Any]:
+    """The workspace's continuity `turn` entries, once the server's writer has them (it writes off the
+    request path)."""
+    from glider_cli import paths
+    from glider_cli.delegate import continuity
+
+    where = paths.resolve({"GLIDER_HOME": str(glider.glider_home)})
+    deadline = time.monotonic() + 20
+    while True:
+        found = [e for e in continuity.read(where, work.resolve()).entries if e.kind == "turn"]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def workdir(tmp: Path) -> Path:
@@ -68,9 +86,10 @@ def test_claude_code_slash_word_and_statusline(
     setup(home, "claude-code", "--statusline", "--url", glider.url, monkeypatch=monkeypatch)
     env = claude_code.env(glider.url, home)
     del env["ANTHROPIC_BASE_URL"]  # settings.json says where Glider is
+    work = workdir(tmp_path)
     proc = subprocess.run(
         [claude_bin, "-p", "/local say hi", "--output-format", "json"],
-        cwd=workdir(tmp_path),
+        cwd=work,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -82,6 +101,12 @@ def test_claude_code_slash_word_and_statusline(
     assert result["is_error"] is False and result["result"] == "hello from fake ollama qwen-local"
     sent = [r for r in fake.requests if r.path == "/api/chat"]
     assert len(sent) == 1 and "<command-name>/local</command-name>" in sent[0].raw.decode()
+    # What was typed, not Claude Code's <command-message>/<command-name>/<command-args> wrapper and the
+    # command file's expansion (issue 24 §11): in the episode and in the workspace's continuity record.
+    episodes = httpx.get(glider.url + "/api/context/episodes", timeout=30).json()
+    asked = [e["asked"] for e in episodes]
+    assert "/local say hi" in asked and not any("<command-" in a for a in asked), asked
+    assert [e.text for e in continuity_turns(glider, work)] == ["/local say hi"]
     command = json.loads((home / ".claude" / "settings.json").read_text())["statusLine"]["command"]
     shown = subprocess.run(
         command,

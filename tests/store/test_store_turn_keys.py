@@ -36,6 +36,25 @@ def test_opening_keys_from_captured_first_turns() -> None:
     assert "clone_path" not in turn_keys.opening(_chat("claude-code-01-first-turn.json", "<CWD>"))  # type: ignore[arg-type]
 
 
+# The last user message of `claude -p "/local say hi"` after `glider setup claude-code` (Claude Code 2.x,
+# captured through Glider): the reminders, the slash command's wrapper, then the command file's expansion.
+SLASH = (
+    "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
+    "# currentDate\nToday's date is 2026-12-01.\n</system-reminder>\n\n"
+    "<command-message>local</command-message>\n<command-name>/local</command-name>\n"
+    "<command-args>say hi</command-args>\n\nsay hi /local\n"
+)
+
+
+def test_a_slash_command_reads_as_it_was_typed() -> None:
+    assert turn_keys.user_words(SLASH) == "/local say hi"
+    no_args = (
+        "<command-message>init is analyzing…</command-message>\n<command-name>/init</command-name>\nAnalyze"
+    )
+    assert turn_keys.user_words(no_args) == "/init"
+    assert turn_keys.user_words("explain <command-name> in this XML") == "explain <command-name> in this XML"
+
+
 def test_plans_and_written_files() -> None:
     todos = {"todos": [{"content": "a  b", "status": "completed"}, {"content": "c", "status": "pending"}, 3]}
     assert turn_keys.plan_of("TodoWrite", todos) == "[x] a b\n[ ] c"

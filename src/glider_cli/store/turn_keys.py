@@ -2,7 +2,10 @@
 
 - `user_words(text)`: the person's words of a user message, without the blocks clients wrap around
   them (Claude Code's `<system-reminder>`s: CLAUDE.md, git status; Codex's `<environment_context>`
-  and AGENTS.md messages).
+  and AGENTS.md messages). A Claude Code slash command (`/local say hi`) arrives as
+  `<command-message>local</command-message> <command-name>/local</command-name>
+  <command-args>say hi</command-args>` followed by the command file's expansion (`say hi /local`):
+  its words are what was typed, `/local say hi`, and the expansion is not.
 - `workspace_in(texts, headers)`: the workspace a client names: the `x-glider-workspace` header,
   Claude Code's `# Environment` lines (` - Primary working directory: /abs`, older `Working
   directory: /abs`), or Codex's `<environment_context><cwd>/abs</cwd>`. Absolute paths only, as sent.
@@ -43,6 +46,9 @@ _CLIENT_NOISE_RE = re.compile(
     r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
     re.S,
 )
+_COMMAND_NAME_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_MESSAGE_RE = re.compile(r"<command-message>.*?</command-message>", re.S)
 _CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
 _CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
@@ -60,8 +66,22 @@ class Call(Protocol):
 
 
 def user_words(text: str) -> str:
-    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
+    """The person's own words in a user turn: client-added reminder and environment blocks removed,
+    and a Claude Code slash command as it was typed (see the module contract)."""
+    if "<command-name>" in text:
+        text = _typed_command(text)
     return _CLIENT_NOISE_RE.sub("", text).strip()
+
+
+def _typed_command(text: str) -> str:
+    name = _COMMAND_NAME_RE.search(text)
+    if name is None or not name.group(1):
+        return text
+    args = _COMMAND_ARGS_RE.search(text)
+    tags = [m for m in (name, args, _COMMAND_MESSAGE_RE.search(text)) if m]
+    words = " ".join(args.group(1).split()) if args else ""
+    command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
+    return text[: min(m.start() for m in tags)] + " ".join(x for x in (command, words) if x)
 
 
 def _header(headers: Mapping[str, str]) -> str | None:
