@@ -35,6 +35,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from glider_cli.domain import model_label
 from glider_cli.store import events as ev
 
 ASK_CHARS = 200
@@ -53,7 +54,8 @@ _TAGGED = ("first", "last", "asked", "text", "routed", "outcome", "fallback", "s
 
 
 def _where(d: Mapping[str, Any]) -> str:
-    return "/".join(str(x) for x in (d.get("backend"), d.get("model")) if x)
+    model = d.get("model")
+    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
 
 
 def routed_line(d: Mapping[str, Any]) -> str:
