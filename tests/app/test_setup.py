@@ -119,6 +119,7 @@ def test_codex_provider_block_keeps_the_rest_of_the_file(home: Path) -> None:
         "base_url": "http://127.0.0.1:8787/v1",
         "env_key": "OPENAI_API_KEY",
         "wire_api": "responses",
+        "env_http_headers": {"x-glider-delegate-of": "GLIDER_DELEGATE_OF"},
     }
     run("codex", "--undo")
     assert config.read_text() == original

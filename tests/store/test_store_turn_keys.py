@@ -123,3 +123,13 @@ def test_hubs_are_code_not_directories_or_caches() -> None:
     assert hubs[:2] == ["file:/r/util.py", "file:/r/db.py"]
     assert not any(h.startswith("dir:") or "__pycache__" in h for h in hubs)
     assert run(g, "* communities=1").to_json()["communities"][0]["hub"] == "file:/r/util.py"
+
+
+def test_a_delegate_runs_environment_marks_its_requests() -> None:
+    env = turn_keys.delegate_env({"ANTHROPIC_CUSTOM_HEADERS": "x-team: a", "PATH": "/bin"}, "01ab")
+    assert env["ANTHROPIC_CUSTOM_HEADERS"] == "x-team: a\nx-glider-delegate-of: 01ab"
+    assert env["GLIDER_DELEGATE_OF"] == "01ab" and env["PATH"] == "/bin"
+    assert turn_keys.delegate_env({}, "01ab")["ANTHROPIC_CUSTOM_HEADERS"] == "x-glider-delegate-of: 01ab"
+    assert turn_keys.delegate_of({"X-Glider-Delegate-Of": " 01ab "}) == "01ab"
+    assert turn_keys.delegate_of({"x-glider-delegate-of": "a b\n"}) is None
+    assert turn_keys.delegate_of({}) is None

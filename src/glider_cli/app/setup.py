@@ -16,7 +16,8 @@ Contract:
   `/word` as its own command, and expands these into `<prompt> /word`, which the router's explicit and
   delegate words match. `env.ANTHROPIC_BASE_URL` in the same directory's `settings.json`, and with a
   statusline command, `statusLine`. codex: `model_provider = "glider"` and the
-  `[model_providers.glider]` table (Responses API, `env_key = "OPENAI_API_KEY"`) in `~/.codex/config.toml`
+  `[model_providers.glider]` table (Responses API, `env_key = "OPENAI_API_KEY"`, and `env_http_headers`
+  that mark a Glider delegate run's requests) in `~/.codex/config.toml`
   (`$CODEX_HOME` when set). gemini: `app.setup_gemini` (the base URL, API-key auth, folder trust).
 No API key is ever written: the clients keep using their own, which `origin` passes on.
 """
@@ -233,6 +234,8 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
             f'base_url = "{o.base_url.rstrip("/")}/v1"',
             'env_key = "OPENAI_API_KEY"',
             'wire_api = "responses"',
+            # Set only in a delegate run Glider starts: its requests are marked as the run's.
+            'env_http_headers = { "x-glider-delegate-of" = "GLIDER_DELEGATE_OF" }',
         ],
     )
     providers = data.get("model_providers")

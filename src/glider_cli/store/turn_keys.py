@@ -11,7 +11,12 @@
   directory: /abs`), or Codex's `<environment_context><cwd>/abs</cwd>`. Absolute paths only, as sent.
 - `opening(chat)`: a new turn's `goal` (its user words, at most `GOAL_CHARS`) and `clone_path` (the
   workspace the client names; the environment lines come at the start of a conversation, so only the
-  system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length).
+  system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length),
+  and `delegate_of` when the request is a delegate run's own (`delegate_of`).
+- `delegate_of(headers)`: the turn whose delegate run sent this request, from the `x-glider-delegate-of`
+  header Glider gives the delegate CLI it starts (`delegate_env`: Claude Code's `ANTHROPIC_CUSTOM_HEADERS`,
+  and `GLIDER_DELEGATE_OF` for Codex's `env_http_headers`, which `glider setup codex` names); None
+  when absent or not an id.
 - `plan_of(name, arguments)`: the plan an agent wrote, as text, from Claude Code's `TodoWrite`
   (`todos: [{content, status}]`) or Codex's `update_plan` (`plan: [{step, status}]`, `explanation`):
   one line per step, `[x]` done, `[>]` in progress, `[ ]` pending.
@@ -31,6 +36,9 @@ from typing import Any, Protocol
 from glider_cli.domain import ChatRequest
 
 HEADER = "x-glider-workspace"
+DELEGATE_HEADER = "x-glider-delegate-of"
+DELEGATE_ENV = "GLIDER_DELEGATE_OF"
+_RUN_ID_RE = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 GOAL_CHARS = 2000
 ENV_MESSAGES = 8
 PLAN_TOOLS = ("TodoWrite", "update_plan")
@@ -84,11 +92,28 @@ def _typed_command(text: str) -> str:
     return text[: min(m.start() for m in tags)] + " ".join(x for x in (command, words) if x)
 
 
-def _header(headers: Mapping[str, str]) -> str | None:
+def _header(headers: Mapping[str, str], name: str = HEADER) -> str | None:
     for k, v in headers.items():
-        if k.lower() == HEADER and v.strip():
+        if k.lower() == name and v.strip():
             return v.strip()
     return None
+
+
+def delegate_of(headers: Mapping[str, str]) -> str | None:
+    """See the module contract."""
+    found = _header(headers, DELEGATE_HEADER)
+    return found if found is not None and _RUN_ID_RE.match(found) else None
+
+
+def delegate_env(environ: Mapping[str, str], run: str) -> dict[str, str]:
+    """The environment of a delegate CLI Glider starts for the turn `run`: its requests, if they come
+    back through Glider, carry `x-glider-delegate-of: <run>` (a custom header the user set is kept)."""
+    env = dict(environ)
+    line = f"{DELEGATE_HEADER}: {run}"
+    mine = env.get("ANTHROPIC_CUSTOM_HEADERS", "").strip()
+    env["ANTHROPIC_CUSTOM_HEADERS"] = f"{mine}\n{line}" if mine else line
+    env[DELEGATE_ENV] = run
+    return env
 
 
 def workspace_in(texts: Iterable[str], headers: Mapping[str, str] | None = None) -> str | None:
@@ -120,6 +145,9 @@ def opening(chat: ChatRequest) -> dict[str, str]:
     where = workspace_in([chat.system, *first], chat.headers)
     if where:
         out["clone_path"] = where
+    run = delegate_of(chat.headers)
+    if run:
+        out["delegate_of"] = run
     return out
 
 

@@ -98,7 +98,9 @@ def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
     if t == ev.TURN_OPENED:
         ask = d.get("goal") or d.get("ask") or ""
         if ask:
-            x["asked"] = " ".join(str(ask).split())[:ASK_CHARS]
+            run = d.get("delegate_of")
+            mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
+            x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
             if isinstance(ask, str):
                 x["text"] = ask[:TEXT_CHARS]
         if isinstance(d.get("session_id"), str) and d["session_id"]:
