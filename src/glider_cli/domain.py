@@ -340,3 +340,12 @@ class EventSink(Protocol):
 
 class Clock(Protocol):
     def __call__(self) -> float: ...
+
+
+def model_label(model: str) -> str:
+    """A model id as a person reads it: a file path (llama.cpp names its model by the .gguf path it
+    loaded) becomes the file's name; anything else (`qwen2.5-coder:14b`, vLLM's `org/name`) is kept."""
+    drive = len(model) > 2 and model[1] == ":" and model[2] in "\\/"
+    if drive or model.startswith(("/", "~", "./", "../")):
+        return model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1] or model
+    return model

@@ -31,7 +31,9 @@ def findings(tmp_path: Path, text: str, scripts: dict[str, str] | None = None) -
     path = tmp_path / "c.yaml"
     path.write_text(text)
     report = lint(config_path=str(path)).to_dict()
-    return [*report["errors"], *report["warnings"]]
+    # BACKENDS defines more backends than most configs here use: that check is test_lint_backends's.
+    reach = ("routing.local_backend", "routing.cloud_backend")
+    return [*report["errors"], *(w for w in report["warnings"] if w["key"] not in reach)]
 
 
 def one(found: list[dict[str, object]], key: str, rule_name: str | None = None) -> dict[str, object]:

@@ -119,6 +119,7 @@ def test_codex_provider_block_keeps_the_rest_of_the_file(home: Path) -> None:
         "base_url": "http://127.0.0.1:8787/v1",
         "env_key": "OPENAI_API_KEY",
         "wire_api": "responses",
+        "env_http_headers": {"x-glider-delegate-of": "GLIDER_DELEGATE_OF"},
     }
     run("codex", "--undo")
     assert config.read_text() == original
@@ -146,10 +147,61 @@ def test_gemini_env_file(home: Path) -> None:
     (home / ".gemini").mkdir()
     (home / ".gemini" / ".env").write_text("GOOGLE_GEMINI_BASE_URL=https://mine\n")
     plan = run("gemini")
-    assert (
-        plan["changes"] == []
-        and (home / ".gemini" / ".env").read_text() == "GOOGLE_GEMINI_BASE_URL=https://mine\n"
+    assert [c["path"] for c in plan["changes"]] == [str(home / ".gemini" / "settings.json")]  # type: ignore[index,union-attr]
+    assert (home / ".gemini" / ".env").read_text() == "GOOGLE_GEMINI_BASE_URL=https://mine\n"
+
+
+def test_gemini_selects_api_key_auth_and_trusts_the_project_folder(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    work = tmp_path / "my.project"  # a dot in the folder: a key of its own, not a dotted path
+    work.mkdir()
+    monkeypatch.chdir(work)
+    gemini = home / ".gemini"
+    gemini.mkdir()
+    # As setup writes JSON (indent 2), so that undo gives back the same bytes.
+    (gemini / "trustedFolders.json").write_text(json.dumps({"/elsewhere": "DO_NOT_TRUST"}, indent=2) + "\n")
+    (gemini / "settings.json").write_text(json.dumps({"ui": {"theme": "Dracula"}}, indent=2) + "\n")
+    before = snapshot(home)
+    dry = run("gemini", "--project", "--dry-run")
+    assert snapshot(home) == before and len(dry["changes"]) == 3  # type: ignore[arg-type]
+    run("gemini", "--project")
+    settings = json.loads((gemini / "settings.json").read_text())
+    assert settings == {"ui": {"theme": "Dracula"}, "security": {"auth": {"selectedType": "gemini-api-key"}}}
+    trusted = json.loads((gemini / "trustedFolders.json").read_text())
+    assert trusted == {"/elsewhere": "DO_NOT_TRUST", str(work.resolve()): "TRUST_FOLDER"}
+    run("gemini", "--undo")
+    assert snapshot(home) == before
+
+
+def test_gemini_keeps_another_auth_type_and_a_trust_rule_it_did_not_write(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    gemini = home / ".gemini"
+    gemini.mkdir()
+    (gemini / "settings.json").write_text(
+        json.dumps({"security": {"auth": {"selectedType": "oauth-personal"}}})
     )
+    (gemini / "trustedFolders.json").write_text(json.dumps({str(tmp_path.resolve()): "DO_NOT_TRUST"}))
+    before = snapshot(home)
+    plan = run("gemini", "--project")
+    why = {Path(s["path"]).name: s["why"] for s in plan["skipped"]}  # type: ignore[union-attr,index]
+    assert '"oauth-personal"' in why["settings.json"] and '"DO_NOT_TRUST"' in why["trustedFolders.json"]
+    assert {k: v for k, v in snapshot(home).items() if not k.endswith(".env")} == before
+
+
+def test_gemini_without_project_trusts_nothing_and_says_how(home: Path) -> None:
+    plan = run("gemini")
+    assert not (home / ".gemini" / "trustedFolders.json").exists()
+    assert any("glider setup gemini --project" in n for n in plan["notes"])  # type: ignore[union-attr]
+    (home / ".gemini" / "settings.json").write_text(
+        json.dumps({"security": {"folderTrust": {"enabled": False}}})
+    )
+    run("gemini", "--undo")
+    plan = run("gemini", "--project")
+    assert not (home / ".gemini" / "trustedFolders.json").exists()
+    assert not any("--project" in n for n in plan["notes"])  # type: ignore[union-attr]
 
 
 def test_an_unknown_client_is_an_error(home: Path) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 import claude_code
@@ -101,3 +102,54 @@ def test_two_delegates_share_one_continuity_record(
     delegates = [e for e in record.entries if e.kind == "delegate"]
     assert [d.ok for d in delegates] == [True, True]
     assert {d.source_cli for d in delegates} == {"claude-code"}
+
+
+def test_a_claude_delegates_own_requests_are_the_runs_not_the_users(claude_bin: str, tmp_path: Path) -> None:
+    """The delegate is the real Claude Code, set up (as `glider setup claude-code` does) to go through
+    Glider: its requests come back and must be marked as the delegate run's, not recorded as the user's
+    turns (issue 24 §11)."""
+    from server.glider_harness import GliderServer, backends_yaml
+
+    work = tmp_path / "work"
+    work.mkdir()
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    delegate_home = tmp_path / "delegate-home"
+    (delegate_home / ".claude").mkdir(parents=True)
+    env = {
+        **claude_code.env("http://127.0.0.1:9", delegate_home),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GLIDER_HOME": str(tmp_path / "glider-home"),
+    }
+    del env["ANTHROPIC_BASE_URL"]  # the delegate finds Glider through its settings.json
+    config = backends_yaml("URL") + f"delegate:\n  claude: {{command: '{claude_bin}', timeout: 200}}\n"
+    with FakeUpstream(models=[claude_code.MODEL], ollama_models=["qwen-local"]) as fake:
+        config = config.replace("URL", fake.url)
+        with GliderServer(config, tmp_path, environ=env, record=False) as glider:
+            settings = {"env": {"ANTHROPIC_BASE_URL": glider.url}}
+            (delegate_home / ".claude" / "settings.json").write_text(json.dumps(settings))
+            home = tmp_path / "claude-home"
+            home.mkdir()
+            out = _ask(claude_bin, glider.url, home, work, "why does DELEGATE-MARKER fail /claude")
+            assert out["result"] == f"hello from fake anthropic {claude_code.MODEL}"
+            assert any(
+                "DELEGATE-MARKER" in json.dumps(q.body) for q in fake.requests if q.path == "/v1/messages"
+            ), "the delegate's request came back through Glider to the cloud fake"
+            opened = [
+                e
+                for e in httpx.get(glider.url + "/api/context/recent?limit=500", timeout=30).json()
+                if e["type"] == "TurnOpened"
+            ]
+            episodes = httpx.get(glider.url + "/api/context/episodes", timeout=30).json()
+    front = next(e for e in opened if "/claude" in str(e["data"].get("ask")))
+    runs_own = [e for e in opened if e["data"].get("delegate_of")]
+    assert runs_own and {e["data"]["delegate_of"] for e in runs_own} == {front["turn_id"]}
+    asked = {e["turn_id"]: e["asked"] for e in episodes}
+    assert asked[front["turn_id"]] == "why does DELEGATE-MARKER fail /claude"
+    for e in runs_own:
+        assert asked[e["turn_id"]].startswith(f"[delegate run of turn {front['turn_id'][:12]}] "), asked
+    # The workspace's record has the user's turn and the delegate's outcome, not the delegate's prompt.
+    record = continuity.read(resolve({"GLIDER_HOME": env["GLIDER_HOME"]}), work)
+    assert [(e.kind, e.text) for e in record.entries if e.kind == "turn"] == [
+        ("turn", "why does DELEGATE-MARKER fail /claude")
+    ]
+    assert [e.delegate for e in record.entries if e.kind == "delegate"] == ["claude"]

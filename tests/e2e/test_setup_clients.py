@@ -12,10 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -39,6 +41,7 @@ def glider(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Iter
     with GliderServer(
         backends_yaml(fake.url), tmp, record=False, environ={"GLIDER_HOME": str(tmp / "home")}
     ) as g:
+        g.glider_home = tmp / "home"
         yield g
 
 
@@ -51,6 +54,21 @@ def setup(home: Path, *args: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(home))
     r = CliRunner().invoke(app, ["setup", *args])
     assert r.exit_code == 0, r.output
+
+
+def continuity_turns(glider: Any, work: Path) -> list[Any]:
+    """The workspace's continuity `turn` entries, once the server's writer has them (it writes off the
+    request path)."""
+    from glider_cli import paths
+    from glider_cli.delegate import continuity
+
+    where = paths.resolve({"GLIDER_HOME": str(glider.glider_home)})
+    deadline = time.monotonic() + 20
+    while True:
+        found = [e for e in continuity.read(where, work.resolve()).entries if e.kind == "turn"]
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def workdir(tmp: Path) -> Path:
@@ -68,9 +86,10 @@ def test_claude_code_slash_word_and_statusline(
     setup(home, "claude-code", "--statusline", "--url", glider.url, monkeypatch=monkeypatch)
     env = claude_code.env(glider.url, home)
     del env["ANTHROPIC_BASE_URL"]  # settings.json says where Glider is
+    work = workdir(tmp_path)
     proc = subprocess.run(
         [claude_bin, "-p", "/local say hi", "--output-format", "json"],
-        cwd=workdir(tmp_path),
+        cwd=work,
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -82,6 +101,12 @@ def test_claude_code_slash_word_and_statusline(
     assert result["is_error"] is False and result["result"] == "hello from fake ollama qwen-local"
     sent = [r for r in fake.requests if r.path == "/api/chat"]
     assert len(sent) == 1 and "<command-name>/local</command-name>" in sent[0].raw.decode()
+    # What was typed, not Claude Code's <command-message>/<command-name>/<command-args> wrapper and the
+    # command file's expansion (issue 24 §11): in the episode and in the workspace's continuity record.
+    episodes = httpx.get(glider.url + "/api/context/episodes", timeout=30).json()
+    asked = [e["asked"] for e in episodes]
+    assert "/local say hi" in asked and not any("<command-" in a for a in asked), asked
+    assert [e.text for e in continuity_turns(glider, work)] == ["/local say hi"]
     command = json.loads((home / ".claude" / "settings.json").read_text())["statusLine"]["command"]
     shown = subprocess.run(
         command,
@@ -117,6 +142,33 @@ def test_gemini_cli_finds_glider_through_its_env_file(
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert json.loads(proc.stdout)["response"] == "hello from fake ollama qwen-local"
     assert [r.path for r in fake.requests] == ["/api/chat", "/api/chat"]
+
+
+def test_gemini_cli_runs_headless_after_setup_alone(
+    glider: Any, fake: FakeUpstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No settings.json of the test's own: setup selects API-key auth and trusts the folder (issue 24 §9)."""
+    gemini, why = gemini_cli.find_or_install()
+    if gemini is None:
+        pytest.skip(why)
+    home = tmp_path / "home"
+    home.mkdir()
+    work = workdir(tmp_path)
+    monkeypatch.chdir(work)
+    setup(home, "gemini", "--project", "--url", glider.url, monkeypatch=monkeypatch)
+    env = gemini_cli.env(glider.url, home)
+    del env["GOOGLE_GEMINI_BASE_URL"]
+    proc = subprocess.run(
+        [gemini, "-p", "say hi /local", "--output-format", "json"],
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert json.loads(proc.stdout)["response"] == "hello from fake ollama qwen-local", proc.stdout[-2000:]
 
 
 def test_codex_uses_the_glider_provider(

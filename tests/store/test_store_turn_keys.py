@@ -36,6 +36,25 @@ def test_opening_keys_from_captured_first_turns() -> None:
     assert "clone_path" not in turn_keys.opening(_chat("claude-code-01-first-turn.json", "<CWD>"))  # type: ignore[arg-type]
 
 
+# The last user message of `claude -p "/local say hi"` after `glider setup claude-code` (Claude Code 2.x,
+# captured through Glider): the reminders, the slash command's wrapper, then the command file's expansion.
+SLASH = (
+    "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
+    "# currentDate\nToday's date is 2026-12-01.\n</system-reminder>\n\n"
+    "<command-message>local</command-message>\n<command-name>/local</command-name>\n"
+    "<command-args>say hi</command-args>\n\nsay hi /local\n"
+)
+
+
+def test_a_slash_command_reads_as_it_was_typed() -> None:
+    assert turn_keys.user_words(SLASH) == "/local say hi"
+    no_args = (
+        "<command-message>init is analyzing…</command-message>\n<command-name>/init</command-name>\nAnalyze"
+    )
+    assert turn_keys.user_words(no_args) == "/init"
+    assert turn_keys.user_words("explain <command-name> in this XML") == "explain <command-name> in this XML"
+
+
 def test_plans_and_written_files() -> None:
     todos = {"todos": [{"content": "a  b", "status": "completed"}, {"content": "c", "status": "pending"}, 3]}
     assert turn_keys.plan_of("TodoWrite", todos) == "[x] a b\n[ ] c"
@@ -104,3 +123,13 @@ def test_hubs_are_code_not_directories_or_caches() -> None:
     assert hubs[:2] == ["file:/r/util.py", "file:/r/db.py"]
     assert not any(h.startswith("dir:") or "__pycache__" in h for h in hubs)
     assert run(g, "* communities=1").to_json()["communities"][0]["hub"] == "file:/r/util.py"
+
+
+def test_a_delegate_runs_environment_marks_its_requests() -> None:
+    env = turn_keys.delegate_env({"ANTHROPIC_CUSTOM_HEADERS": "x-team: a", "PATH": "/bin"}, "01ab")
+    assert env["ANTHROPIC_CUSTOM_HEADERS"] == "x-team: a\nx-glider-delegate-of: 01ab"
+    assert env["GLIDER_DELEGATE_OF"] == "01ab" and env["PATH"] == "/bin"
+    assert turn_keys.delegate_env({}, "01ab")["ANTHROPIC_CUSTOM_HEADERS"] == "x-glider-delegate-of: 01ab"
+    assert turn_keys.delegate_of({"X-Glider-Delegate-Of": " 01ab "}) == "01ab"
+    assert turn_keys.delegate_of({"x-glider-delegate-of": "a b\n"}) is None
+    assert turn_keys.delegate_of({}) is None

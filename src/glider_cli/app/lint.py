@@ -17,6 +17,8 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
 - (warning) a rule whose target side has no backend (none named in the action, none of that side);
 - (warning) a rule (or its script) asking for `pipeline` or `ensemble` while that strategy's
   `orchestration.<strategy>.enabled` is not true (the request then gets one ordinary call);
+- (warning) a backend no request can reach (`app.lint_backends`): no rule, fallback, strategy or
+  side default (`routing.local_backend` / `routing.cloud_backend`) leads to it;
 - (warning) a local rule whose backend did not serve the model it would be sent, when that
   backend's last probe is known (`app.lint_models`, from `$GLIDER_HOME/run/probes.json`).
 The same checks back `GET /api/router/lint`. No network, no writes. Every finding names the file,
@@ -185,6 +187,9 @@ def lint(
     issues.extend(lint_rules.adapters(config))
     issues.extend(_sideless(config))
     issues.extend(_disabled_strategies(config))
+    from glider_cli.app.lint_backends import unreached_backends
+
+    issues.extend(unreached_backends(config))
     from glider_cli.app.lint_models import unserved_models
 
     issues.extend(unserved_models(config, _known(environ) if known is None else known))

@@ -16,9 +16,9 @@ Contract:
   `/word` as its own command, and expands these into `<prompt> /word`, which the router's explicit and
   delegate words match. `env.ANTHROPIC_BASE_URL` in the same directory's `settings.json`, and with a
   statusline command, `statusLine`. codex: `model_provider = "glider"` and the
-  `[model_providers.glider]` table (Responses API, `env_key = "OPENAI_API_KEY"`) in `~/.codex/config.toml`
-  (`$CODEX_HOME` when set). gemini: `GOOGLE_GEMINI_BASE_URL` in `~/.gemini/.env`, which Gemini CLI reads
-  at start (it serves API-key auth only: the Google-login path goes to another API).
+  `[model_providers.glider]` table (Responses API, `env_key = "OPENAI_API_KEY"`, and `env_http_headers`
+  that mark a Glider delegate run's requests) in `~/.codex/config.toml`
+  (`$CODEX_HOME` when set). gemini: `app.setup_gemini` (the base URL, API-key auth, folder trust).
 No API key is ever written: the clients keep using their own, which `origin` passes on.
 """
 
@@ -91,6 +91,7 @@ class Options:
     project: Path | None = None
     statusline: str | None = None  # the statusline command, when wanted
     codex_home: Path | None = None
+    gemini_home: Path | None = None  # $GEMINI_CLI_HOME: where Gemini CLI looks for .gemini/ instead of HOME
 
 
 def digest(text: str) -> str:
@@ -133,9 +134,18 @@ def _json_file(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _parts(key: str) -> list[str]:
+    """A dotted key's parts; a key with a dot in a part (a folder path) is a JSON list (`_key`)."""
+    return [str(x) for x in json.loads(key)] if key.startswith("[") else key.split(".")
+
+
+def _key(parts: list[str]) -> str:
+    return json.dumps(parts) if any("." in x or x.startswith("[") for x in parts) else ".".join(parts)
+
+
 def _lookup(data: Mapping[str, Any], key: str) -> tuple[bool, Any]:
     node: Any = data
-    for part in key.split("."):
+    for part in _parts(key) if key else []:
         if not isinstance(node, Mapping) or part not in node:
             return False, None
         node = node[part]
@@ -157,10 +167,10 @@ def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest) -> 
         p.skipped.append((str(path), f"{key} is set to {json.dumps(current)}; not overwritten"))
         return
     created = [] if path.exists() else [""]
-    parts = key.split(".")
+    parts = _parts(key)
     for i in range(1, len(parts)):
-        if not _lookup(data, ".".join(parts[:i]))[0]:
-            created.append(".".join(parts[:i]))
+        if not _lookup(data, _key(parts[:i]))[0]:
+            created.append(_key(parts[:i]))
     p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created)))
 
 
@@ -224,6 +234,8 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
             f'base_url = "{o.base_url.rstrip("/")}/v1"',
             'env_key = "OPENAI_API_KEY"',
             'wire_api = "responses"',
+            # Set only in a delegate run Glider starts: its requests are marked as the run's.
+            'env_http_headers = { "x-glider-delegate-of" = "GLIDER_DELEGATE_OF" }',
         ],
     )
     providers = data.get("model_providers")
@@ -235,15 +247,9 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
 
 
 def _gemini(p: Plan, o: Options, manifest: Manifest) -> None:
-    path = o.home / ".gemini" / ".env"
-    text = _block("gemini", [f"GOOGLE_GEMINI_BASE_URL={o.base_url}"])
-    existing = path.read_text() if path.exists() else ""
-    outside = existing.replace(text, "")
-    if any(line.strip().startswith("GOOGLE_GEMINI_BASE_URL=") for line in outside.splitlines()):
-        p.skipped.append((str(path), "GOOGLE_GEMINI_BASE_URL is already set there; not overwritten"))
-    else:
-        _plan_block(p, path, text, "end", manifest)
-    p.notes.append("Gemini CLI goes through Glider with API-key auth (GEMINI_API_KEY), not a Google login.")
+    from glider_cli.app.setup_gemini import plan_gemini
+
+    plan_gemini(p, o, manifest)
 
 
 _PLANNERS = {"claude-code": _claude_code, "codex": _codex, "gemini": _gemini}
@@ -308,18 +314,18 @@ def _do(c: Change) -> None:
     elif c.action == "set":
         data = _json_file(path) or {}
         node = data
-        *parents, last = c.key.split(".")
+        *parents, last = _parts(c.key)
         for part in parents:
             node = node.setdefault(part, {})
         node[last] = c.value
         _write_json(path, data)
     elif c.action == "unset":
         data = _json_file(path) or {}
-        parts = c.key.split(".")
+        parts = _parts(c.key)
         for depth in range(len(parts), 0, -1):  # the key, then each parent the set created, once empty
-            holder = _lookup(data, ".".join(parts[: depth - 1]))[1] if depth > 1 else data
+            holder = _lookup(data, _key(parts[: depth - 1]))[1] if depth > 1 else data
             name = parts[depth - 1]
-            if depth == len(parts) or (".".join(parts[:depth]) in c.created and holder.get(name) == {}):
+            if depth == len(parts) or (_key(parts[:depth]) in c.created and holder.get(name) == {}):
                 holder.pop(name, None)
         if not data and "" in c.created:
             path.unlink()

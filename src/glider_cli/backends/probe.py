@@ -6,6 +6,11 @@
   reported as such (Ollama answers 404).
 - OpenAI-compatible servers (vLLM, llama.cpp, LM Studio): `GET <base>/models` (the served ids; vLLM
   adds `max_model_len`), then llama.cpp's own `GET /props` (`n_ctx`) when the first gave no window.
+  When the backend's model is not among the listed ids, the server is asked who it is (`GET
+  /openapi.json`): llama-cpp-python's server names itself there (`info.title` "🦙 llama.cpp Python
+  API"), and it answers every model name with the model it loaded (an unknown name falls back to
+  its default alias), so `any_model` is set and `serves()` is true for any name. Any other server
+  (vLLM, the fakes, an unknown one) is taken at its list: vLLM answers an unlisted name with 404.
 - Cloud backends (anthropic, openai on a public host, origin) are not probed: their windows are far
   beyond any pack, they call tools, and a probe would spend a request of the user's quota.
 `merge(probed, settings)` lays the config's `context_window` / `tools` over what was probed (the
@@ -31,10 +36,13 @@ from glider_cli.values import Frozen
 __all__ = ["Capability", "describe_error", "is_loopback", "merge", "probe", "probe_all"]
 
 _LOOPBACK = ("127.", "localhost", "[::1]", "::1")
+# What llama-cpp-python's FastAPI app calls itself in its OpenAPI document (llama_cpp/server/app.py).
+_LLAMA_CPP_PYTHON_TITLE = "🦙 llama.cpp Python API"
 
 
 class Capability(Frozen):
-    """A backend's capabilities as last probed (None: unknown)."""
+    """A backend's capabilities as last probed (None: unknown). `any_model`: the server answers
+    every model name (llama-cpp-python), so no name is "not served"."""
 
     backend: str
     reachable: bool | None
@@ -44,6 +52,7 @@ class Capability(Frozen):
     tools: bool | None
     source: str
     probed_at: float | None
+    any_model: bool | None
 
     def __init__(
         self,
@@ -55,6 +64,7 @@ class Capability(Frozen):
         tools: bool | None = None,
         source: str = "unknown",
         probed_at: float | None = None,
+        any_model: bool | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -65,11 +75,16 @@ class Capability(Frozen):
             tools=tools,
             source=source,
             probed_at=probed_at,
+            any_model=any_model,
         )
 
     def serves(self, model: str | None) -> bool | None:
         """Whether `model` is among the served models (None: unknown, or no model named)."""
-        if model is None or self.models is None:
+        if model is None:
+            return None
+        if self.any_model:
+            return True
+        if self.models is None:
             return None
         for m in self.models:
             short = m.rsplit("/", 1)[-1]  # a path (llama.cpp) or an org/name id (vLLM)
@@ -86,6 +101,7 @@ class Capability(Frozen):
             "context_window": self.context_window,
             "tools": self.tools,
             "source": self.source,
+            "any_model": bool(self.any_model),
         }
 
 
@@ -178,7 +194,20 @@ async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
                 window = n if isinstance(n, int) else None
         except (httpx.HTTPError, ValueError):
             pass
-    return Capability(backend.name, True, None, models, window, None, "probe", time.time())
+    any_model = None
+    if backend.model and not Capability(backend.name, models=models).serves(backend.model):
+        any_model = await _answers_any_model(base, client) or None
+    return Capability(backend.name, True, None, models, window, None, "probe", time.time(), any_model)
+
+
+async def _answers_any_model(base: str, client: httpx.AsyncClient) -> bool:
+    """Whether the server says it is llama-cpp-python (which serves every model name it is asked)."""
+    try:
+        resp = await client.get(_host_root(base) + "/openapi.json")
+        info = resp.json().get("info") if resp.status_code < 400 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return False
+    return isinstance(info, dict) and info.get("title") == _LLAMA_CPP_PYTHON_TITLE
 
 
 async def probe(backend: Backend, client: httpx.AsyncClient) -> Capability:
@@ -227,4 +256,5 @@ def merge(probed: Capability, context_window: int | None, tools: bool | None) ->
         can_tools,
         source,
         probed.probed_at,
+        probed.any_model,
     )

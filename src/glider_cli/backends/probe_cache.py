@@ -6,7 +6,7 @@
 The file is `$GLIDER_HOME/run/probes.json`, one JSON object:
 
     {"v": 1, "backends": {"<name>": {"base_url": "...", "models": [...], "context_window": 8192,
-                                     "tools": true, "probed_at": 1764582000.0}}}
+                                     "tools": true, "probed_at": 1764582000.0, "any_model": false}}}
 
 Contract:
 - Only a probe in which the server listed its models is kept (`Capability.models` is not None,
@@ -53,6 +53,7 @@ class Known(Frozen):
     context_window: int | None
     tools: bool | None
     probed_at: float | None
+    any_model: bool
 
     def __init__(
         self,
@@ -62,8 +63,9 @@ class Known(Frozen):
         context_window: int | None = None,
         tools: bool | None = None,
         probed_at: float | None = None,
+        any_model: bool = False,
     ) -> None:
-        init_fields(self, backend, base_url, models, context_window, tools, probed_at)
+        init_fields(self, backend, base_url, models, context_window, tools, probed_at, any_model)
 
     def applies(self, base_url: str | None) -> bool:
         return _norm(base_url) == _norm(self.base_url)
@@ -78,6 +80,7 @@ class Known(Frozen):
             self.tools,
             "cached probe",
             self.probed_at,
+            self.any_model or None,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -87,6 +90,7 @@ class Known(Frozen):
             "context_window": self.context_window,
             "tools": self.tools,
             "probed_at": self.probed_at,
+            "any_model": self.any_model,
         }
 
 
@@ -110,6 +114,7 @@ def _known(name: str, raw: Any) -> Known | None:
         window if type(window) is int else None,
         tools if isinstance(tools, bool) else None,
         float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None,
+        raw.get("any_model") is True,
     )
 
 
@@ -132,7 +137,15 @@ def load(path: Path) -> dict[str, Known]:
 def save(path: Path, probed: Iterable[tuple[str | None, Capability]]) -> int:
     """Merge the good probes into the file; returns how many records were updated."""
     fresh: Mapping[str, Known] = {
-        cap.backend: Known(cap.backend, base or "", cap.models, cap.context_window, cap.tools, cap.probed_at)
+        cap.backend: Known(
+            cap.backend,
+            base or "",
+            cap.models,
+            cap.context_window,
+            cap.tools,
+            cap.probed_at,
+            bool(cap.any_model),
+        )
         for base, cap in probed
         if cap.models is not None and base
     }

@@ -29,12 +29,26 @@ def warn(message: str) -> None:
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A table on stdout: fitted to a terminal; in full when stdout is a pipe or a file (Rich would cut
+    every cell to its 80-column default), with a pointer to `--json` on stderr when it is that wide."""
     t = Table(title=title, show_lines=False)
     for c in columns:
         t.add_column(c)
     for r in rows:
         t.add_row(*(str(x) if x is not None else "" for x in r))
-    out.print(t)
+    if out.is_terminal:
+        out.print(t)
+        return
+    natural = out.measure(t, options=out.options.update_width(1 << 16)).maximum
+    # Console.print clamps `width` to the console's own: a console as wide as the table prints it whole.
+    Console(highlight=False, soft_wrap=True, width=max(natural, out.width)).print(t)
+    if natural > out.width:
+        err.print(
+            f"(the table is {natural} columns wide, printed in full as stdout is not a terminal; "
+            "--json gives the same rows for scripts)",
+            markup=False,
+            highlight=False,
+        )
 
 
 def line(text: str = "", *, markup: bool = False) -> None:

@@ -33,6 +33,8 @@ def main(
             window = f"{cap.context_window:,}" if cap.context_window else "unknown"
             tools = {True: "yes", False: "no", None: "unknown"}[cap.tools]
             served = ", ".join(cap.models) if cap.models else ("-" if b.side == "cloud" else "unknown")
+            if cap.any_model:
+                served += " (answers any model name)"
             status = "ok" if b.problem is None else b.problem
             rows.append(
                 (b.name, b.kind, b.side, b.base_url, b.model or "(client's)", served, window, tools, status)

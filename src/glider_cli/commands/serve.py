@@ -25,6 +25,7 @@ def _probe_lines(local: Any) -> list[str]:
         window = f"{cap.context_window:,}" if cap.context_window else "unknown"
         tools = {True: "yes", False: "no", None: "unknown"}[cap.tools]
         models = ", ".join(cap.models) if cap.models else "unknown"
+        models += " (answers any model name)" if cap.any_model else ""
         warn = f"; {cap.error}" if cap.error else ""
         lines.append(f"  probe {cap.backend}: models {models}; window {window}; tools {tools}{warn}")
     return lines
@@ -34,12 +35,15 @@ def request_line(job: Any, served: Any) -> str:
     """One reply as `glider serve` prints it."""
     import time
 
+    from glider_cli.domain import model_label
+
     placement = job.opened.plan.placement
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
     gone = " client left" if served.disconnected else ""
+    model = model_label(served.model) if served.model else "-"
     return (
         f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
-        f"{job.decision.rule} -> {served.backend} {served.model or '-'} {served.status} "
+        f"{job.decision.rule} -> {served.backend} {model} {served.status} "
         f"{served.ms:.0f} ms{fb}{gone}"
     )
 

@@ -23,7 +23,10 @@ def main(
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
     undo: bool = typer.Option(False, "--undo", help="Remove exactly what an earlier setup wrote."),
     project: bool = typer.Option(
-        False, "--project", help="claude-code: write into ./.claude instead of ~/.claude."
+        False,
+        "--project",
+        help="claude-code: write into ./.claude instead of ~/.claude. gemini: trust this folder "
+        "(Gemini CLI's folder trust), so `gemini -p` runs in it.",
     ),
     statusline: bool = typer.Option(
         False, "--statusline", help="claude-code: add a statusline showing the session's last route."
@@ -38,12 +41,14 @@ def main(
 
     command = f"{shlex.quote(sys.executable)} -m glider_cli.app.statusline --url {shlex.quote(url)}"
     codex_home = os.environ.get("CODEX_HOME")
+    gemini_home = os.environ.get("GEMINI_CLI_HOME")
     options = setup.Options(
         home=Path.home(),
         base_url=url.rstrip("/"),
         project=Path.cwd() if project else None,
         statusline=command if statusline else None,
         codex_home=Path(codex_home) if codex_home else None,
+        gemini_home=Path(gemini_home) if gemini_home else None,
     )
     manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
     plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)

@@ -188,7 +188,7 @@ class StreamEncoder(StreamEncoderBase):
                 {
                     "type": "message_delta",
                     "delta": {"stop_reason": ev.stop_reason, "stop_sequence": None},
-                    "usage": usage_json(usage),
+                    "usage": self.marked(dict(usage_json(usage))),
                 },
             )
         )

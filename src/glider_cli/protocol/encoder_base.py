@@ -5,7 +5,12 @@ Contract, the same for each protocol:
 - `ir.Finish` writes the closing frames and ends the stream; `ir.Failure` (or `error()`) writes
   the protocol's error frames and ends it; after the end every call returns no bytes;
 - `assume_started()` marks the opening as already sent (a passthrough stream whose first frames
-  reached the client verbatim), so only the ending comes from the encoder.
+  reached the client verbatim), so only the ending comes from the encoder;
+- a count the upstream never reported (llama-cpp-python sends no usage in a stream) is Glider's own
+  estimate in the closing frames, never a 0: the input from `input_estimate` (the request's size,
+  calibrated per backend), the output from the bytes of text, thinking and tool arguments sent
+  (UTF-8 bytes / 4). The usage object then carries `"glider_estimate": true` (`marked`), as
+  `count_tokens` answers carry `x-glider-estimate`.
 
 A subclass writes the protocol's frames: `_opening`, `_content` (text, thinking, tool deltas),
 `_closing` and `_error_frames`. It is pure: bytes out, no I/O.
@@ -14,8 +19,11 @@ A subclass writes the protocol's frames: `_opening`, `_content` (text, thinking,
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from typing import Any
 
 from glider_cli.protocol import ir
+
+ESTIMATE_KEY = "glider_estimate"
 
 
 class StreamEncoderBase(ABC):
@@ -26,6 +34,9 @@ class StreamEncoderBase(ABC):
         self._started = False
         self._usage: ir.Usage | None = None
         self.done = False
+        self.input_estimate: int | None = None
+        self.estimated = False  # the closing usage holds a count of Glider's own
+        self._out_bytes = 0
 
     def encode(self, ev: ir.StreamEvent) -> list[bytes]:
         if self.done:
@@ -36,11 +47,30 @@ class StreamEncoderBase(ABC):
             return self._on_start(ev)
         out = self._start()
         if isinstance(ev, ir.Finish):
-            out += self._closing(ev, ir.merge_usage(self._usage, ev.usage))
+            out += self._closing(ev, self._estimated(ir.merge_usage(self._usage, ev.usage)))
             self.done = True
         else:
+            if isinstance(ev, ir.TextDelta | ir.ThinkingDelta):
+                self._out_bytes += len(ev.text.encode())
+            elif isinstance(ev, ir.ToolArgs):
+                self._out_bytes += len(ev.json.encode())
             out += self._content(ev)
         return out
+
+    def _estimated(self, usage: ir.Usage) -> ir.Usage:
+        """`usage` with Glider's estimate for a count the upstream left at 0 (module contract)."""
+        inp, out = usage.input_tokens, usage.output_tokens
+        if not usage.total_input and self.input_estimate:
+            inp, self.estimated = self.input_estimate, True
+        if not out and self._out_bytes:
+            out, self.estimated = max(1, (self._out_bytes + 3) // 4), True
+        return (
+            ir.Usage(inp, out, usage.cache_read_tokens, usage.cache_write_tokens) if self.estimated else usage
+        )
+
+    def marked(self, usage: dict[str, Any]) -> dict[str, Any]:
+        """A usage object as the protocol writes it, marked when it holds an estimate."""
+        return {**usage, ESTIMATE_KEY: True} if self.estimated else usage
 
     def assume_started(self) -> None:
         """The client already has the stream's opening frames (passthrough); only end it from here."""

@@ -332,7 +332,7 @@ class StreamEncoder(StreamEncoderBase):
 
     def _closing(self, ev: ir.Finish, usage: ir.Usage) -> list[bytes]:
         data = _chunk(self._pending(), self.model, self._id, STOP_TO_FINISH.get(ev.stop_reason, "STOP"))
-        data["usageMetadata"] = usage_json(usage)
+        data["usageMetadata"] = self.marked(usage_json(usage))
         return [self._frame(data, last=True)]
 
     def _error_frames(self, message: str, type: str) -> list[bytes]:

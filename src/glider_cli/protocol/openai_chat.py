@@ -270,7 +270,7 @@ class StreamEncoder(StreamEncoderBase):
                         "created": self._created,
                         "model": self.model,
                         "choices": [],
-                        "usage": usage_json(usage),
+                        "usage": self.marked(usage_json(usage)),
                     },
                 )
             )

@@ -104,7 +104,10 @@ class StreamEncoder(StreamEncoderBase):
         return out
 
     def _env(self, status: str, usage: ir.Usage | None = None) -> dict[str, Any]:
-        return envelope(self._id, self.model, self._created, status, list(self._output), usage)
+        env = envelope(self._id, self.model, self._created, status, list(self._output), usage)
+        if env.get("usage") is not None:
+            env["usage"] = self.marked(env["usage"])
+        return env
 
     def _opening(self, ev: ir.Start | None) -> list[bytes]:
         return [

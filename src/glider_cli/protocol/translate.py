@@ -197,14 +197,19 @@ def encoder_for(
     sse: bool = True,
 ) -> Encoder:
     """`input_estimate`: what an Anthropic client's `message_start` reports when the backend gives no
-    input count at the start; `sse=False`: a Gemini stream as one JSON array (no `alt=sse`)."""
+    input count at the start, and what any client's closing usage reports when the backend gave none
+    at all (`encoder_base`); `sse=False`: a Gemini stream as one JSON array (no `alt=sse`)."""
     if client == "anthropic":
         return anthropic.StreamEncoder(model=model, keep_thinking=same_origin, input_estimate=input_estimate)
+    enc: Encoder
     if client == "openai_chat":
-        return openai_chat.StreamEncoder(model=model, include_usage=include_usage)
-    if client == "gemini":
-        return gemini.StreamEncoder(model=model, sse=sse)
-    return openai_responses.StreamEncoder(model=model)
+        enc = openai_chat.StreamEncoder(model=model, include_usage=include_usage)
+    elif client == "gemini":
+        enc = gemini.StreamEncoder(model=model, sse=sse)
+    else:
+        enc = openai_responses.StreamEncoder(model=model)
+    enc.input_estimate = input_estimate  # used only when the backend reports no input count
+    return enc
 
 
 def events_of(resp: ir.Response) -> list[ir.StreamEvent]:

@@ -2,10 +2,12 @@
 
 Contract (the calls `delegate.service` documents for the proxy):
 - `record(chat)`: every new user turn whose client names a workspace is appended to that workspace's
-  continuity record, flagged or not. The file work (a lock, milliseconds) runs on a worker thread and
-  the request never waits for it.
+  continuity record, flagged or not; a delegate run's own request (`x-glider-delegate-of`, which the
+  delegate CLI gets from `begin`) is not a user turn and is not recorded. The file work (a lock,
+  milliseconds) runs on a worker thread and the request never waits for it.
 - `begin(chat, flag, turn_id) -> server.delegate_reply.Running`: the delegate the flag names runs
-  on a worker thread (it blocks for the whole run, and stops when the Running is cancelled); its
+  (its environment marks its own requests as the run's: `store.turn_keys.delegate_env`) on a
+  worker thread (it blocks for the whole run, and stops when the Running is cancelled); its
   reply text (or `[vendor failed] …` with the vendor's own reason) is what the client gets as an
   ordinary assistant message, sent as `delegate_reply.reply` describes. `run(...)` awaits that text.
   A client that names no workspace gets a reply saying so; nothing runs.
@@ -16,6 +18,7 @@ Events from these calls go to the thread-safe sink given here (the EventWriter),
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -27,6 +30,7 @@ from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
 from glider_cli.server.delegate_reply import Running
+from glider_cli.store import turn_keys
 
 
 class Delegation:
@@ -54,7 +58,7 @@ class Delegation:
 
     def record(self, chat: ChatRequest) -> None:
         workspace = ws.from_request(chat)
-        if workspace is None:
+        if workspace is None or turn_keys.delegate_of(chat.headers):
             return
         work = partial(
             service.record_turn,
@@ -98,7 +102,7 @@ class Delegation:
             workspace,
             ws.client_name(chat.headers),
             events=self.events,
-            environ=self.environ,
+            environ=turn_keys.delegate_env(self.environ, turn_id or secrets.token_hex(8)),
             compactor=self.compactor,
             turn_id=turn_id,
             cancel=running.stop,

@@ -7,8 +7,9 @@ contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallba
 A translated reply names the model the client asked for (its UI stays as it is); the one that answered
 is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
 backend's calibrated input estimate (`x-glider-estimate: message_start`; `message_delta` has the real
-counts). A fallback to the other side keeps its own model, not the decision's. A Gemini passthrough
-goes to the client's path with the model replaced, the body unchanged.
+counts). A count a translated stream's backend never reported is Glider's estimate, marked in the usage
+(`protocol.encoder_base`). A fallback to the other side keeps its own model, not the decision's. A Gemini
+passthrough goes to the client's path with the model replaced, the body unchanged.
 """
 
 from __future__ import annotations
@@ -222,7 +223,7 @@ class Outbound:
         usage = Usage()
         model = inb.chat.model or call.model or ""
         estimate = None
-        if not call.passthrough and inb.protocol == "anthropic":
+        if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
             estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
         convert = (
             None
@@ -305,7 +306,7 @@ class Outbound:
         else:
             array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
             headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
-            if estimate is not None:
+            if estimate is not None and inb.protocol == "anthropic":
                 headers.append((b"x-glider-estimate", b"message_start"))
         names = {k for k, _ in headers}
         if b"content-type" not in names:

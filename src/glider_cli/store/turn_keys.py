@@ -2,13 +2,21 @@
 
 - `user_words(text)`: the person's words of a user message, without the blocks clients wrap around
   them (Claude Code's `<system-reminder>`s: CLAUDE.md, git status; Codex's `<environment_context>`
-  and AGENTS.md messages).
+  and AGENTS.md messages). A Claude Code slash command (`/local say hi`) arrives as
+  `<command-message>local</command-message> <command-name>/local</command-name>
+  <command-args>say hi</command-args>` followed by the command file's expansion (`say hi /local`):
+  its words are what was typed, `/local say hi`, and the expansion is not.
 - `workspace_in(texts, headers)`: the workspace a client names: the `x-glider-workspace` header,
   Claude Code's `# Environment` lines (` - Primary working directory: /abs`, older `Working
   directory: /abs`), or Codex's `<environment_context><cwd>/abs</cwd>`. Absolute paths only, as sent.
 - `opening(chat)`: a new turn's `goal` (its user words, at most `GOAL_CHARS`) and `clone_path` (the
   workspace the client names; the environment lines come at the start of a conversation, so only the
-  system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length).
+  system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length),
+  and `delegate_of` when the request is a delegate run's own (`delegate_of`).
+- `delegate_of(headers)`: the turn whose delegate run sent this request, from the `x-glider-delegate-of`
+  header Glider gives the delegate CLI it starts (`delegate_env`: Claude Code's `ANTHROPIC_CUSTOM_HEADERS`,
+  and `GLIDER_DELEGATE_OF` for Codex's `env_http_headers`, which `glider setup codex` names); None
+  when absent or not an id.
 - `plan_of(name, arguments)`: the plan an agent wrote, as text, from Claude Code's `TodoWrite`
   (`todos: [{content, status}]`) or Codex's `update_plan` (`plan: [{step, status}]`, `explanation`):
   one line per step, `[x]` done, `[>]` in progress, `[ ]` pending.
@@ -28,6 +36,9 @@ from typing import Any, Protocol
 from glider_cli.domain import ChatRequest
 
 HEADER = "x-glider-workspace"
+DELEGATE_HEADER = "x-glider-delegate-of"
+DELEGATE_ENV = "GLIDER_DELEGATE_OF"
+_RUN_ID_RE = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
 GOAL_CHARS = 2000
 ENV_MESSAGES = 8
 PLAN_TOOLS = ("TodoWrite", "update_plan")
@@ -43,6 +54,9 @@ _CLIENT_NOISE_RE = re.compile(
     r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
     re.S,
 )
+_COMMAND_NAME_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_MESSAGE_RE = re.compile(r"<command-message>.*?</command-message>", re.S)
 _CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
 _CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
@@ -60,15 +74,46 @@ class Call(Protocol):
 
 
 def user_words(text: str) -> str:
-    """The person's own words in a user turn: client-added reminder and environment blocks removed."""
+    """The person's own words in a user turn: client-added reminder and environment blocks removed,
+    and a Claude Code slash command as it was typed (see the module contract)."""
+    if "<command-name>" in text:
+        text = _typed_command(text)
     return _CLIENT_NOISE_RE.sub("", text).strip()
 
 
-def _header(headers: Mapping[str, str]) -> str | None:
+def _typed_command(text: str) -> str:
+    name = _COMMAND_NAME_RE.search(text)
+    if name is None or not name.group(1):
+        return text
+    args = _COMMAND_ARGS_RE.search(text)
+    tags = [m for m in (name, args, _COMMAND_MESSAGE_RE.search(text)) if m]
+    words = " ".join(args.group(1).split()) if args else ""
+    command = name.group(1) if name.group(1).startswith("/") else "/" + name.group(1)
+    return text[: min(m.start() for m in tags)] + " ".join(x for x in (command, words) if x)
+
+
+def _header(headers: Mapping[str, str], name: str = HEADER) -> str | None:
     for k, v in headers.items():
-        if k.lower() == HEADER and v.strip():
+        if k.lower() == name and v.strip():
             return v.strip()
     return None
+
+
+def delegate_of(headers: Mapping[str, str]) -> str | None:
+    """See the module contract."""
+    found = _header(headers, DELEGATE_HEADER)
+    return found if found is not None and _RUN_ID_RE.match(found) else None
+
+
+def delegate_env(environ: Mapping[str, str], run: str) -> dict[str, str]:
+    """The environment of a delegate CLI Glider starts for the turn `run`: its requests, if they come
+    back through Glider, carry `x-glider-delegate-of: <run>` (a custom header the user set is kept)."""
+    env = dict(environ)
+    line = f"{DELEGATE_HEADER}: {run}"
+    mine = env.get("ANTHROPIC_CUSTOM_HEADERS", "").strip()
+    env["ANTHROPIC_CUSTOM_HEADERS"] = f"{mine}\n{line}" if mine else line
+    env[DELEGATE_ENV] = run
+    return env
 
 
 def workspace_in(texts: Iterable[str], headers: Mapping[str, str] | None = None) -> str | None:
@@ -100,6 +145,9 @@ def opening(chat: ChatRequest) -> dict[str, str]:
     where = workspace_in([chat.system, *first], chat.headers)
     if where:
         out["clone_path"] = where
+    run = delegate_of(chat.headers)
+    if run:
+        out["delegate_of"] = run
     return out
 
 

@@ -35,6 +35,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from glider_cli.domain import model_label
 from glider_cli.store import events as ev
 
 ASK_CHARS = 200
@@ -53,7 +54,8 @@ _TAGGED = ("first", "last", "asked", "text", "routed", "outcome", "fallback", "s
 
 
 def _where(d: Mapping[str, Any]) -> str:
-    return "/".join(str(x) for x in (d.get("backend"), d.get("model")) if x)
+    model = d.get("model")
+    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
 
 
 def routed_line(d: Mapping[str, Any]) -> str:
@@ -96,7 +98,9 @@ def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
     if t == ev.TURN_OPENED:
         ask = d.get("goal") or d.get("ask") or ""
         if ask:
-            x["asked"] = " ".join(str(ask).split())[:ASK_CHARS]
+            run = d.get("delegate_of")
+            mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
+            x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
             if isinstance(ask, str):
                 x["text"] = ask[:TEXT_CHARS]
         if isinstance(d.get("session_id"), str) and d["session_id"]:
