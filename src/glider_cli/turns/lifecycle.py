@@ -17,7 +17,9 @@ the router's GliderError; nothing was recorded then. `gate` is the capability ga
 about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
-its status, the token usage it reported, the time, whether the reply completed or the client left,
+its status, the token usage it reported (and the cache tokens; `turns.usage.accounting` adds the
+request's rule, the model the client asked for, and estimates marked in `estimated` for the counts
+the backend did not report), the time, whether the reply completed or the client left,
 and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
 local side, `OriginPassthrough` for the cloud side), then `TurnContext` when the reply's tool calls
 wrote a plan that differs from the turn's last one or named files they write (`store.turn_keys`:
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
@@ -44,7 +47,7 @@ from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.store import turn_keys
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
-from glider_cli.turns.usage import UsageCalibrator
+from glider_cli.turns.usage import UsageCalibrator, accounting
 from glider_cli.values import Frozen
 
 __all__ = ["Decider", "Opened", "Served", "Turns"]
@@ -101,6 +104,8 @@ class Served(Frozen):
     disconnected: bool = False
     fallback_from: str | None = None
     calls: Sequence[IssuedCall] = ()
+    cache: Mapping[str, Any] = MappingProxyType({})
+    reply_bytes: int | None = None
 
     def __init__(
         self,
@@ -116,6 +121,8 @@ class Served(Frozen):
         disconnected: bool = False,
         fallback_from: str | None = None,
         calls: Sequence[IssuedCall] = (),
+        cache: Mapping[str, Any] | None = None,
+        reply_bytes: int | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -130,6 +137,8 @@ class Served(Frozen):
             disconnected=disconnected,
             fallback_from=fallback_from,
             calls=calls,
+            cache={} if cache is None else cache,
+            reply_bytes=reply_bytes,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -142,6 +151,7 @@ class Served(Frozen):
             "ms": self.ms,
             "complete": self.complete,
         }
+        data.update(self.cache)
         if self.fallback_from:
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
@@ -256,7 +266,9 @@ class Turns:
         if opened.count_tokens:
             return []
         kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
-        events: Events = [(kind, served.outcome(), opened.turn_id)]
+        outcome = served.outcome()
+        outcome.update(accounting(opened, served, self.usage))
+        events: Events = [(kind, outcome, opened.turn_id)]
         if served.answered and served.calls and opened.turn_id is not None:
             ctx = turn_keys.progress(served.calls)
             if ctx is not None and self._plans.changed(opened.turn_id, ctx):
