@@ -55,6 +55,7 @@ CONFIGURED = {
     "context turns",
     "context turn",
     "context egress",
+    "context usage",
     "context episodes",
     "context recent",
     "context export",

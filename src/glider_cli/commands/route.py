@@ -45,8 +45,12 @@ def explain(
     decision = explained.decision
     if json_out:
         from glider_cli.commands.console import emit_json
+        from glider_cli.commands.usage_view import rules_usage
 
-        emit_json(explained.to_dict())
+        out = explained.to_dict()
+        names = [r.rule for r in decision.trace]
+        out["rules_usage"] = rules_usage(home_for(ctx, home), config, profile, names)
+        emit_json(out)
         return
     # Plain print: the human view needs no Rich, and skipping its import keeps `route explain` fast.
     d = decision.to_dict()

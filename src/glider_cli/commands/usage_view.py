@@ -95,3 +95,29 @@ def render(report: dict[str, Any]) -> None:
         console.warn(
             "no price for " + ", ".join(report["unpriced"]) + " (counted as $0; add them under pricing:)"
         )
+
+
+RULE_KEYS = ("turns", "local_turns", "local_turn_share", "regrets", "regret_rate", "savings", "cloud_cost")
+
+
+def rules_usage(
+    where: Home, config: str | None, profile: str | None, names: list[str], days: int = 14
+) -> dict[str, Any]:
+    """Each rule's local share, regret rate and savings over the last `days` days (`route explain
+    --json`'s `rules_usage`): the rules in `names`' order, then any other rule that decided a turn."""
+    report, _ = usage_report(where, config, profile, days, "rule")
+    rows = {r["key"]: r for r in report["rows"]}
+    order = list(dict.fromkeys([*names, *rows]))
+    out = []
+    for name in order:
+        r = rows.get(name)
+        out.append(
+            {
+                "rule": name,
+                **{
+                    k: (r[k] if r else (0 if k in ("turns", "local_turns", "regrets") else None))
+                    for k in RULE_KEYS
+                },
+            }
+        )
+    return {"days": days, "rules": out}

@@ -44,6 +44,9 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call
     DelegateRun       vendor, exit_code, ms, files, summary, input_tokens, output_tokens (estimated)
     Note              text (a free note attached to a turn; it becomes a `note` entity)
+    LocalRegret       a locally served turn the user did not accept (`turns.regret`): kind
+                      (repeat_cloud | repeat_soon | interrupted | local_error), later_turn, evidence,
+                      rule, backend, model
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
 """
 
@@ -71,6 +74,7 @@ STRATEGY_CHOSEN = "StrategyChosen"
 NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
+LOCAL_REGRET = "LocalRegret"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
@@ -86,6 +90,7 @@ EVENT_TYPES: tuple[str, ...] = (
     NOTE,
     TURN_CONTEXT,
     EVENTS_PRUNED,
+    LOCAL_REGRET,
 )
 
 # Events that close a turn's request, in the order an episode reports them.

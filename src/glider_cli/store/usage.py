@@ -50,7 +50,7 @@ from glider_cli.store import events as ev
 
 __all__ = ["BY", "LOCAL_REGRET", "USAGE_TYPES", "Digest", "report"]
 
-LOCAL_REGRET = "LocalRegret"
+LOCAL_REGRET = ev.LOCAL_REGRET
 BY = ("day", "model", "rule", "session")
 USAGE_TYPES: tuple[str, ...] = (
     ev.FULFILLED_LOCAL,
