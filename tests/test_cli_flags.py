@@ -49,6 +49,7 @@ CONFIGURED = {
     "continuity block",
     "route explain",
     "route replay",
+    "route suggest",
     "context query",
     "context index-tree",
     "context index-symbols",

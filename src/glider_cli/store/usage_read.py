@@ -1,6 +1,7 @@
 """The usage view's reading of the event log: one `store.usage.Digest` per day file, kept on disk.
 
     digests(context_dir, days) -> list[Digest]       # the selected days, oldest first
+    read_types(day_file, types) -> list[event]       # one file's events of these types (no digest)
 
 Files, under `<context dir>/index/` (the day files stay the source of truth):
 
@@ -139,3 +140,28 @@ def _forget_gone(context_dir: Path) -> None:
         if not (context_dir / (n.removesuffix(".usage") + ".jsonl")).exists():
             with contextlib.suppress(OSError):
                 (idx / n).unlink()
+
+
+def read_types(
+    path: Path, types: tuple[str, ...], stats: log.ReadStats | None = None
+) -> list[dict[str, Any]]:
+    """The readable events of these types in one day file (whole lines that name one, parsed)."""
+    st = stats if stats is not None else log.ReadStats()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+    st.files += 1
+    end = raw.rfind(b"\n") + 1
+    lines: list[bytes] = []
+    for needle in (b'"type":' + orjson.dumps(t) for t in types):
+        pos = raw.find(needle, 0, end)
+        while pos >= 0:
+            a = raw.rfind(b"\n", 0, pos) + 1
+            b = raw.find(b"\n", pos)
+            lines.append(raw[a:b])
+            pos = raw.find(needle, b, end)
+    wanted = set(types)
+    return [e for e in log.parse_lines(lines, st) if e["type"] in wanted]
