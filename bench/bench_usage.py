@@ -41,6 +41,8 @@ def main() -> int:
             made = generate(home, events=args.events, days=args.days)
             print(f"home     {made['events']:,} events, {made['turns']:,} turns over {made['days']} days")
         env = {**os.environ, "GLIDER_HOME": str(home)}
+        for kept in (home / "context" / "index").glob("*.usage"):  # the first run below makes them
+            kept.unlink()
         ok = True
         first = one_run([*GLIDER, "context", "usage", "--json"], env)
         report("context usage --json (first: digests kept)", [first], None, None)

@@ -181,3 +181,14 @@ def test_digest_round_trips() -> None:
     d = Digest()
     d.feed([_e("TurnOpened", "t1", {"session_id": "s"}), _out("FulfilledLocal", "t1", "qwen", 1, 2)])
     assert Digest.from_json(json.loads(json.dumps(d.to_json()))).to_json() == d.to_json()
+
+
+def test_the_day_file_ident_is_the_turn_index_s(tmp_path: Path) -> None:
+    from glider_cli.store import index_day, usage_read
+
+    f = tmp_path / "events-2026-11-30.jsonl"
+    f.write_bytes(b"x" * 10)
+    assert usage_read.file_ident(f) is None is index_day.file_ident(f)
+    f.write_bytes(b'{"v":1,"id":"0123456789abcdef0123456789abcdef","type":"Note"}\n' * 3)
+    assert usage_read.file_ident(f) == index_day.file_ident(f) is not None
+    assert usage_read.index_dir(tmp_path) == index_day.index_dir(tmp_path)
