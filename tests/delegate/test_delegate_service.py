@@ -79,6 +79,12 @@ def test_two_delegates_see_the_session_and_each_other(fake_agents, git_workspace
     assert entries[2].source_cli == "claude-code" and entries[2].delegate == "cursor-agent"
     assert [t for t, _ in sink.events] == ["DelegateRun", "DelegateRun"]
     assert sink.events[0][1]["files"] == ["parser_fix.go"]
+    # The vendor reports no usage: the run's tokens are estimated (the task, the block, the answer).
+    run = sink.events[0][1]
+    assert run["estimated"] == ["input_tokens", "output_tokens"]
+    assert run["input_tokens"] >= len(msg) // 8 and run["output_tokens"] == len(r1.text.encode()) // 4 + (
+        len(r1.text.encode()) % 4 > 0
+    )
 
 
 def test_failure_is_recorded_not_raised(fake_agents, git_workspace: Path) -> None:

@@ -341,3 +341,28 @@ def export(
                 f.write(line)
     if store.last_read.torn or store.last_read.corrupt:
         console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
+
+
+@app.command("usage")
+def usage(
+    ctx: typer.Context,
+    days: int | None = typer.Option(None, "--days", min=1, help="The last N days (default retain_days)."),
+    by: str = typer.Option("day", "--by", help="Rows per day, model, rule or session."),
+    json_out: bool = JSON,
+    config: str | None = CONFIG,
+    profile: str | None = PROFILE,
+    home: str | None = HOME,
+) -> None:
+    """Show tokens and cost per side, the estimated savings of local answers, and the local share."""
+    from glider_cli.commands.usage_view import check_by, render, usage_report
+
+    check_by(by)
+    report, stats = usage_report(home_for(ctx, home), config, profile, days, by)
+    if json_out:
+        _emit_json(report)
+    else:
+        render(report)
+    if stats.torn or stats.corrupt:
+        from glider_cli.commands import console
+
+        console.warn(f"skipped {stats.torn} torn and {stats.corrupt} unreadable lines")

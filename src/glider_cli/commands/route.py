@@ -1,4 +1,4 @@
-"""`glider route`: see how the router decides (`explain`)."""
+"""`glider route`: see how the router decides (`explain`, `replay`) and what to change (`suggest`)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,12 @@ def explain(
     decision = explained.decision
     if json_out:
         from glider_cli.commands.console import emit_json
+        from glider_cli.commands.usage_view import rules_usage
 
-        emit_json(explained.to_dict())
+        out = explained.to_dict()
+        names = [r.rule for r in decision.trace]
+        out["rules_usage"] = rules_usage(home_for(ctx, home), config, profile, names)
+        emit_json(out)
         return
     # Plain print: the human view needs no Rich, and skipping its import keeps `route explain` fast.
     d = decision.to_dict()
@@ -140,3 +144,45 @@ def replay(
             print(f"{line}  {c.where}")
         counts = summary(result.changes)
         print("changes  " + ", ".join(f"{kind} {n}" for kind, n in counts.items()))
+
+
+@app.command("suggest")
+def suggest(
+    ctx: typer.Context,
+    days: int = typer.Option(14, "--days", min=1, help="Read the last N days of recorded traffic."),
+    config: str | None = CONFIG,
+    profile: str | None = profile_option("pure-local"),
+    json_out: bool = json_option("Print the suggestions as JSON."),
+    home: str | None = HOME,
+) -> None:
+    """Propose config edits from the recorded traffic, each checked by replaying it; changes no file."""
+    from glider_cli.app.suggest import suggest as run
+    from glider_cli.app.suggest_input import recorded_turns
+    from glider_cli.config.load import load_config
+    from glider_cli.config.pricing import PriceTable
+
+    where = home_for(ctx, home)
+    cfg = load_config(config=config, profile=profile, environ=where.environ)
+    turns = recorded_turns(where.paths.context, days, PriceTable(cfg.settings.pricing))
+    result = run(cfg, turns, days)
+    if json_out:
+        from glider_cli.commands.console import emit_json
+
+        emit_json(result.to_dict())
+        return
+    print(f"config   {result.config}")
+    print(
+        f"replayed {result.turns} recorded turns of the last {days} days "
+        f"({result.reproduced} decided as recorded)"
+    )
+    if not result.suggestions:
+        print("no change to suggest")
+    for s in result.suggestions:
+        print("")
+        print(s.summary)
+        if s.where:
+            print(f"  (the rule is at {s.where}; with `extends:`, this entry overrides it by name)")
+        print("")
+        print("\n".join("    " + line for line in s.snippet.rstrip().splitlines()))
+    for note in result.notes:
+        print(f"note     {note}")

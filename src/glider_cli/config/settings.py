@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.values import Frozen, init_fields
+
+if TYPE_CHECKING:
+    from glider_cli.config.pricing import Price
 
 DEFAULT_LOCAL_MODEL = "qwen2.5-coder:14b"
 # The default of every mapping field: read-only, so one instance serves them all.
@@ -278,6 +281,7 @@ class Settings(Frozen):
     delegate: Mapping[str, DelegateSettings]
     extra: Mapping[str, Any]
     orchestration: OrchestrationSettings
+    pricing: tuple[Price, ...]
 
     def __init__(
         self,
@@ -292,6 +296,7 @@ class Settings(Frozen):
         delegate: Mapping[str, DelegateSettings] = _EMPTY,
         extra: Mapping[str, Any] = _EMPTY,
         orchestration: OrchestrationSettings | None = None,
+        pricing: tuple[Price, ...] = (),
     ) -> None:
         if orchestration is None:
             orchestration = OrchestrationSettings(fan_out=StrategySettings(enabled=fan_out_enabled))
@@ -308,4 +313,5 @@ class Settings(Frozen):
             delegate,
             extra,
             orchestration,
+            pricing,
         )

@@ -307,6 +307,11 @@ def delegate(
         # `ms` and `summary` are the keys the store's views read (store/events.py).
         data["ms"] = int(duration * 1000)
         data["summary"] = ranking.truncate_middle(text, 300)[0]
+        # The vendor's CLI reports no usage to Glider: the task, the continuity block and the
+        # answer, 4 bytes a token, marked as an estimate (`store.usage` counts it as delegate usage).
+        data["input_tokens"] = (len(task.encode()) + 3) // 4 + block.tokens
+        data["output_tokens"] = (len(text.encode()) + 3) // 4
+        data["estimated"] = ["input_tokens", "output_tokens"]
         events.emit("DelegateRun", data, turn_id=turn_id)
     _after_write(paths, settings, res, compactor, environ, events)
     return result

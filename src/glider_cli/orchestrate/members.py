@@ -131,6 +131,23 @@ async def _fetch(out: Outbound, call: Call, cand: Candidate) -> None:
         raise BackendError("upstream sent an empty reply")
 
 
+def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, reply_bytes: int) -> dict[str, Any]:
+    """A member call's cache counts, and estimates (named in `estimated`, as `turns.usage.accounting`
+    makes them) when its reply reported no usage at all: the input from the request's estimate, the
+    output from the reply's bytes (4 a token). A member that got no reply records no usage."""
+    if not answered:
+        return {}
+    out: dict[str, Any] = {
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+    }
+    if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens):
+        out["input_tokens"] = max(1, request_tokens)
+        out["output_tokens"] = (reply_bytes + 3) // 4
+        out["estimated"] = ["input_tokens", "output_tokens"]
+    return out
+
+
 def _record(out: Outbound, job: Job, cand: Candidate, strategy: str, started: float) -> None:
     cand.ms = round((time.perf_counter() - started) * 1000, 1)
     usage = cand.response.usage if cand.response is not None else ir.Usage()
@@ -149,7 +166,10 @@ def _record(out: Outbound, job: Job, cand: Candidate, strategy: str, started: fl
         "output_tokens": usage.output_tokens,
         "ms": cand.ms,
         "tool_calls": cand.tool_calls,
+        "requested_model": job.inb.chat.model or None,
     }
+    answered = cand.response is not None
+    data.update(member_usage(usage, answered, job.inb.chat.estimated_tokens, len(cand.data or b"")))
     if cand.error is not None:
         data["error"] = cand.error
     out.sink.emit(STRATEGY_MEMBER, data, turn_id=job.turn_id)

@@ -8,7 +8,8 @@ request's count of calls on, `gemini_request.reply_call_id`, so pass the `reques
 into complete SSE events (CRLF framing accepted) and only events
 holding a tool-call marker are parsed; a non-streaming body is parsed whole at `close()`, up to
 `max_body` bytes. `whole_reply_calls(protocol, body)` reads a parsed non-streaming body. Calls
-without an id are dropped; unparsable arguments read as `{}`. No I/O, no clock.
+without an id are dropped; unparsable arguments read as `{}` (the call's `malformed` says so). No
+I/O, no clock.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class IssuedCall:
     id: str
     name: str
     arguments: Mapping[str, Any]
+    malformed: bool = False  # its arguments were sent but are not a JSON object (read as {})
 
 
 _MARKERS: dict[str, tuple[bytes, ...]] = {
@@ -103,7 +105,7 @@ class ReplyTap:
             self._events(tail)
         out = list(self._done)
         for key, (cid, name) in self._names.items():
-            out.append(IssuedCall(cid, name, _args("".join(self._args.get(key, [])))))
+            out.append(_call(cid, name, "".join(self._args.get(key, []))))
         return [c for c in out if c.id]
 
     def _block(self, block: bytes) -> None:
@@ -139,10 +141,8 @@ class ReplyTap:
             item = data.get("item")
             done = data.get("type") == "response.output_item.done"
             if done and isinstance(item, dict) and item.get("type") == "function_call":
-                args = _args(str(item.get("arguments") or ""))
-                self._done.append(
-                    IssuedCall(str(item.get("call_id") or ""), str(item.get("name") or ""), args)
-                )
+                text = str(item.get("arguments") or "")
+                self._done.append(_call(str(item.get("call_id") or ""), str(item.get("name") or ""), text))
         else:
             for choice in data.get("choices") or []:
                 delta = choice.get("delta") if isinstance(choice, dict) else None
@@ -156,11 +156,21 @@ class ReplyTap:
 
 
 def _args(text: str) -> dict[str, Any]:
+    return _parsed(text)[0]
+
+
+def _parsed(text: str) -> tuple[dict[str, Any], bool]:
+    """The arguments and whether they were malformed (text that is not a JSON object)."""
     try:
         value = orjson.loads(text) if text.strip() else {}
     except orjson.JSONDecodeError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        return {}, True
+    return (value, False) if isinstance(value, dict) else ({}, True)
+
+
+def _call(cid: str, name: str, text: str) -> IssuedCall:
+    args, bad = _parsed(text)
+    return IssuedCall(cid, name, args, bad)
 
 
 def _gemini_calls(data: dict[str, Any], request: ChatRequest | None, seen: int) -> list[IssuedCall]:
@@ -199,18 +209,16 @@ def whole_reply_calls(protocol: str, body: Any, *, request: ChatRequest | None =
     elif protocol == "openai_responses":
         for item in body.get("output") or []:
             if isinstance(item, dict) and item.get("type") == "function_call":
-                args = _args(str(item.get("arguments") or ""))
-                out.append(IssuedCall(str(item.get("call_id") or ""), str(item.get("name") or ""), args))
+                text = str(item.get("arguments") or "")
+                out.append(_call(str(item.get("call_id") or ""), str(item.get("name") or ""), text))
     else:
         for choice in body.get("choices") or []:
             msg = choice.get("message") if isinstance(choice, dict) else None
             for call in (msg or {}).get("tool_calls") or []:
                 fn = call.get("function") or {}
                 out.append(
-                    IssuedCall(
-                        str(call.get("id") or ""),
-                        str(fn.get("name") or ""),
-                        _args(str(fn.get("arguments") or "")),
+                    _call(
+                        str(call.get("id") or ""), str(fn.get("name") or ""), str(fn.get("arguments") or "")
                     )
                 )
     return [c for c in out if c.id]

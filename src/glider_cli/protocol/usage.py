@@ -3,39 +3,81 @@
 Anthropic/Responses `input_tokens`/`output_tokens`, Chat `prompt_tokens`/`completion_tokens`, Ollama
 `prompt_eval_count`/`eval_count`, Gemini `promptTokenCount`/`candidatesTokenCount`; the largest value
 seen for each wins, which is right for the cumulative usage a stream reports. `Usage.feed` takes
-chunks as they pass (a stream) or a whole body.
+chunks as they pass (a stream) or a whole body, and counts their bytes (`bytes`).
+
+Cache tokens: Anthropic's `cache_read_input_tokens` / `cache_creation_input_tokens` come beside its
+`input_tokens` (which does not count them); OpenAI's `cached_tokens` (Chat `prompt_tokens_details`,
+Responses `input_tokens_details`) and Gemini's `cachedContentTokenCount` are part of the input count
+they come with: `cache_in_input` is then True (`record()` says so, and `store.pricing` takes them
+out of the input before pricing it).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _USAGE_RE = re.compile(
     rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count'
-    rb'|promptTokenCount|candidatesTokenCount)"\s*:\s*(\d+)'
+    rb"|promptTokenCount|candidatesTokenCount|cache_read_input_tokens|cache_creation_input_tokens"
+    rb'|cached_tokens|cachedContentTokenCount)"\s*:\s*(\d+)'
 )
 _INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count", b"promptTokenCount"}
+_OUTPUT_KEYS = {b"output_tokens", b"completion_tokens", b"eval_count", b"candidatesTokenCount"}
+_CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
 
 
 class Usage:
     """Token counts seen in a reply (None until seen)."""
 
-    __slots__ = ("input_tokens", "output_tokens")
+    __slots__ = (
+        "bytes",
+        "cache_in_input",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "input_tokens",
+        "output_tokens",
+    )
 
     def __init__(self) -> None:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
+        self.cache_read_tokens: int | None = None
+        self.cache_write_tokens: int | None = None
+        self.cache_in_input = False
+        self.bytes = 0  # every byte fed (an estimate's basis when the reply reports no usage)
 
     def feed(self, data: bytes) -> None:
+        self.bytes += len(data)
         if b"_tokens" not in data and b"eval_count" not in data and b"TokenCount" not in data:
             return
         for m in _USAGE_RE.finditer(data):
-            n = int(m.group(2))
-            if m.group(1) in _INPUT_KEYS:
+            key, n = m.group(1), int(m.group(2))
+            if key in _INPUT_KEYS:
                 if self.input_tokens is None or n > self.input_tokens:
                     self.input_tokens = n
-            elif self.output_tokens is None or n > self.output_tokens:
-                self.output_tokens = n
+            elif key in _OUTPUT_KEYS:
+                if self.output_tokens is None or n > self.output_tokens:
+                    self.output_tokens = n
+            elif key == b"cache_creation_input_tokens":
+                if self.cache_write_tokens is None or n > self.cache_write_tokens:
+                    self.cache_write_tokens = n
+            else:
+                if self.cache_read_tokens is None or n > self.cache_read_tokens:
+                    self.cache_read_tokens = n
+                if key in _CACHE_INCLUDED:
+                    self.cache_in_input = True
+
+    def record(self) -> dict[str, Any]:
+        """The cache counts as an outcome event records them (only the ones the reply reported)."""
+        out: dict[str, Any] = {}
+        if self.cache_read_tokens is not None:
+            out["cache_read_tokens"] = self.cache_read_tokens
+        if self.cache_write_tokens is not None:
+            out["cache_write_tokens"] = self.cache_write_tokens
+        if self.cache_in_input and self.cache_read_tokens:
+            out["cache_in_input"] = True
+        return out
 
 
 def usage_from_bytes(data: bytes) -> Usage:

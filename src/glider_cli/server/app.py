@@ -131,7 +131,7 @@ def create_app(
         *info_routes(config, registry),
         *model_routes(config, endpoints),
         *router_routes(current, reloader),
-        *context_routes(home, settings.context, live),
+        *context_routes(home, settings.context, live, lambda: current.config.settings.pricing),
         *events_routes(home, settings.context, hub),
         *dashboard_routes(config, router, home),
         *ui_routes(env.get("GLIDER_TOKEN") or None),

@@ -9,6 +9,9 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
     GET  /api/context/egress?days=N&session=S   what `glider context egress --json` prints: every call
                                                 that left the machine, and per-backend totals
+    GET  /api/context/usage?days=N&by=day|model|rule|session
+                                                what `glider context usage --json` prints: tokens and
+                                                cost per side, estimated savings, local share, regret
     GET  /api/context/export                    JSONL (application/x-ndjson): events, then entity records
     GET  /api/context/query?q=<query>           what `glider context query --json` prints
     POST /api/context/index-tree    {"path", "turn_id"?}   the TreeIndexResult dict
@@ -24,7 +27,7 @@ page is the cursor of the next. `turns` answers the newest `limit` turns (defaul
 the day files that page needs (`ContextStore.turns`); a full page carries `x-glider-next-before:
 <turn id>`.
 A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
-The views that read the index files or the entity graph (turns, a turn, egress, query, explain,
+The views that read the index files or the entity graph (turns, a turn, egress, usage, query, explain,
 communities, export, index-tree, index-symbols, prune) are answered by the store's worker process
 (`server.store_worker`: one view at a time, recycled beyond its memory budget), so they hold neither
 the event loop nor the server's memory; `recent` and `episodes` come from the live writer's ring.
@@ -42,6 +45,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from glider_cli.config.pricing import Price
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import QueryError, RequestError, StoreError
 from glider_cli.paths import Paths
@@ -114,9 +118,13 @@ def _dir_param(body: dict[str, Any]) -> Path:
 
 
 def context_routes(
-    paths: Paths, settings: ContextSettings | None = None, writer: EventWriter | None = None
+    paths: Paths,
+    settings: ContextSettings | None = None,
+    writer: EventWriter | None = None,
+    prices: Callable[[], tuple[Price, ...]] | None = None,
 ) -> list[BaseRoute]:
-    """The `/api/context/*` routes (see the module contract)."""
+    """The `/api/context/*` routes (see the module contract); `prices` gives the `pricing:` entries of
+    the config in force (read per call: a reload changes them)."""
     settings = settings or ContextSettings()
     store = ContextStore(paths, settings, writer)
     worker = StoreWorker(paths, settings)
@@ -202,6 +210,17 @@ def context_routes(
             raise _BadRequest("session must be one token (no spaces)", "session")
         return await answer("egress", days, session)
 
+    async def usage(request: Request) -> Response:
+        from glider_cli.store.usage import BY
+
+        raw = request.query_params.get("days")
+        days = None if raw is None or raw == "" else _int_param(request, "days", 1)
+        by = request.query_params.get("by", "day")
+        if by not in BY:
+            raise _BadRequest(f"by={by!r} must be one of {', '.join(BY)}", "by")
+        configured = [p.to_dict() for p in (prices() if prices is not None else ())]
+        return await answer("usage", days, by, configured)
+
     async def export(request: Request) -> Response:
         def pieces() -> Iterator[bytes]:
             flushed()
@@ -259,6 +278,7 @@ def context_routes(
         Route(f"{p}/turns/{{turn_id}}", guarded(turn), methods=["GET"]),
         Route(f"{p}/episodes", guarded(episodes), methods=["GET"]),
         Route(f"{p}/egress", guarded(egress), methods=["GET"]),
+        Route(f"{p}/usage", guarded(usage), methods=["GET"]),
         Route(f"{p}/export", guarded(export), methods=["GET"]),
         Route(f"{p}/query", guarded(query), methods=["GET"]),
         Route(f"{p}/index-tree", guarded(index_tree), methods=["POST"]),

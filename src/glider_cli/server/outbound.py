@@ -352,6 +352,8 @@ class Outbound:
             disconnected=disconnected,
             fallback_from=call.fallback_from,
             calls=calls,
+            cache=usage.record(),
+            reply_bytes=usage.bytes,
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)

@@ -143,6 +143,8 @@ class Proxy(Outbound):
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GateRefused as exc:
+            for regret in self.turns.regret.take():  # a locally served family's regret
+                self.sink.emit(regret[0], regret[1], turn_id=regret[2])
             return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")

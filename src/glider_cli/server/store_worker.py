@@ -10,7 +10,8 @@ Contract:
   process that builds one `store.service.ContextStore`, whose caches then serve later calls).
 - `call(op, *args) -> (json bytes, meta)` runs one view and blocks until it is answered (callers run
   it on a thread); calls are answered one at a time, in order. Ops: `turns(limit, before)` (meta:
-  `count`, `first`), `turn(id)`, `egress(days, session)`, `query(text)` (the `--json` value),
+  `count`, `first`), `turn(id)`, `egress(days, session)`, `usage(days, by, prices)` (prices:
+  `Price.to_dict()`s), `query(text)` (the `--json` value),
   `index_tree(root, turn_id)`, `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")`
   yields the export's pieces.
 - A view's QueryError or StoreError is raised again here with its message (and position).
@@ -58,6 +59,13 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def price_entries(prices: list[dict[str, Any]]) -> tuple[Any, ...]:
+    """`Price.to_dict()`s (as a call carries them to the worker) -> Prices."""
+    from glider_cli.config.pricing import Price
+
+    return tuple(Price(**p) for p in prices)
+
+
 def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
     def turns(limit: int | None, before: str | None) -> tuple[Any, Meta]:
         page = store.turns(limit, before)
@@ -77,6 +85,7 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
         "turns": turns,
         "turn": lambda tid: (store.turn(tid), {}),
         "egress": lambda days, session: (store.egress(days, session), {}),
+        "usage": lambda days, by, prices: (store.usage(days, by, price_entries(prices)), {}),
         "query": lambda text: (store.query(text).to_json(), {}),
         "index_tree": lambda root, tid: (store.index_tree(Path(root), turn_id=tid).to_dict(), {}),
         "index_symbols": lambda root: (store.index_symbols(Path(root)).to_dict(), {}),

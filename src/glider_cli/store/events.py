@@ -24,21 +24,29 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       the evaluated trace and `not_reached` (how many rules came after the winner)
     StickyBound       family, target, ttl
     ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (turns.sticky)
-    FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files
-    OriginPassthrough backend, status, input_tokens, output_tokens, ms, files
+    FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files; and for usage
+                      accounting (`turns.usage.accounting`, `store.usage`): cache_read_tokens,
+                      cache_write_tokens, cache_in_input (the input count includes the cached tokens:
+                      OpenAI, Gemini), estimated (the counts Glider estimated: the backend reported
+                      none), rule, requested_model (the model the client asked for)
+    OriginPassthrough the same keys as FulfilledLocal
     FallbackUsed      from, to, reason
     UpstreamFailed    backend, side (local | cloud), status, error, stage (before_first_byte: the
                       fallback may take over; mid_stream: the same call's outcome event follows)
     StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`orchestrate.members`):
                       strategy, index, role (a pipeline stage's, or `judge` for a model judge's call),
                       backend, side, model, temperature, outcome (ok | error | timeout | cancelled),
-                      status, input_tokens, output_tokens, ms, tool_calls, error
+                      status, input_tokens, output_tokens, ms, tool_calls, error, requested_model,
+                      cache_read_tokens, cache_write_tokens, estimated
     StrategyChosen    which candidate won (`orchestrate.runner`): strategy, judge, members, complete
                       (the indexes that answered), index (None: every member failed and the ordinary
                       call serves it), backend, model, why, scores; the chosen member's own outcome
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call
-    DelegateRun       vendor, exit_code, ms, files, summary
+    DelegateRun       vendor, exit_code, ms, files, summary, input_tokens, output_tokens (estimated)
     Note              text (a free note attached to a turn; it becomes a `note` entity)
+    LocalRegret       a locally served turn the user did not accept (`turns.regret`): kind
+                      (repeat_cloud | repeat_soon | interrupted | local_error), later_turn, evidence,
+                      rule, backend, model
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
 """
 
@@ -66,6 +74,7 @@ STRATEGY_CHOSEN = "StrategyChosen"
 NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
+LOCAL_REGRET = "LocalRegret"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
@@ -81,6 +90,7 @@ EVENT_TYPES: tuple[str, ...] = (
     NOTE,
     TURN_CONTEXT,
     EVENTS_PRUNED,
+    LOCAL_REGRET,
 )
 
 # Events that close a turn's request, in the order an episode reports them.

@@ -13,6 +13,10 @@ ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict(
 - `egress(days, session)`: the egress audit (`store.egress`) of the last `days` days (default
   `retain_days`): {"days", "session", "calls", "totals"}; only the lines of the turns whose fold says
   a request left the machine are read (by their offsets), and the turnless `DelegateRun` lines;
+- `usage(days, by, prices)`: the usage and cost report (`store.usage`) of the last `days` days
+  (default `retain_days`), priced with the `pricing:` entries `prices` over the bundled table; only
+  the lines of the types it needs are parsed, and a digest of each day file is kept
+  (`store.usage_read`);
 - `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
   last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
   query gets the layer it needs (`store.query.runtime_scope`): none for a search of every turn for
@@ -44,6 +48,7 @@ from glider_cli.store.graph import EntityStore, Graph
 from glider_cli.store.turn_index import TurnIndex, read_spans
 
 if TYPE_CHECKING:
+    from glider_cli.config.pricing import Price
     from glider_cli.store.index_symbols import SymbolIndexResult
     from glider_cli.store.index_tree import Progress, TreeIndexResult
     from glider_cli.store.query import QueryAnswer
@@ -172,6 +177,19 @@ class ContextStore:
             for path in log.select_days(self.paths.context, days=window):
                 evs += [e for e in log.read_typed(path, DELEGATE_RUN) if not e.get("turn_id")]
         return {"days": window, "session": session, **egress.audit(evs, session).to_dict()}
+
+    def usage(
+        self, days: int | None = None, by: str = "day", prices: tuple[Price, ...] = ()
+    ) -> dict[str, Any]:
+        from glider_cli.config.pricing import PriceTable
+        from glider_cli.store import usage, usage_read
+
+        self._flush()
+        window = self.settings.retain_days if days is None else days
+        stats = log.ReadStats()
+        found = usage_read.digests(self.paths.context, window, stats)
+        self.last_read = stats
+        return usage.report(found, PriceTable(prices), by=by, days=window)
 
     # -- graph and query -----------------------------------------------------------------------------
 

@@ -10,18 +10,25 @@ home), records it in the family and binds the family when the decision is a clou
 are, in order: `TurnOpened` (only when the request opens a family: a new real user message; its
 `ask`, and the turn keys `goal` and `clone_path` of `store.turn_keys.opening`, made when written),
 `RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
-`StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
-decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
-matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
-the router's GliderError; nothing was recorded then. `gate` is the capability gate the router asks
-about a local backend (`router.decide.Gate`).
+`StickyBound` when the family got bound, then any `LocalRegret` (`turns.regret`: the new user
+message repeats the session's last, locally served, request). A count_tokens request
+(`count_tokens=True`) is placed and decided the same way but opens nothing, binds nothing and emits
+nothing. A routing failure (no rule matched, a broken script result, an explicit `/local` its
+backend cannot take: `GateRefused`) raises the router's GliderError; nothing was recorded then
+(a gate refusal of a locally served family is noted as its regret, emitted with the next events).
+`gate` is the capability gate the router asks about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
-its status, the token usage it reported, the time, whether the reply completed or the client left,
+its status, the token usage it reported (and the cache tokens; `turns.usage.accounting` adds the
+request's rule, the model the client asked for, and estimates marked in `estimated` for the counts
+the backend did not report), the time, whether the reply completed or the client left,
 and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
-local side, `OriginPassthrough` for the cloud side), then `TurnContext` when the reply's tool calls
-wrote a plan that differs from the turn's last one or named files they write (`store.turn_keys`:
-TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
+local side, `OriginPassthrough` for the cloud side), then any `LocalRegret` (`turns.regret`: a
+local reply that failed mid-stream or issued a tool call whose arguments do not parse; a
+capability-gate refusal of a locally served family's later request comes with the next events),
+then `TurnContext` when the reply's tool calls wrote a plan that differs from the turn's last one
+or named files they write (`store.turn_keys`: TodoWrite, update_plan, Write/Edit), then
+`ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
@@ -35,16 +42,19 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
+from glider_cli.errors import GateRefused
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.store import turn_keys
+from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
-from glider_cli.turns.usage import UsageCalibrator
+from glider_cli.turns.usage import UsageCalibrator, accounting
 from glider_cli.values import Frozen
 
 __all__ = ["Decider", "Opened", "Served", "Turns"]
@@ -101,6 +111,8 @@ class Served(Frozen):
     disconnected: bool = False
     fallback_from: str | None = None
     calls: Sequence[IssuedCall] = ()
+    cache: Mapping[str, Any] = MappingProxyType({})
+    reply_bytes: int | None = None
 
     def __init__(
         self,
@@ -116,6 +128,8 @@ class Served(Frozen):
         disconnected: bool = False,
         fallback_from: str | None = None,
         calls: Sequence[IssuedCall] = (),
+        cache: Mapping[str, Any] | None = None,
+        reply_bytes: int | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -130,6 +144,8 @@ class Served(Frozen):
             disconnected=disconnected,
             fallback_from=fallback_from,
             calls=calls,
+            cache={} if cache is None else cache,
+            reply_bytes=reply_bytes,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -142,6 +158,7 @@ class Served(Frozen):
             "ms": self.ms,
             "complete": self.complete,
         }
+        data.update(self.cache)
         if self.fallback_from:
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
@@ -203,6 +220,8 @@ class Turns:
             local_only=local_only,
         )
         self.usage = UsageCalibrator()
+        self.regret = RegretWatch(max_families)
+        self._clock = clock
         self._plans = _LastPlans(max_families)
 
     def use(
@@ -234,10 +253,15 @@ class Turns:
     ) -> Opened:
         plan = self.sticky.place(chat, body=body, count_tokens=count_tokens)
         # Asked with `gate` only when there is one: a Decider seam need not know about gates.
-        if gate is None:
-            decision = self.router.decide(chat, sticky=plan.view)
-        else:
-            decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+        try:
+            if gate is None:
+                decision = self.router.decide(chat, sticky=plan.view)
+            else:
+                decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+        except GateRefused as exc:
+            if not count_tokens:
+                self.regret.refused(plan.turn_id, exc.message)
+            raise
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
@@ -248,6 +272,9 @@ class Turns:
         # The record is built when it is written (off the request's path); a decision is immutable.
         events.append(("RouteDecided", Deferred(decision.to_record), turn_id))
         events.extend(bound)
+        if plan.placement.new_turn:
+            events += self.regret.opened(turn_id, chat.session_id, chat.last_user_text, self._clock())
+        events += self.regret.take()
         return Opened(chat, plan, decision, events, False)
 
     def close(self, opened: Opened, served: Served) -> Events:
@@ -256,7 +283,22 @@ class Turns:
         if opened.count_tokens:
             return []
         kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
-        events: Events = [(kind, served.outcome(), opened.turn_id)]
+        outcome = served.outcome()
+        outcome.update(accounting(opened, served, self.usage))
+        events: Events = [(kind, outcome, opened.turn_id)]
+        events += self.regret.served(
+            opened.turn_id,
+            side=served.side,
+            rule=opened.decision.rule,
+            backend=served.backend,
+            model=served.model,
+            status=served.status,
+            complete=served.complete,
+            disconnected=served.disconnected,
+            malformed_calls=[c.name for c in served.calls if c.malformed],
+            now=self._clock(),
+        )
+        events += self.regret.take()
         if served.answered and served.calls and opened.turn_id is not None:
             ctx = turn_keys.progress(served.calls)
             if ctx is not None and self._plans.changed(opened.turn_id, ctx):

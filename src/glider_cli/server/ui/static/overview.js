@@ -43,6 +43,7 @@
       h("div", { class: "grid" },
         card(["Requests ", h("span", { class: "grow" }), windowButtons()], el.tiles, el.chart),
         h("div", {}, card("Per rule", el.rules), card("Backends", el.backends))),
+      G.usagePanel(14),
       card("Recent episodes", el.episodes),
     );
   }

@@ -24,13 +24,21 @@
     return G.badge("on", "ok");
   }
 
+  // A rule's local share, regret rate and estimated savings (GET /api/context/usage?by=rule).
+  function usageCells(usage, name) {
+    const u = usage && usage.get(name);
+    if (!u) return ["–", "–", "–"];
+    return [G.share(u.local_turn_share), G.share(u.regret_rate), G.money(u.savings)];
+  }
+
   async function loadRules() {
-    let data, hour = null, day = null;
+    let data, hour = null, day = null, usage = null;
     try {
-      [data, hour, day] = await Promise.all([
+      [data, hour, day, usage] = await Promise.all([
         api("/api/router/rules"),
         api("/api/events/stats?window=hour").catch(() => null),
         api("/api/events/stats?window=day").catch(() => null),
+        G.usageByRule(14).catch(() => null),
       ]);
     } catch (e) {
       fill(el.rules, G.errorBox(e));
@@ -43,12 +51,14 @@
     const rows = data.rules.map((r) => [
       String(r.priority), h("strong", {}, r.name), r.kind,
       [G.side(r.target), " ", [r.backend, r.model].filter(Boolean).join(" · ")],
-      String(hh.get(r.name) || 0), String(dh.get(r.name) || 0), stateCell(r), r.where ? h("code", { title: r.where }, r.where.split("/").pop()) : h("span", { class: "muted" }, "built in")]);
+      String(hh.get(r.name) || 0), String(dh.get(r.name) || 0), ...usageCells(usage, r.name), stateCell(r), r.where ? h("code", { title: r.where }, r.where.split("/").pop()) : h("span", { class: "muted" }, "built in")]);
     const others = [...dh.keys()].filter((n) => !data.rules.some((r) => r.name === n));
     fill(el.rules, table(
       [{ label: "Priority", num: true }, { label: "Rule" }, { label: "Trigger" }, { label: "Sends to" },
-        { label: "Hits 1 h", num: true }, { label: "Hits 24 h", num: true }, { label: "State" }, { label: "Defined at" }],
-      rows, { empty: "No rules." }),
+        { label: "Hits 1 h", num: true }, { label: "Hits 24 h", num: true },
+        { label: "Local share 14 d", num: true }, { label: "Regret 14 d", num: true }, { label: "Saved 14 d (est.)", num: true },
+        { label: "State" }, { label: "Defined at" }],
+      rows, { empty: "No rules.", caption: "Local share: the rule's turns served locally. Regret: the share of those the user did not accept (asked again, in the cloud or soon after; cut the answer off; an error the local model could not recover from). Saved: an estimate at the requested model's price." }),
       others.length ? h("p", { class: "small muted" }, "Also decided today (not a rule of the sequence): ",
         others.map((n, i) => [i ? ", " : "", h("code", {}, n), " ×" + dh.get(n)])) : null);
     const lint = data.lint;

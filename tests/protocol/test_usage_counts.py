@@ -1,0 +1,59 @@
+"""Token counts read out of each protocol's reply bytes (protocol.usage), cache tokens included: what
+an outcome event records, whatever shape the backend answered in."""
+
+from __future__ import annotations
+
+import pytest
+
+from glider_cli.protocol.usage import Usage, usage_from_bytes
+
+CASES = [
+    (  # Anthropic stream: message_start's input and cache counts, message_delta's cumulative output
+        b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":12,'
+        b'"cache_creation_input_tokens":400,"cache_read_input_tokens":9000,"output_tokens":1}}}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","usage":{"output_tokens":77}}\n\n',
+        (12, 77, 9000, 400, False),
+    ),
+    (  # OpenAI Chat: prompt_tokens counts its cached tokens
+        b'{"usage":{"prompt_tokens":5000,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":4096}}}',
+        (5000, 7, 4096, None, True),
+    ),
+    (  # OpenAI Responses: input_tokens counts its cached tokens
+        b'{"usage":{"input_tokens":300,"input_tokens_details":{"cached_tokens":128},"output_tokens":9}}',
+        (300, 9, 128, None, True),
+    ),
+    (  # Gemini: promptTokenCount counts cachedContentTokenCount
+        b'{"usageMetadata":{"promptTokenCount":800,"candidatesTokenCount":20,"cachedContentTokenCount":512}}',
+        (800, 20, 512, None, True),
+    ),
+    (b'{"done":true,"prompt_eval_count":33,"eval_count":4}', (33, 4, None, None, False)),  # Ollama
+    (
+        b'{"usage":{"prompt_tokens":5,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":0}}}',
+        (5, 1, 0, None, True),
+    ),
+]
+
+
+@pytest.mark.parametrize(("data", "want"), CASES)
+def test_counts_of_every_protocol(data: bytes, want: tuple[object, ...]) -> None:
+    u = usage_from_bytes(data)
+    assert (
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.cache_in_input,
+    ) == want
+    assert u.bytes == len(data)
+
+
+def test_fed_in_chunks_and_recorded() -> None:
+    u = Usage()
+    data = CASES[0][0]
+    for i in range(0, len(data), 7):
+        u.feed(data[i : i + 7])
+    u2 = usage_from_bytes(data)
+    assert u2.record() == {"cache_read_tokens": 9000, "cache_write_tokens": 400}
+    assert usage_from_bytes(CASES[1][0]).record() == {"cache_read_tokens": 4096, "cache_in_input": True}
+    assert usage_from_bytes(CASES[5][0]).record() == {"cache_read_tokens": 0}
+    assert u.bytes == len(data)
