@@ -39,6 +39,7 @@ SERVER_KEYS = (
     "body_timeout",
     "max_connections_per_client",
     "max_connections",
+    "cap_loopback_clients",
 )
 
 
@@ -146,6 +147,9 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
         ),
         max_connections=or_default(
             ck.integer(sec, "max_connections", path="server", minimum=1), d.max_connections
+        ),
+        cap_loopback_clients=or_default(
+            ck.boolean(sec, "cap_loopback_clients", path="server"), d.cap_loopback_clients
         ),
     )
 

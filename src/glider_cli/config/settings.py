@@ -203,7 +203,9 @@ class ServerSettings(Frozen):
     environment's proxy variables are ignored; loopback backends never use them).
     What a connection may hold (`server.connections`): `header_timeout` seconds to send a request's
     head, `body_timeout` seconds for its whole body (408 beyond), `max_connections_per_client` open
-    connections from one peer address (503 beyond), `max_connections` open connections in all."""
+    connections from one peer address (not applied to loopback peers unless
+    `cap_loopback_clients`), `max_connections` open connections in all; past a cap idle connections
+    are shed first, and only then is a new one refused (503)."""
 
     host: str
     port: int
@@ -214,6 +216,7 @@ class ServerSettings(Frozen):
     body_timeout: float
     max_connections_per_client: int
     max_connections: int
+    cap_loopback_clients: bool
 
     def __init__(
         self,
@@ -226,6 +229,7 @@ class ServerSettings(Frozen):
         body_timeout: float = 30.0,
         max_connections_per_client: int = 64,
         max_connections: int = 512,
+        cap_loopback_clients: bool = False,
     ) -> None:
         init_fields(
             self,
@@ -238,6 +242,7 @@ class ServerSettings(Frozen):
             body_timeout,
             max_connections_per_client,
             max_connections,
+            cap_loopback_clients,
         )
 
 
