@@ -181,13 +181,17 @@ class TransformSettings(Frozen):
 
 class StickySettings(Frozen):
     """Turn-family stickiness: a bound family stays off the local model for `ttl_seconds`, and for
-    `grace_seconds` after its parent run ends."""
+    `grace_seconds` after its parent run ends. A title request that quotes a prompt no family has
+    opened with yet waits up to `title_wait_seconds` for that prompt's request (0: never waits)."""
 
     ttl_seconds: float
     grace_seconds: float
+    title_wait_seconds: float
 
-    def __init__(self, ttl_seconds: float = 900.0, grace_seconds: float = 120.0) -> None:
-        init_fields(self, ttl_seconds, grace_seconds)
+    def __init__(
+        self, ttl_seconds: float = 900.0, grace_seconds: float = 120.0, title_wait_seconds: float = 0.3
+    ) -> None:
+        init_fields(self, ttl_seconds, grace_seconds, title_wait_seconds)
 
 
 class ToolFollowupSettings(Frozen):
