@@ -27,7 +27,8 @@ def paths(glider_env: Path) -> Paths:
 
 
 def test_views_are_answered_by_another_process(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings())
+    # The budget is shared with the server: this test process is not one, it takes none of it.
+    worker = StoreWorker(paths, ContextSettings(), server_rss=lambda: 0.0)
     try:
         body, meta = worker.call("turns", 2, None)
         assert [t["turn_id"] for t in orjson.loads(body)] == ["t3", "t4"]
@@ -63,6 +64,30 @@ def test_a_worker_over_its_budget_is_replaced_and_a_dead_one_restarted(paths: Pa
         assert worker.started == 2
     finally:
         worker.close()
+
+
+def test_the_budget_is_shared_with_the_server(paths: Paths) -> None:
+    """What a worker keeps is bounded by what the server leaves of the budget: a worker far under
+    150 MB on its own is replaced after each view when the server holds 145 MB of it, and kept
+    (one worker, its caches warm) when the server leaves it room."""
+    squeezed = StoreWorker(paths, ContextSettings(), budget_mb=150.0, server_rss=lambda: 145.0)
+    try:
+        for _ in range(2):
+            assert len(orjson.loads(squeezed.call("turns", 10, None)[0])) == 5
+            assert isinstance(orjson.loads(squeezed.call("query", "t1")[0]), list)
+            assert len(b"".join(squeezed.stream("export")).splitlines()) == 10
+        assert squeezed.started == 6 and squeezed.recycled == 6
+        assert not squeezed._proc  # the last one is gone too: nothing is kept between views
+    finally:
+        squeezed.close()
+    roomy = StoreWorker(paths, ContextSettings(), budget_mb=150.0, server_rss=lambda: 20.0)
+    try:
+        for _ in range(3):
+            roomy.call("turns", 10, None)
+            roomy.call("query", "t1")
+        assert roomy.started == 1 and roomy.recycled == 0
+    finally:
+        roomy.close()
 
 
 def test_a_reader_leaving_an_export_does_not_reach_the_next_call(paths: Paths) -> None:
