@@ -16,6 +16,11 @@ from glider_cli.server.store_worker import StoreWorker
 from glider_cli.store.writer import EventWriter
 
 
+def not_a_server() -> float:
+    """The budget is shared with the server: the test process is not one, it takes none of it."""
+    return 0.0
+
+
 @pytest.fixture
 def paths(glider_env: Path) -> Paths:
     p = Paths(home=glider_env)
@@ -27,8 +32,7 @@ def paths(glider_env: Path) -> Paths:
 
 
 def test_views_are_answered_by_another_process(paths: Paths) -> None:
-    # The budget is shared with the server: this test process is not one, it takes none of it.
-    worker = StoreWorker(paths, ContextSettings(), server_rss=lambda: 0.0)
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         body, meta = worker.call("turns", 2, None)
         assert [t["turn_id"] for t in orjson.loads(body)] == ["t3", "t4"]
@@ -55,7 +59,7 @@ def test_a_worker_over_its_budget_is_replaced_and_a_dead_one_restarted(paths: Pa
         assert lean.started == 3
     finally:
         lean.close()
-    worker = StoreWorker(paths, ContextSettings())
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         worker.call("turns", 1, None)
         os.kill(worker._proc.pid, signal.SIGKILL)
@@ -91,7 +95,7 @@ def test_the_budget_is_shared_with_the_server(paths: Paths) -> None:
 
 
 def test_a_reader_leaving_an_export_does_not_reach_the_next_call(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings())
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         pieces = worker.stream("export")
         next(pieces)
@@ -102,7 +106,7 @@ def test_a_reader_leaving_an_export_does_not_reach_the_next_call(paths: Paths) -
 
 
 def test_an_idle_worker_exits_by_itself(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings(), idle=0.2)
+    worker = StoreWorker(paths, ContextSettings(), idle=0.2, server_rss=not_a_server)
     try:
         worker.call("turns", 1, None)
         proc = worker._proc
