@@ -1,6 +1,5 @@
-"""What one connection to `glider serve` may hold: a deadline on each request head and on each
-request body, caps on the connections open (met by shedding idle ones first), and the counts
-`/healthz` shows.
+"""What one connection to `glider serve` may hold: deadlines on each request head and body, caps on
+the connections open (met by shedding idle ones first), and the counts `/healthz` shows.
 
 Contract:
 - `ConnectionLimits(settings.server)` is one per app (`create_app`, `state.limits`): the settings
@@ -34,9 +33,8 @@ Contract:
   complete head (`HEAD_GRACE` seconds: its request is about to be served). Only when nothing can
   be shed is the new connection `over_cap` (the key of the cap; counted): the ASGI side answers
   its request 503 with `Retry-After` and closes it. It takes no place under the caps.
-- The per-client cap does not apply to loopback peers unless `server.cap_loopback_clients` is true:
-  on 127.0.0.1 every local client (agents, their subagents, the dashboard, a script, any web page
-  the browser has open) is the same peer, and a cap one of them fills would be hit by all the others.
+- The per-client cap skips loopback peers unless `server.cap_loopback_clients`: on 127.0.0.1 every
+  local client (agents, the dashboard, scripts, any web page) is one peer, and would share it.
 
 uvicorn names this depends on, beyond asyncio's Protocol and Transport interfaces: `uvicorn.Config`
 with `http=` a protocol class, which uvicorn instantiates once per connection with keyword arguments
