@@ -9,7 +9,10 @@ directory (bench/store_scale_home.py: the real Router, turn lifecycle and EventW
   `glider context turns --json`, `glider context query '*' kind=symbol …`, `glider context turn <id>`;
   the first runs after generation (the first full read compacts the past days' index), `--all` too;
 - `glider serve` on that home, in front of the fake upstream (tests/fake_upstream.py): its RSS after
-  every context view was called once (target ≤ 150 MB), and the proxy's p50 at c=1 with and without a
+  every context view was called once (target ≤ 150 MB); then serve + its store worker together while
+  the dashboard's views are polled (`--poll-rounds` rounds of what the Overview, Sessions and Context
+  pages ask for: target ≤ 150 MB for both, after every view and at the end, with how many workers were
+  recycled over the shared budget); and the proxy's p50 at c=1 with and without a
   poller on `GET /api/context/turns` (every `--poll` seconds; 0: back to back), in alternating
   rounds (target: moves ≤ 10 %). Servers are pinned as bench/bench_proxy.py pins them.
 Medians are printed with the min and max; the load average says how busy the machine was.
@@ -151,6 +154,8 @@ def views(home: Path, runs: int) -> tuple[bool, str]:
     )
     turn = all_turns[len(all_turns) // 2]["turn_id"]
     ok = True
+    if runs <= 0:  # --skip-views
+        return ok, turn
     cases = [
         ("context turns --json", ["context", "turns", "--json"], True),
         (
@@ -174,7 +179,58 @@ def views(home: Path, runs: int) -> tuple[bool, str]:
     return ok, turn
 
 
-def serve(home: Path, turn: str, requests: int, rounds: int, poll: float, share_core: bool) -> bool:
+# What the dashboard's pages ask for (server/ui/static: Overview, Sessions, Context).
+DASHBOARD = (
+    "/api/events/stats?window=hour",
+    "/api/events/stats?window=day",
+    "/api/context/episodes?limit=8",
+    "/api/events/requests?limit=25",
+    "/api/events/sessions",
+    "/api/context/episodes?limit=50",
+    "/api/context/query?q={turn}%20limit=20",
+    "/api/context/query?q=*%20parse",
+    "/api/context/explain?turn_id=*&id=glider_cli/store/service.py",
+    "/api/context/communities?turn_id={turn}",
+)
+
+
+def dashboard(url: str, glider: int, turn: str, rounds: int) -> bool:
+    """serve + store worker RSS while the dashboard's views are polled (target ≤ 150 MB together)."""
+    import urllib.error
+    import urllib.request
+
+    peak, worst = 0.0, ""
+    started = set(store_workers(glider))
+    seen = set(started)
+    for _ in range(rounds):
+        for path in DASHBOARD:
+            path = path.format(turn=turn)
+            try:
+                with urllib.request.urlopen(url + path, timeout=120) as r:
+                    r.read()
+            except urllib.error.HTTPError as exc:
+                raise SystemExit(f"GET {path}: {exc.code} {exc.read()[:300]!r}") from None
+            kids = store_workers(glider)
+            seen.update(kids)
+            total = rss_mb(glider) + sum(rss_mb(k) for k in kids)
+            if total > peak:
+                peak, worst = total, path
+    kids = store_workers(glider)
+    serve_mb, worker_mb = rss_mb(glider), sum(rss_mb(k) for k in kids)
+    end = serve_mb + worker_mb
+    good = end <= 150 and peak <= 150
+    print(
+        f"{'serve + store worker RSS, dashboard polled':<46} {end:.0f} MB (serve {serve_mb:.0f} + worker "
+        f"{worker_mb:.0f}) after {rounds} rounds of {len(DASHBOARD)} views, at most {peak:.0f} MB after "
+        f"a view ({worst.split('?')[0]}), target <= 150 MB {'OK' if good else 'MISSED'} "
+        f"({len(seen - started)} workers started)"
+    )
+    return good
+
+
+def serve(
+    home: Path, turn: str, requests: int, rounds: int, poll: float, share_core: bool, poll_rounds: int = 5
+) -> bool:
     load_cpus, sut_cpus = cpu_split()
     if load_cpus is not None:
         try:
@@ -238,6 +294,7 @@ def serve(home: Path, turn: str, requests: int, rounds: int, poll: float, share_
                 f"target <= 150 MB {'OK' if good else 'MISSED'} (its store worker after a view: at most "
                 f"{worker_peak:.0f} MB; one above 150 MB is replaced)"
             )
+            ok = dashboard(url, glider, turn, poll_rounds) and ok
             if load_cpus is not None and not share_core:
                 # The worker inherited the server's CPU: give it the rest of the machine, as an
                 # unpinned system would (`--share-core` keeps them on one CPU: the worst case).
@@ -283,6 +340,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--poll", type=float, default=0.2, help="seconds between polls (0: back to back)")
     ap.add_argument("--share-core", action="store_true", help="leave the store worker on the server's CPU")
+    ap.add_argument("--poll-rounds", type=int, default=5, help="rounds of the dashboard's views")
+    ap.add_argument("--skip-views", action="store_true", help="skip the whole-process view runs")
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f}; cpus: {os.cpu_count()}")
     with tempfile.TemporaryDirectory(prefix="glider-scale-") as tmp:
@@ -293,8 +352,9 @@ def main() -> None:
             f"home: {made['events']:,} events, {made['turns']:,} turns, {args.days} day files, "
             f"{size / 1e6:.0f} MB of JSONL (generated in {made['seconds']} s)"
         )
-        ok, turn = views(home, args.runs)
-        ok = serve(home, turn, args.requests, args.rounds, args.poll, args.share_core) and ok
+        ok, turn = views(home, 0 if args.skip_views else args.runs)
+        served = serve(home, turn, args.requests, args.rounds, args.poll, args.share_core, args.poll_rounds)
+        ok = served and ok
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     sys.exit(0 if ok else 1)
 

@@ -178,6 +178,30 @@ def _responses_tools(body: dict[str, Any]) -> Refusal | None:
     return None
 
 
+def _tool_names(protocol: str, body: dict[str, Any]) -> Refusal | None:
+    """A function tool's definition must name it (each service answers 400 without its name)."""
+    tools = body.get("tools")
+    for i, tool in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(tool, dict):
+            continue
+        if protocol == "anthropic" and "type" not in tool and not isinstance(tool.get("name"), str):
+            return _anthropic(400, "invalid_request_error", f"tools.{i}.custom.name: Field required")
+        named = isinstance(tool.get("name"), str)
+        if protocol == "openai_responses" and tool.get("type") == "function" and not named:
+            return _openai(
+                400, f"Missing required parameter: 'tools[{i}].name'.", "missing_required_parameter"
+            )
+        if protocol == "openai_chat" and tool.get("type", "function") == "function":
+            fn = tool.get("function")
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                return _openai(
+                    400,
+                    f"Missing required parameter: 'tools[{i}].function.name'.",
+                    "missing_required_parameter",
+                )
+    return None
+
+
 _TOOL_CHECKS = {
     "anthropic": _anthropic_tools,
     "openai_chat": _chat_tools,
@@ -218,7 +242,7 @@ def refusal(
     if found is not None:
         return found
     check = _TOOL_CHECKS.get(protocol)
-    found = check(body) if check is not None else None
+    found = _tool_names(protocol, body) or (check(body) if check is not None else None)
     if found is not None or not context:
         return found
     return _context(protocol, size, served.context_window)

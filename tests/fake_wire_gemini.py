@@ -74,6 +74,8 @@ def check(model: str, body: Any, headers: dict[str, str], query: dict[str, str])
         raise GeminiError(400, "* GenerateContentRequest.contents: contents is not specified")
     called: list[str] = []
     for i, content in enumerate(contents):
+        if not isinstance(content, dict):
+            raise GeminiError(400, f"Invalid value at 'contents[{i}]': not a Content object")
         if content.get("role", "user") not in ("user", "model"):
             raise GeminiError(400, f"contents[{i}].role must be user or model")
         parts = content.get("parts")
@@ -81,14 +83,22 @@ def check(model: str, body: Any, headers: dict[str, str], query: dict[str, str])
             raise GeminiError(400, f"contents[{i}].parts must not be empty")
         names: list[str] = []
         for j, part in enumerate(parts):
-            data = set(part) & PART_DATA
-            if len(data) != 1 or set(part) - PART_DATA - PART_EXTRA:
+            if not isinstance(part, dict):
+                raise GeminiError(400, f"Invalid value at 'contents[{i}].parts[{j}]': not a Part object")
+            present = {k for k, v in part.items() if v is not None}  # protobuf JSON: null is unset
+            data = present & PART_DATA
+            if len(data) != 1 or present - PART_DATA - PART_EXTRA:
                 raise GeminiError(
                     400, f"contents[{i}].parts[{j}] must hold exactly one data field: {sorted(part)}"
                 )
-            if "functionCall" in part:
+            for key in ("functionCall", "functionResponse"):
+                if key in data and not (
+                    isinstance(part[key], dict) and isinstance(part[key].get("name"), str)
+                ):
+                    raise GeminiError(400, f"Invalid value at 'contents[{i}].parts[{j}].{key}'")
+            if "functionCall" in data:
                 names.append(part["functionCall"]["name"])
-            if "functionResponse" in part and part["functionResponse"]["name"] not in called:
+            if "functionResponse" in data and part["functionResponse"]["name"] not in called:
                 raise GeminiError(
                     400, f"contents[{i}].parts[{j}]: a functionResponse must answer a functionCall"
                 )

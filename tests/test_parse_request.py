@@ -226,6 +226,15 @@ def test_deeply_nested_body_is_a_request_error() -> None:
         "model": "m",
         "messages": [{"role": "user", "content": [{"type": "tool_result", "content": nested}]}],
     }
+    # A tool result's content items are blocks: the first list inside it is the wrong type.
+    with pytest.raises(RequestError, match=r"content\[0\]\.content\[0\] must be a string or an object"):
+        parse_request("anthropic", body)
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = {"a": [deep]}
+    body["messages"] = [
+        {"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "n", "input": deep}]}
+    ]
     with pytest.raises(RequestError, match="nested too deeply"):
         parse_request("anthropic", body)
 

@@ -52,6 +52,21 @@ def test_default_profile_backends_and_settings() -> None:
     assert s.fan_out_enabled is True
     assert s.context.max_events == 4096 and s.context.background.token_budget == 20000
     assert s.sticky.ttl_seconds == 900 and s.server.port == 8787
+    assert s.sticky.title_wait_seconds == 0.3
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [("60", "at most 10 seconds, got 60"), ("-1", "must not be negative"), ("soon", "must be a number")],
+)
+def test_a_bad_title_wait_names_file_line_and_key(tmp_path: Path, value: str, fragment: str) -> None:
+    path = write(
+        tmp_path, f"extends: default\nrouting:\n  sticky:\n    title_wait_seconds: {value}\n", "c.yaml"
+    )
+    with pytest.raises(ConfigError) as exc:
+        load_config(config=str(path))
+    message = str(exc.value)
+    assert f"{path}:4" in message and "'routing.sticky.title_wait_seconds'" in message and fragment in message
 
 
 def test_resolution_order(tmp_path: Path, glider_env: Path) -> None:

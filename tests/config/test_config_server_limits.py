@@ -1,6 +1,6 @@
-"""`server.header_timeout`, `server.body_timeout`, `server.max_connections_per_client` and
-`server.max_connections`: their defaults, and a bad value refused by the loader and `glider lint`
-with the file, the line and the key named."""
+"""`server.header_timeout`, `server.body_timeout`, `server.max_connections_per_client`,
+`server.max_connections` and `server.cap_loopback_clients`: their defaults, and a bad value refused
+by the loader and `glider lint` with the file, the line and the key named."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ BAD = [
     ("max_connections_per_client: 2.5", "server.max_connections_per_client", "must be an integer"),
     ("max_connections: -1", "server.max_connections", "at least 1, got -1"),
     ("max_connection: 9", "server.max_connection", "did you mean 'max_connections'"),
+    ("cap_loopback_clients: 3", "server.cap_loopback_clients", "true or false"),
 ]
 
 
@@ -36,14 +37,16 @@ def test_defaults_and_given_values(tmp_path: Path) -> None:
     server = load_config(profile="default").settings.server
     assert (server.header_timeout, server.body_timeout) == (10.0, 30.0)
     assert (server.max_connections_per_client, server.max_connections) == (64, 512)
+    assert server.cap_loopback_clients is False
     path = tmp_path / "c.yaml"
     path.write_text(
         "server: {header_timeout: 2.5, body_timeout: 60, max_connections_per_client: 8,"
-        " max_connections: 100}\n"
+        " max_connections: 100, cap_loopback_clients: true}\n"
     )
     server = load_config(config=str(path)).settings.server
     assert (server.header_timeout, server.body_timeout) == (2.5, 60.0)
     assert (server.max_connections_per_client, server.max_connections) == (8, 100)
+    assert server.cap_loopback_clients is True
 
 
 @pytest.mark.parametrize(("line", "key", "fragment"), BAD)

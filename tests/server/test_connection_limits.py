@@ -2,6 +2,7 @@
 sockets: a head that never completes is cut at `server.header_timeout` (also on the second request
 of a keep-alive connection), a body that never completes gets a 408 in the client's protocol at
 `server.body_timeout` and nothing goes upstream, a client over `server.max_connections_per_client`
+(applied to a loopback peer with `server.cap_loopback_clients: true`) whose connections are all busy
 gets 503 while its other connections and other clients keep working, and real clients never notice.
 
 Timing assertions are loose on purpose (2 shared cores): "closed within the timeout plus several
@@ -36,7 +37,7 @@ SLACK = 6.0  # seconds past a deadline a loaded machine may take to act on it
 ANTHROPIC = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 
 
-def _config(fake: FakeUpstream, **server: float) -> str:
+def _config(fake: FakeUpstream, **server: object) -> str:
     lines = "".join(f"  {k}: {v}\n" for k, v in server.items())
     return backends_yaml(fake.url) + "server:\n" + lines
 
@@ -199,7 +200,10 @@ def test_a_stalled_chunked_body_on_a_starlette_route_gets_a_408_not_a_500(quick:
 def test_a_client_over_the_cap_gets_503_while_its_other_connections_and_other_clients_work(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
-    cfg = _config(fake, header_timeout=30, body_timeout=30, max_connections_per_client=3)
+    # The per-client cap applies to loopback peers only when asked to (every local client is one peer).
+    cfg = _config(
+        fake, header_timeout=30, body_timeout=30, max_connections_per_client=3, cap_loopback_clients="true"
+    )
     body = _anthropic_body()
     half = len(body) // 2
     with GliderServer(cfg, tmp_path) as g:
@@ -308,7 +312,8 @@ def test_glider_serve_runs_with_the_limits(fake: FakeUpstream, tmp_path: Path) -
     """`glider serve` itself (`server.run`), not only the harness: a client over the cap gets 503, the
     stalled bodies under it get their 408 in Anthropic's shape, a half head is cut, /healthz counts."""
     cfg = tmp_path / "serve.yaml"
-    cfg.write_text(_config(fake, header_timeout=0.5, body_timeout=3, max_connections_per_client=2))
+    limits = {"max_connections_per_client": 2, "cap_loopback_clients": "true"}
+    cfg.write_text(_config(fake, header_timeout=0.5, body_timeout=3, **limits))
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = int(probe.getsockname()[1])
@@ -352,3 +357,21 @@ def test_glider_serve_runs_with_the_limits(fake: FakeUpstream, tmp_path: Path) -
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     assert proc.returncode == 0
+
+
+def test_the_per_client_cap_leaves_loopback_peers_alone_by_default(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """Every local client is the peer 127.0.0.1: a cap one of them fills would refuse all the others."""
+    cfg = _config(fake, header_timeout=30, body_timeout=30, max_connections_per_client=2)
+    with GliderServer(cfg, tmp_path) as g:
+        held = [_connect(g.port) for _ in range(4)]
+        try:
+            for s in held:
+                s.sendall(_post_head(g.port, "/v1/messages", 900) + b"{")
+            r = httpx.post(g.url + "/v1/messages", content=_anthropic_body(), headers=ANTHROPIC, timeout=10)
+            assert r.status_code == 200
+        finally:
+            for s in held:
+                s.close()
+        assert _health(g)["over_cap"] == 0

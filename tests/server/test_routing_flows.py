@@ -10,6 +10,7 @@ import copy
 import json
 import os
 import subprocess
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -19,6 +20,7 @@ import httpx
 import pytest
 from glider_harness import GliderServer, backends_yaml
 
+from cli_helpers import invoke_json
 from fake_upstream import FakeUpstream, ToolReply
 from fixtures.fake_agents.install import install_fake_agents, path_with, runs
 
@@ -270,3 +272,68 @@ def test_only_the_capability_gate_moves_a_held_child_and_it_says_why(tmp_path: P
                     d["family"]["kind"] == "subagent"
                     and "its fallback origin answers" in d["trace"][0]["reason"]
                 )
+
+
+def _unquoted_prompt(req: tuple[str, dict[str, str], dict[str, Any]], prompt: str) -> None:
+    """The captured prompt (`say hi /local`) replaced by one that carries no command."""
+    body = json.loads(json.dumps(req[2]).replace("say hi /local", prompt))
+    req[2].clear()
+    req[2].update(body)
+
+
+def test_a_title_sent_before_its_prompt_goes_where_the_prompt_turn_goes(tmp_path: Path) -> None:
+    """Claude Code sends the title and the prompt at once; the title first, the prompt 50 ms later. The
+    prompt offers tools (cloud by the default profile's tools rule); the title alone would be small
+    enough for the local model. The title waits for the prompt's turn, joins it and goes to the cloud
+    with it; `glider route replay` of the same two requests says the same."""
+    title, turn, _, _ = captured("claude-code-03-tui-titles.json")
+    for req in (title, turn):
+        _unquoted_prompt(req, "say hi there")
+    got: dict[str, httpx.Response] = {}
+
+    def send(name: str, req: tuple[str, dict[str, str], dict[str, Any]], delay: float) -> None:
+        time.sleep(delay)
+        got[name] = post(g, req)
+
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url), tmp_path) as g:
+        threads = [
+            threading.Thread(target=send, args=("title", title, 0.0)),
+            threading.Thread(target=send, args=("turn", turn, 0.05)),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        decisions = {d["family"]["kind"]: (d, turn_id) for d, turn_id in decided(g)}
+        config = g.path
+    assert got["turn"].headers["x-glider-route"].startswith("cloud;")
+    assert got["title"].headers["x-glider-route"].split(";")[0] == "cloud"
+    (d_turn, t_turn), (d_title, t_title) = decisions["new_turn"], decisions["title"]
+    assert t_title == t_turn and d_title["family"]["link"] == f"quotes the opening message of turn {t_turn}"
+    assert d_title["target"] == d_turn["target"] == "cloud"
+
+    lines = [
+        {"path": path, "headers": headers, "body": body, "t": t}
+        for (path, headers, body), t in ((title, 0.0), (turn, 0.05))
+    ]
+    seq = tmp_path / "title-first.jsonl"
+    seq.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    steps = invoke_json("route", "replay", str(seq), "--config", str(config), "--json")["steps"]
+    assert [(s["kind"], s["target"]) for s in steps] == [("title", "cloud"), ("new_turn", "cloud")]
+    assert steps[0]["family"] == steps[1]["family"]
+
+
+def test_a_title_whose_prompt_never_comes_is_routed_on_its_own_after_the_wait(tmp_path: Path) -> None:
+    """No prompt request follows: after `routing.sticky.title_wait_seconds` the title is routed as it
+    always was (ahead of its turn, by the rules: small, so local), and the wait is bounded."""
+    title, _, _, _ = captured("claude-code-03-tui-titles.json")
+    _unquoted_prompt(title, "say hi there")
+    extra = "routing:\n  sticky: {title_wait_seconds: 0.4}\n"
+    with fake_upstream() as fake, GliderServer(backends_yaml(fake.url) + extra, tmp_path) as g:
+        start = time.monotonic()
+        r = post(g, title)
+        took = time.monotonic() - start
+        ((d, _turn),) = decided(g)
+    assert r.headers["x-glider-route"].startswith("local;")
+    assert d["family"]["kind"] == "title" and "ahead of its turn" in d["family"]["link"]
+    assert 0.4 <= took < 0.4 + 5.0

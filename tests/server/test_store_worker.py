@@ -16,6 +16,11 @@ from glider_cli.server.store_worker import StoreWorker
 from glider_cli.store.writer import EventWriter
 
 
+def not_a_server() -> float:
+    """The budget is shared with the server: the test process is not one, it takes none of it."""
+    return 0.0
+
+
 @pytest.fixture
 def paths(glider_env: Path) -> Paths:
     p = Paths(home=glider_env)
@@ -27,7 +32,7 @@ def paths(glider_env: Path) -> Paths:
 
 
 def test_views_are_answered_by_another_process(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings())
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         body, meta = worker.call("turns", 2, None)
         assert [t["turn_id"] for t in orjson.loads(body)] == ["t3", "t4"]
@@ -54,7 +59,7 @@ def test_a_worker_over_its_budget_is_replaced_and_a_dead_one_restarted(paths: Pa
         assert lean.started == 3
     finally:
         lean.close()
-    worker = StoreWorker(paths, ContextSettings())
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         worker.call("turns", 1, None)
         os.kill(worker._proc.pid, signal.SIGKILL)
@@ -65,8 +70,32 @@ def test_a_worker_over_its_budget_is_replaced_and_a_dead_one_restarted(paths: Pa
         worker.close()
 
 
+def test_the_budget_is_shared_with_the_server(paths: Paths) -> None:
+    """What a worker keeps is bounded by what the server leaves of the budget: a worker far under
+    150 MB on its own is replaced after each view when the server holds 145 MB of it, and kept
+    (one worker, its caches warm) when the server leaves it room."""
+    squeezed = StoreWorker(paths, ContextSettings(), budget_mb=150.0, server_rss=lambda: 145.0)
+    try:
+        for _ in range(2):
+            assert len(orjson.loads(squeezed.call("turns", 10, None)[0])) == 5
+            assert isinstance(orjson.loads(squeezed.call("query", "t1")[0]), list)
+            assert len(b"".join(squeezed.stream("export")).splitlines()) == 10
+        assert squeezed.started == 6 and squeezed.recycled == 6
+        assert not squeezed._proc  # the last one is gone too: nothing is kept between views
+    finally:
+        squeezed.close()
+    roomy = StoreWorker(paths, ContextSettings(), budget_mb=150.0, server_rss=lambda: 20.0)
+    try:
+        for _ in range(3):
+            roomy.call("turns", 10, None)
+            roomy.call("query", "t1")
+        assert roomy.started == 1 and roomy.recycled == 0
+    finally:
+        roomy.close()
+
+
 def test_a_reader_leaving_an_export_does_not_reach_the_next_call(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings())
+    worker = StoreWorker(paths, ContextSettings(), server_rss=not_a_server)
     try:
         pieces = worker.stream("export")
         next(pieces)
@@ -77,7 +106,7 @@ def test_a_reader_leaving_an_export_does_not_reach_the_next_call(paths: Paths) -
 
 
 def test_an_idle_worker_exits_by_itself(paths: Paths) -> None:
-    worker = StoreWorker(paths, ContextSettings(), idle=0.2)
+    worker = StoreWorker(paths, ContextSettings(), idle=0.2, server_rss=not_a_server)
     try:
         worker.call("turns", 1, None)
         proc = worker._proc

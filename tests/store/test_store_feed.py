@@ -252,3 +252,30 @@ def test_sessions_newest_first_with_cursor(tmp_path: Path) -> None:
     assert a["kinds"] == {"new_turn": 1, "tool_result": 1}
     rest, end = feed_views.sessions(f.records(), 2, before=nxt)
     assert [s["session_id"] for s in rest] == ["b"] and end is None
+
+
+def test_a_day_file_is_read_a_piece_at_a_time_and_a_line_longer_than_a_piece_whole(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The server keeps no whole day file in memory: the feed reads pieces (here 256 bytes) and
+    still folds every event, a line longer than a piece included, and a torn last line waits."""
+    import glider_cli.store.feed as feed_module
+
+    monkeypatch.setattr(feed_module, "_PIECE", 256)
+    reads: list[int] = []
+    real_read = os.read
+
+    def counted(fd: int, n: int) -> bytes:
+        reads.append(n)
+        return real_read(fd, n)
+
+    monkeypatch.setattr(feed_module.os, "read", counted)
+    lg = Log(tmp_path)
+    long_ask = lg.event("TurnOpened", {"ask": "x" * 2000, "client": "anthropic"}, "t0")
+    events = [long_ask] + [lg.decided(f"t{n}") for n in range(20)]
+    lg.write(*events, raw_tail=b'{"v":1,"id":"torn')
+    f = Feed(tmp_path)
+    assert f.refresh() == 21
+    assert len(f.records()) == 20 and max(reads) <= 4096 and reads.count(256) > 10
+    lg.write(raw_tail=b'"}\n')
+    assert f.refresh() == 0  # the completed line was not an event: skipped, not folded twice

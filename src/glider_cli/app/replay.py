@@ -15,11 +15,14 @@ Each file keeps its own clock: its `t` values count from its own first request, 
 starts one second after the previous file's last request on the replay's clock.
 
 `replay(requests, config)` opens and closes each request through `turns.lifecycle.Turns` with a
-clock that follows the requests' times, exactly as `glider serve` does, and returns one `Step` per
-request: the family, new turn or follow-on (and how it was linked), the decision (rule, side,
-backend, model, adapter, strategy, trace) and the sticky state. Turn ids are `t1`, `t2`... in the
-order families open. `compare(a, b)` lists every request whose rule, side, backend, model, adapter
-or strategy differs between two replays of the same sequence (`Change`), and `summary` counts them
+clock that follows the requests' times, exactly as `glider serve` does (a title that quotes a
+prompt not opened yet waits for it as the server holds it: the request typing that prompt, when it
+comes within `routing.sticky.title_wait_seconds`, is opened first, and the title at its time), and
+returns one `Step` per request: the family, new turn or follow-on (and how it was linked), the
+decision (rule, side, backend, model, adapter, strategy, trace) and the sticky state. Turn ids are
+`t1`, `t2`... in the order families open. `compare(a, b)` lists every request whose rule, side,
+backend, model, adapter or strategy differs between two replays of the same sequence (`Change`),
+and `summary` counts them
 per kind of change. Reading the input files is the only I/O.
 """
 
@@ -211,18 +214,27 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         new_id=new_id,
         local_only=config.routing.local_only,
     )
-    steps: list[Step] = []
+    # Each request's time on the replay's clock (each file keeps its own), protocol and ChatRequest.
+    timed: list[tuple[float, float, str, Any]] = []
     file: str | None = None
-    start, local = 0.0, 0.0
+    start, local, clock = 0.0, 0.0, 0.0
     for i, req in enumerate(requests):
         if req.file != file:  # a new file: its clock starts a second after the last request
-            file, start = req.file, (now[0] + 1.0 if i else 0.0)
+            file, start = req.file, (clock + 1.0 if i else 0.0)
             local = req.t if req.t is not None else 0.0
         else:
             local = req.t if req.t is not None else local + 1.0
-        now[0] = start + local
+        clock = start + local
         protocol = _protocol(req)
         chat = parse_request(protocol if not req.count_tokens else "anthropic", req.body, req.headers)
+        timed.append((clock, local, protocol, chat))
+
+    steps: dict[int, Step] = {}
+
+    def serve(i: int, at: float) -> None:
+        req = requests[i]
+        _, local, protocol, chat = timed[i]
+        now[0] = at
         opened = turns.open(chat, req.body, count_tokens=req.count_tokens)
         decision, plan = opened.decision, opened.plan
         if not req.count_tokens:
@@ -232,10 +244,27 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         sticky = turns.state(p.turn_id)
         sticky["view"] = plan.view.to_dict()
         record = decision.to_dict()
-        steps.append(
-            Step(i + 1, req.where, local, p.turn_id, p.kind, p.new_turn, p.link, record, sticky, now[0])
-        )
-    return steps
+        steps[i] = Step(i + 1, req.where, local, p.turn_id, p.kind, p.new_turn, p.link, record, sticky, at)
+
+    wait = turns.title_wait
+    for i, req in enumerate(requests):
+        if i in steps:
+            continue  # a prompt served early, for the title that waited for it
+        at = timed[i][0]
+        now[0] = at
+        awaited = turns.awaited_prompt(timed[i][3], req.body, count_tokens=req.count_tokens) if wait else None
+        if awaited is not None:
+            # As `glider serve` holds it: the prompt's request, when it comes within the bound, first.
+            for j in range(i + 1, len(requests)):
+                if timed[j][0] - at > wait:
+                    break
+                typed = None if requests[j].count_tokens else turns.sticky.index.prompt_key(timed[j][3])
+                if j not in steps and typed == awaited:
+                    serve(j, timed[j][0])
+                    at = timed[j][0]
+                    break
+        serve(i, at)
+    return [steps[i] for i in range(len(requests))]
 
 
 def compare(a: Sequence[Step], b: Sequence[Step]) -> list[Change]:

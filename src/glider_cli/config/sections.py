@@ -39,6 +39,7 @@ SERVER_KEYS = (
     "body_timeout",
     "max_connections_per_client",
     "max_connections",
+    "cap_loopback_clients",
 )
 
 
@@ -147,6 +148,9 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
         max_connections=or_default(
             ck.integer(sec, "max_connections", path="server", minimum=1), d.max_connections
         ),
+        cap_loopback_clients=or_default(
+            ck.boolean(sec, "cap_loopback_clients", path="server"), d.cap_loopback_clients
+        ),
     )
 
 
@@ -185,14 +189,26 @@ def read_delegates(ck: Checker, top: LDict) -> dict[str, DelegateSettings]:
 
 
 def read_sticky(ck: Checker, routing: LDict) -> StickySettings:
-    sec = ck.section(routing, "sticky", ("ttl_seconds", "grace_seconds"), path="routing.sticky")
+    keys = ("ttl_seconds", "grace_seconds", "title_wait_seconds")
+    sec = ck.section(routing, "sticky", keys, path="routing.sticky")
     d = StickySettings()
     if sec is None:
         return d
     return StickySettings(
         ttl_seconds=or_default(ck.number(sec, "ttl_seconds", path="routing.sticky"), d.ttl_seconds),
         grace_seconds=or_default(ck.number(sec, "grace_seconds", path="routing.sticky"), d.grace_seconds),
+        title_wait_seconds=or_default(_title_wait(ck, sec), d.title_wait_seconds),
     )
+
+
+def _title_wait(ck: Checker, sec: LDict) -> float | None:
+    """`routing.sticky.title_wait_seconds`: a short bound (a title holds its request while it waits)."""
+    value = ck.number(sec, "title_wait_seconds", path="routing.sticky")
+    if value is not None and value > 10:
+        where, key = sec.where("title_wait_seconds"), "routing.sticky.title_wait_seconds"
+        ck.error(f"must be at most 10 seconds, got {value:g}", where, key=key)
+        return None
+    return value
 
 
 def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:

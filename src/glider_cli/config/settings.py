@@ -184,13 +184,17 @@ class TransformSettings(Frozen):
 
 class StickySettings(Frozen):
     """Turn-family stickiness: a bound family stays off the local model for `ttl_seconds`, and for
-    `grace_seconds` after its parent run ends."""
+    `grace_seconds` after its parent run ends. A title request that quotes a prompt no family has
+    opened with yet waits up to `title_wait_seconds` for that prompt's request (0: never waits)."""
 
     ttl_seconds: float
     grace_seconds: float
+    title_wait_seconds: float
 
-    def __init__(self, ttl_seconds: float = 900.0, grace_seconds: float = 120.0) -> None:
-        init_fields(self, ttl_seconds, grace_seconds)
+    def __init__(
+        self, ttl_seconds: float = 900.0, grace_seconds: float = 120.0, title_wait_seconds: float = 0.3
+    ) -> None:
+        init_fields(self, ttl_seconds, grace_seconds, title_wait_seconds)
 
 
 class ToolFollowupSettings(Frozen):
@@ -206,7 +210,9 @@ class ServerSettings(Frozen):
     environment's proxy variables are ignored; loopback backends never use them).
     What a connection may hold (`server.connections`): `header_timeout` seconds to send a request's
     head, `body_timeout` seconds for its whole body (408 beyond), `max_connections_per_client` open
-    connections from one peer address (503 beyond), `max_connections` open connections in all."""
+    connections from one peer address (not applied to loopback peers unless
+    `cap_loopback_clients`), `max_connections` open connections in all; past a cap idle connections
+    are shed first, and only then is a new one refused (503)."""
 
     host: str
     port: int
@@ -217,6 +223,7 @@ class ServerSettings(Frozen):
     body_timeout: float
     max_connections_per_client: int
     max_connections: int
+    cap_loopback_clients: bool
 
     def __init__(
         self,
@@ -229,6 +236,7 @@ class ServerSettings(Frozen):
         body_timeout: float = 30.0,
         max_connections_per_client: int = 64,
         max_connections: int = 512,
+        cap_loopback_clients: bool = False,
     ) -> None:
         init_fields(
             self,
@@ -241,6 +249,7 @@ class ServerSettings(Frozen):
             body_timeout,
             max_connections_per_client,
             max_connections,
+            cap_loopback_clients,
         )
 
 

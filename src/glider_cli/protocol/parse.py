@@ -7,7 +7,9 @@ Contract:
 - Unknown fields, block types and item types are never rejected; they are skipped for routing
   (their text still counts towards the token estimate when it is text). A body whose *known*
   fields have the wrong shape (messages not a list, a message that is not an object, a model that
-  is not a string...) raises `errors.RequestError` (status 400) naming the field.
+  is not a string, a block whose `type` is not a string...) raises `errors.RequestError` (status
+  400) naming the field: `protocol.inbound_types` checks the JSON type of every field any part of
+  Glider reads, at every depth, before anything reads it.
 - `role: "system"` / `"developer"` messages inside `messages`/`input` are folded into
   `ChatRequest.system`, so `messages[-1]` is always the most recent user/assistant/tool turn.
 - `Message.content` is what a person or model wrote: the text blocks joined by newlines. Tool
@@ -28,6 +30,7 @@ from glider_cli.domain import ChatRequest, Message, Protocol_, ToolCall
 from glider_cli.errors import RequestError
 from glider_cli.protocol.guess import guess_protocol as guess_protocol
 from glider_cli.protocol.guess import protocol_for_path as protocol_for_path
+from glider_cli.protocol.inbound_types import check_types
 from glider_cli.protocol.tokens import estimate_tokens
 
 PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses", "gemini")
@@ -330,6 +333,7 @@ def parse_request(
         raise RequestError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
     if not isinstance(body, _MAP):
         raise RequestError(f"request body must be a JSON object, got {type(body).__name__}")
+    check_types(protocol, body)
     if parser is None:
         from glider_cli.protocol.gemini_request import parse_chat
 

@@ -1,10 +1,11 @@
-"""What one connection to `glider serve` may hold: a deadline on each request head and on each
-request body, a cap on the connections one client keeps open, and the counts `/healthz` shows.
+"""What one connection to `glider serve` may hold: deadlines on each request head and body, caps on
+the connections open (met by shedding idle ones first), and the counts `/healthz` shows.
 
 Contract:
 - `ConnectionLimits(settings.server)` is one per app (`create_app`, `state.limits`): the settings
-  (`header_timeout`, `body_timeout`, `max_connections_per_client`, `max_connections`), the open
-  connections by peer address, and `counts()` (open, over_cap, header_timeouts, body_timeouts).
+  (`header_timeout`, `body_timeout`, `max_connections_per_client`, `max_connections`,
+  `cap_loopback_clients`), the open connections by peer address, and `counts()` (what `/healthz`
+  shows: open, over_cap, shed by why and by cap, header_timeouts, body_timeouts).
 - `limits.protocol_class()` is what `glider serve` gives `uvicorn.Config(http=...)`: one object per
   connection that wraps the protocol uvicorn itself would run (`http="auto"`: httptools), passes
   every asyncio Protocol call through to it unchanged, and records the connection as a `Connection`
@@ -21,12 +22,19 @@ Contract:
   makes one); at `body_timeout` seconds after `begin()` the connection expires it.
 - One watchdog timer per connection enforces both: re-armed only when it fires, never per request,
   at most `tick` (the shorter of the two timeouts) apart, or sooner when a deadline is due sooner.
-- Caps: a connection past `max_connections_per_client` admitted ones from the same peer host, or
-  past `max_connections` admitted ones in all, is `over_cap` (the key of the cap; counted); the ASGI
-  side answers its request 503 with `Retry-After` and closes it. It takes no place under the caps,
-  so the client's other connections keep working, and a new one is admitted as soon as one of them
-  closes. (On 127.0.0.1 every local client shares the peer host `127.0.0.1`: the per-client cap
-  bounds what all of them hold together.)
+- Shedding, not refusing: a new connection past `max_connections` open ones in all, or (for a peer
+  the per-client cap applies to) past `max_connections_per_client` from its peer host, first takes
+  the place of a connection that is doing no useful work: one still without a complete request
+  head (it connected and sent nothing, or it trickles a head), then an idle keep-alive one (it was
+  answered and sent nothing since), the longest waiting first within each; that connection is
+  closed and counted under `shed` by why (`incomplete_head`, `idle_keep_alive`) and under
+  `shed_for` by the cap. A connection whose request is being served (`begin()` to `end()`: its
+  body arriving, its answer computed or streamed) is never shed, nor one that has just sent a
+  complete head (`HEAD_GRACE` seconds: its request is about to be served). Only when nothing can
+  be shed is the new connection `over_cap` (the key of the cap; counted): the ASGI side answers
+  its request 503 with `Retry-After` and closes it. It takes no place under the caps.
+- The per-client cap skips loopback peers unless `server.cap_loopback_clients`: on 127.0.0.1 every
+  local client (agents, the dashboard, scripts, any web page) is one peer, and would share it.
 
 uvicorn names this depends on, beyond asyncio's Protocol and Transport interfaces: `uvicorn.Config`
 with `http=` a protocol class, which uvicorn instantiates once per connection with keyword arguments
@@ -41,6 +49,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import ipaddress
+import math
 from collections.abc import Callable
 from typing import Any, ClassVar, cast
 
@@ -103,6 +113,14 @@ class Body:
         await self._send(message)
 
 
+# How long a connection that has just sent a complete request head is not shed: uvicorn has
+# scheduled its request, which begins on the next turn of the event loop.
+HEAD_GRACE = 1.0
+# Why a connection was shed, by what it was doing (the order is the order in which they go).
+INCOMPLETE_HEAD = "incomplete_head"
+IDLE_KEEP_ALIVE = "idle_keep_alive"
+
+
 class Connection:
     """One open connection: its peer, the cap it is over (its key; "" when admitted), its watchdog.
 
@@ -111,15 +129,19 @@ class Connection:
     a connection idle past `header_timeout` and expires a request's `body` past its deadline."""
 
     __slots__ = (
-        "_active",
         "_idle_since",
         "_limits",
         "_loop",
         "_timer",
         "_transport",
+        "active",
+        "admitted",
         "body",
+        "head_seen",
+        "heard",
         "over_cap",
         "peer",
+        "served",
     )
 
     def __init__(
@@ -129,8 +151,12 @@ class Connection:
         self._transport = transport
         self.peer = peer
         self.over_cap = over_cap
+        self.admitted = not over_cap  # holds a place under the caps
         self.body: Body | None = None
-        self._active = 0
+        self.served = False  # answered at least one request
+        self.heard = False  # bytes arrived since it was last answered (a next head under way)
+        self.head_seen = -math.inf  # when bytes ending a request head last arrived between requests
+        self.active = 0
         self._loop = asyncio.get_running_loop()
         self._idle_since = self._loop.time()
         self._timer: asyncio.TimerHandle | None = self._loop.call_later(limits.tick, self._check)
@@ -138,15 +164,39 @@ class Connection:
     def begin(self) -> float:
         """uvicorn called the app with a request of this connection (its head is complete); the
         time now, from which its body deadline runs."""
-        self._active += 1
+        self.active += 1
+        self.head_seen = -math.inf
         return self._loop.time()
 
     def end(self) -> None:
         """The app returned: the next request head is due within `header_timeout`."""
-        self._active -= 1
-        if self._active == 0:
+        self.active -= 1
+        if self.active == 0:
             self.body = None
+            self.served = True
+            self.heard = False
             self._idle_since = self._loop.time()
+
+    def received(self, data: bytes) -> None:
+        """Bytes arrived while no request of this connection is served (a head under way)."""
+        self.heard = True
+        if b"\r\n\r\n" in data:
+            self.head_seen = self._loop.time()
+
+    def shed_class(self, now: float) -> tuple[int, float] | None:
+        """Where this connection stands in the shedding order (lowest first), None if it is doing
+        useful work: (0, since) without a complete request head, (1, since) idle keep-alive."""
+        if self.active or not self.admitted or now - self.head_seen < HEAD_GRACE:
+            return None
+        if self._transport.is_closing():
+            return None
+        return (1 if self.served and not self.heard else 0, self._idle_since)
+
+    def shed(self) -> str:
+        """Close this connection to make room; why it could go."""
+        why = IDLE_KEEP_ALIVE if self.served and not self.heard else INCOMPLETE_HEAD
+        self._abort(self._transport)
+        return why
 
     def closed(self) -> None:
         self.body = None
@@ -162,10 +212,11 @@ class Connection:
         limits = self._limits
         now = self._loop.time()
         due = now + limits.tick
-        if not self._active:
+        if not self.active:
             head_due = self._idle_since + limits.header_timeout
             if now >= head_due:
-                self._close(transport)
+                self._limits.header_timeouts += 1
+                self._abort(transport)
                 return
             due = min(due, head_due)
         elif self.body is not None and not self.body.done and not self.body.expired:
@@ -175,13 +226,24 @@ class Connection:
                 due = min(due, self.body.deadline)
         self._timer = self._loop.call_at(due, self._check)
 
-    def _close(self, transport: asyncio.BaseTransport) -> None:
-        self._limits.header_timeouts += 1
+    @staticmethod
+    def _abort(transport: asyncio.BaseTransport) -> None:
         # A client that does not read what it was sent would keep a closing transport open forever.
         if isinstance(transport, asyncio.WriteTransport) and transport.get_write_buffer_size():
             transport.abort()
         else:
             transport.close()
+
+
+@functools.cache
+def _is_loopback(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host == "localhost"
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 class ConnectionLimits:
@@ -194,12 +256,15 @@ class ConnectionLimits:
         self.tick = min(settings.header_timeout, settings.body_timeout)
         self.max_per_client = settings.max_connections_per_client
         self.max_connections = settings.max_connections
+        self.cap_loopback = settings.cap_loopback_clients
         self.connections: dict[Peer, Connection] = {}
         self._per_host: dict[str, int] = {}
         self._admitted = 0  # open connections under both caps
         self.over_cap = 0
         self.header_timeouts = 0
         self.body_timeouts = 0
+        self.shed = {INCOMPLETE_HEAD: 0, IDLE_KEEP_ALIVE: 0}
+        self.shed_for: dict[str, int] = {}
 
     def opened(self, transport: asyncio.BaseTransport) -> Connection | None:
         """Record a new connection (None: a peer with no address, such as a Unix socket's)."""
@@ -207,38 +272,68 @@ class ConnectionLimits:
         if not isinstance(info, tuple | list) or len(info) < 2:
             return None
         peer = (str(info[0]), int(info[1]))
-        held = self._per_host.get(peer[0], 0)
+        host = peer[0]
         over = ""
-        if held >= self.max_per_client:
+        if (
+            self._per_host.get(host, 0) >= self.max_per_client
+            and (self.cap_loopback or not _is_loopback(host))
+            and not self._shed_one("server.max_connections_per_client", host)
+        ):
             over = "server.max_connections_per_client"
-        elif self._admitted >= self.max_connections:
+        elif self._admitted >= self.max_connections and not self._shed_one("server.max_connections"):
             over = "server.max_connections"
         if over:
             self.over_cap += 1
         else:
-            self._per_host[peer[0]] = held + 1
+            self._per_host[host] = self._per_host.get(host, 0) + 1
             self._admitted += 1
         conn = Connection(self, transport, peer, over)
         self.connections[peer] = conn
         return conn
 
+    def _shed_one(self, cap: str, host: str | None = None) -> bool:
+        """Close the first connection in the shedding order (of `host`, or of all) to make room for
+        a new one under `cap`; False when every one is doing useful work."""
+        now = asyncio.get_running_loop().time()
+        victim: Connection | None = None
+        best: tuple[int, float] | None = None
+        for conn in self.connections.values():
+            if host is not None and conn.peer[0] != host:
+                continue
+            rank = conn.shed_class(now)
+            if rank is not None and (best is None or rank < best):
+                victim, best = conn, rank
+        if victim is None:
+            return False
+        self.shed[victim.shed()] += 1
+        self.shed_for[cap] = self.shed_for.get(cap, 0) + 1
+        self._release(victim)
+        return True
+
+    def _release(self, conn: Connection) -> None:
+        if not conn.admitted:
+            return
+        conn.admitted = False
+        self._admitted -= 1
+        host = conn.peer[0]
+        left = self._per_host.get(host, 1) - 1
+        if left > 0:
+            self._per_host[host] = left
+        else:
+            self._per_host.pop(host, None)
+
     def closed(self, conn: Connection) -> None:
         conn.closed()
         if self.connections.get(conn.peer) is conn:
             del self.connections[conn.peer]
-        if not conn.over_cap:
-            self._admitted -= 1
-            host = conn.peer[0]
-            left = self._per_host.get(host, 1) - 1
-            if left > 0:
-                self._per_host[host] = left
-            else:
-                self._per_host.pop(host, None)
+        self._release(conn)
 
-    def counts(self) -> dict[str, int]:
+    def counts(self) -> dict[str, Any]:
         return {
             "open": len(self.connections),
             "over_cap": self.over_cap,
+            "shed": dict(self.shed),
+            "shed_for": dict(self.shed_for),
             "header_timeouts": self.header_timeouts,
             "body_timeouts": self.body_timeouts,
         }
@@ -271,6 +366,9 @@ class _Guarded(asyncio.Protocol):
         self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
+        conn = self._conn
+        if conn is not None and not conn.active:
+            conn.received(data)
         self._inner.data_received(data)
 
     def eof_received(self) -> bool | None:

@@ -6,9 +6,10 @@ Contract:
   finds the connection it came on (`limits.connections[scope["client"]]`) and tells it `begin()`
   before the app runs and `end()` after, so the head deadline is off while it is served. Under a
   server that was not given `limits.protocol_class()` there is no such connection and no limit.
-- A connection over `server.max_connections_per_client` or `server.max_connections` is answered 503
-  with `Retry-After: 1` and `connection: close` (uvicorn closes it after the reply), the message
-  naming the key; the app never sees the request.
+- A connection over `server.max_connections_per_client` or `server.max_connections` (nothing idle
+  could be shed to make room for it: `server.connections`) is answered 503 with `Retry-After: 1` and
+  `connection: close` (uvicorn closes it after the reply), the message naming the key; the app
+  never sees the request.
 - Body deadline: a request that declares a body (a `content-length` other than 0, or a
   `transfer-encoding`) must have all of it in within `server.body_timeout` seconds of its head. At
   the deadline (the connection's watchdog, `connections.Body`) the app's pending `receive()`
@@ -82,7 +83,10 @@ class Deadlines:
             who, cap = "Glider has", self.limits.max_connections
         else:
             who, cap = "this client has", self.limits.max_per_client
-        return f"{who} too many connections open (more than {cap}: {key}); retry when one has closed"
+        return (
+            f"{who} too many connections open, all of them busy (more than {cap}: {key}); "
+            "retry when one has closed"
+        )
 
     async def _with_body(
         self, conn: Connection, started: float, scope: Scope, receive: Receive, send: Send

@@ -8,7 +8,10 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    turn family, decides and binds, and its events (`TurnOpened` for a new user turn, `RouteDecided`,
    `StickyBound`) are emitted at once; `close`, once the reply is out, gives the closing events (the
    outcome, who answered and the tool calls it issued, read from the reply as it is relayed, so a
-   tool result returns to the side that issued the call).
+   tool result returns to the side that issued the call). A title request that quotes a prompt no
+   family has opened with yet (Claude Code sends both at once) is held up to
+   `routing.sticky.title_wait_seconds` for that prompt's request to be opened (`server.title_wait`),
+   so it joins the prompt's family and goes where its turn goes; past the bound it is opened as is.
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
@@ -67,6 +70,7 @@ from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_h
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.local_path import LocalPath
 from glider_cli.server.outbound import Outbound
+from glider_cli.server.title_wait import PromptWaits
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
@@ -101,6 +105,7 @@ class Proxy(Outbound):
         self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream
+        self.waits = PromptWaits()  # titles held for the prompt they quote
         # Header names as received -> lower-case str: clients send the same few dozen names every time.
         self._header_names: dict[bytes, str] = {}
         self.orchestrator = Orchestrator(self, orchestration) if orchestration is not None else None
@@ -137,6 +142,11 @@ class Proxy(Outbound):
         except RequestError as exc:
             return self.error(protocol, exc.status, exc.message)
         chat = inb.chat
+        wait = self.turns.title_wait
+        if wait > 0:
+            awaited = self.turns.awaited_prompt(chat, inb.body)
+            if awaited is not None:
+                await self.waits.wait(awaited, wait)
         try:
             gate = self._gate(inb)
             opened = self.turns.open(chat, inb.body, gate=gate)
@@ -148,6 +158,8 @@ class Proxy(Outbound):
             return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
+        if self.waits and opened.new_turn:
+            self.waits.arrived(self.turns.prompt_key(opened))
         # A strategy that operates (`orchestration.<strategy>.enabled`): its plan joins the decision record.
         plan = self.orchestrator.plan(opened) if self.orchestrator is not None else None
         if plan is not None:

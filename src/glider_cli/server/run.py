@@ -10,9 +10,10 @@ off: request lines would be noise on the hot path, and the event log already rec
 so is X-Forwarded-* handling (`proxy_headers`), since nothing reads the client address. Only
 uvicorn's public settings are used (`uvicorn.Config`, `uvicorn.Server`); its `auto` choices pick
 httptools and uvloop, both dependencies of Glider. The app's connection limits (`server.connections`:
-deadlines, the per-client and overall caps) are uvicorn's `http` protocol class. uvicorn's own
-`limit_concurrency` is not used: `server.max_connections` is counted there too, so a connection over
-it gets the same protocol-shaped 503 with `Retry-After` as one over the per-client cap. `ws` is `none`.
+deadlines, the per-client and overall caps, shedding idle connections) are uvicorn's `http` protocol
+class. uvicorn's own `limit_concurrency` is not used: `server.max_connections` is counted there too,
+where idle connections are shed before a new one is refused, and a refused one gets the same
+protocol-shaped 503 with `Retry-After` as one over the per-client cap. `ws` is `none`.
 """
 
 from __future__ import annotations

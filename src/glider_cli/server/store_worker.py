@@ -17,9 +17,15 @@ Contract:
 - A view's QueryError or StoreError is raised again here with its message (and position).
 - The worker runs at a lower priority (`nice` +10): where it shares a core with the server, the
   proxy's event loop is scheduled first.
-- Memory budget: after a call, a worker above `budget_mb` of resident memory exits once it has
-  answered, and the next call starts a fresh one (its caches are rebuilt from the index files). A
-  worker idle for `idle` seconds exits too, and one whose server went away (its pipe closed).
+- Memory budget, for the server and its worker together: every call carries the server's resident
+  memory (`server_rss()`, read in the server as it sends the call); after answering, a worker whose
+  own resident memory plus the server's is above `budget_mb` (150 MB) exits, and the next call
+  starts a fresh one (its caches are rebuilt from the index files). What a worker keeps between
+  views (the graph and search index of every turn, the day caches of its turn index, and what its
+  allocator holds on to once they are dropped) is thereby bounded by what the server leaves of the
+  budget; a server that alone is over it gets a fresh worker for every view. `recycled` counts the
+  workers that exited over the budget. A worker idle for `idle` seconds exits too, and one whose
+  server went away (its pipe closed).
   A worker that died is started again and the call retried once.
 """
 
@@ -44,6 +50,7 @@ IDLE = 300.0
 NICE = 10
 
 Meta = dict[str, Any]
+RECYCLE = "recycle"  # in an answer's meta: the worker exits after it (over the memory budget)
 
 
 def _rss_mb() -> float:
@@ -94,7 +101,8 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
 
 
 def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: float, idle: float) -> None:
-    """The worker: answer calls until idle, orphaned, or over its memory budget."""
+    """The worker: answer calls until idle, orphaned, or over the memory budget it shares with the
+    server (whose resident memory comes with every call)."""
     import contextlib
     import os
 
@@ -107,22 +115,27 @@ def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: 
     ops = _ops(store)
     try:
         while conn.poll(idle):
-            op, args = conn.recv()
+            op, args, server_mb = conn.recv()
+            reply: tuple[str, Any, Meta]
             try:
                 if op == "export":
                     for piece in store.export():
                         conn.send(("chunk", piece, {}))
-                    conn.send(("end", b"", {}))
+                    reply = ("end", b"", {})
                 else:
                     value, meta = ops[op](*args)
-                    conn.send(("ok", orjson.dumps(value, default=str), meta))
+                    reply = ("ok", orjson.dumps(value, default=str), meta)
             except QueryError as exc:
-                conn.send(("query_error", exc.message, {"position": exc.position}))
+                reply = ("query_error", exc.message, {"position": exc.position})
             except GliderError as exc:
-                conn.send(("error", exc.message, {}))
+                reply = ("error", exc.message, {})
             except Exception:  # a bug: the server answers 500 with it, the worker lives on
-                conn.send(("bug", traceback.format_exc()[-2000:], {}))
-            if _rss_mb() > budget_mb:
+                reply = ("bug", traceback.format_exc()[-2000:], {})
+            over = _rss_mb() + server_mb > budget_mb
+            if over:  # the server is told with the answer, and starts a fresh worker for the next call
+                reply[2][RECYCLE] = True
+            conn.send(reply)
+            if over:
                 return
     except (EOFError, OSError):
         return  # the server went away
@@ -132,13 +145,21 @@ class StoreWorker:
     """See the module contract. Thread-safe."""
 
     def __init__(
-        self, paths: Paths, settings: ContextSettings, *, budget_mb: float = BUDGET_MB, idle: float = IDLE
+        self,
+        paths: Paths,
+        settings: ContextSettings,
+        *,
+        budget_mb: float = BUDGET_MB,
+        idle: float = IDLE,
+        server_rss: Callable[[], float] = _rss_mb,
     ) -> None:
         self.paths = paths
         self.settings = settings
         self.budget_mb = budget_mb
         self.idle = idle
+        self.server_rss = server_rss
         self.started = 0
+        self.recycled = 0
         self._lock = threading.Lock()
         self._proc: Any = None
         self._conn: Connection | None = None
@@ -175,7 +196,7 @@ class StoreWorker:
         for attempt in (1, 2):
             conn = self._ensure()
             try:
-                conn.send((op, args))
+                conn.send((op, args, self.server_rss()))
                 return conn, conn.recv()
             except (EOFError, OSError):
                 self._reap()
@@ -192,9 +213,16 @@ class StoreWorker:
         if status == "bug":
             raise RuntimeError(f"the store worker failed:\n{body}")
 
+    def _recycled(self, meta: Meta) -> None:
+        """The worker said it exits after this answer (over the budget): wait for it to be gone."""
+        if meta.pop(RECYCLE, False):
+            self.recycled += 1
+            self._reap()
+
     def call(self, op: str, *args: Any) -> tuple[bytes, Meta]:
         with self._lock:
             _, (status, body, meta) = self._exchange(op, args)
+            self._recycled(meta)
             self._raise(status, body, meta)
             return bytes(body), meta
 
@@ -210,6 +238,7 @@ class StoreWorker:
             finally:
                 if not done:  # the reader left mid-stream: the rest of it must not reach the next call
                     self._reap()
+            self._recycled(meta)
             self._raise(status, body, meta)
 
     def close(self) -> None:

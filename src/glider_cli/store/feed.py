@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import collections
 import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from glider_cli.store import events as ev
 from glider_cli.store import log
 
 MAX_OPEN_TURNS = 4096
+_PIECE = 1 << 20  # bytes read at a time
 ASK_CHARS = 200
 _OUTCOMES = frozenset({ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH})
 
@@ -53,7 +55,7 @@ def id_ms(event_id: str) -> int:
         return 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Request:
     """One routed request and, once it arrives, its outcome (see the module contract)."""
 
@@ -99,13 +101,21 @@ class Request:
         return self.status is not None
 
     def to_dict(self) -> dict[str, Any]:
-        d = dict(self.__dict__)
+        d = {name: getattr(self, name) for name in _FIELDS}
         d["failed_backends"] = list(self.failed_backends)
         return d
 
 
+_FIELDS = tuple(f.name for f in fields(Request))
+
+
 def _str(v: Any) -> str | None:
     return v if isinstance(v, str) else None
+
+
+def _shared(v: Any) -> str | None:
+    """A value many records repeat (a kind, a rule, a backend, a session, a reason): one copy of it."""
+    return sys.intern(v) if isinstance(v, str) else None
 
 
 def _int(v: Any) -> int | None:
@@ -127,21 +137,21 @@ def request_of(event: Mapping[str, Any]) -> Request:
         id=str(event["id"]),
         ts=str(event["ts"]),
         turn_id=_str(event.get("turn_id")),
-        session_id=_str(fam.get("session_id")),
-        kind=_str(fam.get("kind")) or "unknown",
-        link=_str(fam.get("link")),
+        session_id=_shared(fam.get("session_id")),
+        kind=_shared(fam.get("kind")) or "unknown",
+        link=_shared(fam.get("link")),
         side="local" if d.get("target") == "local" else "cloud",
-        rule=rule,
+        rule=_shared(rule) or rule,
         priority=_int(d.get("priority")),
-        backend=_str(d.get("backend")),
-        model=_str(d.get("model")),
-        strategy=_str(d.get("strategy")),
-        delegate=_str(d.get("delegate")),
+        backend=_shared(d.get("backend")),
+        model=_shared(d.get("model")),
+        strategy=_shared(d.get("strategy")),
+        delegate=_shared(d.get("delegate")),
         sticky=bool(sticky.get("bound")),
-        sticky_reason=_str(sticky.get("reason")) or None,
+        sticky_reason=_shared(sticky.get("reason")) or None,
         forced=rule == "sticky",
         estimated_tokens=_int(summary.get("estimated_tokens")),
-        reason=_why(d.get("trace"), rule),
+        reason=_shared(_why(d.get("trace"), rule)),
     )
 
 
@@ -208,15 +218,23 @@ class Feed:
             state = self._files.get(path)
             if state is None or state.inode != st.st_ino or st.st_size < state.offset:
                 state = self._files[path] = _FileState(st.st_ino, 0)
-            if st.st_size == state.offset:
-                return 0
-            os.lseek(fd, state.offset, os.SEEK_SET)
-            raw = os.read(fd, st.st_size - state.offset)
+            n, piece = 0, _PIECE
+            # A piece at a time: a whole day file in memory at once would stay in the server's RSS.
+            while state.offset < st.st_size:
+                os.lseek(fd, state.offset, os.SEEK_SET)
+                raw = os.read(fd, min(st.st_size - state.offset, piece))
+                end = raw.rfind(b"\n") + 1
+                if not end:
+                    if len(raw) < piece:
+                        break  # a last line without its newline waits for the rest
+                    piece *= 2  # one line longer than a piece: read it whole
+                    continue
+                state.offset += end
+                piece = _PIECE
+                n += self._fold(_parse(raw[:end].split(b"\n")))
+            return n
         finally:
             os.close(fd)
-        end = raw.rfind(b"\n") + 1
-        state.offset += end
-        return self._fold(_parse(raw[:end].split(b"\n")))
 
     def _fold(self, events: Iterable[Mapping[str, Any]]) -> int:
         n = 0

@@ -25,9 +25,11 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    tags, whatever arrived in between. Claude Code sends it *before* the turn it quotes: with no such
    family yet, the title opens one *ahead* of its turn (no `TurnOpened`; `Placement.quoted` is the
    prompt), and the new user message that types that prompt opens its turn in that same family.
-   A title that quotes nothing joins the session's current family. **utility**: Gemini CLI's
-   router-classifier and other JSON-mode side requests (no tools) join the session's current family
-   (a Gemini session: see `protocol.gemini_request`) and open none.
+   (Before placing such a title the caller may wait briefly for that prompt's request:
+   `awaited_prompt` names the prompt, `prompt_key` the prompt a request types; see
+   `turns.lifecycle`.) A title that quotes nothing joins the session's current family.
+   **utility**: Gemini CLI's router-classifier and other JSON-mode side requests (no tools) join
+   the session's current family (a Gemini session: see `protocol.gemini_request`) and open none.
 4. **summary**: a compaction / summary / Cursor Composer wrap-up request (its wording, or a Codex
    `x-codex-turn-metadata` whose `request_kind` is not `turn`). Summaries join the session's
    current family; a summary-worded user message with no live family to join is a new turn.
@@ -177,6 +179,36 @@ class FamilyIndex(Recording):
             if matches and (best is None or fam.last_seen >= best[0].last_seen):
                 best = (fam, call)
         return best
+
+    # ------------------------------------------------------------------------------ titles ahead
+
+    def awaited_prompt(
+        self, request: ChatRequest, now: float, body: Mapping[str, Any] | None = None
+    ) -> tuple[str, str] | None:
+        """For a title request that quotes a prompt no live family has opened with yet (`place` would
+        open a family ahead of its turn): the (session key, typed prompt) that `prompt_key` gives the
+        request typing that prompt. None for any other request."""
+        if answered_calls(request):
+            return None
+        text = request.last_user_text
+        if not is_title_request(request, body, text):
+            return None
+        quoted = quoted_prompt(text)
+        key = self._key_of(request) if quoted else None
+        if quoted is None or key is None:
+            return None
+        typed = prompt_text(quoted)
+        fam = self.get(self._asks.get((key, typed)))
+        if fam is not None and self._live(fam, now) and not fam.ahead:
+            return None
+        return key, typed
+
+    def prompt_key(self, request: ChatRequest) -> tuple[str, str] | None:
+        """(session key, typed prompt) of a request whose latest message is a new user message."""
+        if not request.is_new_user_message:
+            return None
+        key = self._key_of(request)
+        return None if key is None else (key, prompt_text(request.last_user_text))
 
     # ------------------------------------------------------------------------------ placing
 

@@ -33,6 +33,16 @@ or named files they write (`store.turn_keys`: TodoWrite, update_plan, Write/Edit
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
 
+A title ahead of its prompt: Claude Code sends a new prompt's title request and the prompt itself at
+the same moment. `awaited_prompt(chat, body)` is, for a title that quotes a prompt no family has
+opened with yet, the key of that prompt (None for any other request); `prompt_key(opened)` is the key
+of the prompt a request opened a turn with. The caller holds such a title up to `title_wait`
+seconds (`routing.sticky.title_wait_seconds`) until a request with that key has been opened, then
+opens the title, which joins the prompt's family and follows its binding; with no such request in
+time the title is opened as before (ahead of its turn). `glider serve` waits on the clock
+(`server.title_wait`); `glider route replay` opens the prompt's request first when it comes within
+the bound, so both give the same answer.
+
 `use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
 two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
 got, and the turn families, their bindings and the usage calibration carry over.
@@ -276,6 +286,23 @@ class Turns:
             events += self.regret.opened(turn_id, chat.session_id, chat.last_user_text, self._clock())
         events += self.regret.take()
         return Opened(chat, plan, decision, events, False)
+
+    @property
+    def title_wait(self) -> float:
+        """How long a title ahead of its prompt waits for it (`routing.sticky.title_wait_seconds`)."""
+        return self.sticky.sticky.title_wait_seconds
+
+    def awaited_prompt(
+        self, chat: ChatRequest, body: Mapping[str, Any] | None = None, *, count_tokens: bool = False
+    ) -> tuple[str, str] | None:
+        """The prompt a title request waits for (see the module contract); None for other requests."""
+        if count_tokens:
+            return None
+        return self.sticky.index.awaited_prompt(chat, self.sticky.clock(), body)
+
+    def prompt_key(self, opened: Opened) -> tuple[str, str] | None:
+        """The key of the prompt `opened` opened a turn with (None unless it opened one)."""
+        return self.sticky.index.prompt_key(opened.chat) if opened.new_turn else None
 
     def close(self, opened: Opened, served: Served) -> Events:
         if served.backend is not None:
