@@ -203,6 +203,8 @@ def _proxy(
         orchestration=settings.orchestration,
     )
     proxy.local_only = local_only
+    assert proxy.local is not None
+    proxy.local.reached = proxy.breakers.probed  # a probe that answers can close an open breaker
     return proxy
 
 

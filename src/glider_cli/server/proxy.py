@@ -51,6 +51,7 @@ from typing import Any
 import orjson
 from starlette.types import Scope
 
+from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.config.orchestration_settings import OrchestrationSettings
@@ -98,6 +99,9 @@ class Proxy(Outbound):
         self.turns = turns
         self.parse = parse
         self.registry = registry
+        # Skips a backend that keeps failing (`backends.breaker`); its changes go to `sink` too.
+        breakers = {b.name: b.breaker for b in registry.backends()}
+        self.breakers = Breakers(breakers, on_change=lambda kind, data: sink.emit(kind, data))
         self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream

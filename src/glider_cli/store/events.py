@@ -40,6 +40,9 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     DelegateRun       vendor, exit_code, ms, files, summary
     Note              text (a free note attached to a turn; it becomes a `note` entity)
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
+    BackendOpened     backend, failures, window, cooldown, error, trial (`backends.breaker`: the backend
+                      is skipped for `cooldown` seconds; trial: the request that tried it again failed)
+    BackendClosed     backend, by (request | probe: what found it answering again), open_s
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ STRATEGY_CHOSEN = "StrategyChosen"
 NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
+BACKEND_OPENED = "BackendOpened"
+BACKEND_CLOSED = "BackendClosed"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
@@ -81,6 +86,8 @@ EVENT_TYPES: tuple[str, ...] = (
     NOTE,
     TURN_CONTEXT,
     EVENTS_PRUNED,
+    BACKEND_OPENED,
+    BACKEND_CLOSED,
 )
 
 # Events that close a turn's request, in the order an episode reports them.
