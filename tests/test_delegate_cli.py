@@ -91,9 +91,11 @@ def test_delegate_failure_exits_1_with_a_message(fakes: Path, tmp_path: Path) ->
 
 def test_delegate_text_output(fakes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_REPLY", "all done")
-    r = cli.invoke(app, ["delegate", "--cursor-agent", "--workspace", str(tmp_path), "tidy up"])
+    ws = tmp_path / "ws"  # not tmp_path: the fake agents write their logs there
+    ws.mkdir()
+    r = cli.invoke(app, ["delegate", "--cursor-agent", "--workspace", str(ws), "tidy up"])
     assert r.exit_code == 0
-    assert r.stdout == "all done\n"
+    assert r.stdout == "all done\n\nChanged in the workspace (walk): no changes\n"
     assert "cursor-agent: ok" in r.stderr
 
 
@@ -123,3 +125,22 @@ def test_delegate_under_an_agent_process_records_that_agent(fakes: Path, tmp_pat
     codex.chmod(0o755)
     subprocess.run([str(codex)], env=env, check=True, capture_output=True)
     assert continuity.read(resolve(), ws).entries[-1].source_cli == "codex"
+
+
+def test_delegate_prints_what_it_changed_and_egress_shows_it(fakes: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "plain-ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('hi')\n")
+    env = {
+        "FAKE_AGENT_MODE": "edit",
+        "FAKE_AGENT_EDITS": json.dumps({"app.py": "print('hello')\nprint('bye')\n", "README": "new\n"}),
+    }
+    r = cli.invoke(app, ["delegate", "--claude", "--workspace", str(ws), "say hello"], env=env)
+    assert r.exit_code == 0, r.output
+    assert "Changed in the workspace (walk): 2 files, +3 −1" in r.stdout
+    assert "-print('hi')\n+print('hello')" in r.stdout
+    r = cli.invoke(app, ["context", "egress", "--json"])
+    (call,) = json.loads(r.stdout)["calls"]
+    assert call["event"] == "DelegateRun" and call["changed"] == "2 files +3 −1"
+    r = cli.invoke(app, ["context", "egress"], env={"COLUMNS": "250"})
+    assert "changed 2 files +3 −1" in r.stdout

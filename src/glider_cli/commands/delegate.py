@@ -65,8 +65,12 @@ def main(
     )
     if json_out:
         emit_json(result.to_dict())
-    elif result.text:
-        print(result.text)
+    else:
+        if result.text:
+            print(result.text)
+        changed = result.changes.render(service.DIFF_CHARS_IN_REPLY)
+        if changed:  # what the run changed in the workspace, from the workspace itself
+            print(("\n" if result.text else "") + changed)
     files = ", ".join(result.files) or "none"
     err.print(
         f"{result.vendor}: {'ok' if result.ok else 'failed'} in {result.duration_s:g} s; "

@@ -20,6 +20,9 @@ Contract:
   each complete stdout line: codex's commands and messages), on the capture thread.
 - Changed files are `git status` (plus HEAD and content hashes of dirty files) before vs after, merged
   with the files the vendor itself reports (codex `file_change`).
+- `changes` is what the run changed as a diff (`delegate.changes`: git trees, or a file walk outside a
+  repository), from the workspace alone, never from the vendor's report; its scratch folder is under
+  `$GLIDER_HOME/run` and removed with the run's.
 """
 
 from __future__ import annotations
@@ -37,10 +40,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from glider_cli.config.settings import DelegateSettings
+from glider_cli.delegate import changes as changes_mod
 from glider_cli.delegate.agents import Adapter, Outcome
+from glider_cli.delegate.changes import NONE as NO_CHANGES
+from glider_cli.delegate.changes import Changes
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
-from glider_cli.values import Frozen, init_fields
+from glider_cli.values import Frozen, init_fields, replace
 
 OUTPUT_CAP = 64 * 1024 * 1024
 TEXT_CAP = 1024 * 1024
@@ -63,6 +69,7 @@ class RunResult(Frozen):
     stderr_tail: str
     output_truncated: bool
     detail: Mapping[str, Any]
+    changes: Changes
 
     def __init__(
         self,
@@ -78,6 +85,7 @@ class RunResult(Frozen):
         stderr_tail: str = "",
         output_truncated: bool = False,
         detail: Mapping[str, Any] | None = None,
+        changes: Changes = NO_CHANGES,
     ) -> None:
         init_fields(
             self,
@@ -93,6 +101,7 @@ class RunResult(Frozen):
             stderr_tail,
             output_truncated,
             {} if detail is None else detail,
+            changes,
         )
 
 
@@ -279,6 +288,35 @@ def run(
     if not workspace.is_dir():
         raise DelegateError(f"workspace {workspace} is not a directory")
     before = git_snapshot(workspace)
+    scratch = make_run_dir(run_root, f"{adapter.vendor}-changes")
+    try:
+        snap = changes_mod.take(workspace, scratch)
+        result = _run(
+            adapter, spec, task, workspace, context, run_root, timeout, environ, output_cap, cancel, progress
+        )
+        return replace(result, files=_merged(workspace, before, result), changes=snap.changes())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _merged(workspace: Path, before: GitSnapshot | None, result: RunResult) -> tuple[str, ...]:
+    files = changed_files(workspace, before, git_snapshot(workspace))
+    return tuple(files + [f for f in result.files if f not in files])
+
+
+def _run(
+    adapter: Adapter,
+    spec: DelegateSettings | None,
+    task: str,
+    workspace: Path,
+    context: str,
+    run_root: Path,
+    timeout: float,
+    environ: Mapping[str, str] | None,
+    output_cap: int,
+    cancel: threading.Event | None,
+    progress: Callable[[str], None] | None,
+) -> RunResult:
     run_dir = make_run_dir(run_root, adapter.vendor)
     started = time.monotonic()
     try:
@@ -356,14 +394,11 @@ def run(
             text = f"{text}: {reason}"
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
-    after = git_snapshot(workspace)
-    files = changed_files(workspace, before, after)
-    files += [f for f in outcome.files if f not in files]
     return RunResult(
         vendor=adapter.vendor,
         ok=outcome.ok,
         text=text,
-        files=tuple(files),
+        files=tuple(outcome.files),
         exit_code=code,
         timed_out=timed_out,
         stopped_after_result=stopped,

@@ -35,6 +35,8 @@ from typing import Any
 from glider_cli.config.settings import Settings
 from glider_cli.delegate import compaction, continuity, ranking, runner
 from glider_cli.delegate.agents import FLAG_VENDOR, adapter_for
+from glider_cli.delegate.changes import NONE as NO_CHANGES
+from glider_cli.delegate.changes import Changes
 from glider_cli.delegate.continuity import Entry
 from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
@@ -44,6 +46,10 @@ from glider_cli.store.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
+# What a delegate changed (`delegate.changes`): the hunks kept, middle-out, in each place it goes.
+DIFF_CHARS_IN_REPLY = 6000
+DIFF_CHARS_IN_RECORD = 1500
+DIFF_CHARS_IN_EVENT = 4000
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
 
 
@@ -62,6 +68,7 @@ class DelegateResult(Frozen):
     block_entries: int
     block_tokens: int
     entry: Entry | None
+    changes: Changes
 
     def __init__(
         self,
@@ -77,6 +84,7 @@ class DelegateResult(Frozen):
         block_entries: int = 0,
         block_tokens: int = 0,
         entry: Entry | None = None,
+        changes: Changes = NO_CHANGES,
     ) -> None:
         init_fields(
             self,
@@ -92,13 +100,15 @@ class DelegateResult(Frozen):
             block_entries,
             block_tokens,
             entry,
+            changes,
         )
 
     def reply_text(self) -> str:
-        """The assistant reply a client gets for a flagged turn."""
-        if self.ok:
-            return self.text
-        return f"[{self.vendor} failed] {self.text}"
+        """The assistant reply a client gets for a flagged turn, ending with what the run changed in
+        the workspace (`delegate.changes`, its hunks capped at DIFF_CHARS_IN_REPLY)."""
+        text = self.text if self.ok else f"[{self.vendor} failed] {self.text}"
+        changed = self.changes.render(DIFF_CHARS_IN_REPLY)
+        return f"{text.rstrip()}\n\n{changed}" if changed else text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +124,7 @@ class DelegateResult(Frozen):
             "block_entries": self.block_entries,
             "block_tokens": self.block_tokens,
             "entry_id": self.entry.id if self.entry else None,
+            "changes": self.changes.to_dict(DIFF_CHARS_IN_EVENT),
         }
 
 
@@ -271,15 +282,16 @@ def delegate(
             cancel=cancel,
             progress=progress,
         )
-        ok, text, files = run.ok, run.text, run.files
+        ok, text, files, changes = run.ok, run.text, run.files, run.changes
         timed_out, code, duration = run.timed_out, run.exit_code, run.duration_s
     except DelegateError as exc:
         ok, text, files = False, exc.message + (f" ({exc.hint})" if exc.hint else ""), ()
-        timed_out, code, duration = False, None, 0.0
+        timed_out, code, duration, changes = False, None, 0.0, NO_CHANGES
     short = ranking.truncate_middle(text, RESULT_CHARS_IN_RECORD)[0]
+    changed = changes.render(DIFF_CHARS_IN_RECORD)
     entry = Entry(
         kind="delegate",
-        text=f"Task: {task.strip()}\nResult: {short}",
+        text=f"Task: {task.strip()}\nResult: {short}" + (f"\n{changed}" if changed else ""),
         source_cli=source_cli,
         delegate=vendor,
         ok=ok,
@@ -300,6 +312,7 @@ def delegate(
         block_entries=len(block.items),
         block_tokens=block.tokens,
         entry=entry,
+        changes=changes,
     )
     if events is not None:
         data = result.to_dict()
