@@ -283,8 +283,10 @@ def run(
     output_cap: int = OUTPUT_CAP,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    grant: tuple[str, tuple[str, ...]] | None = None,
 ) -> RunResult:
-    """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract."""
+    """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract.
+    `grant` (session id, rules) resumes that run with exactly those rules allowed (`Adapter.build`)."""
     if not workspace.is_dir():
         raise DelegateError(f"workspace {workspace} is not a directory")
     before = git_snapshot(workspace)
@@ -292,7 +294,18 @@ def run(
     try:
         snap = changes_mod.take(workspace, scratch)
         result = _run(
-            adapter, spec, task, workspace, context, run_root, timeout, environ, output_cap, cancel, progress
+            adapter,
+            spec,
+            task,
+            workspace,
+            context,
+            run_root,
+            timeout,
+            environ,
+            output_cap,
+            cancel,
+            progress,
+            grant,
         )
         return replace(result, files=_merged(workspace, before, result), changes=snap.changes())
     finally:
@@ -316,13 +329,14 @@ def _run(
     output_cap: int,
     cancel: threading.Event | None,
     progress: Callable[[str], None] | None,
+    grant: tuple[str, tuple[str, ...]] | None,
 ) -> RunResult:
     run_dir = make_run_dir(run_root, adapter.vendor)
     started = time.monotonic()
     try:
         (run_dir / adapter.context_file).write_text(context, encoding="utf-8")
         (run_dir / "workspace").symlink_to(workspace, target_is_directory=True)
-        inv = adapter.build(spec, task, workspace, run_dir)
+        inv = adapter.build(spec, task, workspace, run_dir, grant)
         exe = shutil.which(inv.argv[0], path=environ.get("PATH") if environ is not None else None)
         if exe is None:
             raise DelegateError(
@@ -387,6 +401,10 @@ def _run(
             outcome = Outcome(False, f"{adapter.vendor} timed out after {timeout:g} s")
         else:
             outcome = adapter.parse(out.text(), 0 if stopped else code)
+            more = adapter.stderr_refusals(err.text())
+            if more:  # what the vendor refused and said only on its stderr (codex exec)
+                known = tuple(outcome.detail.get("refused", ()))
+                outcome = replace(outcome, detail={**outcome.detail, "refused": known + more})
         text, cut = outcome.text, False
         if outcome.ok:
             text, cut = truncate_middle(text, TEXT_CAP)

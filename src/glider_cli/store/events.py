@@ -37,7 +37,9 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       (the indexes that answered), index (None: every member failed and the ordinary
                       call serves it), backend, model, why, scores; the chosen member's own outcome
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call
-    DelegateRun       vendor, exit_code, ms, files, summary
+    DelegateRun       vendor, exit_code, ms, files, summary, changes (what it changed in the workspace:
+                      source, files, added, removed, diff), refused (what its CLI refused: tool,
+                      target, grant), grant_offered (a one-shot token was given; never the token)
     Note              text (a free note attached to a turn; it becomes a `note` entity)
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
     BackendOpened     backend, failures, window, cooldown, error, trial (`backends.breaker`: the backend
