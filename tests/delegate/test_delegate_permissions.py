@@ -138,5 +138,7 @@ def test_claude_rules_are_exactly_what_was_refused(denial: dict[str, Any], grant
 def test_answers_are_read_from_typed_text() -> None:
     assert permissions.answer("/allow 0123456789ab") == ("allow", "0123456789ab")
     assert permissions.answer("ok then /deny 0123456789ab please") == ("deny", "0123456789ab")
+    assert permissions.answer("0123456789ab /allow") == ("allow", "0123456789ab")  # Claude Code's expansion
+    assert permissions.answer("see 0123456789ab /allow") is None
     assert permissions.answer("/allowed 0123456789ab") is None
     assert permissions.answer("/allow xyz") is None

@@ -20,7 +20,8 @@ are its sandbox modes: their refusals are named, never granted.
 Tokens (`Grants`): `offer(...)` keeps what a run was refused with the vendor's session id and gives a
 token when something can be granted; `take(token)` gives it back once, within `ttl` seconds (600),
 else None. In memory only: a grant is never written anywhere and lives as long as one resumed run.
-`answer(typed)`: `/allow <token>` or `/deny <token>` in what the person typed.
+`answer(typed)`: `/allow <token>` or `/deny <token>` in what the person typed (also `<token> /allow`
+alone, what Claude Code's custom `/allow` command from `glider setup claude-code` sends).
 Pure apart from the lock: no I/O.
 """
 
@@ -40,6 +41,8 @@ __all__ = ["Grants", "Pending", "Refusal", "answer", "describe", "refusals"]
 
 TTL = 600.0
 _ANSWER = re.compile(r"(?:^|\s)/(allow|deny)\s+([a-z0-9]{8,32})(?=\s|$)")
+# Claude Code's custom command (`glider setup claude-code`) expands `/allow TOKEN` into `TOKEN /allow`.
+_EXPANDED = re.compile(r"^\s*([a-z0-9]{8,32})\s+/(allow|deny)\s*$")
 _EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 _READ_TOOLS = ("Read",)
 # Tools whose Claude Code rules take a specifier: a bare name would allow every use.
@@ -158,7 +161,10 @@ def refusals(vendor: str, objs: Iterable[dict[str, Any]]) -> tuple[Refusal, ...]
 def answer(typed: str) -> tuple[str, str] | None:
     """("allow" | "deny", token) when the person typed `/allow <token>` or `/deny <token>`."""
     m = _ANSWER.search(typed)
-    return (m.group(1), m.group(2)) if m else None
+    if m:
+        return m.group(1), m.group(2)
+    e = _EXPANDED.match(typed)
+    return (e.group(2), e.group(1)) if e else None
 
 
 class Pending(Frozen):

@@ -116,9 +116,12 @@ class Delegation:
 
     def answer(self, chat: ChatRequest, turn_id: str | None = None) -> tuple[str, Running] | None:
         """(vendor, the reply) for a `/allow <token>` or `/deny <token>` the person typed; else None."""
+        text = chat.last_user_text
+        if "/allow" not in text and "/deny" not in text:  # every new turn passes here: most carry neither
+            return None
         from glider_cli.router.triggers import typed_text
 
-        found = permissions.answer(typed_text(chat.last_user_text))
+        found = permissions.answer(typed_text(text))
         if found is None:
             return None
         verb, token = found
