@@ -23,6 +23,9 @@ DEFAULT_USAGE = (21, 9)
 class ToolReply:
     name: str
     arguments: dict[str, Any] | None = None
+    # Only in answer to a message the person wrote (not to a tool result): the agent calls the tool
+    # once per prompt, then the fake answers its text.
+    once: bool = False
 
 
 @dataclass
@@ -136,7 +139,7 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
     schemas = _tool_schemas(protocol, body)
     tool_name: str | None = None
     tool_args: dict[str, Any] = {}
-    if reply.tool is not None:
+    if reply.tool is not None and not (reply.tool.once and not _last_user_text(protocol, body)):
         tool_name = reply.tool.name
         tool_args = (
             reply.tool.arguments

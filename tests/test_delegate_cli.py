@@ -91,9 +91,11 @@ def test_delegate_failure_exits_1_with_a_message(fakes: Path, tmp_path: Path) ->
 
 def test_delegate_text_output(fakes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FAKE_AGENT_REPLY", "all done")
-    r = cli.invoke(app, ["delegate", "--cursor-agent", "--workspace", str(tmp_path), "tidy up"])
+    ws = tmp_path / "ws"  # not tmp_path: the fake agents write their logs there
+    ws.mkdir()
+    r = cli.invoke(app, ["delegate", "--cursor-agent", "--workspace", str(ws), "tidy up"])
     assert r.exit_code == 0
-    assert r.stdout == "all done\n"
+    assert r.stdout == "all done\n\nChanged in the workspace (walk): no changes\n"
     assert "cursor-agent: ok" in r.stderr
 
 
@@ -123,3 +125,83 @@ def test_delegate_under_an_agent_process_records_that_agent(fakes: Path, tmp_pat
     codex.chmod(0o755)
     subprocess.run([str(codex)], env=env, check=True, capture_output=True)
     assert continuity.read(resolve(), ws).entries[-1].source_cli == "codex"
+
+
+def test_delegate_prints_what_it_changed_and_egress_shows_it(fakes: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "plain-ws"
+    ws.mkdir()
+    (ws / "app.py").write_text("print('hi')\n")
+    env = {
+        "FAKE_AGENT_MODE": "edit",
+        "FAKE_AGENT_EDITS": json.dumps({"app.py": "print('hello')\nprint('bye')\n", "README": "new\n"}),
+    }
+    r = cli.invoke(app, ["delegate", "--claude", "--workspace", str(ws), "say hello"], env=env)
+    assert r.exit_code == 0, r.output
+    assert "Changed in the workspace (walk): 2 files, +3 −1" in r.stdout
+    assert "-print('hi')\n+print('hello')" in r.stdout
+    r = cli.invoke(app, ["context", "egress", "--json"])
+    (call,) = json.loads(r.stdout)["calls"]
+    assert call["event"] == "DelegateRun" and call["changed"] == "2 files +3 −1"
+    r = cli.invoke(app, ["context", "egress"], env={"COLUMNS": "250"})
+    assert "changed 2 files +3 −1" in r.stdout
+
+
+PUSH = {"tool_name": "Bash", "tool_input": {"command": "git push origin main"}}
+
+
+def _refusing_env() -> dict[str, str]:
+    return {"FAKE_AGENT_MODE": "refuse", "FAKE_AGENT_REFUSE": json.dumps([PUSH])}
+
+
+def test_yes_to_pregrants_and_the_run_resumes(fakes: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    args = ["delegate", "--claude", "--workspace", str(ws), "--yes-to", "Bash,Edit", "push it"]
+    r = cli.invoke(app, args, env=_refusing_env())
+    assert r.exit_code == 0, r.output
+    assert "resumed with Bash(git push origin main)" in r.stdout
+    argv = runs(fakes)[-1]["argv"]
+    assert argv[:4] == ["--resume", "fake-session-1", "--allowedTools", "Bash(git push origin main)"]
+    texts = [e.text for e in continuity.read(resolve(), ws).entries]
+    assert any("Allowed by the person for this run: Bash(git push origin main)" in t for t in texts)
+
+
+def test_without_a_terminal_or_yes_to_nothing_is_allowed(fakes: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    r = cli.invoke(
+        app,
+        ["delegate", "--claude", "--workspace", str(ws), "--yes-to", "Edit", "push it"],
+        env=_refusing_env(),
+    )
+    assert r.exit_code == 0, r.output
+    assert "claude was refused permission for:\n  - Bash: git push origin main" in r.stdout
+    assert "Not allowed. To allow exactly this for one run: --yes-to Bash" in r.stdout
+    assert len(runs(fakes)) == 1
+    assert "Denied by the person" in continuity.read(resolve(), ws).entries[-1].text
+
+
+@pytest.mark.parametrize(("typed", "resumed"), [("y\n", True), ("\n", False)])
+def test_on_a_terminal_it_asks_y_n(fakes: Path, tmp_path: Path, typed: str, resumed: bool) -> None:
+    import pty
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    leader, follower = pty.openpty()
+    os.write(leader, typed.encode())
+    env = {**os.environ, **_refusing_env(), "FAKE_AGENT_LOG": str(fakes)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "glider_cli", "delegate", "--claude", "--workspace", str(ws), "push it"],
+        stdin=follower,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    os.close(follower)
+    os.close(leader)
+    assert proc.returncode == 0, proc.stderr
+    assert "claude was refused: Bash: git push origin main" in proc.stderr
+    assert "Allow exactly this (Bash(git push origin main))" in proc.stderr + proc.stdout
+    assert ("resumed with Bash(git push origin main)" in proc.stdout) is resumed
+    assert len(runs(fakes)) == (2 if resumed else 1)

@@ -13,7 +13,8 @@
     ├── QueryError             a malformed `context query` (points at the bad token)
     ├── BackendError           an upstream failed
     │   ├── BackendTimeout
-    │   └── UpstreamStatus     the upstream answered with an error status
+    │   ├── UpstreamStatus     the upstream answered with an error status
+    │   └── BackendOpen        not tried: its circuit breaker is open (`backends.breaker`)
     └── DelegateError          a delegate CLI could not be run
 
 `cli.py` catches GliderError once: `Error: <message>` (and the hint) on stderr, exit 1.
@@ -132,6 +133,15 @@ class UpstreamStatus(BackendError):
         self.status = status
         self.body = body
         self.headers = headers  # the upstream's response headers, as received
+
+
+class BackendOpen(BackendError):
+    """The backend was not tried: its circuit breaker is open. `retry_after`: seconds until a request
+    may try it again."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class DelegateError(GliderError):

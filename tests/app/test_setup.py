@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from glider_cli.app import setup
 from glider_cli.cli import app
 
-WORDS = ["local", "fast", "cloud", "heavy", "claude", "cursor-agent", "agy"]
+WORDS = ["local", "fast", "cloud", "heavy", "claude", "cursor-agent", "agy", "allow", "deny"]
 
 
 @pytest.fixture

@@ -78,3 +78,38 @@ def test_real_claude_code_as_the_origin_summary_source(claude_bin: str, tmp_path
         body = next(q for q in fake.requests if q.path == "/v1/messages").body
     assert "SUMMARY-INPUT-MARKER" in _system_text(body)
     assert not any(resolve().run.iterdir())
+
+
+def test_real_claude_code_refusal_is_relayed_and_allow_resumes_it(
+    claude_bin: str, git_workspace: Path, tmp_path: Path
+) -> None:
+    """The fake upstream has Claude Code run a Bash command its headless permissions refuse; `allow`
+    resumes the same session with `--allowedTools` for exactly that command, and it runs."""
+    from fake_wire import ToolReply
+    from glider_cli.delegate import permissions, relay
+
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    command = "touch relay-proof.txt"
+    p, grants = resolve(), permissions.Grants()
+    with FakeUpstream(models=[claude_code.MODEL]) as fake:
+        fake.set_reply(
+            text="finished", tool=ToolReply("Bash", {"command": command, "description": "t"}, once=True)
+        )
+        env = claude_code.env(fake.url, home)
+        s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude_bin, timeout=180)})
+        first = service.delegate(
+            p, s, "claude", "make the proof file", git_workspace, "codex", environ=env, grants=grants
+        )
+        assert first.refused == (permissions.Refusal("Bash", command, f"Bash({command})"),), first
+        assert not (git_workspace / "relay-proof.txt").exists()
+        assert first.token is not None and f"/allow {first.token}" in first.reply_text()
+        pending = grants.take(first.token)
+        assert pending is not None
+        resumed = relay.allow(p, s, pending, environ=env, grants=grants)
+    assert resumed.ok, resumed
+    assert (git_workspace / "relay-proof.txt").exists()
+    assert resumed.refused == ()
+    # The resumed request carried the first run's conversation (the same session).
+    last = [q for q in fake.requests if q.path == "/v1/messages"][-1]
+    assert "make the proof file" in json.dumps(last.body["messages"])

@@ -56,7 +56,10 @@ def test_two_delegates_see_the_session_and_each_other(fake_agents, git_workspace
     flag, task = service.parse_flag(msg)  # type: ignore[misc]
     r1 = service.run_flagged(p, s, flag, task, git_workspace, "claude-code", events=sink, environ=env)
     assert r1.ok and r1.files == ("parser_fix.go",)
-    assert r1.reply_text() == "fake cursor-agent did it"
+    # The reply ends with what the run changed, from the workspace (delegate.changes).
+    assert r1.reply_text().startswith(
+        "fake cursor-agent did it\n\nChanged in the workspace (git): 1 file, +1 −0"
+    )
     first = runs(fake_agents.log_dir)[-1]
     assert "TestParseEmpty" in first["context"]
     assert first["context"].count("fix the nil pointer") == 0  # the flagged turn itself is not repeated

@@ -79,10 +79,11 @@ def test_two_delegates_share_one_continuity_record(
     second = _ask(
         claude_bin, glider.url, home, work, "--resume", first["session_id"], "please fix it /cursor-agent"
     )
-    assert second["result"] == "fake cursor-agent did it"
+    # Each reply ends with what the run changed in the workspace (delegate.changes): nothing here.
+    assert second["result"] == "fake cursor-agent did it\n\nChanged in the workspace (git): no changes"
 
     third = _ask(claude_bin, glider.url, home, work, "--resume", first["session_id"], "review that fix /agy")
-    assert third["result"] == "fake agy did it"
+    assert third["result"] == "fake agy did it\n\nChanged in the workspace (git): no changes"
 
     cursor, agy = runs(log)
     assert cursor["vendor"] == "cursor-agent" and agy["vendor"] == "agy"

@@ -17,6 +17,9 @@ from fixtures.fake_agents.install import install_fake_agents, path_with
 from glider_cli.delegate import continuity
 from glider_cli.paths import resolve
 
+# The reply ends with what the run changed in the workspace (delegate.changes): nothing here.
+DONE = "delegate says done\n\nChanged in the workspace (git): no changes"
+
 pytestmark = pytest.mark.live
 
 
@@ -39,17 +42,17 @@ def test_flagged_turn_is_answered_by_the_delegate_and_recorded(tmp_path: Path) -
             model="m", max_tokens=32, messages=[{"role": "user", "content": "fix the parser /cursor-agent"}]
         )
         msg = raw.parse()
-        assert msg.content[0].type == "text" and msg.content[0].text == "delegate says done"
+        assert msg.content[0].type == "text" and msg.content[0].text == DONE
         assert raw.headers["x-glider-route"] == "delegate; rule=delegate; backend=cursor-agent"
         with client.messages.stream(
             model="m", max_tokens=32, messages=[{"role": "user", "content": "and the lexer /cursor-agent"}]
         ) as stream:
-            assert "".join(stream.text_stream) == "delegate says done"
+            assert "".join(stream.text_stream) == DONE
         oa = openai.OpenAI(base_url=g.url + "/v1", api_key="k", max_retries=0, default_headers=headers)
         out = oa.chat.completions.create(
             model="m", messages=[{"role": "user", "content": "tests too /cursor-agent"}]
         )
-        assert out.choices[0].message.content == "delegate says done"
+        assert out.choices[0].message.content == DONE
         assert g.wait_for("DelegateRun", 3)
         # Each run is recorded under the turn it answered (the turn RouteDecided names).
         runs = [turn for t, _, turn in g.events if t == "DelegateRun"]

@@ -17,6 +17,9 @@ from glider_harness import GliderServer, backends_yaml
 
 from fixtures.fake_agents.install import install_fake_agents, path_with, runs
 
+# The reply ends with what the run changed in the workspace (delegate.changes): nothing here.
+DONE = "delegate says done\n\nChanged in the workspace (git): no changes"
+
 pytestmark = pytest.mark.live
 
 
@@ -77,12 +80,12 @@ def test_a_slow_delegate_streams_its_head_at_once_and_keeps_alive(
         with client.messages.stream(
             model="m", max_tokens=32, messages=[{"role": "user", "content": "and again /cursor-agent"}]
         ) as s:
-            assert "".join(s.text_stream) == "delegate says done"
+            assert "".join(s.text_stream) == DONE
         # A whole (non-streaming) reply is kept alive with whitespace before its JSON.
         msg = client.messages.create(
             model="m", max_tokens=32, messages=[{"role": "user", "content": "once more /cursor-agent"}]
         )
-        assert msg.content[0].type == "text" and msg.content[0].text == "delegate says done"
+        assert msg.content[0].type == "text" and msg.content[0].text == DONE
         # OpenAI clients get SSE comments as keep-alives and their own chunks around them.
         oa = {
             "model": "m",
@@ -99,7 +102,7 @@ def test_a_slow_delegate_streams_its_head_at_once_and_keeps_alive(
             for x in lines
             if x.startswith("data: {") and json.loads(x[6:])["choices"]
         )
-        assert text == "delegate says done"
+        assert text == DONE
 
 
 def test_a_client_that_leaves_stops_the_delegate(

@@ -9,10 +9,16 @@ when the model it would be sent is not among those it serves, or when it is a cl
 API key variable is unset. `Report.ok` is false when a backend that some enabled rule routes to (or
 that is a fallback of one) is unusable; `glider doctor` then exits 1. No request is ever sent to a
 cloud API. What a local backend answered is kept for `glider lint` (`backends.probe_cache`).
+
+When a `glider serve` answers on the config's `server.host:port`, its `/healthz` gives each backend's
+circuit breaker (`backends.breaker`: closed, open or half_open, the last failure, the cool-down
+left), shown next to the probe (`Report.serve` is its URL; None when none answered). An open
+breaker is not a problem by itself: requests go to the fallback while it is open.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from glider_cli.backends.probe import Capability
@@ -31,6 +37,7 @@ class BackendReport(Frozen):
     capability: Capability
     problem: str | None
     routed: bool
+    breaker: Mapping[str, Any] | None
 
     def __init__(
         self,
@@ -42,6 +49,7 @@ class BackendReport(Frozen):
         capability: Capability,
         problem: str | None,
         routed: bool,
+        breaker: Mapping[str, Any] | None = None,
     ) -> None:
         self.__dict__.update(
             name=name,
@@ -52,6 +60,7 @@ class BackendReport(Frozen):
             capability=capability,
             problem=problem,
             routed=routed,
+            breaker=breaker,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +73,7 @@ class BackendReport(Frozen):
         d.update(model=self.model, routed=self.routed, usable=self.problem is None, problem=self.problem)
         d.update(self.capability.to_dict())
         d.pop("backend", None)
+        d["breaker"] = dict(self.breaker) if self.breaker is not None else None
         return d
 
 
@@ -91,11 +101,16 @@ class Report(Frozen):
     source: str
     backends: tuple[BackendReport, ...]
     rules: tuple[RuleRoute, ...]
+    serve: str | None
 
     def __init__(
-        self, source: str, backends: tuple[BackendReport, ...], rules: tuple[RuleRoute, ...]
+        self,
+        source: str,
+        backends: tuple[BackendReport, ...],
+        rules: tuple[RuleRoute, ...],
+        serve: str | None = None,
     ) -> None:
-        self.__dict__.update(source=source, backends=backends, rules=rules)
+        self.__dict__.update(source=source, backends=backends, rules=rules, serve=serve)
 
     @property
     def ok(self) -> bool:
@@ -105,6 +120,7 @@ class Report(Frozen):
         return {
             "ok": self.ok,
             "config": self.source,
+            "serve": self.serve,
             "backends": [b.to_dict() for b in self.backends],
             "rules": [r.to_dict() for r in self.rules],
         }
@@ -163,12 +179,46 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
             if nxt is not None:
                 routed.add(nxt.name)
         routes.append(RuleRoute(rule.name, rule.priority, target, name, model))
+    serve, breakers = served_breakers(config, timeout)
     reports = []
     for b in backends:
         bs = settings.backends[b.name]
         cap = merge(probed[b.name], bs.context_window, bs.tools)
         problem = _problem(b.kind, b.side, b.has_key, b.api_key_env, b.model, cap)
         reports.append(
-            BackendReport(b.name, b.kind, b.side, b.base_url, b.model, cap, problem, b.name in routed)
+            BackendReport(
+                b.name,
+                b.kind,
+                b.side,
+                b.base_url,
+                b.model,
+                cap,
+                problem,
+                b.name in routed,
+                breakers.get(b.name),
+            )
         )
-    return Report(config.source, tuple(reports), tuple(routes))
+    return Report(config.source, tuple(reports), tuple(routes), serve)
+
+
+def served_breakers(config: Config, timeout: float) -> tuple[str | None, dict[str, Mapping[str, Any]]]:
+    """The URL of the `glider serve` on the config's address and its breakers by backend, from its
+    `/healthz`; (None, {}) when no Glider answers there."""
+    import httpx
+
+    host = config.settings.server.host
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    url = f"http://{f'[{host}]' if ':' in host else host}:{config.settings.server.port}"
+    try:
+        data = httpx.get(url + "/healthz", timeout=timeout, trust_env=False).json()
+    except (httpx.HTTPError, ValueError):
+        return None, {}
+    if not isinstance(data, dict) or data.get("status") != "ok" or not isinstance(data.get("backends"), list):
+        return None, {}
+    found = {
+        str(b.get("name")): b["breaker"]
+        for b in data["backends"]
+        if isinstance(b, dict) and isinstance(b.get("breaker"), dict)
+    }
+    return url, found

@@ -11,7 +11,7 @@ Contract:
   variable, are skipped (the plan says so). Undo removes a file only while its content is still what
   was written, a key only while it still holds the value that was set, a block only while it is
   unchanged; an object or file that setup created and undo emptied goes too.
-- claude-code: custom slash commands `/local /cloud /fast /heavy /claude /cursor-agent /agy` in
+- claude-code: custom slash commands `/local /cloud /fast /heavy /claude /cursor-agent /agy /allow /deny` in
   `~/.claude/commands/` (or the project's `.claude/commands/`): Claude Code takes a prompt starting with
   `/word` as its own command, and expands these into `<prompt> /word`, which the router's explicit and
   delegate words match. `env.ANTHROPIC_BASE_URL` in the same directory's `settings.json`, and with a
@@ -43,6 +43,8 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("claude", "Glider: hand this prompt to Claude Code as a delegate"),
     ("cursor-agent", "Glider: hand this prompt to Cursor's agent CLI as a delegate"),
     ("agy", "Glider: hand this prompt to the agy CLI as a delegate"),
+    ("allow", "Glider: allow what a delegate was refused (the token from its reply)"),
+    ("deny", "Glider: deny what a delegate was refused (the token from its reply)"),
 )
 BEGIN = "# >>> glider setup (remove with: glider setup {client} --undo)"
 END = "# <<< glider setup"

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
-from glider_cli.config.settings import BackendSettings, Settings, Timeout
+from glider_cli.config.settings import BackendSettings, BreakerSettings, Settings, Timeout
 from glider_cli.errors import ConfigError
 
 Kind = Literal["ollama", "openai", "anthropic", "origin"]
@@ -70,6 +70,7 @@ class Backend:
     max_tokens: int | None = None
     proxy: str | None = None
     ca_file: str | None = None
+    breaker: BreakerSettings = field(default_factory=BreakerSettings)
     # A dataclass, not a values.Frozen: the key must stay out of repr() and comparisons.
     _api_key: str | None = field(default=None, repr=False, compare=False)
 
@@ -133,6 +134,7 @@ def _resolve(bs: BackendSettings, environ: Mapping[str, str]) -> Backend:
         max_tokens=bs.max_tokens,
         proxy=bs.proxy,
         ca_file=bs.ca_file,
+        breaker=bs.breaker,
         _api_key=key or None,
     )
 

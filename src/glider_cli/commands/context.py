@@ -213,8 +213,14 @@ def _egress_rows(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
             return ""
         return ("exit " if c["event"] == "DelegateRun" else "") + str(c["status"])
 
-    keys = ("ts", "turn_id", "session", "backend", "model", "why", "outcome")
-    return [(*(c[k] for k in keys), status(c), c["input_tokens"], c["output_tokens"]) for c in calls]
+    def outcome(c: dict[str, Any]) -> str:
+        # A delegate run: what it changed in the workspace, next to its outcome.
+        return str(c["outcome"]) + (f" · changed {c['changed']}" if c.get("changed") else "")
+
+    keys = ("ts", "turn_id", "session", "backend", "model", "why")
+    return [
+        (*(c[k] for k in keys), outcome(c), status(c), c["input_tokens"], c["output_tokens"]) for c in calls
+    ]
 
 
 @app.command("egress")
@@ -275,6 +281,13 @@ def turn(
         console.line(f"{k} ({v['prov']}): {v['value']}")
     for e in detail["events"]:
         console.line(f"{e['ts']} {e['type']}")
+        changes = (e.get("data") or {}).get("changes") if e["type"] == "DelegateRun" else None
+        if isinstance(changes, dict):  # what the delegate changed in the workspace, with its hunks
+            for f in changes.get("files") or []:
+                lines = "binary or unknown" if f.get("added") is None else f"+{f['added']} −{f['removed']}"
+                console.line(f"  {f.get('status')} {f.get('path')}  {lines}")
+            if changes.get("diff"):
+                console.line(str(changes["diff"]).rstrip("\n"))
 
 
 @app.command("episodes")

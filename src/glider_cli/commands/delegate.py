@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -34,16 +35,24 @@ def main(
     config: str | None = CONFIG,
     profile: str | None = PROFILE,
     json_out: bool = json_option("Print the run's result as JSON."),
+    yes_to: str | None = typer.Option(
+        None,
+        "--yes-to",
+        help="Tools (comma-separated, e.g. Bash,Edit) whose refusals are allowed without asking: the run "
+        "is resumed with exactly what was refused allowed.",
+    ),
     home: str | None = HOME,
 ) -> None:
     """Run a task with another agent CLI, giving it what happened earlier in this workspace."""
     from glider_cli.commands.console import emit_json, err
     from glider_cli.config.load import load_config
     from glider_cli.delegate import service
+    from glider_cli.delegate.permissions import Grants
     from glider_cli.delegate.workspace import shell_front
     from glider_cli.errors import DelegateError
     from glider_cli.store.writer import EventWriter
 
+    grants = Grants()
     vendor = vendor_of(claude, cursor_agent, agy, codex)
     where = home_for(ctx, home)
     settings = load_config(config=config, profile=profile, environ=where.environ).settings
@@ -62,11 +71,40 @@ def main(
         environ=where.environ,
         compactor=compactor,
         events=sink,
+        grants=grants,
     )
+    if result.token is not None:
+        # What its CLI refused: allowed by --yes-to, or asked on a terminal (y/N); else only said.
+        pending = grants.take(result.token)
+        if pending is not None and _granted(pending, yes_to, json_out):
+            from glider_cli.delegate import relay
+
+            first = result
+            result = relay.allow(
+                where.paths,
+                settings,
+                pending,
+                timeout=timeout,
+                environ=where.environ,
+                compactor=compactor,
+                events=sink,
+            )
+            if not json_out and first.text:
+                print(first.text + "\n")
+        elif pending is not None:
+            from glider_cli.delegate import relay
+
+            relay.deny(where.paths, pending, pending.source_cli)
     if json_out:
         emit_json(result.to_dict())
-    elif result.text:
-        print(result.text)
+    else:
+        if result.text:
+            print(result.text)
+        if result.refused:
+            print("\n" + refused_text(result.vendor, result.refused))
+        changed = result.changes.render(service.DIFF_CHARS_IN_REPLY)
+        if changed:  # what the run changed in the workspace, from the workspace itself
+            print(("\n" if result.text else "") + changed)
     files = ", ".join(result.files) or "none"
     err.print(
         f"{result.vendor}: {'ok' if result.ok else 'failed'} in {result.duration_s:g} s; "
@@ -83,3 +121,32 @@ def main(
         raise DelegateError(
             f"{result.vendor} did not complete the task" + (" (timed out)" if result.timed_out else "")
         )
+
+
+def _granted(pending: Any, yes_to: str | None, json_out: bool) -> bool:
+    """Whether the person allows what the run was refused: every refused tool named by --yes-to, or
+    "y" at the y/N question on a terminal (never asked with --json or without a terminal)."""
+    import sys
+
+    tools = {t.strip() for t in (yes_to or "").split(",") if t.strip()}
+    if tools and all(r.tool in tools for r in pending.refused if r.grant):
+        return True
+    if json_out or not sys.stdin.isatty():
+        return False
+    from glider_cli.commands.console import err
+
+    for r in pending.refused:
+        err.print(f"{pending.vendor} was refused: {r.line()}", markup=False, highlight=False)
+    rules = " ".join(pending.grants)
+    return typer.confirm(f"Allow exactly this ({rules}) and let {pending.vendor} continue?", default=False)
+
+
+def refused_text(vendor: str, refused: Any) -> str:
+    """What the run was refused and had not been allowed, for the terminal."""
+    lines = [f"{vendor} was refused permission for:", *(f"  - {r.line()}" for r in refused)]
+    tools = sorted({r.tool for r in refused if r.grant})
+    if tools:
+        lines.append(f"Not allowed. To allow exactly this for one run: --yes-to {','.join(tools)}")
+    else:
+        lines.append(f"{vendor} has no switch that allows exactly this for one run.")
+    return "\n".join(lines)

@@ -3,6 +3,9 @@ backend the config routes to is unusable."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import typer
 
 from glider_cli.commands.options import CONFIG, HOME, PROFILE, home_for, json_option
@@ -36,11 +39,25 @@ def main(
             if cap.any_model:
                 served += " (answers any model name)"
             status = "ok" if b.problem is None else b.problem
+            breaker = breaker_text(b.breaker) if report.serve else "(serve not running)"
             rows.append(
-                (b.name, b.kind, b.side, b.base_url, b.model or "(client's)", served, window, tools, status)
+                (
+                    b.name,
+                    b.kind,
+                    b.side,
+                    b.base_url,
+                    b.model or "(client's)",
+                    served,
+                    window,
+                    tools,
+                    status,
+                    breaker,
+                )
             )
         table(
-            "Backends", ("name", "type", "side", "url", "model", "serves", "window", "tools", "status"), rows
+            "Backends",
+            ("name", "type", "side", "url", "model", "serves", "window", "tools", "status", "breaker"),
+            rows,
         )
         table(
             "Rules",
@@ -50,3 +67,16 @@ def main(
         line(f"{report.source}: {'ok' if report.ok else 'a backend the config routes to is unusable'}")
     if not report.ok:
         raise typer.Exit(1)
+
+
+def breaker_text(b: Mapping[str, Any] | None) -> str:
+    """A backend's circuit breaker as `glider serve` reported it, in a few words."""
+    if b is None:
+        return "off"
+    state = str(b.get("state"))
+    if state == "closed":
+        return "closed" + (f" ({b['failures']}/{b['threshold']} failures)" if b.get("failures") else "")
+    why = f": {b['last_error']}" if b.get("last_error") else ""
+    if state == "open":
+        return f"open, tried again in {b.get('retry_in')} s{why}"
+    return f"half-open, the next request tries it{why}"

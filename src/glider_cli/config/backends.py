@@ -8,6 +8,10 @@ password belongs in HTTPS_PROXY with `server.trust_env`, never in a config file)
 loopback backend (`is_loopback_host`: 127.0.0.0/8, ::1, localhost), which never goes through a
 proxy. `ca_file` is resolved against the folder of the file that names it and must be a readable PEM
 file of CA certificates (it is loaded once here, so a wrong file fails at load, not at first request).
+
+`breaker` (`backends.breaker`): `false`, or a mapping of `enabled`, `failures` (an integer >= 1),
+`window` and `cooldown` (seconds > 0); what is not given keeps its default (5 failures in 60 s,
+30 s cool-down).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from glider_cli.config.located import Checker, LDict, looks_like_secret
-from glider_cli.config.settings import BackendSettings, Timeout
+from glider_cli.config.settings import BackendSettings, BreakerSettings, Timeout
 
 BACKEND_TYPES: tuple[str, ...] = ("ollama", "openai", "anthropic", "origin")
 SIDES: tuple[str, ...] = ("local", "cloud")
@@ -39,8 +43,10 @@ BACKEND_KEYS = (
     "tools",
     "proxy",
     "ca_file",
+    "breaker",
 )
 TIMEOUT_KEYS = ("connect", "read", "write", "pool")
+BREAKER_KEYS = ("enabled", "failures", "window", "cooldown")
 # The type whose well-known base URL (backends.registry) is on this machine.
 _LOOPBACK_BY_DEFAULT = frozenset({"ollama"})
 
@@ -146,6 +152,37 @@ def _timeout(ck: Checker, backend: LDict, path: str) -> Timeout:
     return Timeout(**{k: (v if v is not None else getattr(base, k)) for k, v in values.items()})
 
 
+def _breaker(ck: Checker, backend: LDict, path: str) -> BreakerSettings:
+    """`breaker: false` (off), or a mapping of enabled / failures / window / cooldown (seconds)."""
+    raw = backend.get("breaker")
+    if raw is None:
+        return BreakerSettings()
+    if isinstance(raw, bool):
+        return BreakerSettings(enabled=raw)
+    key = f"{path}.breaker"
+    if not isinstance(raw, LDict):
+        what = "must be false or a mapping of enabled/failures/window/cooldown"
+        ck.error(what, backend.where("breaker"), key=key)
+        return BreakerSettings()
+    ck.keys(raw, BREAKER_KEYS, path=key)
+    base = BreakerSettings()
+    enabled = ck.boolean(raw, "enabled", path=key)
+    failures = ck.integer(raw, "failures", path=key, minimum=1)
+    seconds: dict[str, float] = {}
+    for name in ("window", "cooldown"):
+        value = ck.number(raw, name, path=key)
+        if value is not None and value <= 0:
+            ck.error(f"must be more than 0 seconds, got {value:g}", raw.where(name), key=f"{key}.{name}")
+            value = None
+        seconds[name] = value if value is not None else getattr(base, name)
+    return BreakerSettings(
+        enabled=base.enabled if enabled is None else enabled,
+        failures=failures or base.failures,
+        window=seconds["window"],
+        cooldown=seconds["cooldown"],
+    )
+
+
 def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettings]:
     out: dict[str, BackendSettings] = {}
     if section is None:
@@ -186,6 +223,7 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             tools=ck.boolean(raw, "tools", path=path),
             proxy=_proxy(ck, raw, path, base_url, kind),
             ca_file=_ca_file(ck, raw, path, base_url),
+            breaker=_breaker(ck, raw, path),
         )
     for name, backend in out.items():
         fb = backend.fallback

@@ -39,6 +39,22 @@ class Timeout(Frozen):
         init_fields(self, connect, read, write, pool)
 
 
+class BreakerSettings(Frozen):
+    """A backend's circuit breaker (`backends.breaker`): after `failures` failed attempts (refused,
+    timed out, 5xx) within `window` seconds the backend is skipped for `cooldown` seconds.
+    `enabled: false` (or `breaker: false`) turns it off for that backend."""
+
+    enabled: bool
+    failures: int
+    window: float
+    cooldown: float
+
+    def __init__(
+        self, enabled: bool = True, failures: int = 5, window: float = 60.0, cooldown: float = 30.0
+    ) -> None:
+        init_fields(self, enabled, failures, window, cooldown)
+
+
 class BackendSettings(Frozen):
     """One named backend under `backends:`.
 
@@ -52,6 +68,7 @@ class BackendSettings(Frozen):
     `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
     one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
     absolute path: the loader resolves it against the config file's folder).
+    `breaker` is when a failing backend is skipped for a cool-down (`BreakerSettings`).
     """
 
     name: str
@@ -68,6 +85,7 @@ class BackendSettings(Frozen):
     tools: bool | None
     proxy: str | None
     ca_file: str | None
+    breaker: BreakerSettings
 
     def __init__(
         self,
@@ -85,6 +103,7 @@ class BackendSettings(Frozen):
         tools: bool | None = None,
         proxy: str | None = None,
         ca_file: str | None = None,
+        breaker: BreakerSettings = BreakerSettings(),
     ) -> None:
         init_fields(
             self,
@@ -102,6 +121,7 @@ class BackendSettings(Frozen):
             tools,
             proxy,
             ca_file,
+            breaker,
         )
 
 

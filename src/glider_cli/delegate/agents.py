@@ -12,12 +12,17 @@ How each vendor is pointed at the workspace and at the private run directory (RU
 Output contracts (CLIENTS.md):
 - claude `-p --output-format json`: one `{"type":"result", subtype, is_error, result, ...}` object; success
   needs exit 0, `is_error: false` and `subtype: "success"` (exit 0 alone is not enough).
-- cursor-agent `-p --output-format json --trust`: the same result object. It can fail to exit after
-  printing it, so the runner kills it once `result_ready` says the result is complete.
+- cursor-agent `-p --output-format stream-json --trust`: JSONL events (its tool calls, rejected ones
+  among them) ending in the same result object. It can fail to exit after printing it, so the runner
+  kills it once `result_ready` says the result is complete.
 - agy `--output-format json -p PROMPT` (its `-p` takes the prompt as its value): a JSON object with
   `response` (or `error`). Empty output is a failure whatever the exit code.
 - codex `exec --json -C DIR`: JSONL events; `item.completed` items of type `agent_message` carry the
   reply, `file_change` items list changed paths; `turn.failed`/`error` mean failure.
+
+What a vendor refused for lack of permission is `Outcome.detail["refused"]` (`delegate.permissions`),
+with `session_id` to resume the run: `build(..., grant=(session_id, rules))` resumes it with exactly
+those rules allowed (claude: `--resume <id> --allowedTools <rule>...`, placed before `-p`).
 
 Permission-widening flags (`--dangerously-skip-permissions`, `--force`, `--yolo`,
 `--dangerously-bypass-approvals-and-sandbox`) are added only when `DelegateSettings.unsafe_permissions`.
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from glider_cli.config.settings import DelegateSettings
+from glider_cli.delegate import permissions
 from glider_cli.errors import DelegateError
 from glider_cli.values import Frozen, init_fields
 
@@ -124,11 +130,27 @@ class Adapter(ABC):
     def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
         """The vendor's headless-output (and directory) flags."""
 
-    def build(self, spec: DelegateSettings | None, task: str, workspace: Path, run_dir: Path) -> Invocation:
-        """The argv and cwd for one headless run."""
+    def grant_args(self, session_id: str, rules: tuple[str, ...]) -> tuple[str, ...]:
+        """The flags that resume run `session_id` with exactly `rules` allowed (none: not supported)."""
+        return ()
+
+    def stderr_refusals(self, stderr: str) -> tuple[permissions.Refusal, ...]:
+        """Refusals the vendor reports only on its stderr (codex exec's approval rejections)."""
+        return ()
+
+    def build(
+        self,
+        spec: DelegateSettings | None,
+        task: str,
+        workspace: Path,
+        run_dir: Path,
+        grant: tuple[str, tuple[str, ...]] | None = None,
+    ) -> Invocation:
+        """The argv and cwd for one headless run (`grant`: resume that session with those rules)."""
         argv = [
             self.command(spec),
             *self.subcommand,
+            *(self.grant_args(*grant) if grant else ()),
             *(spec.args if spec else ()),
             *self.flags(workspace, run_dir),
         ]
@@ -185,6 +207,10 @@ class ClaudeAdapter(Adapter):
             str(run_dir / self.context_file),
         )
 
+    def grant_args(self, session_id: str, rules: tuple[str, ...]) -> tuple[str, ...]:
+        # `--allowedTools` takes every following word: the `-p` of `flags` comes after it.
+        return ("--resume", session_id, "--allowedTools", *rules) if rules else ()
+
     def parse(self, stdout: str, returncode: int | None) -> Outcome:
         obj = _result_object(stdout)
         if obj is None:
@@ -200,6 +226,9 @@ class ClaudeAdapter(Adapter):
         denials = obj.get("permission_denials")
         if isinstance(denials, list) and denials:
             detail["permission_denials"] = len(denials)
+        refused = permissions.refusals(self.vendor, _json_objects(stdout))
+        if refused:
+            detail["refused"] = refused
         if not ok and not text:
             text = f"{self.vendor} failed: subtype={obj.get('subtype')!r}, exit {returncode}"
         return Outcome(ok, text, (), detail)
@@ -213,7 +242,10 @@ class CursorAgentAdapter(ClaudeAdapter):
     unsafe_flag = "--force"
 
     def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
-        return ("-p", "--output-format", "json", "--trust")
+        return ("-p", "--output-format", "stream-json", "--trust")
+
+    def grant_args(self, session_id: str, rules: tuple[str, ...]) -> tuple[str, ...]:
+        return ()
 
     def result_ready(self, stdout: str) -> bool:
         return _result_object(stdout) is not None
@@ -260,6 +292,9 @@ class CodexAdapter(Adapter):
     def flags(self, workspace: Path, run_dir: Path) -> tuple[str, ...]:
         return ("--json", "-C", str(run_dir), "--skip-git-repo-check", "--add-dir", str(workspace))
 
+    def stderr_refusals(self, stderr: str) -> tuple[permissions.Refusal, ...]:
+        return permissions.codex_rejections(stderr)
+
     def progress(self, line: str) -> str | None:
         if '"item.' not in line:
             return None
@@ -285,7 +320,8 @@ class CodexAdapter(Adapter):
         files: list[str] = []
         errors: list[str] = []
         completed = False
-        for ev in _json_objects(stdout):
+        objs = _json_objects(stdout)
+        for ev in objs:
             kind = ev.get("type")
             raw_item = ev.get("item")
             item: dict[str, Any] = raw_item if isinstance(raw_item, dict) else {}
@@ -307,7 +343,11 @@ class CodexAdapter(Adapter):
         text = messages[-1] if messages else ""
         if not ok and not text:
             text = f"codex failed: {'; '.join(errors) or 'no completed turn'} (exit {returncode})"
-        return Outcome(ok, text, tuple(files), {"errors": errors} if errors else {})
+        detail: dict[str, Any] = {"errors": errors} if errors else {}
+        refused = permissions.refusals(self.vendor, objs)
+        if refused:
+            detail["refused"] = refused
+        return Outcome(ok, text, tuple(files), detail)
 
 
 ADAPTERS: Mapping[str, Adapter] = {

@@ -20,6 +20,9 @@ Contract:
   each complete stdout line: codex's commands and messages), on the capture thread.
 - Changed files are `git status` (plus HEAD and content hashes of dirty files) before vs after, merged
   with the files the vendor itself reports (codex `file_change`).
+- `changes` is what the run changed as a diff (`delegate.changes`: git trees, or a file walk outside a
+  repository), from the workspace alone, never from the vendor's report; its scratch folder is under
+  `$GLIDER_HOME/run` and removed with the run's.
 """
 
 from __future__ import annotations
@@ -37,10 +40,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from glider_cli.config.settings import DelegateSettings
+from glider_cli.delegate import changes as changes_mod
 from glider_cli.delegate.agents import Adapter, Outcome
+from glider_cli.delegate.changes import NONE as NO_CHANGES
+from glider_cli.delegate.changes import Changes
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
-from glider_cli.values import Frozen, init_fields
+from glider_cli.values import Frozen, init_fields, replace
 
 OUTPUT_CAP = 64 * 1024 * 1024
 TEXT_CAP = 1024 * 1024
@@ -63,6 +69,7 @@ class RunResult(Frozen):
     stderr_tail: str
     output_truncated: bool
     detail: Mapping[str, Any]
+    changes: Changes
 
     def __init__(
         self,
@@ -78,6 +85,7 @@ class RunResult(Frozen):
         stderr_tail: str = "",
         output_truncated: bool = False,
         detail: Mapping[str, Any] | None = None,
+        changes: Changes = NO_CHANGES,
     ) -> None:
         init_fields(
             self,
@@ -93,6 +101,7 @@ class RunResult(Frozen):
             stderr_tail,
             output_truncated,
             {} if detail is None else detail,
+            changes,
         )
 
 
@@ -274,17 +283,60 @@ def run(
     output_cap: int = OUTPUT_CAP,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    grant: tuple[str, tuple[str, ...]] | None = None,
 ) -> RunResult:
-    """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract."""
+    """Run `adapter`'s CLI on `task` with `context` as its context file; see the module contract.
+    `grant` (session id, rules) resumes that run with exactly those rules allowed (`Adapter.build`)."""
     if not workspace.is_dir():
         raise DelegateError(f"workspace {workspace} is not a directory")
     before = git_snapshot(workspace)
+    scratch = make_run_dir(run_root, f"{adapter.vendor}-changes")
+    try:
+        snap = changes_mod.take(workspace, scratch)
+        result = _run(
+            adapter,
+            spec,
+            task,
+            workspace,
+            context,
+            run_root,
+            timeout,
+            environ,
+            output_cap,
+            cancel,
+            progress,
+            grant,
+        )
+        return replace(result, files=_merged(workspace, before, result), changes=snap.changes())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _merged(workspace: Path, before: GitSnapshot | None, result: RunResult) -> tuple[str, ...]:
+    files = changed_files(workspace, before, git_snapshot(workspace))
+    return tuple(files + [f for f in result.files if f not in files])
+
+
+def _run(
+    adapter: Adapter,
+    spec: DelegateSettings | None,
+    task: str,
+    workspace: Path,
+    context: str,
+    run_root: Path,
+    timeout: float,
+    environ: Mapping[str, str] | None,
+    output_cap: int,
+    cancel: threading.Event | None,
+    progress: Callable[[str], None] | None,
+    grant: tuple[str, tuple[str, ...]] | None,
+) -> RunResult:
     run_dir = make_run_dir(run_root, adapter.vendor)
     started = time.monotonic()
     try:
         (run_dir / adapter.context_file).write_text(context, encoding="utf-8")
         (run_dir / "workspace").symlink_to(workspace, target_is_directory=True)
-        inv = adapter.build(spec, task, workspace, run_dir)
+        inv = adapter.build(spec, task, workspace, run_dir, grant)
         exe = shutil.which(inv.argv[0], path=environ.get("PATH") if environ is not None else None)
         if exe is None:
             raise DelegateError(
@@ -349,6 +401,10 @@ def run(
             outcome = Outcome(False, f"{adapter.vendor} timed out after {timeout:g} s")
         else:
             outcome = adapter.parse(out.text(), 0 if stopped else code)
+            more = adapter.stderr_refusals(err.text())
+            if more:  # what the vendor refused and said only on its stderr (codex exec)
+                known = tuple(outcome.detail.get("refused", ()))
+                outcome = replace(outcome, detail={**outcome.detail, "refused": known + more})
         text, cut = outcome.text, False
         if outcome.ok:
             text, cut = truncate_middle(text, TEXT_CAP)
@@ -356,14 +412,11 @@ def run(
             text = f"{text}: {reason}"
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
-    after = git_snapshot(workspace)
-    files = changed_files(workspace, before, after)
-    files += [f for f in outcome.files if f not in files]
     return RunResult(
         vendor=adapter.vendor,
         ok=outcome.ok,
         text=text,
-        files=tuple(files),
+        files=tuple(outcome.files),
         exit_code=code,
         timed_out=timed_out,
         stopped_after_result=stopped,

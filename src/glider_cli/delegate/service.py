@@ -33,9 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from glider_cli.config.settings import Settings
-from glider_cli.delegate import compaction, continuity, ranking, runner
+from glider_cli.delegate import compaction, continuity, permissions, ranking, runner
 from glider_cli.delegate.agents import FLAG_VENDOR, adapter_for
+from glider_cli.delegate.changes import NONE as NO_CHANGES
+from glider_cli.delegate.changes import Changes
 from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.permissions import Refusal
 from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
@@ -44,6 +47,10 @@ from glider_cli.store.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
+# What a delegate changed (`delegate.changes`): the hunks kept, middle-out, in each place it goes.
+DIFF_CHARS_IN_REPLY = 6000
+DIFF_CHARS_IN_RECORD = 1500
+DIFF_CHARS_IN_EVENT = 4000
 _FLAG_RE = re.compile(r"(?:(?<=\s)|^)(/claude|/cursor-agent|/agy)(?=\s|$)")
 
 
@@ -62,6 +69,9 @@ class DelegateResult(Frozen):
     block_entries: int
     block_tokens: int
     entry: Entry | None
+    changes: Changes
+    refused: tuple[Refusal, ...]
+    token: str | None
 
     def __init__(
         self,
@@ -77,6 +87,9 @@ class DelegateResult(Frozen):
         block_entries: int = 0,
         block_tokens: int = 0,
         entry: Entry | None = None,
+        changes: Changes = NO_CHANGES,
+        refused: tuple[Refusal, ...] = (),
+        token: str | None = None,
     ) -> None:
         init_fields(
             self,
@@ -92,13 +105,19 @@ class DelegateResult(Frozen):
             block_entries,
             block_tokens,
             entry,
+            changes,
+            refused,
+            token,
         )
 
     def reply_text(self) -> str:
-        """The assistant reply a client gets for a flagged turn."""
-        if self.ok:
-            return self.text
-        return f"[{self.vendor} failed] {self.text}"
+        """The assistant reply a client gets for a flagged turn, ending with what the run changed in
+        the workspace (`delegate.changes`, its hunks capped at DIFF_CHARS_IN_REPLY)."""
+        text = self.text if self.ok else f"[{self.vendor} failed] {self.text}"
+        if self.refused:  # what its CLI refused, and the one-shot token to allow exactly that
+            text = f"{text.rstrip()}\n\n{permissions.describe(self.vendor, self.refused, self.token)}"
+        changed = self.changes.render(DIFF_CHARS_IN_REPLY)
+        return f"{text.rstrip()}\n\n{changed}" if changed else text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,6 +133,9 @@ class DelegateResult(Frozen):
             "block_entries": self.block_entries,
             "block_tokens": self.block_tokens,
             "entry_id": self.entry.id if self.entry else None,
+            "changes": self.changes.to_dict(DIFF_CHARS_IN_EVENT),
+            "refused": [r.to_dict() for r in self.refused],
+            "grant_offered": self.token is not None,  # never the token itself
         }
 
 
@@ -244,10 +266,14 @@ def delegate(
     turn_id: str | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    grants: permissions.Grants | None = None,
+    resume: permissions.Pending | None = None,
 ) -> DelegateResult:
     """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome
     (`DelegateRun`, under `turn_id` when the run answers a proxied turn). `cancel` stops the run
-    (the client left); `progress` gets what the vendor reports while it works (`runner.run`)."""
+    (the client left); `progress` gets what the vendor reports while it works (`runner.run`).
+    What its CLI refused is kept in `grants` for a one-shot token (`delegate.permissions`);
+    `resume` continues such a run with exactly what it was refused allowed (`delegate.relay`)."""
     adapter = adapter_for(vendor)
     if not task.strip():
         raise DelegateError("the delegate task is empty")
@@ -270,16 +296,28 @@ def delegate(
             environ=environ,
             cancel=cancel,
             progress=progress,
+            grant=(resume.session_id, resume.grants) if resume is not None else None,
         )
-        ok, text, files = run.ok, run.text, run.files
+        ok, text, files, changes = run.ok, run.text, run.files, run.changes
+        refused: tuple[Refusal, ...] = run.detail.get("refused", ())
+        session = run.detail.get("session_id")
         timed_out, code, duration = run.timed_out, run.exit_code, run.duration_s
     except DelegateError as exc:
         ok, text, files = False, exc.message + (f" ({exc.hint})" if exc.hint else ""), ()
-        timed_out, code, duration = False, None, 0.0
+        timed_out, code, duration, changes = False, None, 0.0, NO_CHANGES
+        refused, session = (), None
+    token = None
+    if refused and grants is not None:
+        token = grants.offer(
+            vendor, session if isinstance(session, str) else None, refused, str(ws), task, source_cli
+        )
     short = ranking.truncate_middle(text, RESULT_CHARS_IN_RECORD)[0]
+    changed = changes.render(DIFF_CHARS_IN_RECORD)
+    allowed = f"\nAllowed by the person for this run: {' '.join(resume.grants)}" if resume is not None else ""
+    said = "".join(f"\nRefused by its permissions: {r.line()}" for r in refused)
     entry = Entry(
         kind="delegate",
-        text=f"Task: {task.strip()}\nResult: {short}",
+        text=f"Task: {task.strip()}{allowed}\nResult: {short}{said}" + (f"\n{changed}" if changed else ""),
         source_cli=source_cli,
         delegate=vendor,
         ok=ok,
@@ -300,6 +338,9 @@ def delegate(
         block_entries=len(block.items),
         block_tokens=block.tokens,
         entry=entry,
+        changes=changes,
+        refused=refused,
+        token=token,
     )
     if events is not None:
         data = result.to_dict()
@@ -332,6 +373,7 @@ def run_flagged(
     turn_id: str | None = None,
     cancel: threading.Event | None = None,
     progress: Callable[[str], None] | None = None,
+    grants: permissions.Grants | None = None,
 ) -> DelegateResult:
     """Run the delegate an in-message flag (`/claude`, `/cursor-agent`, `/agy`) names."""
     vendor = FLAG_VENDOR.get(flag)
@@ -353,4 +395,5 @@ def run_flagged(
         turn_id=turn_id,
         cancel=cancel,
         progress=progress,
+        grants=grants,
     )

@@ -13,7 +13,8 @@ Contract:
 - Routes: the model API (`server.model_routes`: `/v1/messages`, `/v1/messages/count_tokens`,
   `/v1/chat/completions`, `/v1/responses`, `GET /v1/models`, each also without the `/v1` prefix),
   the info routes (`server.info_routes`: `HEAD|GET /` and `/api/hello`, `GET /healthz`), the router
-  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`), the context API
+  API (`/api/router/*`, `/api/playground/parse`, see `server.router_api`; the Rules page's editor,
+  `server.rules_edit_api`), the context API
   (`server.context_api`, over the live writer's ring when the app owns or was given an EventWriter),
   the Gemini API (`server.gemini_api`: `/v1beta/models/{model}:{method}`), the session API
   (`server.session_api`: a session's last route, for Claude Code's statusline), the dashboard's
@@ -96,6 +97,7 @@ def create_app(
     from glider_cli.server.model_routes import model_endpoints, model_routes
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
+    from glider_cli.server.rules_edit_api import rules_edit_routes
     from glider_cli.server.session_api import session_routes
     from glider_cli.store.writer import EventWriter
 
@@ -131,6 +133,7 @@ def create_app(
         *info_routes(config, registry),
         *model_routes(config, endpoints),
         *router_routes(current, reloader),
+        *rules_edit_routes(current, reloader, home.home),
         *context_routes(home, settings.context, live, lambda: current.config.settings.pricing),
         *events_routes(home, settings.context, hub),
         *dashboard_routes(config, router, home),
@@ -203,6 +206,8 @@ def _proxy(
         orchestration=settings.orchestration,
     )
     proxy.local_only = local_only
+    assert proxy.local is not None
+    proxy.local.reached = proxy.breakers.probed  # a probe that answers can close an open breaker
     return proxy
 
 

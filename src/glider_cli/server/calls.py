@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import ChatRequest, RouteDecision
-from glider_cli.errors import BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.errors import BackendOpen, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol.pack import Packed
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.turns.lifecycle import Opened
@@ -88,16 +88,19 @@ class Call:
 
 
 def failure_record(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
+    """An `UpstreamFailed` event's data; a backend skipped by its open breaker: stage `breaker_open`."""
     return {
         "backend": backend.name,
         "side": backend.side,
         "status": exc.status if isinstance(exc, UpstreamStatus) else None,
         "error": exc.message,
-        "stage": stage,
+        "stage": "breaker_open" if isinstance(exc, BackendOpen) else stage,
     }
 
 
 def fallback_reason(exc: GliderError) -> str:
+    if isinstance(exc, BackendOpen):
+        return "breaker open"
     if isinstance(exc, UpstreamStatus):
         return f"status {exc.status}"
     if isinstance(exc, BackendTimeout):

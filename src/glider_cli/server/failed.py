@@ -2,7 +2,8 @@
 
 Contract of `all_failed(protocol, attempts, route)`:
 - `attempts` are the (call, error) pairs in the order tried. The status is the last attempt's: the
-  upstream's own for an error answer, 504 for a timeout, 502 for a connection that failed.
+  upstream's own for an error answer, 504 for a timeout, 502 for a connection that failed, 503 with
+  `retry-after` (the seconds left of its cool-down) for a backend skipped by its open breaker.
 - One attempt that was an error answer from a backend speaking the client's protocol is relayed as
   the upstream wrote it: its body (the upstream's own error `type` and `code`, e.g. OpenAI's
   `insufficient_quota`) and the headers clients act on (`retry-after`, `x-should-retry`,
@@ -15,12 +16,13 @@ Contract of `all_failed(protocol, attempts, route)`:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import orjson
 
 from glider_cli.backends.probe import describe_error
-from glider_cli.errors import BackendError, BackendTimeout, UpstreamStatus
+from glider_cli.errors import BackendError, BackendOpen, BackendTimeout, UpstreamStatus
 from glider_cli.protocol.errors import error_body, upstream_message
 from glider_cli.server.asgi import Reply
 from glider_cli.server.calls import JSON_HEADERS, Call
@@ -61,8 +63,10 @@ def all_failed(protocol: str, attempts: Sequence[tuple[Call, BackendError]], rou
         message, kind = upstream_message(last.body) if last.body else (last.message, None)
         same_family = (protocol == "anthropic") == (call.backend.wire in ("anthropic", "client"))
     else:
-        status = 504 if isinstance(last, BackendTimeout) else 502
+        status = 504 if isinstance(last, BackendTimeout) else 503 if isinstance(last, BackendOpen) else 502
         message, kind, same_family = last.message, None, False
+        if isinstance(last, BackendOpen):  # when its breaker lets a request try it again
+            headers.append((b"retry-after", str(max(1, math.ceil(last.retry_after))).encode()))
     if len(attempts) > 1:
         message = "every backend failed: " + "; ".join(f"{c.backend.name}: {cause(e)}" for c, e in attempts)
     body = error_body(protocol, status, message, type=kind if same_family else None)

@@ -7,7 +7,8 @@ Contract:
 - `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local",
   "connections"}`: the
   loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
-  URL, model and key variable; never a key), per local backend its probed capability
+  URL, model and key variable; never a key; and its circuit breaker's state, `backends.breaker`),
+  per local backend its probed capability
   (`server.local_path`: reachable and why not, served models, window, tools), and `connections`:
   how many are open, and how many were over the per-client cap, closed at the header deadline or
   answered 408 at the body deadline since start (`server.connections`).
@@ -41,12 +42,19 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
         return json_response({"ok": True}) if request.method == "GET" else Response(b"", media_type=JSON)
 
     async def healthz(request: Request) -> Response:
+        backends = registry.describe()
+        breakers = getattr(getattr(request.app.state, "proxy", None), "breakers", None)
+        if breakers is not None:
+            # Per backend, its circuit breaker: closed | open | half_open, failures, cool-down left.
+            state = breakers.health()
+            for b in backends:
+                b["breaker"] = state.get(str(b["name"]))
         health = {
             "status": "ok",
             "version": __version__,
             "config": config.source,
             "profile": config.profile,
-            "backends": registry.describe(),
+            "backends": backends,
         }
         limits = getattr(request.app.state, "limits", None)
         if limits is not None:

@@ -9,7 +9,9 @@ Contract:
 - A backend that failed (`failed(name, why)`, called by the proxy on a refused connection, a
   timeout, a 5xx) is marked down with the reason; `watch()` re-probes the backends marked down every
   `interval` seconds and marks them up again when they answer, so a backend that comes back is
-  read afresh (its models, its window). A reply from a backend marks it up (`answered`).
+  read afresh (its models, its window). A reply from a backend marks it up (`answered`). Each
+  backend a probe reached is told to `reached` (the proxy's circuit breakers: a probe that answers
+  after the cool-down closes an open one).
 - `gate(chat)` is the router's capability gate for one request (`router.decide.Gate`): for the
   local backend a rule would use, why it cannot take the request, or None. It refuses when the turn
   in progress uses tools (its messages since the latest real user message carry tool calls or
@@ -67,6 +69,8 @@ class LocalPath:
     ) -> None:
         self.registry = registry
         self.cache = cache
+        # Told of each backend a probe reached (the app gives its circuit breakers: `backends.breaker`).
+        self.reached: Callable[[str], None] | None = None
         self.settings = settings
         self._recent = recent
         self._local: list[Backend] = [
@@ -94,6 +98,8 @@ class LocalPath:
         found = await probe_all(backends, timeout=timeout)
         for name, cap in found.items():
             self.caps[name] = self._merged(cap)
+            if cap.reachable and self.reached is not None:
+                self.reached(name)
         if self.cache is not None:
             from glider_cli.backends import probe_cache
 

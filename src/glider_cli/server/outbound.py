@@ -21,12 +21,13 @@ from typing import Any
 
 import orjson
 
+from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
-from glider_cli.errors import BackendError, GliderError, RequestError, UpstreamStatus
+from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
 from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
@@ -46,6 +47,9 @@ from glider_cli.server.failed import all_failed
 from glider_cli.server.local_path import LocalPath
 from glider_cli.turns.lifecycle import Served, Turns
 
+# Failures that say nothing new of whether a local server is up (it answered; it was not tried).
+_NOT_DOWN = (UpstreamStatus, BackendOpen)
+
 
 class Outbound:
     """Attempts, fallback, relay and bookkeeping (see the module contract)."""
@@ -56,6 +60,7 @@ class Outbound:
     # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
     observer: Callable[[Job, Served], None] | None = None
     registry: BackendRegistry
+    breakers: Breakers
     upstream: Upstream | None
     sink: EventSink
     closing: EventSink
@@ -109,6 +114,18 @@ class Outbound:
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
 
     async def _send(self, call: Call) -> UpstreamResponse:
+        """One attempt, through the backend's circuit breaker (`backends.breaker`): BackendOpen when
+        it is skipped, which the callers take as a failed attempt."""
+        trial = self.breakers.admit(call.backend.name)
+        try:
+            resp = await self._attempt(call)
+        except BaseException as exc:
+            self.breakers.ended(call.backend.name, exc, trial=trial)
+            raise
+        self.breakers.ended(call.backend.name, None, trial=trial)
+        return resp
+
+    async def _attempt(self, call: Call) -> UpstreamResponse:
         assert self.upstream is not None, "the lifespan sets the upstream client"
         resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
         status = resp.status
@@ -153,14 +170,15 @@ class Outbound:
                             first = await it.__anext__()
                         except StopAsyncIteration:
                             pass
-                        except BaseException:
+                        except BaseException as exc:
                             await resp.aclose()
+                            self.breakers.ended(current.name, exc)
                             raise
                     return self._relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
-                if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
+                if self.local is not None and current.side == "local" and not isinstance(exc, _NOT_DOWN):
                     self.local.failed(current.name, exc.message)
                 failed = failure_record(current, exc, "before_first_byte")
                 self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)

@@ -54,6 +54,7 @@ from typing import Any
 import orjson
 from starlette.types import Scope
 
+from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.config.orchestration_settings import OrchestrationSettings
@@ -67,6 +68,7 @@ from glider_cli.protocol.usage import Usage
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
 from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
+from glider_cli.server.delegate_reply import Running
 from glider_cli.server.delegation import Delegation
 from glider_cli.server.local_path import LocalPath
 from glider_cli.server.outbound import Outbound
@@ -102,6 +104,9 @@ class Proxy(Outbound):
         self.turns = turns
         self.parse = parse
         self.registry = registry
+        # Skips a backend that keeps failing (`backends.breaker`); its changes go to `sink` too.
+        breakers = {b.name: b.breaker for b in registry.backends()}
+        self.breakers = Breakers(breakers, on_change=lambda kind, data: sink.emit(kind, data))
         self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream: Upstream | None = upstream
@@ -173,6 +178,10 @@ class Proxy(Outbound):
                 asyncio.get_running_loop().call_soon(self.delegation.record, chat)
             if decision.delegate:
                 return await self._delegate(inb, decision.delegate, turn_id)
+            answered = self.delegation.answer(chat, turn_id) if opened.new_turn else None
+            if answered is not None:  # `/allow <token>` or `/deny <token>` (delegate.permissions)
+                route = route_header("delegate", "permission", answered[0]).encode("latin-1")
+                return self._answer(inb, answered[1], route)
         # Only a request that offers tools can get tool calls back: no tap (no reply parsing) otherwise.
         tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
         if plan is not None and self.orchestrator is not None:
@@ -201,6 +210,11 @@ class Proxy(Outbound):
         assert self.delegation is not None
         running = self.delegation.begin(inb.chat, flag, turn_id)
         route = route_header("delegate", "delegate", flag.lstrip("/")).encode("latin-1")
+        return reply(inb.protocol, inb.chat, inb.body, running, [(b"x-glider-route", route)])
+
+    def _answer(self, inb: Inbound, running: Running, route: bytes) -> Reply:
+        from glider_cli.server.delegate_reply import reply
+
         return reply(inb.protocol, inb.chat, inb.body, running, [(b"x-glider-route", route)])
 
     # ------------------------------------------------------------------------------ count_tokens

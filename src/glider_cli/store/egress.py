@@ -27,7 +27,8 @@ member's outcome may then be listed as a call of its own: the audit lists too mu
 
 A call (`EgressCall.to_dict()`): id (of its event), ts, turn_id, session (the turn's TurnOpened
 `session_id`), event (its type), backend (a delegate run: its vendor), model, why, outcome, status
-(the HTTP status; a delegate run's exit code), input_tokens, output_tokens, ms, error. `why`:
+(the HTTP status; a delegate run's exit code), input_tokens, output_tokens, ms, error, changed (a
+delegate run's changes in the workspace, `2 files +3 −1`, from its event's `changes`). `why`:
 - `fallback from X (reason)` when a FallbackUsed of the same request went to this backend (or the
   outcome names `fallback_from`);
 - `strategy member (S #i)` (a pipeline stage: its role, `strategy member (pipeline review)`) and
@@ -49,7 +50,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from glider_cli.store import events as ev
-from glider_cli.store.turnfold import left_machine
+from glider_cli.store.turnfold import changed_line, left_machine
 
 __all__ = ["BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
 
@@ -72,6 +73,7 @@ class EgressCall:
     output_tokens: int | None
     ms: float | None
     error: str | None
+    changed: str | None = None  # a delegate run: what it changed in the workspace (`2 files +3 −1`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -171,6 +173,7 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
         model = d.get("model")
         status, error = _int(d.get("status")), _text(d.get("error"))
         tokens = (_int(d.get("input_tokens")), _int(d.get("output_tokens")))
+        changed: str | None = None
         if t == ev.ORIGIN_PASSTHROUGH:
             why, outcome = req.why(backend, d.get("fallback_from")), _outcome(d)
             if backend in req.cut:
@@ -192,6 +195,7 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
             status, tokens = code, (None, None)
             outcome = "timeout" if d.get("timed_out") else ("ok" if d.get("ok", code == 0) else "error")
             error = None if outcome == "ok" else _text(d.get("summary"))
+            changed = changed_line(d)
         out.append(
             EgressCall(
                 id=str(e.get("id")),
@@ -208,6 +212,7 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
                 output_tokens=tokens[1],
                 ms=_num(d.get("ms")),
                 error=error,
+                changed=changed,
             )
         )
     return out

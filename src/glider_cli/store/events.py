@@ -42,12 +42,18 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       (the indexes that answered), index (None: every member failed and the ordinary
                       call serves it), backend, model, why, scores; the chosen member's own outcome
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call
-    DelegateRun       vendor, exit_code, ms, files, summary, input_tokens, output_tokens (estimated)
+    DelegateRun       vendor, exit_code, ms, files, summary, input_tokens, output_tokens (estimated),
+                      changes (what it changed in the workspace: source, files, added, removed, diff),
+                      refused (what its CLI refused: tool, target, grant), grant_offered (a one-shot
+                      token was given; never the token)
     Note              text (a free note attached to a turn; it becomes a `note` entity)
     LocalRegret       a locally served turn the user did not accept (`turns.regret`): kind
                       (repeat_cloud | repeat_soon | interrupted | local_error), later_turn, evidence,
                       rule, backend, model
     EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
+    BackendOpened     backend, failures, window, cooldown, error, trial (`backends.breaker`: the backend
+                      is skipped for `cooldown` seconds; trial: the request that tried it again failed)
+    BackendClosed     backend, by (request | probe: what found it answering again), open_s
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
 LOCAL_REGRET = "LocalRegret"
+BACKEND_OPENED = "BackendOpened"
+BACKEND_CLOSED = "BackendClosed"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
@@ -91,6 +99,8 @@ EVENT_TYPES: tuple[str, ...] = (
     TURN_CONTEXT,
     EVENTS_PRUNED,
     LOCAL_REGRET,
+    BACKEND_OPENED,
+    BACKEND_CLOSED,
 )
 
 # Events that close a turn's request, in the order an episode reports them.

@@ -81,9 +81,25 @@ def outcome_line(t: str, d: Mapping[str, Any]) -> str:
         err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
         return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
     summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
-    return f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}" + (
-        f": {summary}" if summary else ""
+    changed = changed_line(d)
+    return (
+        f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
+        + (f": {summary}" if summary else "")
+        + (f"; changed {changed}" if changed else "")
     )
+
+
+def changed_line(d: Mapping[str, Any]) -> str | None:
+    """A `DelegateRun`'s changes in the workspace (`delegate.changes`): `2 files +3 −1`, `nothing`;
+    None when the event does not say (older events, a run that could not snapshot)."""
+    c = d.get("changes")
+    if not isinstance(c, Mapping) or c.get("source") in (None, "none"):
+        return None
+    files = c.get("files")
+    n = len(files) if isinstance(files, list) else 0
+    if not n:
+        return "nothing"
+    return f"{n} file{'s' if n != 1 else ''} +{c.get('added', 0)} −{c.get('removed', 0)}"
 
 
 def left_machine(t: Any, d: Mapping[str, Any]) -> bool:

@@ -116,6 +116,11 @@
   }
 
   // --- continuity -------------------------------------------------------------------------------------
+  // A delegate's outcome is shown whole: it ends with what the run changed (files, lines, the hunks).
+  function entryText(e) {
+    if (e.kind === "delegate") return h("pre", { class: "wrap small delegate-outcome" }, e.text);
+    return h("span", { class: "wrap small" }, e.text.slice(0, 400));
+  }
   const workspaces = h("datalist", { id: "workspaces" });
   const [wLabel, ws] = field("workspace", "Workspace", { class: "wide mono", list: "workspaces", placeholder: "/path/to/repo" });
   const [tLabel, task] = field("task", "Task (for the block)", { class: "wide", placeholder: "fix the failing parser test" });
@@ -125,7 +130,7 @@
       const r = await api("/api/continuity/record?workspace=" + encodeURIComponent(ws.value));
       out.continuity.append(h("p", { class: "small muted" }, "Record: ", h("code", {}, r.record)),
         table([{ label: "#", num: true }, { label: "Kind" }, { label: "When" }, { label: "Source CLI" }, { label: "Text" }],
-          r.entries.map((e, i) => [String(i + 1), e.kind, G.when(e.ts), e.source_cli || "", h("span", { class: "wrap small" }, e.text.slice(0, 400))]),
+          r.entries.map((e, i) => [String(i + 1), e.kind, G.when(e.ts), e.source_cli || "", entryText(e)]),
           { empty: "No entries for this workspace yet." }));
     } catch (e) {
       out.continuity.append(G.errorBox(e));

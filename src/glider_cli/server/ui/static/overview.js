@@ -117,6 +117,8 @@
       render(r, true);
     } else if (t === "TurnOpened") {
       episodesSoon();
+    } else if (t === "BackendOpened" || t === "BackendClosed") {
+      statsSoon();  // the Backends panel reads the breakers from /healthz again
     }
   }
 
@@ -171,6 +173,9 @@
       [{ label: "Rule" }, { label: "Local", num: true }, { label: "Cloud", num: true }, { label: "Total", num: true }],
       st.rules.map((r) => [r.rule, r.local, r.cloud, r.total]),
       { empty: "No requests in this window." }));
+    try {
+      state.healthz = await api("/healthz");  // the breakers change while the page is open
+    } catch (e) { /* keep the last one */ }
     renderBackends(st.backends);
     if (st.total === 0 && !state.rows.size) showGettingStarted();
   }
@@ -187,6 +192,14 @@
       const models = c.models && c.models.length ? c.models.join(", ") : "models unknown";
       return `${models}; ${window}; ${tools}` + (c.error ? "; " + c.error : "");
     };
+    // The circuit breaker (`backends.breaker`): an open one sends requests to the fallback.
+    const breakerCell = (br) => {
+      if (!br) return G.badge("off", "off");
+      if (br.state === "closed") return G.badge("closed", "ok");
+      const why = br.last_error ? " · " + br.last_error : "";
+      if (br.state === "open") return h("span", {}, G.badge("open", "bad"), " retry in " + Math.ceil(br.retry_in) + " s" + why);
+      return h("span", {}, G.badge("half-open", "warn"), " next request tries it" + why);
+    };
     const rows = list.map((b) => {
       const s = stats[b.name] || null;
       const stateName = s ? s.state : "idle";
@@ -194,12 +207,12 @@
       const last = s && s.last_status !== null && s.last_status !== undefined ? G.status(s.last_status) : s && s.last_error ? s.last_error : "";
       const probe = probeText(probed.get(b.name));
       const name = probe ? h("div", {}, h("strong", {}, b.name), h("div", { class: "muted" }, probe)) : h("strong", {}, b.name);
-      return [name, G.side(b.side), b.type, b.model || "", key, G.badge(stateName, stateName),
+      return [name, G.side(b.side), b.type, b.model || "", key, G.badge(stateName, stateName), breakerCell(b.breaker),
         s ? `${s.ok}/${s.answered}` : "0/0", s ? G.ms(s.p50_ms) : "", last];
     });
     fill(el.backends, table(
       [{ label: "Name" }, { label: "Side" }, { label: "Type" }, { label: "Model" }, { label: "Key" }, { label: "Health" },
-        { label: "OK/answered", num: true }, { label: "p50", num: true }, { label: "Last" }],
+        { label: "Breaker" }, { label: "OK/answered", num: true }, { label: "p50", num: true }, { label: "Last" }],
       rows, { empty: "No backends configured.", caption: "Health from the requests of the selected window; under a local backend's name, what its server says it serves (probed at start, and again when a failed one comes back)." }));
   }
 

@@ -146,5 +146,8 @@
   G.main().append(card("Configuration", el.config), card("Rules in force, by priority", el.rules), card("Lint findings", el.findings), playground());
   G.header();
   loadRules();
+  // The editor (rules_edit.js) refreshes the table after a save.
+  G.reloadRules = loadRules;
+  document.head.append(h("script", { src: "/ui/static/rules_edit.js", defer: true }));
   if (location.hash === "#playground") document.getElementById("explain-input").focus();
 })();
