@@ -25,6 +25,7 @@ from typing import Any
 
 from glider_cli import paths as paths_mod
 from glider_cli.config.backends import read_backends
+from glider_cli.config.cursor import read_cursor
 from glider_cli.config.located import Checker, Issue, LDict, LList, read_text, read_yaml, scan_secrets
 from glider_cli.config.model import Config
 from glider_cli.config.rules import ROUTING_KEYS, read_routing, read_rules
@@ -51,7 +52,17 @@ __all__ = [
     "resolve_source",
 ]
 
-TOP_KEYS = ("extends", "routing", "orchestration", "backends", "transform", "context", "server", "delegate")
+TOP_KEYS = (
+    "extends",
+    "routing",
+    "orchestration",
+    "backends",
+    "transform",
+    "context",
+    "server",
+    "delegate",
+    "cursor",
+)
 _MAX_EXTENDS = 8
 
 
@@ -236,6 +247,7 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[s
         orchestration=orchestration,
         server=read_server(ck, doc),
         delegate=MappingProxyType(read_delegates(ck, doc)),
+        cursor=read_cursor(ck, doc),
     )
     files = sorted({r.file for r in rules if r.file} | {source.label})
     return Config(

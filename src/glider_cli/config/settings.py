@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from glider_cli.config.cursor import CursorSettings
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.values import Frozen, init_fields
 
@@ -278,6 +279,7 @@ class Settings(Frozen):
     delegate: Mapping[str, DelegateSettings]
     extra: Mapping[str, Any]
     orchestration: OrchestrationSettings
+    cursor: CursorSettings
 
     def __init__(
         self,
@@ -292,6 +294,7 @@ class Settings(Frozen):
         delegate: Mapping[str, DelegateSettings] = _EMPTY,
         extra: Mapping[str, Any] = _EMPTY,
         orchestration: OrchestrationSettings | None = None,
+        cursor: CursorSettings = CursorSettings(),
     ) -> None:
         if orchestration is None:
             orchestration = OrchestrationSettings(fan_out=StrategySettings(enabled=fan_out_enabled))
@@ -308,4 +311,5 @@ class Settings(Frozen):
             delegate,
             extra,
             orchestration,
+            cursor,
         )
