@@ -5,8 +5,8 @@ its own CA (trustme). HTTP/1.1 is read with h11; an HTTP/2 connection (ALPN `h2`
 recorded and is answered with one SETTINGS frame (a relay must pass both unchanged).
 
 - `POST /agent.v1.AgentService/Run` over HTTP/1.1: 464, as Cursor's load balancer answers.
-- `POST /aiserver.v1.BidiService/BidiAppend`: must be `application/proto`; the request id and seqno
-  are recorded; answered 200 with an empty body.
+- `POST /aiserver.v1.BidiService/BidiAppend`: must be `application/proto` and a readable
+  BidiAppendRequest (else 415 / 400); the request id and seqno are recorded; answered 200, empty.
 - `POST /agent.v1.AgentService/RunSSE`: must be a Connect stream; waits up to `append_wait` seconds
   for an append of its request id; none: an end-of-stream error (`failed_precondition`). Else it
   streams: a heartbeat, `text_delta("hello from cursor")`, a token delta, then (with `gate` set)
@@ -175,7 +175,11 @@ class FakeCursor:
             if rec.headers.get("content-type") != "application/proto":
                 await self._send(conn, writer, 415, "application/json", b'{"code":"invalid_argument"}')
                 return
-            rid, seq = _append_id(rec.body)
+            try:
+                rid, seq = _append_id(rec.body)
+            except (ValueError, KeyError, IndexError, AssertionError):
+                await self._send(conn, writer, 400, "application/json", b'{"code":"invalid_argument"}')
+                return
             self.appends.setdefault(rid, []).append(seq)
             await self._send(conn, writer, 200, "application/proto", b"")
             return
@@ -191,7 +195,11 @@ class FakeCursor:
         if rec.headers.get("content-type") not in ("application/connect+proto", "application/grpc-web+proto"):
             await self._send(conn, writer, 415, "application/json", b'{"code":"invalid_argument"}')
             return
-        rid = _run_id(rec.body)
+        try:
+            rid = _run_id(rec.body)
+        except (ValueError, KeyError, IndexError, AssertionError, struct.error):
+            await self._send(conn, writer, 400, "application/json", b'{"code":"invalid_argument"}')
+            return
         headers = [("content-type", "text/event-stream"), ("x-fake-origin", "1")]
         writer.write(conn.send(h11.Response(status_code=200, headers=headers)))
         end = time.monotonic() + self.append_wait

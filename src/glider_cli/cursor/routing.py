@@ -7,7 +7,8 @@ module here that reaches into the pipeline, the turns lifecycle and the backends
   once. `local_ok` false: the router's capability gate refuses the local side, saying why (Cursor
   runs follow-ons, summaries, titles and subagents itself: they need its tools and state). None when
   the router cannot decide (no rule; an explicit `/local` no local backend can take): then the
-  request passes through to Cursor unrecorded.
+  request passes through to Cursor unrecorded. A non-turn request of a family held local (`/local`)
+  keeps the family's local decision in its record, marked `served_by: origin`.
 - `close(opened, served)`: the closing events (`FulfilledLocal` / `OriginPassthrough`, the family's
   bookkeeping) and `glider serve`'s line per request (`Proxy.observer`).
 - `failed(opened, backend, message)`: `UpstreamFailed` and `FallbackUsed` (to Cursor) for a local
@@ -31,7 +32,7 @@ import orjson
 
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import ChatRequest, Deferred
-from glider_cli.errors import BackendError, GliderError
+from glider_cli.errors import BackendError, GateRefused, GliderError
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.translate_stream import stream_converter
 from glider_cli.protocol.usage import Usage
@@ -65,6 +66,16 @@ class Pipeline:
 
         try:
             opened = turns.open(chat, None, gate=None if local_ok else refuse)
+        except GateRefused:
+            if local_ok:
+                return None
+            # A family held local (a `/local` turn's follow-on) with no fallback backend: the decision
+            # stays the family's, and the record says Cursor serves it all the same.
+            try:
+                opened = turns.open(chat, None)
+            except GliderError:
+                return None
+            what = {**what, "served_by": "origin", "note": _NOT_HERE}
         except GliderError:
             return None
         decision = opened.decision

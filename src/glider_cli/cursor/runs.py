@@ -66,6 +66,7 @@ class Run:
         self.error: BackendError | None = None
         self.usage = Usage()
         self.fallback = True
+        self.fallback_from: str | None = None  # the local backend Cursor took over from
 
 
 class CursorRuns:
@@ -211,6 +212,7 @@ class CursorRuns:
             if not got:
                 self.pipeline.failed(opened, backend, exc, run.fallback)
                 if run.fallback:
+                    run.fallback_from = backend.name
                     await self._to_origin(run)
                 else:
                     self._settle(run, "local_failed")
@@ -254,10 +256,10 @@ class CursorRuns:
             return await relay(self.network, req, self._origin_end(run))
         return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
 
-    def _origin_end(self, run: Run, fallback_from: str | None = None) -> Callable[[int, bool, float], None]:
+    def _origin_end(self, run: Run) -> Callable[[int, bool, float], None]:
         def end(status: int, complete: bool, ms: float) -> None:
             if run.opened is not None:
-                served = self.pipeline.served_origin(run.opened, status, ms, complete, fallback_from)
+                served = self.pipeline.served_origin(run.opened, status, ms, complete, run.fallback_from)
                 self.pipeline.close(run.opened, served)
 
         return end
@@ -272,8 +274,7 @@ class CursorRuns:
                 break
             yield w.heartbeat()
         if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
-            backend = self.pipeline.local_backend(opened)
-            resp = await relay(self.network, req, self._origin_end(run, backend.name))
+            resp = await relay(self.network, req, self._origin_end(run))
             if resp.stream is None or resp.status != 200:
                 yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
                 return
