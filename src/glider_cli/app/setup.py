@@ -1,4 +1,5 @@
-"""`glider setup claude-code | codex | gemini`: point a coding agent at Glider, and take it back.
+"""`glider setup claude-code | codex | gemini | cursor | cursor-agent`: point a coding agent at Glider,
+and take it back (cursor and cursor-agent: `app.setup_cursor`).
 
 Contract:
 - `plan(client, options, manifest)` is pure apart from reading the files it would change: it returns a
@@ -34,7 +35,7 @@ from typing import Any, Literal
 
 from glider_cli.errors import ConfigError
 
-CLIENTS: tuple[str, ...] = ("claude-code", "codex", "gemini")
+CLIENTS: tuple[str, ...] = ("claude-code", "codex", "gemini", "cursor", "cursor-agent")
 WORDS: tuple[tuple[str, str], ...] = (
     ("local", "Glider: answer this prompt with the local model"),
     ("fast", "Glider: answer this prompt with the local model (fast)"),
@@ -63,9 +64,13 @@ class Change:
     value: Any = None
     where: str = "end"
     created: tuple[str, ...] = ()
+    flat: bool = False  # `key` is one name with dots in it (VS Code's "http.proxy"), not a path
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in ("", None, ())}
+        d = {k: v for k, v in asdict(self).items() if k != "flat" and v not in ("", None, ())}
+        if self.flat:
+            d["flat"] = True
+        return d
 
 
 @dataclass
@@ -91,6 +96,10 @@ class Options:
     project: Path | None = None
     statusline: str | None = None  # the statusline command, when wanted
     codex_home: Path | None = None
+    cursor_proxy: str = "http://127.0.0.1:8789"  # `glider serve --cursor-port 8789`
+    glider_home: Path | None = None  # where the Cursor proxy's CA is (`<GLIDER_HOME>/cursor/ca.pem`)
+    cursor_config_dir: Path | None = None  # $CURSOR_CONFIG_DIR (cursor-agent's cli-config.json)
+    platform: str = ""  # sys.platform: where the IDE keeps its settings, how to trust the CA
 
 
 def digest(text: str) -> str:
@@ -133,22 +142,26 @@ def _json_file(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _lookup(data: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+def _parts(key: str, flat: bool = False) -> list[str]:
+    return [key] if flat else key.split(".")
+
+
+def _lookup(data: Mapping[str, Any], key: str, flat: bool = False) -> tuple[bool, Any]:
     node: Any = data
-    for part in key.split("."):
+    for part in _parts(key, flat):
         if not isinstance(node, Mapping) or part not in node:
             return False, None
         node = node[part]
     return True, node
 
 
-def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest) -> None:
+def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest, *, flat: bool = False) -> None:
     data = _json_file(path)
     if data is None:
         p.skipped.append((str(path), "not a JSON object; left as it is"))
         return
-    found, current = _lookup(data, key)
-    change = Change("set", str(path), key=key, value=value)
+    found, current = _lookup(data, key, flat)
+    change = Change("set", str(path), key=key, value=value, flat=flat)
     if found and current == value:
         if not manifest.has(p.client, change):
             p.skipped.append((str(path), f"{key} is already {json.dumps(value)} (set before, not by Glider)"))
@@ -157,11 +170,11 @@ def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest) -> 
         p.skipped.append((str(path), f"{key} is set to {json.dumps(current)}; not overwritten"))
         return
     created = [] if path.exists() else [""]
-    parts = key.split(".")
+    parts = _parts(key, flat)
     for i in range(1, len(parts)):
         if not _lookup(data, ".".join(parts[:i]))[0]:
             created.append(".".join(parts[:i]))
-    p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created)))
+    p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created), flat=flat))
 
 
 def _plan_create(p: Plan, path: Path, text: str, manifest: Manifest) -> None:
@@ -250,6 +263,12 @@ _PLANNERS = {"claude-code": _claude_code, "codex": _codex, "gemini": _gemini}
 
 
 def plan(client: str, options: Options, manifest: Manifest) -> Plan:
+    if client in ("cursor", "cursor-agent"):
+        from glider_cli.app.setup_cursor import plan_cursor
+
+        p = Plan(client)
+        plan_cursor(p, options, manifest)
+        return p
     if client not in _PLANNERS:
         raise ConfigError(f"unknown client {client!r}; expected one of {', '.join(CLIENTS)}")
     p = Plan(client)
@@ -269,9 +288,11 @@ def undo(client: str, manifest: Manifest) -> Plan:
                 p.skipped.append((c.path, "changed since Glider wrote it; left as it is"))
         elif c.action == "set":
             data = _json_file(path) or {}
-            found, current = _lookup(data, c.key)
+            found, current = _lookup(data, c.key, c.flat)
             if found and current == c.value:
-                p.changes.append(Change("unset", c.path, key=c.key, value=c.value, created=c.created))
+                p.changes.append(
+                    Change("unset", c.path, key=c.key, value=c.value, created=c.created, flat=c.flat)
+                )
             elif found:
                 p.skipped.append((c.path, f"{c.key} was changed since Glider set it; left as it is"))
         elif c.action == "block":
@@ -308,14 +329,14 @@ def _do(c: Change) -> None:
     elif c.action == "set":
         data = _json_file(path) or {}
         node = data
-        *parents, last = c.key.split(".")
+        *parents, last = _parts(c.key, c.flat)
         for part in parents:
             node = node.setdefault(part, {})
         node[last] = c.value
         _write_json(path, data)
     elif c.action == "unset":
         data = _json_file(path) or {}
-        parts = c.key.split(".")
+        parts = _parts(c.key, c.flat)
         for depth in range(len(parts), 0, -1):  # the key, then each parent the set created, once empty
             holder = _lookup(data, ".".join(parts[: depth - 1]))[1] if depth > 1 else data
             name = parts[depth - 1]
