@@ -92,7 +92,6 @@ class Classified(Frozen):
         self,
         kind: Kind,
         why: str,
-        *,
         conversation_id: str | None = None,
         text: str = "",
         rich_text: bool = False,
