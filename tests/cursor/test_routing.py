@@ -269,3 +269,24 @@ def test_failure_after_the_first_byte_ends_with_a_stream_error(
     assert end is not None and "error" in end
     assert cursor_requests(fake_cursor) == []
     assert g.server.wait_for("FulfilledLocal")[-1]["complete"] is False
+
+
+def test_title_of_a_local_turn_is_named_here(fake, fake_cursor, glider_for, tmp_path: Path) -> None:
+    fake.reset()
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, fake.url))
+    client = CursorClient(g.port, g.ca)
+
+    async def go() -> bytes:
+        await client.turn(AGENT, wire.run_request("conv-t", wire.user_action("/local what is a monad")))
+        title = await client.request(
+            AGENT, "/agent.v1.AgentService/NameAgent", wire.name_agent("/local what is a monad")
+        )
+        return title.body
+
+    assert asyncio.run(go()) == wire.ld(1, "hello from fake ollama fake-model")
+    assert cursor_requests(fake_cursor) == []
+    decided = g.server.wait_for("RouteDecided", 2)
+    assert decided[1]["cursor"]["kind"] == "title" and decided[1]["target"] == "local"
+    turns = [tid for t, _, tid in g.server.events if t == "RouteDecided"]
+    assert turns[0] == turns[1]
+    assert len(g.server.wait_for("FulfilledLocal", 2)) == 2

@@ -15,8 +15,11 @@ messages. Per run:
   streams as Cursor's frames; nothing of the run reaches Cursor. A failure before the first text
   falls back to Cursor (the held appends forwarded in order, then the RunSSE relayed into the open
   stream) unless the rule or backend says `fallback: none` (then an end-of-stream error).
-- `NameAgent` (a title) is placed in the conversation seen last and relayed; anything else, and any
-  body that cannot be read, is relayed byte for byte.
+- `NameAgent` (a title) is placed in the conversation whose new turn typed its text, else the one
+  seen last, and decided by the rules with the family's stickiness: at Cursor while the family is
+  cloud-bound; held local (a `/local` turn's title), the local model names it (`NameAgentResponse`)
+  and it does not reach Cursor (a local failure falls back to Cursor unless `fallback: none`).
+  Anything else, and any body that cannot be read, is relayed byte for byte.
 """
 
 from __future__ import annotations
@@ -79,6 +82,8 @@ class CursorRuns:
         self.heartbeat = heartbeat
         self.runs: OrderedDict[str, Run] = OrderedDict()
         self.last_conversation: str | None = None
+        # The text of recent new user turns -> their conversation (a title request names none).
+        self.asked: OrderedDict[str, str] = OrderedDict()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     async def handle(self, req: HttpRequest) -> HttpResponse:
@@ -149,6 +154,10 @@ class CursorRuns:
             self._settle(run, "origin")
             return
         self.last_conversation = session
+        if info.kind == "new_turn" and info.text.strip():
+            self.asked[info.text.strip()] = session
+            while len(self.asked) > 256:
+                self.asked.popitem(last=False)
         what = {"kind": info.kind, "why": info.why, "request_id": run.rid}
         local_ok = info.kind == "new_turn"
         opened = self.pipeline.open(to_chat(info, session), local_ok=local_ok, what=what)
@@ -311,8 +320,45 @@ class CursorRuns:
         text = name_agent_text(req.body, req.header("content-encoding"))
         if text is None:
             return await relay(self.network, req)
+        # The conversation whose turn typed this text, else the one seen last (it names none itself).
+        session = self.asked.get(text.strip()) or self.last_conversation
         what = {"kind": "title", "why": "NameAgent", "request_id": None}
-        opened = self.pipeline.open(title_chat(text, self.last_conversation), local_ok=False, what=what)
+        opened = self.pipeline.open(title_chat(text, session), local_ok=True, what=what)
         run = Run("title")
         run.opened = opened
+        if opened is not None and opened.decision.target == "local":
+            answer = await self._local_title(run, opened, text)
+            if answer is not None:
+                return answer
         return await relay(self.network, req, self._origin_end(run))
+
+    async def _local_title(self, run: Run, opened: Opened, text: str) -> HttpResponse | None:
+        """A title of a family held local, named by the local model; None: Cursor names it (fallback)."""
+        backend = self.pipeline.local_backend(opened)
+        started = time.perf_counter()
+        prompt = f"{TITLE_PROMPT}\n\n{text[:2000]}"
+        try:
+            name = "".join([p async for p in self.pipeline.local_text(opened, backend, prompt, run.usage)])
+        except BackendError as exc:
+            fallback = self.pipeline.fallback_allowed(opened, backend)
+            self.pipeline.failed(opened, backend, exc, fallback)
+            if fallback:
+                run.fallback_from = backend.name
+                return None
+            self._close_local(run, opened, 502, started, complete=False)
+            return HttpResponse(
+                503, [(b"content-type", b"application/json")], w.unary_error("unavailable", exc.message)
+            )
+        self._close_local(run, opened, 200, started, complete=True)
+        return HttpResponse(200, list(_PROTO), w.name_agent(_title_line(name) or "Chat"))
+
+
+TITLE_PROMPT = "Write a title of at most six words for this request. Answer with the title only."
+
+
+def _title_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        line = line.strip().strip("\"'#*").strip()
+        if line:
+            return line[:80]
+    return ""

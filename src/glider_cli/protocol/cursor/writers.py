@@ -1,7 +1,8 @@
 """The frames of a locally answered Cursor turn, in Cursor's own shapes (each one Connect envelope,
 uncompressed): `heartbeat()`, `thinking(text)`, `text_delta(text)`, `token_delta(n)`,
 `turn_ended(input_tokens, output_tokens)`, and `framing.end_stream()` to close the stream.
-`unary_error(code, message)` is a Connect unary error body (JSON), `EMPTY_APPEND_RESPONSE` the empty
+`name_agent(name)` a title (`NameAgentResponse`), `unary_error(code, message)` a Connect unary error
+body (JSON), `EMPTY_APPEND_RESPONSE` the empty
 `BidiAppendResponse` every held append is answered with when its turn stays on this machine."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ __all__ = [
     "EMPTY_APPEND_RESPONSE",
     "end_stream",
     "heartbeat",
+    "name_agent",
     "text_delta",
     "thinking",
     "token_delta",
@@ -69,6 +71,11 @@ def turn_ended(input_tokens: int | None = None, output_tokens: int | None = None
     if output_tokens is not None:
         u.turn_ended.output_tokens = output_tokens
     return _update(u)
+
+
+def name_agent(name: str) -> bytes:
+    """A NameAgentResponse (unary, bare message): the conversation's title."""
+    return pb.NameAgentResponse(name=name).SerializeToString()
 
 
 def unary_error(code: str, message: str) -> bytes:
