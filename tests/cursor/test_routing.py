@@ -290,3 +290,33 @@ def test_title_of_a_local_turn_is_named_here(fake, fake_cursor, glider_for, tmp_
     turns = [tid for t, _, tid in g.server.events if t == "RouteDecided"]
     assert turns[0] == turns[1]
     assert len(g.server.wait_for("FulfilledLocal", 2)) == 2
+
+
+def test_client_leaving_while_the_local_model_works_is_recorded(
+    fake, fake_cursor, glider_for, tmp_path: Path
+) -> None:
+    fake.reset()
+    fake.set_fault(delay=5.0, paths=("/api/chat",), times=1)
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, fake.url))
+    client = CursorClient(g.port, g.ca)
+
+    class Left(Exception):
+        pass
+
+    def leave(flags: int, payload: bytes) -> None:
+        raise Left  # the first heartbeat: the client goes away
+
+    async def go() -> None:
+        rid = "rid-leave"
+        sse = asyncio.create_task(client.run_sse(AGENT, rid, on_frame=leave))
+        app = asyncio.create_task(
+            client.append(AGENT, rid, 0, wire.run_request("c-l", wire.user_action("/local x")))
+        )
+        with pytest.raises(Left):
+            await sse
+        assert (await asyncio.wait_for(app, 10)).status == 200  # the held append is answered, not stuck
+
+    asyncio.run(go())
+    done = g.server.wait_for("FulfilledLocal")[-1]
+    assert done["complete"] is False and done["client_disconnected"] is True
+    assert cursor_requests(fake_cursor) == []

@@ -70,6 +70,7 @@ class Run:
         self.usage = Usage()
         self.fallback = True
         self.fallback_from: str | None = None  # the local backend Cursor took over from
+        self.producer: asyncio.Task[Any] | None = None  # the local answer being read
 
 
 class CursorRuns:
@@ -104,10 +105,11 @@ class CursorRuns:
                 self.runs.popitem(last=False)
         return run
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def close(self) -> None:
         for t in list(self._tasks):
@@ -169,7 +171,7 @@ class CursorRuns:
         run.phase = "local_wait"
         run.decided.set()
         run.first = asyncio.get_running_loop().create_future()
-        self._spawn(self._produce(run, opened))
+        run.producer = self._spawn(self._produce(run, opened))
 
     def _settle(self, run: Run, phase: str) -> None:
         if phase == "origin":
@@ -233,7 +235,9 @@ class CursorRuns:
             run.pieces.put_nowait(None)
             raise
 
-    def _close_local(self, run: Run, opened: Opened, status: int, started: float, *, complete: bool) -> None:
+    def _close_local(
+        self, run: Run, opened: Opened, status: int, started: float, *, complete: bool, gone: bool = False
+    ) -> None:
         backend = self.pipeline.local_backend(opened)
         served = Served(
             backend.name,
@@ -245,6 +249,7 @@ class CursorRuns:
             ms=round((time.perf_counter() - started) * 1000, 1),
             complete=complete,
             answered=status < 400,
+            disconnected=gone,
         )
         self.pipeline.close(opened, served)
 
@@ -277,26 +282,29 @@ class CursorRuns:
         opened = run.opened
         assert opened is not None and run.first is not None
         started = time.perf_counter()
-        while not run.settled.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(run.settled.wait()), self.heartbeat)
-                break
-            yield w.heartbeat()
-        if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
-            resp = await relay(self.network, req, self._origin_end(run))
-            if resp.stream is None or resp.status != 200:
-                yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
-                return
-            async for chunk in resp.stream:
-                yield chunk
-            return
-        if run.phase == "local_failed":
-            message = run.error.message if run.error is not None else "the local backend failed"
-            yield w.end_stream({"code": "unavailable", "message": f"glider: {message} (fallback: none)"})
-            return
-        out = 0
+        ours = True  # this stream's outcome is recorded here (not by a fallback's relay or the producer)
         complete = False
         try:
+            while not run.settled.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(run.settled.wait()), self.heartbeat)
+                    break
+                yield w.heartbeat()
+            if run.phase in ("origin", "local_failed"):
+                ours = False
+            if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
+                resp = await relay(self.network, req, self._origin_end(run))
+                if resp.stream is None or resp.status != 200:
+                    yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
+                    return
+                async for chunk in resp.stream:
+                    yield chunk
+                return
+            if run.phase == "local_failed":
+                message = run.error.message if run.error is not None else "the local backend failed"
+                yield w.end_stream({"code": "unavailable", "message": f"glider: {message} (fallback: none)"})
+                return
+            out = 0
             while True:
                 piece = await run.pieces.get()
                 if piece is None:
@@ -311,8 +319,14 @@ class CursorRuns:
                 yield w.end_stream()
                 complete = True
         finally:
-            status = 200 if run.error is None else 502
-            self._close_local(run, opened, status, started, complete=complete)
+            if ours:
+                gone = not complete and run.error is None
+                if run.producer is not None and not run.producer.done():
+                    run.producer.cancel()  # the client left: stop the local model's work
+                if run.phase == "local_wait":  # left before the first text: answer the held appends
+                    self._settle(run, "local")
+                status = 200 if run.error is None else 502
+                self._close_local(run, opened, status, started, complete=complete, gone=gone)
 
     # ------------------------------------------------------------------ titles
 
