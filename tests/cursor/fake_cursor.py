@@ -54,6 +54,8 @@ class FakeCursor:
         self.appends: dict[str, list[int]] = {}
         self.append_wait = 3.0
         self.gate = False
+        self.tail = b""  # bytes sent after the end-of-stream frame (a truncated envelope, say)
+        self.sent: list[bytes] = []  # each RunSSE body as sent
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._release: asyncio.Event | None = None
@@ -217,7 +219,8 @@ class FakeCursor:
             assert self._release is not None
             await asyncio.wait_for(self._release.wait(), 20)
             self._release.clear()
-        rest = wire.text_frame(" (done)") + wire.turn_ended_frame() + wire.end_frame()
+        rest = wire.text_frame(" (done)") + wire.turn_ended_frame() + wire.end_frame() + self.tail
+        self.sent.append(first + rest)
         writer.write(conn.send(h11.Data(data=rest)) + conn.send(h11.EndOfMessage()))
         await writer.drain()
 

@@ -127,3 +127,15 @@ def test_stream_frames_arrive_before_the_origin_finished(fake_cursor, glider_for
     sse, appends, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg, on_frame=on_frame))
     assert texts(sse) == ["hello from cursor", " (done)"]
     assert [a.status for a in appends] == [200]
+
+
+def test_origin_stream_relayed_byte_for_byte_even_a_truncated_tail(
+    fake_cursor, glider_for, tmp_path: Path
+) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    # An envelope of a message Glider does not know, then half an envelope: both go on as they came.
+    fake_cursor.tail = wire.envelope(wire.ld(77, b"future server message")) + wire.envelope(b"12345678")[:7]
+    client = CursorClient(g.port, g.ca)
+    msg = wire.run_request("conv-tail", wire.user_action("/cloud go"))
+    sse, _, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg))
+    assert sse.body == fake_cursor.sent[-1]
