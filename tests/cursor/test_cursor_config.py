@@ -83,3 +83,19 @@ def test_serve_cursor_port_flag_starts_the_proxy(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+@pytest.mark.live
+def test_a_cursor_change_needs_a_restart(tmp_path: Path) -> None:
+    import httpx
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "server"))
+    from glider_harness import GliderServer
+
+    server = GliderServer("extends: default\ncursor: {port: 0}\n", tmp_path, reload_interval=None)
+    with server:
+        server.path.write_text("extends: default\ncursor: {port: 0, hosts: [api2.cursor.sh]}\n")
+        done = httpx.post(server.url + "/api/router/reload").json()
+        assert done["restart_needed"] == ["cursor"]
+        # What runs is what started: the proxy still decrypts the hosts it was started with.
+        assert "*.api5.cursor.sh" in httpx.get(server.url + "/healthz").json()["cursor"]["hosts"]
