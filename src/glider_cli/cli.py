@@ -64,7 +64,12 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("continuity", "continuity", "group", "Inspect the per-workspace continuity record."),
     ("route", "route", "group", "See how the router decides."),
     ("context", "context", "group", "Query and maintain the context store."),
-    ("setup", "setup", "command", "Point Claude Code, Codex or Gemini CLI at Glider; --undo takes it back."),
+    (
+        "setup",
+        "setup",
+        "command",
+        "Point Claude Code, Codex, Gemini CLI, Cursor or cursor-agent at Glider; --undo takes it back.",
+    ),
 )
 _BY_NAME = {name: (module, kind) for name, module, kind, _help in COMMANDS}
 

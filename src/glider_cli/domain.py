@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 
 from glider_cli.values import Frozen
 
-Protocol_ = Literal["anthropic", "openai_chat", "openai_responses", "gemini"]
+Protocol_ = Literal["anthropic", "openai_chat", "openai_responses", "gemini", "cursor"]
 Target = Literal["local", "cloud"]
 Strategy = Literal["single", "fan_out", "pipeline", "ensemble"]
 
@@ -56,7 +56,14 @@ class Message(Frozen):
 
 
 class ChatRequest(Frozen):
-    """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses, or Gemini."""
+    """The one internal request model, built from Anthropic Messages, OpenAI Chat or Responses, or Gemini
+    (and Cursor's agent messages, `glider_cli.cursor`).
+
+    `client_kind`: what the client's own protocol fields say the request is (`new_turn`,
+    `continuation`, `summary`, `title`, `subagent`), when they say it (Cursor); None for the JSON
+    APIs, whose kind is read from their content. `client_hint`: what the client said about the turn's
+    weight (Cursor's `max_mode`, agent `mode`), scored as `complexity_source: cursor`; None: no hint.
+    """
 
     protocol: Protocol_
     model: str
@@ -69,6 +76,8 @@ class ChatRequest(Frozen):
     max_tokens: int | None
     session_id: str | None
     headers: Mapping[str, str]
+    client_kind: str | None
+    client_hint: Mapping[str, Any] | None
 
     def __init__(
         self,
@@ -83,8 +92,12 @@ class ChatRequest(Frozen):
         max_tokens: int | None = None,
         session_id: str | None = None,
         headers: Mapping[str, str] | None = None,
+        client_kind: str | None = None,
+        client_hint: Mapping[str, Any] | None = None,
     ) -> None:
         self.__dict__.update(
+            client_kind=client_kind,
+            client_hint=client_hint,
             protocol=protocol,
             model=model,
             stream=stream,

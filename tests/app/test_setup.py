@@ -205,7 +205,7 @@ def test_gemini_without_project_trusts_nothing_and_says_how(home: Path) -> None:
 
 
 def test_an_unknown_client_is_an_error(home: Path) -> None:
-    r = CliRunner().invoke(app, ["setup", "cursor"])
+    r = CliRunner().invoke(app, ["setup", "vscode"])
     assert r.exit_code == 1 or "unknown client" in str(r.exception)
     with pytest.raises(Exception, match="unknown client"):
-        setup.plan("cursor", setup.Options(home=home), setup.Manifest(home / "m.json"))
+        setup.plan("vscode", setup.Options(home=home), setup.Manifest(home / "m.json"))

@@ -3,7 +3,9 @@
 `explain(ExplainInput)` returns the RouteDecision the proxy would make (the same record it logs as
 a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-message Anthropic
 request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
-given); `tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
+given), or the raw bytes of a Cursor request (a BidiAppend body or a run request's
+AgentClientMessage; a file that is not JSON text, or `--protocol cursor`), classified by field;
+`tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
 (`--all`) also runs the rules below the winner and says which would have matched too (the decision
 is the same). Reading the request file is the only I/O. A strategy that operates
 (`orchestration.<strategy>.enabled`) adds its plan (`orchestrate.plan`: members, judge, budgets) to
@@ -104,6 +106,33 @@ def read_request(path: str) -> LoadedRequest:
     return LoadedRequest(data)
 
 
+def _cursor_request(path: str) -> tuple[ChatRequest, dict[str, Any]]:
+    """A Cursor request from its raw bytes: a BidiAppend body (gzip or not) or one AgentClientMessage
+    (a run request), classified by field as the Cursor proxy does (needs `glider[cursor]`)."""
+    import gzip
+    import sys
+
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise RequestError(f"cannot read request file {path}: {exc.strerror or exc}") from None
+    try:
+        from glider_cli.protocol.cursor.chat import to_chat
+        from glider_cli.protocol.cursor.classify import classify, decode_append
+    except ImportError:
+        raise RequestError(
+            "reading a Cursor request needs the cursor extra: pip install 'glider-cli[cursor]'"
+        ) from None
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    app = decode_append(raw)
+    info = classify(app.message if app is not None else raw)
+    if info.kind in ("passthrough", "run_traffic"):
+        raise RequestError(f"{path}: not a Cursor request Glider routes ({info.why}); it passes through")
+    what = {"kind": info.kind, "why": info.why}
+    return to_chat(info, info.conversation_id), what
+
+
 def build_request(inp: ExplainInput) -> ChatRequest:
     return _build(inp)[0]
 
@@ -114,6 +143,9 @@ def _build(inp: ExplainInput) -> tuple[ChatRequest, dict[str, Any], str]:
 
     if inp.message is not None and inp.request_file is not None:
         raise RequestError("give a MESSAGE or --request FILE, not both")
+    if inp.request_file is not None and (inp.protocol == "cursor" or _binary(inp.request_file)):
+        request, what = _cursor_request(inp.request_file)
+        return request, {"cursor": what}, "cursor"
     if inp.request_file is not None:
         loaded = read_request(inp.request_file)
     elif inp.message is not None:
@@ -141,6 +173,22 @@ def _build(inp: ExplainInput) -> tuple[ChatRequest, dict[str, Any], str]:
             raise RequestError("--tokens must not be negative")
         request = replace(request, estimated_tokens=inp.tokens)
     return request, dict(body), protocol
+
+
+def _binary(path: str) -> bool:
+    """A file that is not UTF-8 JSON text (Cursor's protobuf bytes); stdin is only read as Cursor's
+    with `--protocol cursor`."""
+    if path == "-":
+        return False
+    try:
+        head = Path(path).read_bytes()[:4096]
+    except OSError:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return not text.lstrip().startswith("{")
 
 
 class Explained(Frozen):
@@ -183,6 +231,8 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
     decision = Router(config).decide(request, every=inp.every)
+    if protocol == "cursor":  # what the proxy would log: the client and what the Cursor message was
+        decision = replace(decision, extra={**decision.extra, "client": "cursor", "cursor": body["cursor"]})
     sides = {name: b.side for name, b in config.settings.backends.items()}
     defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
     plan = plan_for(decision, config.settings.orchestration, sides, defaults)

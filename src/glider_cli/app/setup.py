@@ -1,4 +1,5 @@
-"""`glider setup claude-code | codex | gemini`: point a coding agent at Glider, and take it back.
+"""`glider setup claude-code | codex | gemini | cursor | cursor-agent`: point a coding agent at Glider,
+and take it back (cursor and cursor-agent: `app.setup_cursor`).
 
 Contract:
 - `plan(client, options, manifest)` is pure apart from reading the files it would change: it returns a
@@ -34,7 +35,7 @@ from typing import Any, Literal
 
 from glider_cli.errors import ConfigError
 
-CLIENTS: tuple[str, ...] = ("claude-code", "codex", "gemini")
+CLIENTS: tuple[str, ...] = ("claude-code", "codex", "gemini", "cursor", "cursor-agent")
 WORDS: tuple[tuple[str, str], ...] = (
     ("local", "Glider: answer this prompt with the local model"),
     ("fast", "Glider: answer this prompt with the local model (fast)"),
@@ -65,9 +66,13 @@ class Change:
     value: Any = None
     where: str = "end"
     created: tuple[str, ...] = ()
+    flat: bool = False  # `key` is one name with dots in it (VS Code's "http.proxy"), not a path
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in ("", None, ())}
+        d = {k: v for k, v in asdict(self).items() if k != "flat" and v not in ("", None, ())}
+        if self.flat:
+            d["flat"] = True
+        return d
 
 
 @dataclass
@@ -94,6 +99,10 @@ class Options:
     statusline: str | None = None  # the statusline command, when wanted
     codex_home: Path | None = None
     gemini_home: Path | None = None  # $GEMINI_CLI_HOME: where Gemini CLI looks for .gemini/ instead of HOME
+    cursor_proxy: str = "http://127.0.0.1:8789"  # `glider serve --cursor-port 8789`
+    glider_home: Path | None = None  # where the Cursor proxy's CA is (`<GLIDER_HOME>/cursor/ca.pem`)
+    cursor_config_dir: Path | None = None  # $CURSOR_CONFIG_DIR (cursor-agent's cli-config.json)
+    platform: str = ""  # sys.platform: where the IDE keeps its settings, how to trust the CA
 
 
 def digest(text: str) -> str:
@@ -136,8 +145,11 @@ def _json_file(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _parts(key: str) -> list[str]:
-    """A dotted key's parts; a key with a dot in a part (a folder path) is a JSON list (`_key`)."""
+def _parts(key: str, flat: bool = False) -> list[str]:
+    """A dotted key's parts; a flat key (VS Code's `http.proxy`) is one part; a key with a dot in a part
+    (a folder path) is a JSON list (`_key`)."""
+    if flat:
+        return [key]
     return [str(x) for x in json.loads(key)] if key.startswith("[") else key.split(".")
 
 
@@ -145,22 +157,22 @@ def _key(parts: list[str]) -> str:
     return json.dumps(parts) if any("." in x or x.startswith("[") for x in parts) else ".".join(parts)
 
 
-def _lookup(data: Mapping[str, Any], key: str) -> tuple[bool, Any]:
+def _lookup(data: Mapping[str, Any], key: str, flat: bool = False) -> tuple[bool, Any]:
     node: Any = data
-    for part in _parts(key) if key else []:
+    for part in _parts(key, flat) if key else []:
         if not isinstance(node, Mapping) or part not in node:
             return False, None
         node = node[part]
     return True, node
 
 
-def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest) -> None:
+def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest, *, flat: bool = False) -> None:
     data = _json_file(path)
     if data is None:
         p.skipped.append((str(path), "not a JSON object; left as it is"))
         return
-    found, current = _lookup(data, key)
-    change = Change("set", str(path), key=key, value=value)
+    found, current = _lookup(data, key, flat)
+    change = Change("set", str(path), key=key, value=value, flat=flat)
     if found and current == value:
         if not manifest.has(p.client, change):
             p.skipped.append((str(path), f"{key} is already {json.dumps(value)} (set before, not by Glider)"))
@@ -169,11 +181,11 @@ def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest) -> 
         p.skipped.append((str(path), f"{key} is set to {json.dumps(current)}; not overwritten"))
         return
     created = [] if path.exists() else [""]
-    parts = _parts(key)
+    parts = _parts(key, flat)
     for i in range(1, len(parts)):
         if not _lookup(data, _key(parts[:i]))[0]:
             created.append(_key(parts[:i]))
-    p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created)))
+    p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created), flat=flat))
 
 
 def _plan_create(p: Plan, path: Path, text: str, manifest: Manifest) -> None:
@@ -258,6 +270,12 @@ _PLANNERS = {"claude-code": _claude_code, "codex": _codex, "gemini": _gemini}
 
 
 def plan(client: str, options: Options, manifest: Manifest) -> Plan:
+    if client in ("cursor", "cursor-agent"):
+        from glider_cli.app.setup_cursor import plan_cursor
+
+        p = Plan(client)
+        plan_cursor(p, options, manifest)
+        return p
     if client not in _PLANNERS:
         raise ConfigError(f"unknown client {client!r}; expected one of {', '.join(CLIENTS)}")
     p = Plan(client)
@@ -277,9 +295,11 @@ def undo(client: str, manifest: Manifest) -> Plan:
                 p.skipped.append((c.path, "changed since Glider wrote it; left as it is"))
         elif c.action == "set":
             data = _json_file(path) or {}
-            found, current = _lookup(data, c.key)
+            found, current = _lookup(data, c.key, c.flat)
             if found and current == c.value:
-                p.changes.append(Change("unset", c.path, key=c.key, value=c.value, created=c.created))
+                p.changes.append(
+                    Change("unset", c.path, key=c.key, value=c.value, created=c.created, flat=c.flat)
+                )
             elif found:
                 p.skipped.append((c.path, f"{c.key} was changed since Glider set it; left as it is"))
         elif c.action == "block":
@@ -316,14 +336,14 @@ def _do(c: Change) -> None:
     elif c.action == "set":
         data = _json_file(path) or {}
         node = data
-        *parents, last = _parts(c.key)
+        *parents, last = _parts(c.key, c.flat)
         for part in parents:
             node = node.setdefault(part, {})
         node[last] = c.value
         _write_json(path, data)
     elif c.action == "unset":
         data = _json_file(path) or {}
-        parts = _parts(c.key)
+        parts = _parts(c.key, c.flat)
         for depth in range(len(parts), 0, -1):  # the key, then each parent the set created, once empty
             holder = _lookup(data, _key(parts[: depth - 1]))[1] if depth > 1 else data
             name = parts[depth - 1]

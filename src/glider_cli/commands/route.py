@@ -17,12 +17,13 @@ def explain(
         None,
         "--request",
         "-r",
-        help="A request body (Anthropic, OpenAI Chat or Responses JSON, or a capture; - = stdin).",
+        help="A request body (Anthropic, OpenAI Chat or Responses JSON, a capture, or the raw bytes of a "
+        "Cursor BidiAppend / run request; - = stdin).",
     ),
     protocol: str | None = typer.Option(
         None,
         "--protocol",
-        help="Shape of --request: anthropic, openai_chat or openai_responses (default: guessed).",
+        help="Shape of --request: anthropic, openai_chat, openai_responses or cursor (default: guessed).",
     ),
     tools: bool = typer.Option(False, "--tools", help="Add a tool to the request (as coding agents send)."),
     tokens: int | None = typer.Option(None, "--tokens", help="Use this token estimate instead of measuring."),

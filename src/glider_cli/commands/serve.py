@@ -2,7 +2,8 @@
 
 What it prints (stderr, through the console): once the port is bound, where it listens and the
 backends it routes to; once the lifespan has probed the local backends, what each one serves (models,
-window, tools, or why it cannot be reached); then one line per reply — time, client protocol, family
+window, tools, or why it cannot be reached) and, with `--cursor-port` / `cursor.port`, where the
+Cursor proxy listens and its CA; then one line per reply — time, client protocol, family
 kind, side, rule, backend, model, status, milliseconds and the backend a fallback replaced.
 `--quiet` keeps only errors.
 """
@@ -56,13 +57,22 @@ def main(
     port: int | None = typer.Option(None, "--port", help="Port (default: server.port, 8787)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print no banner and no line per request."),
     home: str | None = HOME,
+    cursor_port: int | None = typer.Option(
+        None,
+        "--cursor-port",
+        min=0,
+        max=65535,
+        help="Also run the Cursor proxy (HTTP CONNECT) on 127.0.0.1:PORT (default: cursor.port; off).",
+    ),
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
     from glider_cli.commands.console import err
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
-    prepared = prepare(config=config, profile=profile, host=host, port=port, environ=environ)
+    prepared = prepare(
+        config=config, profile=profile, host=host, port=port, environ=environ, cursor_port=cursor_port
+    )
     s = prepared.summary()
     proxy = prepared.app.state.proxy
 
@@ -77,6 +87,10 @@ def main(
         say(f"  Claude Code: ANTHROPIC_BASE_URL={s['url']}   dashboard: {s['url']}/ui/")
 
     def ready() -> None:
+        cursor = getattr(prepared.app.state, "cursor", None)
+        if cursor is not None:
+            c = cursor.describe()
+            say(f"  Cursor proxy: HTTPS_PROXY={c['url']}  CA {c['ca']}  decrypts {', '.join(c['hosts'])}")
         if proxy.local is not None:
             for text in _probe_lines(proxy.local):
                 say(text)
@@ -87,6 +101,8 @@ def main(
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
+    # The Cursor proxy's one-off notices (an HTTP/2 client it cannot route) are printed even with --quiet.
+    prepared.app.state.on_notice = say
     if not quiet:
         prepared.app.state.on_ready = ready
         proxy.observer = observe

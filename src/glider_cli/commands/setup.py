@@ -1,4 +1,5 @@
-"""`glider setup CLIENT`: point Claude Code, Codex or Gemini CLI at Glider (`--undo` takes it back).
+"""`glider setup CLIENT`: point Claude Code, Codex, Gemini CLI, Cursor or cursor-agent at Glider
+(`--undo` takes it back).
 
 The logic is `glider_cli.app.setup`; this module reads the options and the environment (HOME and
 CODEX_HOME for the clients' files; the manifest lives under GLIDER_HOME, or `--home`), calls it once
@@ -19,7 +20,9 @@ from glider_cli.commands.options import HOME, home_for, json_option
 
 def main(
     ctx: typer.Context,
-    client: str = typer.Argument(..., help="claude-code, codex or gemini.", show_default=False),
+    client: str = typer.Argument(
+        ..., help="claude-code, codex, gemini, cursor or cursor-agent.", show_default=False
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would be written; write nothing."),
     undo: bool = typer.Option(False, "--undo", help="Remove exactly what an earlier setup wrote."),
     project: bool = typer.Option(
@@ -32,10 +35,15 @@ def main(
         False, "--statusline", help="claude-code: add a statusline showing the session's last route."
     ),
     url: str = typer.Option("http://127.0.0.1:8787", "--url", help="Where `glider serve` listens."),
+    cursor_proxy: str = typer.Option(
+        "http://127.0.0.1:8789",
+        "--cursor-proxy",
+        help="cursor, cursor-agent: where the Cursor proxy listens (`glider serve --cursor-port`).",
+    ),
     json_out: bool = json_option("Print the plan as JSON."),
     home: str | None = HOME,
 ) -> None:
-    """Point Claude Code, Codex or Gemini CLI at Glider; --undo takes it back."""
+    """Point Claude Code, Codex, Gemini CLI, Cursor or cursor-agent at Glider; --undo takes it back."""
     from glider_cli.app import setup
     from glider_cli.commands import console
 
@@ -49,6 +57,12 @@ def main(
         statusline=command if statusline else None,
         codex_home=Path(codex_home) if codex_home else None,
         gemini_home=Path(gemini_home) if gemini_home else None,
+        cursor_proxy=cursor_proxy.rstrip("/"),
+        glider_home=home_for(ctx, home).paths.home,
+        cursor_config_dir=Path(os.environ["CURSOR_CONFIG_DIR"])
+        if os.environ.get("CURSOR_CONFIG_DIR")
+        else None,
+        platform=sys.platform,
     )
     manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
     plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)

@@ -25,6 +25,7 @@ from typing import Any
 
 from glider_cli import paths as paths_mod
 from glider_cli.config.backends import read_backends
+from glider_cli.config.cursor import read_cursor
 from glider_cli.config.located import Checker, Issue, LDict, LList, read_text, read_yaml, scan_secrets
 from glider_cli.config.model import Config
 from glider_cli.config.pricing import read_pricing
@@ -62,6 +63,7 @@ TOP_KEYS = (
     "server",
     "delegate",
     "pricing",
+    "cursor",
 )
 _MAX_EXTENDS = 8
 
@@ -248,6 +250,7 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[s
         server=read_server(ck, doc),
         delegate=MappingProxyType(read_delegates(ck, doc)),
         pricing=read_pricing(ck, doc),
+        cursor=read_cursor(ck, doc),
     )
     files = sorted({r.file for r in rules if r.file} | {source.label})
     return Config(

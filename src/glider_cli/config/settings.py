@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from glider_cli.config.cursor import CursorSettings
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.values import Frozen, init_fields
 
@@ -311,6 +312,7 @@ class Settings(Frozen):
     extra: Mapping[str, Any]
     orchestration: OrchestrationSettings
     pricing: tuple[Price, ...]
+    cursor: CursorSettings
 
     def __init__(
         self,
@@ -326,6 +328,7 @@ class Settings(Frozen):
         extra: Mapping[str, Any] = _EMPTY,
         orchestration: OrchestrationSettings | None = None,
         pricing: tuple[Price, ...] = (),
+        cursor: CursorSettings = CursorSettings(),
     ) -> None:
         if orchestration is None:
             orchestration = OrchestrationSettings(fan_out=StrategySettings(enabled=fan_out_enabled))
@@ -343,4 +346,5 @@ class Settings(Frozen):
             extra,
             orchestration,
             pricing,
+            cursor,
         )

@@ -9,12 +9,13 @@ Signals (each capped at its weight; the weights are configurable under `routing.
 - `conversation`: how long the conversation already is, full marks at 40 messages;
 - `tools`: the request carries tools (weight 0 by default: the classifier already routes on that).
 Only the first 20,000 characters of the message are scanned, so the cost stays flat.
-`complexity_source` is `heuristic`.
+`complexity_source` is `heuristic`, or `cursor` when the client sent a hint (`with_client_hint`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from glider_cli.values import Frozen
@@ -93,22 +94,51 @@ class Complexity(Frozen):
         return ", ".join(moved) if moved else "no signal"
 
 
+# What a client's own hint does to the heuristic score (`complexity_source: cursor`).
+_HINT_FLOOR = {"max_mode": 80, "plan": 60}
+_HINT_CEILING = {"ask": 40}
+
+
+def with_client_hint(scored: Complexity, hint: Mapping[str, Any]) -> Complexity:
+    """The heuristic score moved by what Cursor said: `max_mode` raises it to at least 80, the plan
+    mode to at least 60, the ask mode caps it at 40; the source is `cursor`, the hint a signal."""
+    score = scored.score
+    if hint.get("max_mode") is True:
+        score = max(score, _HINT_FLOOR["max_mode"])
+    mode = hint.get("mode")
+    if mode == "plan":
+        score = max(score, _HINT_FLOOR["plan"])
+    elif mode == "ask":
+        score = min(score, _HINT_CEILING["ask"])
+    detail = ", ".join(f"{k}={v}" for k, v in sorted(hint.items()))
+    signal = {"signal": "cursor", "points": score - scored.score, "detail": detail}
+    return Complexity(score, (*scored.signals, signal), source="cursor")
+
+
 class LazyComplexity:
     """A request's Complexity, scored on first use: only a complexity rule, a script and the decision
     record read it, and the record is built off the request path (server.state.Deferred)."""
 
     __slots__ = ("_args", "_scorer", "_value")
 
-    def __init__(self, scorer: ComplexityScorer, text: str, messages: int, has_tools: bool) -> None:
+    def __init__(
+        self,
+        scorer: ComplexityScorer,
+        text: str,
+        messages: int,
+        has_tools: bool,
+        hint: Mapping[str, Any] | None = None,
+    ) -> None:
         self._scorer = scorer
-        self._args = (text, messages, has_tools)
+        self._args = (text, messages, has_tools, hint)
         self._value: Complexity | None = None
 
     @property
     def value(self) -> Complexity:
         if self._value is None:
-            text, messages, has_tools = self._args
-            self._value = self._scorer.score(text, messages=messages, has_tools=has_tools)
+            text, messages, has_tools, hint = self._args
+            scored = self._scorer.score(text, messages=messages, has_tools=has_tools)
+            self._value = with_client_hint(scored, hint) if hint else scored
         return self._value
 
     @property

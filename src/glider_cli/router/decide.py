@@ -92,7 +92,9 @@ class Router:
         every: bool = False,
     ) -> RouteDecision:
         user_text = request.last_user_text
-        complexity = LazyComplexity(self._scorer, user_text, len(request.messages), request.has_tools)
+        complexity = LazyComplexity(
+            self._scorer, user_text, len(request.messages), request.has_tools, request.client_hint
+        )
         commands = sticky is None or sticky.commands
         ctx = Ctx(
             request,

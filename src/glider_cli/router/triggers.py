@@ -12,8 +12,10 @@
 - `always`: every request.
 - `script`: a Starlark script decides (`router.scripts`).
 - `composer_wrapup` (also `wrapup_origin`, `composer_wrapup_origin`): a Cursor Composer wrap-up, the
-  summary request Composer sends when a run ends. Recognised by its wording (a request to summarise
-  the conversation or the changes just made) in the latest user message.
+  summary request Composer sends when a run ends. Recognised by field when the client declares it
+  (Cursor's `summarize_action`: `ChatRequest.client_kind == "summary"` from the `cursor` client),
+  else by its wording (a request to summarise the conversation or the changes just made) in the
+  latest user message.
 
 Every matcher returns a `Match`: matched or not, and a one-line reason for the trace.
 """
@@ -236,8 +238,12 @@ def _always(trigger: Trigger) -> Matcher:
 def _composer_wrapup(trigger: Trigger) -> Matcher:
     hit = Match(True, "the latest user message asks for a wrap-up summary (Composer)")
     miss = Match(False, "not a Composer wrap-up message")
+    by_field = Match(True, "a Cursor summarize_action (a wrap-up, by field)")
 
     def match(ctx: Context) -> Match:
+        req = ctx.request
+        if req.protocol == "cursor":
+            return by_field if req.client_kind == "summary" else miss
         return hit if _WRAPUP.search(ctx.user_text[:2000]) else miss
 
     return match

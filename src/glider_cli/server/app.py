@@ -63,6 +63,7 @@ from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
+    from glider_cli.paths import Paths
     from glider_cli.server.events_api import EventHub
     from glider_cli.server.reload import Reloader
     from glider_cli.store.writer import EventWriter
@@ -142,7 +143,7 @@ def create_app(
         *session_routes(home, settings.context, live),
     ]
     routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
-    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader)
+    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader, config, home)
     inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
@@ -221,6 +222,20 @@ def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
     return run_retention(store, writer)
 
 
+async def _start_cursor(app: Starlette, proxy: Proxy, config: Config | None, home: Paths | None) -> Any:
+    """The Cursor proxy when `cursor.port` is set; imported only then (it needs `glider[cursor]`)."""
+    if config is None or home is None or config.settings.cursor.port is None:
+        return None
+    from glider_cli.cursor.service import CursorService
+
+    service = CursorService(
+        config.settings.cursor, home.home, proxy, notice=getattr(app.state, "on_notice", None)
+    )
+    await service.start()
+    app.state.cursor = service
+    return service
+
+
 def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
@@ -228,6 +243,8 @@ def _lifespan(
     routes_by_origin: dict[str, Route],
     hub: EventHub,
     reloader: Reloader,
+    config: Config | None = None,
+    home: Paths | None = None,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -252,12 +269,16 @@ def _lifespan(
             await proxy.local.probe(timeout=1.5)
             watch = asyncio.get_running_loop().create_task(proxy.local.watch())
         reloader.start()
+        # The Cursor proxy (`cursor.port`): on this loop, beside the gateway (`glider_cli.cursor`).
+        cursor = await _start_cursor(app, proxy, config, home)
         ready = getattr(app.state, "on_ready", None)
         if ready is not None:
             ready()
         try:
             yield
         finally:
+            if cursor is not None:
+                await cursor.close()
             if retention is not None:
                 retention.cancel()
             await reloader.stop()

@@ -11,7 +11,8 @@ Contract:
   per local backend its probed capability
   (`server.local_path`: reachable and why not, served models, window, tools), and `connections`:
   how many are open, and how many were over the per-client cap, closed at the header deadline or
-  answered 408 at the body deadline since start (`server.connections`).
+  answered 408 at the body deadline since start (`server.connections`). With the Cursor proxy on
+  (`cursor.port`), `cursor`: its port and URL, the hosts it decrypts and the CA's path.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             "profile": config.profile,
             "backends": backends,
         }
+        cursor = getattr(request.app.state, "cursor", None)
+        if cursor is not None:
+            # The Cursor proxy (`cursor.port`): where it listens, what it decrypts, the CA to trust.
+            health["cursor"] = cursor.describe()
         limits = getattr(request.app.state, "limits", None)
         if limits is not None:
             # What the connection limits refused or closed since start (`server.connections`).

@@ -12,7 +12,7 @@ Contract:
   families and sticky bindings survive). A request in flight keeps the decision it was opened with.
   The backends are not swapped: the registry, the local path's probed capabilities and its pack are
   built on them, so a config whose `backends:` (or side defaults) changed is refused with a hint to
-  restart; changes to `server:`, `context:`, `delegate:` and `transform:` take effect on a restart
+  restart; changes to `server:`, `context:`, `delegate:`, `transform:` and `cursor:` take effect on a restart
   (the outcome's `restart_needed` says which).
 - A config that does not load, that lint finds errors in, or whose backends changed, changes
   nothing: the rules in force
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from glider_cli.server.proxy import Decider, Proxy
 
 _log = logging.getLogger("uvicorn.error")
-_RESTART_SECTIONS = ("server", "context", "delegate", "transform")
+_RESTART_SECTIONS = ("server", "context", "delegate", "transform", "cursor")
 
 
 def watched_files(config: Config) -> tuple[Path, ...]:
@@ -294,6 +294,10 @@ def _backends_moved(old: Config, new: Config) -> dict[str, Any] | None:
 
 def _section(config: Config, name: str) -> Any:
     s = config.settings
-    return {"server": s.server, "context": s.context, "delegate": dict(s.delegate), "transform": s.transform}[
-        name
-    ]
+    sections = {
+        "server": s.server,
+        "context": s.context,
+        "delegate": dict(s.delegate),
+        "transform": s.transform,
+    }
+    return {**sections, "cursor": s.cursor}[name]

@@ -55,12 +55,18 @@ def prepare(
     host: str | None = None,
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
+    cursor_port: int | None = None,
 ) -> Prepared:
     from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
 
     env = os.environ if environ is None else environ
     cfg = load_config(config=config, profile=profile, environ=env)
+    if cursor_port is not None:  # `--cursor-port` wins over `cursor.port`
+        from glider_cli.values import replace
+
+        cursor = replace(cfg.settings.cursor, port=cursor_port)
+        cfg = replace(cfg, settings=replace(cfg.settings, cursor=cursor))
     _refuse_lint_errors(cfg)
     bind_host = host or cfg.settings.server.host
     bind_port = cfg.settings.server.port if port is None else port

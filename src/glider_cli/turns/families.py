@@ -19,6 +19,9 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    those calls (the index remembers every call id a family's replies issued); an unknown call id
    falls back to the session's current family; with neither, a family is opened without a
    `TurnOpened` (nothing is known about its parent).
+0. **declared**: a request whose client says what it is by protocol field (`ChatRequest.client_kind`,
+   Cursor): a `new_turn` opens a family; a `title`, `summary`, `subagent` or `continuation` joins the
+   session's current family (the Cursor proxy gives a subagent its parent's conversation as session).
 3. **title**: Claude Code's session-title request (`output_config.format` is a `json_schema` with a
    `title` property, or the latest user text opens with `<session>` and the request has no tools).
    It joins the live family of its session key whose opening message it quotes inside `<session>`
@@ -227,6 +230,8 @@ class FamilyIndex(Recording):
             if current is None:
                 return Placement("count_tokens", None, sid, "no live family for this session")
             return self._join(current, now, "count_tokens", sid, "same session id")
+        if request.client_kind is not None:
+            return self._place_declared(request, now, request.client_kind, current)
         answered = answered_calls(request)
         if answered:
             return self._place_result(request, now, answered, current)
@@ -264,6 +269,17 @@ class FamilyIndex(Recording):
             if current is not None and current.ask == text and current.opening_len == len(request.messages):
                 return self._join(current, now, "retry", sid, "repeats the opening message of the turn")
             return self._open(request, now, sid, text)
+        return self._follow(current, now, "continuation", sid, request)
+
+    def _place_declared(
+        self, request: ChatRequest, now: float, kind: str, current: Family | None
+    ) -> Placement:
+        """A request whose kind its client's protocol fields declare (Cursor): no reading of wording."""
+        sid = request.session_id
+        if kind == "new_turn":
+            return self._open(request, now, sid, request.last_user_text)
+        if kind in ("title", "summary", "subagent"):
+            return self._follow(current, now, kind, sid, request)  # type: ignore[arg-type]
         return self._follow(current, now, "continuation", sid, request)
 
     def _place_title(self, request: ChatRequest, now: float, text: str, current: Family | None) -> Placement:

@@ -1,0 +1,71 @@
+"""`glider setup cursor` and `glider setup cursor-agent`: send Cursor's agent traffic through Glider's
+Cursor proxy (`glider serve --cursor-port`), on the HTTP/1.1 transport it can route.
+
+- cursor (the IDE): in the IDE's user `settings.json` (Linux `~/.config/Cursor/User`, macOS
+  `~/Library/Application Support/Cursor/User`, Windows `%APPDATA%/Cursor/User`) the VS Code keys
+  `http.proxy` (the proxy's URL), `http.proxySupport: "override"`, and Cursor's
+  `cursor.general.disableHttp2: true` (so the agent uses RunSSE + BidiAppend, which Glider routes; over
+  HTTP/2 it is only relayed). The CA is not the IDE's setting: the notes say how to start Cursor with
+  `NODE_EXTRA_CA_CERTS=<GLIDER_HOME>/cursor/ca.pem` and print this OS's trust step (not performed).
+- cursor-agent (the CLI): `network.useHttp1ForAgent: true` in `~/.cursor/cli-config.json`
+  (`$CURSOR_CONFIG_DIR` moves it), and the environment it needs printed as a shell snippet:
+  `HTTPS_PROXY`, `NODE_USE_ENV_PROXY=1` (Node honours proxy variables only then) and
+  `NODE_EXTRA_CA_CERTS`.
+Same conventions as every `glider setup` target: a key set to another value is never overwritten,
+`--undo` removes exactly what was written. No key, token or certificate is written anywhere.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from glider_cli.app.setup import Manifest, Options, Plan, _plan_set
+
+
+def ide_settings(o: Options) -> Path:
+    if o.platform == "darwin":
+        return o.home / "Library" / "Application Support" / "Cursor" / "User" / "settings.json"
+    if o.platform.startswith("win"):
+        return o.home / "AppData" / "Roaming" / "Cursor" / "User" / "settings.json"
+    return o.home / ".config" / "Cursor" / "User" / "settings.json"
+
+
+def ca_path(o: Options) -> Path:
+    return (o.glider_home or o.home / ".glider") / "cursor" / "ca.pem"
+
+
+def trust_step(o: Options, ca: Path) -> str:
+    q = shlex.quote(str(ca))
+    if o.platform == "darwin":
+        return f"security add-trusted-cert -r trustRoot -k ~/Library/Keychains/login.keychain-db {q}"
+    if o.platform.startswith("win"):
+        return f'certutil -user -addstore Root "{ca}"'
+    return f"sudo cp {q} /usr/local/share/ca-certificates/glider-cursor.crt && sudo update-ca-certificates"
+
+
+def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
+    ca = ca_path(o)
+    port = o.cursor_proxy.rsplit(":", 1)[-1].rstrip("/")
+    start = f"Start Glider with `glider serve --cursor-port {port}` (the CA is made at its first start)."
+    env = [
+        f"export HTTPS_PROXY={shlex.quote(o.cursor_proxy)}",
+        "export NODE_USE_ENV_PROXY=1",
+        f"export NODE_EXTRA_CA_CERTS={shlex.quote(str(ca))}",
+    ]
+    if p.client == "cursor":
+        path = ide_settings(o)
+        _plan_set(p, path, "http.proxy", o.cursor_proxy, manifest, flat=True)
+        _plan_set(p, path, "http.proxySupport", "override", manifest, flat=True)
+        _plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
+        p.notes += [
+            start,
+            "Quit Cursor fully, then start it with the CA in its environment (read only at launch):",
+            f"  NODE_EXTRA_CA_CERTS={shlex.quote(str(ca))} cursor",
+            "To trust the CA system-wide instead (optional, not done by Glider):",
+            f"  {trust_step(o, ca)}",
+        ]
+        return
+    config_dir = o.cursor_config_dir or o.home / ".cursor"
+    _plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
+    p.notes += [start, "Run cursor-agent with this environment:", *(f"  {line}" for line in env)]

@@ -1,0 +1,378 @@
+"""The Cursor requests of an intercepted host, turn by turn (the front door's `Handler`).
+
+One *run* is one request id: the `RunSSE` stream and the `BidiAppend`s that carry its client
+messages. Per run:
+- The first append that holds a run request decides it (`routing.Pipeline.open`): a new user turn by
+  the rules; a follow-on, summary or subagent with the local side refused (and with stickiness
+  saying so while the family is cloud-bound). A subagent is placed in its parent's conversation
+  (`X-Parent-Request-Id` names the parent run). Appends and a RunSSE that arrive before that decision
+  are held (the RunSSE at most `hold` seconds, then it goes to Cursor).
+- Decided for Cursor: every held append is forwarded in seqno order, then the RunSSE; later ones
+  as they come. The RunSSE's end records `OriginPassthrough`.
+- Decided local (a new user turn only): the local backend starts at once. The appends stay held and
+  the RunSSE is answered 200 with heartbeats until its first text: then every append of the run
+  (held, late, heartbeats) is answered here with an empty `BidiAppendResponse` and the answer
+  streams as Cursor's frames; nothing of the run reaches Cursor. A failure before the first text
+  falls back to Cursor (the held appends forwarded in order, then the RunSSE relayed into the open
+  stream) unless the rule or backend says `fallback: none` (then an end-of-stream error).
+- `NameAgent` (a title) is placed in the conversation whose new turn typed its text, else the one
+  seen last, and decided by the rules with the family's stickiness: at Cursor while the family is
+  cloud-bound; held local (a `/local` turn's title), the local model names it (`NameAgentResponse`)
+  and it does not reach Cursor (a local failure falls back to Cursor unless `fallback: none`).
+  Anything else, and any body that cannot be read, is relayed byte for byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from glider_cli.cursor.front import HttpRequest, HttpResponse
+from glider_cli.cursor.relay import relay
+from glider_cli.cursor.routing import Pipeline
+from glider_cli.cursor.upstream import Network
+from glider_cli.errors import BackendError
+from glider_cli.protocol.cursor import writers as w
+from glider_cli.protocol.cursor.chat import title_chat, to_chat
+from glider_cli.protocol.cursor.classify import (
+    Classified,
+    classify,
+    decode_append,
+    name_agent_text,
+    rpc,
+    run_sse_id,
+)
+from glider_cli.protocol.usage import Usage
+from glider_cli.turns.lifecycle import Opened, Served
+
+_PROTO = [(b"content-type", b"application/proto")]
+_STREAM = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+MAX_RUNS = 1024
+
+
+class Run:
+    def __init__(self, rid: str) -> None:
+        self.rid = rid
+        self.phase = "pending"  # pending | origin | local_wait | local | local_failed
+        self.settled = asyncio.Event()  # set when the phase leaves pending / local_wait
+        self.decided = asyncio.Event()  # set when the phase leaves pending
+        self.held: list[tuple[int, HttpRequest, asyncio.Future[HttpResponse]]] = []
+        self.opened: Opened | None = None
+        self.conversation: str | None = None
+        self.text = ""
+        self.first: asyncio.Future[None] | None = None
+        self.pieces: asyncio.Queue[str | None] = asyncio.Queue()
+        self.error: BackendError | None = None
+        self.usage = Usage()
+        self.fallback = True
+        self.fallback_from: str | None = None  # the local backend Cursor took over from
+        self.producer: asyncio.Task[Any] | None = None  # the local answer being read
+
+
+class CursorRuns:
+    def __init__(
+        self, network: Network, pipeline: Pipeline, *, hold: float = 10.0, heartbeat: float = 3.0
+    ) -> None:
+        self.network = network
+        self.pipeline = pipeline
+        self.hold = hold
+        self.heartbeat = heartbeat
+        self.runs: OrderedDict[str, Run] = OrderedDict()
+        self.last_conversation: str | None = None
+        # The text of recent new user turns -> their conversation (a title request names none).
+        self.asked: OrderedDict[str, str] = OrderedDict()
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def handle(self, req: HttpRequest) -> HttpResponse:
+        kind = rpc(req.path)
+        if req.method == "POST" and kind == "append":
+            return await self._append(req)
+        if req.method == "POST" and kind == "run_sse":
+            return await self._run_sse(req)
+        if req.method == "POST" and kind == "name_agent":
+            return await self._title(req)
+        return await relay(self.network, req)
+
+    def _run(self, rid: str) -> Run:
+        run = self.runs.get(rid)
+        if run is None:
+            run = self.runs[rid] = Run(rid)
+            while len(self.runs) > MAX_RUNS:
+                self.runs.popitem(last=False)
+        return run
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def close(self) -> None:
+        for t in list(self._tasks):
+            t.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    # ------------------------------------------------------------------ appends
+
+    async def _append(self, req: HttpRequest) -> HttpResponse:
+        app = decode_append(req.body, req.header("content-encoding"))
+        if app is None:
+            return await relay(self.network, req)
+        run = self._run(app.request_id)
+        if run.phase == "pending":
+            info = classify(app.message, dict(req.headers))
+            if not info.in_run and info.kind in ("new_turn", "follow_on", "summary", "subagent"):
+                self._decide(run, info, req)
+            elif info.kind == "passthrough" and app.seqno == 0:
+                self._settle(run, "origin")
+        if run.phase == "origin":
+            return await relay(self.network, req)
+        if run.phase in ("local", "local_failed"):
+            return HttpResponse(200, list(_PROTO), w.EMPTY_APPEND_RESPONSE)
+        fut: asyncio.Future[HttpResponse] = asyncio.get_running_loop().create_future()
+        run.held.append((app.seqno, req, fut))
+        if run.phase == "pending":
+            self._spawn(self._expire(run))
+        return await fut
+
+    async def _expire(self, run: Run) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(run.decided.wait(), self.hold)
+        if run.phase == "pending":
+            await self._to_origin(run)
+
+    def _decide(self, run: Run, info: Classified, req: HttpRequest) -> None:
+        session = info.conversation_id or run.rid
+        if info.kind == "subagent":
+            parent = self.runs.get(req.header("x-parent-request-id") or "")
+            session = parent.conversation if parent is not None and parent.conversation else session
+        run.conversation = session
+        if info.kind == "passthrough":
+            self._settle(run, "origin")
+            return
+        self.last_conversation = session
+        if info.kind == "new_turn" and info.text.strip():
+            self.asked[info.text.strip()] = session
+            while len(self.asked) > 256:
+                self.asked.popitem(last=False)
+        what = {"kind": info.kind, "why": info.why, "request_id": run.rid}
+        local_ok = info.kind == "new_turn"
+        opened = self.pipeline.open(to_chat(info, session), local_ok=local_ok, what=what)
+        run.opened = opened
+        if opened is None or opened.decision.target != "local" or not local_ok:
+            self._settle(run, "origin")
+            return
+        run.text = info.text
+        run.phase = "local_wait"
+        run.decided.set()
+        run.first = asyncio.get_running_loop().create_future()
+        run.producer = self._spawn(self._produce(run, opened))
+
+    def _settle(self, run: Run, phase: str) -> None:
+        if phase == "origin":
+            self._spawn(self._to_origin(run))
+            return
+        run.phase = phase
+        held, run.held = run.held, []
+        for _, _, fut in held:
+            if not fut.done():
+                fut.set_result(HttpResponse(200, list(_PROTO), w.EMPTY_APPEND_RESPONSE))
+        run.decided.set()
+        run.settled.set()
+
+    async def _to_origin(self, run: Run) -> None:
+        """Forward what was held, in seqno order, then let the RunSSE go to Cursor."""
+        if run.phase == "origin":
+            return
+        run.phase = "origin"
+        run.decided.set()
+        while run.held:
+            held, run.held = sorted(run.held, key=lambda h: h[0]), []
+            for _, req, fut in held:
+                resp = await relay(self.network, req)
+                if not fut.done():
+                    fut.set_result(resp)
+        run.settled.set()
+
+    # ------------------------------------------------------------------ the local answer
+
+    async def _produce(self, run: Run, opened: Opened) -> None:
+        assert run.first is not None
+        backend = self.pipeline.local_backend(opened)
+        run.fallback = self.pipeline.fallback_allowed(opened, backend)
+        started = time.perf_counter()
+        got = False
+        try:
+            async for piece in self.pipeline.local_text(opened, backend, run.text, run.usage):
+                if not got:
+                    got = True
+                    self._settle(run, "local")
+                    run.first.set_result(None)
+                run.pieces.put_nowait(piece)
+            if not got:
+                self._settle(run, "local")
+                run.first.set_result(None)
+            run.pieces.put_nowait(None)
+        except BackendError as exc:
+            run.error = exc
+            if not got:
+                self.pipeline.failed(opened, backend, exc, run.fallback)
+                if run.fallback:
+                    run.fallback_from = backend.name
+                    await self._to_origin(run)
+                else:
+                    self._settle(run, "local_failed")
+                    self._close_local(run, opened, 502, started, complete=False)
+                if not run.first.done():
+                    run.first.set_result(None)
+            run.pieces.put_nowait(None)
+        except asyncio.CancelledError:
+            run.pieces.put_nowait(None)
+            raise
+
+    def _close_local(
+        self, run: Run, opened: Opened, status: int, started: float, *, complete: bool, gone: bool = False
+    ) -> None:
+        backend = self.pipeline.local_backend(opened)
+        served = Served(
+            backend.name,
+            "local",
+            self.pipeline.model_of(opened, backend),
+            status,
+            input_tokens=run.usage.input_tokens,
+            output_tokens=run.usage.output_tokens,
+            ms=round((time.perf_counter() - started) * 1000, 1),
+            complete=complete,
+            answered=status < 400,
+            disconnected=gone,
+        )
+        self.pipeline.close(opened, served)
+
+    # ------------------------------------------------------------------ RunSSE
+
+    async def _run_sse(self, req: HttpRequest) -> HttpResponse:
+        rid = run_sse_id(req.body, req.header("connect-content-encoding"))
+        if rid is None:
+            return await relay(self.network, req)
+        run = self._run(rid)
+        if run.phase == "pending":
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(run.decided.wait(), self.hold)
+            if run.phase == "pending":
+                await self._to_origin(run)
+        if run.phase == "origin":
+            await run.settled.wait()
+            return await relay(self.network, req, self._origin_end(run))
+        return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
+
+    def _origin_end(self, run: Run) -> Callable[[int, bool, float], None]:
+        def end(status: int, complete: bool, ms: float) -> None:
+            if run.opened is not None:
+                served = self.pipeline.served_origin(run.opened, status, ms, complete, run.fallback_from)
+                self.pipeline.close(run.opened, served)
+
+        return end
+
+    async def _local_stream(self, run: Run, req: HttpRequest) -> AsyncIterator[bytes]:
+        opened = run.opened
+        assert opened is not None and run.first is not None
+        started = time.perf_counter()
+        ours = True  # this stream's outcome is recorded here (not by a fallback's relay or the producer)
+        complete = False
+        try:
+            while not run.settled.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(run.settled.wait()), self.heartbeat)
+                    break
+                yield w.heartbeat()
+            if run.phase in ("origin", "local_failed"):
+                ours = False
+            if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
+                resp = await relay(self.network, req, self._origin_end(run))
+                if resp.stream is None or resp.status != 200:
+                    yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
+                    return
+                async for chunk in resp.stream:
+                    yield chunk
+                return
+            if run.phase == "local_failed":
+                message = run.error.message if run.error is not None else "the local backend failed"
+                yield w.end_stream({"code": "unavailable", "message": f"glider: {message} (fallback: none)"})
+                return
+            out = 0
+            while True:
+                piece = await run.pieces.get()
+                if piece is None:
+                    break
+                out += w.tokens_for(piece)
+                yield w.text_delta(piece) + w.token_delta(w.tokens_for(piece))
+            if run.error is not None:
+                yield w.end_stream({"code": "internal", "message": f"glider: {run.error.message}"})
+            else:
+                usage = run.usage
+                yield w.turn_ended(usage.input_tokens, usage.output_tokens or out)
+                yield w.end_stream()
+                complete = True
+        finally:
+            if ours:
+                gone = not complete and run.error is None
+                if run.producer is not None and not run.producer.done():
+                    run.producer.cancel()  # the client left: stop the local model's work
+                if run.phase == "local_wait":  # left before the first text: answer the held appends
+                    self._settle(run, "local")
+                status = 200 if run.error is None else 502
+                self._close_local(run, opened, status, started, complete=complete, gone=gone)
+
+    # ------------------------------------------------------------------ titles
+
+    async def _title(self, req: HttpRequest) -> HttpResponse:
+        text = name_agent_text(req.body, req.header("content-encoding"))
+        if text is None:
+            return await relay(self.network, req)
+        # The conversation whose turn typed this text, else the one seen last (it names none itself).
+        session = self.asked.get(text.strip()) or self.last_conversation
+        what = {"kind": "title", "why": "NameAgent", "request_id": None}
+        opened = self.pipeline.open(title_chat(text, session), local_ok=True, what=what)
+        run = Run("title")
+        run.opened = opened
+        if opened is not None and opened.decision.target == "local":
+            answer = await self._local_title(run, opened, text)
+            if answer is not None:
+                return answer
+        return await relay(self.network, req, self._origin_end(run))
+
+    async def _local_title(self, run: Run, opened: Opened, text: str) -> HttpResponse | None:
+        """A title of a family held local, named by the local model; None: Cursor names it (fallback)."""
+        backend = self.pipeline.local_backend(opened)
+        started = time.perf_counter()
+        prompt = f"{TITLE_PROMPT}\n\n{text[:2000]}"
+        try:
+            name = "".join([p async for p in self.pipeline.local_text(opened, backend, prompt, run.usage)])
+        except BackendError as exc:
+            fallback = self.pipeline.fallback_allowed(opened, backend)
+            self.pipeline.failed(opened, backend, exc, fallback)
+            if fallback:
+                run.fallback_from = backend.name
+                return None
+            self._close_local(run, opened, 502, started, complete=False)
+            return HttpResponse(
+                503, [(b"content-type", b"application/json")], w.unary_error("unavailable", exc.message)
+            )
+        self._close_local(run, opened, 200, started, complete=True)
+        return HttpResponse(200, list(_PROTO), w.name_agent(_title_line(name) or "Chat"))
+
+
+TITLE_PROMPT = "Write a title of at most six words for this request. Answer with the title only."
+
+
+def _title_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        line = line.strip().strip("\"'#*").strip()
+        if line:
+            return line[:80]
+    return ""

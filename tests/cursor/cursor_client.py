@@ -1,0 +1,191 @@
+"""A Cursor-shaped client, built from the fact sheet: it reaches Cursor's hosts only through an HTTP
+CONNECT proxy, speaks TLS that trusts only the CA it is given (Glider's for intercepted hosts, the
+fake server's for tunnelled ones), and Connect over HTTP/1.1 (h11): unary `application/proto`
+requests, a RunSSE stream read envelope by envelope as it arrives, one BidiAppend per client message
+(seq 0 sent without waiting for the stream's headers, as Cursor does)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import ssl
+import struct
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import cursor_wire as wire
+import h11
+
+BASE_HEADERS = {
+    "authorization": "Bearer test-token-not-a-secret",
+    "x-cursor-checksum": "AbCdEf123_machineid",
+    "x-cursor-client-version": "3.1.0",
+    "x-cursor-client-type": "ide",
+    "x-cursor-streaming": "true",
+    "user-agent": "connect-es/1.6.1",
+}
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    frames: list[tuple[float, int, bytes]] = field(default_factory=list)  # (time, flags, payload)
+
+
+class CursorClient:
+    def __init__(self, proxy_port: int, ca_file: str, *, alpn: str = "http/1.1") -> None:
+        self.proxy_port = proxy_port
+        self.ca_file = ca_file
+        self.alpn = alpn
+
+    def context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(cafile=self.ca_file)  # only this CA: no system store
+        ctx.set_alpn_protocols([self.alpn])
+        return ctx
+
+    async def tunnel(self, host: str, port: int = 443) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", self.proxy_port)
+        writer.write(f"CONNECT {host}:{port} HTTP/1.1\r\nHost: {host}:{port}\r\n\r\n".encode())
+        await writer.drain()
+        head = await reader.readuntil(b"\r\n\r\n")
+        status = int(head.split(b" ", 2)[1])
+        if status != 200:
+            writer.close()
+            raise ConnectionError(f"CONNECT answered {status}")
+        await writer.start_tls(self.context(), server_hostname=host)
+        return reader, writer
+
+    async def request(
+        self,
+        host: str,
+        path: str,
+        body: bytes,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content_type: str = "application/proto",
+        frames: bool = False,
+        on_frame: Any = None,
+    ) -> Answer:
+        reader, writer = await self.tunnel(host)
+        try:
+            conn = h11.Connection(h11.CLIENT)
+            hdrs = [("host", host), ("content-type", content_type), ("content-length", str(len(body)))]
+            hdrs += list({**BASE_HEADERS, **(headers or {})}.items())
+            writer.write(conn.send(h11.Request(method="POST", target=path, headers=hdrs)))
+            writer.write(conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
+            await writer.drain()
+            resp = await _next(conn, reader)
+            assert isinstance(resp, h11.Response), resp
+            out = Answer(resp.status_code, {k.decode(): v.decode() for k, v in resp.headers}, b"")
+            buf = b""
+            while True:
+                ev = await _next(conn, reader)
+                if isinstance(ev, h11.Data):
+                    out.body += ev.data
+                    if frames:
+                        buf += ev.data
+                        while len(buf) >= 5:
+                            flags, n = struct.unpack(">BI", buf[:5])
+                            if len(buf) < 5 + n:
+                                break
+                            out.frames.append((time.monotonic(), flags, buf[5 : 5 + n]))
+                            if on_frame is not None:
+                                on_frame(flags, buf[5 : 5 + n])
+                            buf = buf[5 + n :]
+                elif isinstance(ev, h11.EndOfMessage):
+                    return out
+                else:
+                    raise ConnectionError(f"unexpected {ev!r}")
+        finally:
+            writer.close()
+
+    # ---------------------------------------------------------------- Cursor's calls
+
+    async def append(
+        self,
+        host: str,
+        rid: str,
+        seq: int,
+        message: bytes,
+        *,
+        headers: Mapping[str, str] | None = None,
+        compress: bool = False,
+    ) -> Answer:
+        body = wire.append_body(rid, seq, message)
+        extra = dict(headers or {}, **{"x-request-id": rid})
+        if compress:
+            body = gzip.compress(body)
+            extra["content-encoding"] = "gzip"
+        return await self.request(host, "/aiserver.v1.BidiService/BidiAppend", body, headers=extra)
+
+    async def run_sse(self, host: str, rid: str, **kw: Any) -> Answer:
+        headers = {"connect-protocol-version": "1", "connect-accept-encoding": "gzip", "x-request-id": rid}
+        headers.update(kw.pop("headers", {}) or {})
+        return await self.request(
+            host,
+            "/agent.v1.AgentService/RunSSE",
+            wire.run_sse_body(rid),
+            headers=headers,
+            content_type="application/connect+proto",
+            frames=True,
+            **kw,
+        )
+
+    async def turn(
+        self,
+        host: str,
+        first: bytes,
+        *,
+        more: list[bytes] | None = None,
+        headers: Mapping[str, str] | None = None,
+        on_frame: Any = None,
+        rid: str | None = None,
+    ) -> tuple[Answer, list[Answer], str]:
+        """One run: the RunSSE and append 0 at once, then the other messages (heartbeats, acks)."""
+        rid = rid or str(uuid.uuid4())
+        sse = asyncio.create_task(self.run_sse(host, rid, headers=headers, on_frame=on_frame))
+        answers = [await self.append(host, rid, 0, first, headers=headers)]
+        for i, m in enumerate(more or (), start=1):
+            answers.append(await self.append(host, rid, i, m, headers=headers))
+        return await asyncio.wait_for(sse, 60), answers, rid
+
+
+async def _next(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+    while True:
+        ev = conn.next_event()
+        if ev is h11.NEED_DATA:
+            conn.receive_data(await reader.read(65536))
+            continue
+        return ev
+
+
+def texts(answer: Answer) -> list[str]:
+    """The text deltas of a RunSSE answer (AgentServerMessage 1 -> InteractionUpdate 1 -> text 1)."""
+    from fake_cursor import _fields
+
+    out = []
+    for _, flags, payload in answer.frames:
+        if flags & 2:
+            continue
+        upd = _fields(payload).get(1)
+        if isinstance(upd, bytes):
+            td = _fields(upd).get(1)
+            if isinstance(td, bytes):
+                t = _fields(td).get(1)
+                if isinstance(t, bytes):
+                    out.append(t.decode())
+    return out
+
+
+def trailer(answer: Answer) -> dict[str, Any] | None:
+    import json
+
+    for _, flags, payload in answer.frames:
+        if flags & 2:
+            return dict(json.loads(payload))
+    return None

@@ -1,0 +1,269 @@
+"""A fake Cursor origin on 127.0.0.1 over TLS, as strict as the fact sheet says the real one is.
+
+Serves Cursor's hosts (and `api4.cursor.sh`, a host Glider must only tunnel) with one certificate of
+its own CA (trustme). HTTP/1.1 is read with h11; an HTTP/2 connection (ALPN `h2`) has its raw bytes
+recorded and is answered with one SETTINGS frame (a relay must pass both unchanged).
+
+- `POST /agent.v1.AgentService/Run` over HTTP/1.1: 464, as Cursor's load balancer answers.
+- `POST /aiserver.v1.BidiService/BidiAppend`: must be `application/proto` and a readable
+  BidiAppendRequest (else 415 / 400); the request id and seqno are recorded; answered 200, empty.
+- `POST /agent.v1.AgentService/RunSSE`: must be a Connect stream; waits up to `append_wait` seconds
+  for an append of its request id; none: an end-of-stream error (`failed_precondition`). Else it
+  streams: a heartbeat, `text_delta("hello from cursor")`, a token delta, then (with `gate` set)
+  waits for `release()`, then `text_delta(" (done)")`, `turn_ended`, end of stream.
+- `NameAgent`: `NameAgentResponse{name: "Cursor title"}`.
+- Anything else: 200 `application/proto` with body `b"\\x0a\\x02ok"` and `x-fake-origin: 1`.
+Every request is recorded with its headers and body bytes (`requests`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import struct
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import cursor_wire as wire
+import h11
+import trustme
+
+HOSTS = ["api2.cursor.sh", "agent.api5.cursor.sh", "agentn.global.api5.cursor.sh", "api4.cursor.sh"]
+SETTINGS_FRAME = bytes.fromhex("000000040000000000")
+
+
+@dataclass
+class Rec:
+    host: str
+    http: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float = field(default_factory=time.monotonic)
+
+
+class FakeCursor:
+    def __init__(self) -> None:
+        self.ca = trustme.CA()
+        self.cert = self.ca.issue_cert(*HOSTS)
+        self.requests: list[Rec] = []
+        self.h2_bytes = bytearray()
+        self.appends: dict[str, list[int]] = {}
+        self.append_wait = 3.0
+        self.gate = False
+        self.tail = b""  # bytes sent after the end-of-stream frame (a truncated envelope, say)
+        self.sent: list[bytes] = []  # each RunSSE body as sent
+        self.port = 0
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._release: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._stop: asyncio.Event | None = None
+
+    # ---------------------------------------------------------------- control
+
+    def ca_file(self, tmp: Any) -> str:
+        path = tmp / "fake-cursor-ca.pem"
+        self.ca.cert_pem.write_to_path(str(path))
+        return str(path)
+
+    def release(self) -> None:
+        assert self._loop is not None and self._release is not None
+        self._loop.call_soon_threadsafe(self._release.set)
+
+    def paths(self) -> list[str]:
+        return [r.path for r in self.requests]
+
+    def __enter__(self) -> FakeCursor:
+        self._thread.start()
+        assert self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._stop is not None
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(10)
+
+    # ---------------------------------------------------------------- server
+
+    def _run(self) -> None:
+        asyncio.run(self._main())
+
+    async def _main(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._release = asyncio.Event()
+        self._stop = asyncio.Event()
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.cert.configure_cert(ctx)
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        server = await asyncio.start_server(self._client, "127.0.0.1", 0, ssl=ctx)
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        await self._stop.wait()
+        server.close()
+
+    async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        ssl_obj = writer.get_extra_info("ssl_object")
+        host = ssl_obj.server_hostname if ssl_obj is not None else "?"
+        try:
+            if ssl_obj is not None and ssl_obj.selected_alpn_protocol() == "h2":
+                writer.write(SETTINGS_FRAME)
+                await writer.drain()
+                while data := await reader.read(65536):
+                    self.h2_bytes += data
+                return
+            await self._http1(reader, writer, host or "?")
+        except (ConnectionError, h11.ProtocolError, ssl.SSLError):
+            pass
+        finally:
+            writer.close()
+
+    async def _http1(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str) -> None:
+        conn = h11.Connection(h11.SERVER)
+        while True:
+            ev = await self._next(conn, reader)
+            if not isinstance(ev, h11.Request):
+                return
+            body = b""
+            while True:
+                e = await self._next(conn, reader)
+                if isinstance(e, h11.Data):
+                    body += e.data
+                elif isinstance(e, h11.EndOfMessage):
+                    break
+                else:
+                    return
+            headers = {k.decode().lower(): v.decode() for k, v in ev.headers}
+            rec = Rec(
+                headers.get("host", host).split(":")[0],
+                "1.1",
+                ev.method.decode(),
+                ev.target.decode(),
+                headers,
+                body,
+            )
+            self.requests.append(rec)
+            await self._answer(conn, writer, rec)
+            if conn.our_state is h11.MUST_CLOSE:
+                return
+            conn.start_next_cycle()
+
+    @staticmethod
+    async def _next(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
+        while True:
+            ev = conn.next_event()
+            if ev is h11.NEED_DATA:
+                conn.receive_data(await reader.read(65536))
+                continue
+            return ev
+
+    async def _send(
+        self, conn: h11.Connection, writer: asyncio.StreamWriter, status: int, ctype: str, body: bytes
+    ) -> None:
+        headers = [("content-type", ctype), ("content-length", str(len(body))), ("x-fake-origin", "1")]
+        writer.write(conn.send(h11.Response(status_code=status, headers=headers)))
+        writer.write(conn.send(h11.Data(data=body)) + conn.send(h11.EndOfMessage()))
+        await writer.drain()
+
+    async def _answer(self, conn: h11.Connection, writer: asyncio.StreamWriter, rec: Rec) -> None:
+        path = rec.path
+        if path == "/agent.v1.AgentService/Run":
+            await self._send(conn, writer, 464, "text/plain", b"HTTP/1.1 is not supported on Run")
+            return
+        if path.endswith("/BidiAppend"):
+            if rec.headers.get("content-type") != "application/proto":
+                await self._send(conn, writer, 415, "application/json", b'{"code":"invalid_argument"}')
+                return
+            try:
+                rid, seq = _append_id(rec.body)
+            except (ValueError, KeyError, IndexError, AssertionError):
+                await self._send(conn, writer, 400, "application/json", b'{"code":"invalid_argument"}')
+                return
+            self.appends.setdefault(rid, []).append(seq)
+            await self._send(conn, writer, 200, "application/proto", b"")
+            return
+        if path == "/agent.v1.AgentService/RunSSE":
+            await self._run_sse(conn, writer, rec)
+            return
+        if path.endswith("/NameAgent"):
+            await self._send(conn, writer, 200, "application/proto", wire.ld(1, "Cursor title"))
+            return
+        await self._send(conn, writer, 200, "application/proto", b"\x0a\x02ok")
+
+    async def _run_sse(self, conn: h11.Connection, writer: asyncio.StreamWriter, rec: Rec) -> None:
+        if rec.headers.get("content-type") not in ("application/connect+proto", "application/grpc-web+proto"):
+            await self._send(conn, writer, 415, "application/json", b'{"code":"invalid_argument"}')
+            return
+        try:
+            rid = _run_id(rec.body)
+        except (ValueError, KeyError, IndexError, AssertionError, struct.error):
+            await self._send(conn, writer, 400, "application/json", b'{"code":"invalid_argument"}')
+            return
+        headers = [("content-type", "text/event-stream"), ("x-fake-origin", "1")]
+        writer.write(conn.send(h11.Response(status_code=200, headers=headers)))
+        end = time.monotonic() + self.append_wait
+        while rid not in self.appends and time.monotonic() < end:
+            await asyncio.sleep(0.02)
+        if rid not in self.appends:
+            err = {"code": "failed_precondition", "message": "no BidiAppend seen for this run"}
+            writer.write(conn.send(h11.Data(data=wire.end_frame(err))) + conn.send(h11.EndOfMessage()))
+            await writer.drain()
+            return
+        first = wire.heartbeat_frame() + wire.text_frame("hello from cursor") + wire.token_frame(4)
+        writer.write(conn.send(h11.Data(data=first)))
+        await writer.drain()
+        if self.gate:
+            assert self._release is not None
+            await asyncio.wait_for(self._release.wait(), 20)
+            self._release.clear()
+        rest = wire.text_frame(" (done)") + wire.turn_ended_frame() + wire.end_frame() + self.tail
+        self.sent.append(first + rest)
+        writer.write(conn.send(h11.Data(data=rest)) + conn.send(h11.EndOfMessage()))
+        await writer.drain()
+
+
+def _fields(data: bytes) -> dict[int, bytes | int]:
+    """A flat protobuf reader for the fake's own checks (field number -> last value)."""
+    out: dict[int, bytes | int] = {}
+    i = 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            out[num], i = _varint(data, i)
+        elif wt == 2:
+            n, i = _varint(data, i)
+            out[num] = data[i : i + n]
+            i += n
+        else:
+            raise ValueError("unexpected wire type")
+    return out
+
+
+def _varint(data: bytes, i: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        b = data[i]
+        i += 1
+        result |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return result, i
+
+
+def _append_id(body: bytes) -> tuple[str, int]:
+    f = _fields(body)
+    rid = _fields(f[2])[1]  # type: ignore[arg-type]
+    seq = f.get(3, 0)
+    assert isinstance(rid, bytes) and isinstance(seq, int)
+    return rid.decode(), seq
+
+
+def _run_id(body: bytes) -> str:
+    _flags, n = struct.unpack(">BI", body[:5])
+    rid = _fields(body[5 : 5 + n])[1]
+    assert isinstance(rid, bytes)
+    return rid.decode()

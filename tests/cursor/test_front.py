@@ -1,0 +1,141 @@
+"""The Cursor proxy's front door: CA, blind tunnel, interception only of Cursor's hosts, byte-for-byte
+relay of unary calls, frame-by-frame relay of streams, HTTP/2 relayed unchanged with one notice."""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import stat
+import time
+from pathlib import Path
+
+import cursor_wire as wire
+import httpx
+import pytest
+from cursor_client import CursorClient, texts
+from fake_cursor import SETTINGS_FRAME
+
+from conftest import cursor_yaml
+from fake_upstream import closed_port_url
+
+pytestmark = pytest.mark.live
+
+
+def test_ca_made_at_first_start_private_key_and_healthz(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    ca_dir = tmp_path / "home" / "cursor"
+    assert stat.S_IMODE(ca_dir.stat().st_mode) == 0o700
+    assert stat.S_IMODE((ca_dir / "ca-key.pem").stat().st_mode) == 0o600
+    assert (ca_dir / "ca.pem").read_text().startswith("-----BEGIN CERTIFICATE-----")
+    health = httpx.get(g.server.url + "/healthz").json()
+    assert health["cursor"]["port"] == g.port
+    assert health["cursor"]["ca"] == str(ca_dir / "ca.pem")
+    assert "*.api5.cursor.sh" in health["cursor"]["hosts"]
+
+
+def test_unintercepted_host_is_a_blind_tunnel(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    # Trusting only the fake server's CA works: the client saw the real server's certificate.
+    real = CursorClient(g.port, fake_cursor.ca_file(tmp_path))
+    got = asyncio.run(real.request("api4.cursor.sh", "/aiserver.v1.CppService/StreamCpp", b"\x0a\x01x"))
+    assert got.status == 200 and got.body == b"\x0a\x02ok"
+    assert fake_cursor.requests[-1].host == "api4.cursor.sh"
+    # Trusting only Glider's CA fails there: Glider did not terminate TLS.
+    glider_ca = CursorClient(g.port, g.ca)
+    with pytest.raises(ssl.SSLCertVerificationError):
+        asyncio.run(glider_ca.request("api4.cursor.sh", "/x", b""))
+    assert g.server.types().count("RouteDecided") == 0
+
+
+def test_intercepted_unary_passes_byte_for_byte(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    client = CursorClient(g.port, g.ca)  # only Glider's CA: the connection was intercepted
+    body = bytes(range(256)) * 3
+    got = asyncio.run(
+        client.request("api2.cursor.sh", "/aiserver.v1.ServerConfigService/GetServerConfig", body)
+    )
+    assert got.status == 200 and got.body == b"\x0a\x02ok" and got.headers["x-fake-origin"] == "1"
+    rec = fake_cursor.requests[-1]
+    assert rec.body == body
+    assert rec.headers["x-cursor-checksum"] == "AbCdEf123_machineid"
+    assert rec.headers["authorization"] == "Bearer test-token-not-a-secret"
+    assert rec.headers["user-agent"] == "connect-es/1.6.1"
+    # The fake's certificate is not Glider's: trusting the fake's CA alone fails on an intercepted host.
+    with pytest.raises(ssl.SSLCertVerificationError):
+        asyncio.run(CursorClient(g.port, fake_cursor.ca_file(tmp_path)).request("api2.cursor.sh", "/x", b""))
+
+
+def test_unknown_agent_host_matches_the_multi_label_glob(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    client = CursorClient(g.port, g.ca)
+    got = asyncio.run(
+        client.request("agentn.global.api5.cursor.sh", "/agent.v1.AgentService/GetUsableModels", b"")
+    )
+    assert got.status == 200 and fake_cursor.requests[-1].host == "agentn.global.api5.cursor.sh"
+
+
+def test_http1_run_gets_the_load_balancers_464(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    client = CursorClient(g.port, g.ca)
+    got = asyncio.run(
+        client.request(
+            "agent.api5.cursor.sh",
+            "/agent.v1.AgentService/Run",
+            wire.envelope(b""),
+            content_type="application/connect+proto",
+        )
+    )
+    assert got.status == 464
+
+
+def test_http2_is_relayed_unchanged_with_one_notice(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    client = CursorClient(g.port, g.ca, alpn="h2")
+    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + SETTINGS_FRAME
+
+    async def go() -> bytes:
+        for _ in range(2):
+            reader, writer = await client.tunnel("agent.api5.cursor.sh")
+            assert writer.get_extra_info("ssl_object").selected_alpn_protocol() == "h2"
+            writer.write(preface)
+            await writer.drain()
+            got = await asyncio.wait_for(reader.readexactly(len(SETTINGS_FRAME)), 10)
+            writer.close()
+        return got
+
+    assert asyncio.run(go()) == SETTINGS_FRAME
+    end = time.monotonic() + 5
+    while bytes(fake_cursor.h2_bytes) != preface * 2 and time.monotonic() < end:
+        time.sleep(0.02)
+    assert bytes(fake_cursor.h2_bytes) == preface * 2
+    notes = [d for t, d, _ in g.server.events if t == "Note" and d.get("source") == "cursor"]
+    assert len(notes) == 1 and "HTTP/2" in notes[0]["text"]
+
+
+def test_stream_frames_arrive_before_the_origin_finished(fake_cursor, glider_for, tmp_path: Path) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    fake_cursor.gate = True
+    client = CursorClient(g.port, g.ca)
+    seen: list[bytes] = []
+
+    def on_frame(flags: int, payload: bytes) -> None:
+        seen.append(payload)
+        if len(seen) == 3:  # heartbeat, first text, tokens: the origin now waits for release()
+            fake_cursor.release()
+
+    msg = wire.run_request("conv-cloud", wire.user_action("/cloud explain this repo"))
+    sse, appends, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg, on_frame=on_frame))
+    assert texts(sse) == ["hello from cursor", " (done)"]
+    assert [a.status for a in appends] == [200]
+
+
+def test_origin_stream_relayed_byte_for_byte_even_a_truncated_tail(
+    fake_cursor, glider_for, tmp_path: Path
+) -> None:
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
+    # An envelope of a message Glider does not know, then half an envelope: both go on as they came.
+    fake_cursor.tail = wire.envelope(wire.ld(77, b"future server message")) + wire.envelope(b"12345678")[:7]
+    client = CursorClient(g.port, g.ca)
+    msg = wire.run_request("conv-tail", wire.user_action("/cloud go"))
+    sse, _, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg))
+    assert sse.body == fake_cursor.sent[-1]
