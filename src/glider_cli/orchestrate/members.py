@@ -30,8 +30,8 @@ from glider_cli.store.events import STRATEGY_MEMBER
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
-    from glider_cli.server.calls import Call, Job
-    from glider_cli.server.outbound import Outbound
+    from glider_cli.proxy.calls import Call, Job
+    from glider_cli.proxy.dispatch import Outbound
 
 __all__ = ["Candidate", "call_member"]
 
@@ -76,7 +76,7 @@ async def call_member(
     body: dict[str, Any] | None = None,
     followup: Sequence[tuple[str, str]] = (),
 ) -> Candidate:
-    from glider_cli.server.calls import Inbound
+    from glider_cli.proxy.calls import Inbound
 
     inb = job.inb
     cand = Candidate(index, member)

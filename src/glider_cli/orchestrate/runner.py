@@ -51,8 +51,8 @@ from glider_cli.values import replace
 
 if TYPE_CHECKING:
     from glider_cli.backends.registry import Backend
-    from glider_cli.server.calls import Job
-    from glider_cli.server.outbound import Outbound
+    from glider_cli.proxy.calls import Job
+    from glider_cli.proxy.dispatch import Outbound
 
 __all__ = ["KEEPALIVE", "Orchestrator", "with_plan"]
 
@@ -222,7 +222,7 @@ class Orchestrator:
     # ---------------------------------------------------------------------------------- replying
 
     def _headers(self, job: Job, plan: Plan, chosen: Candidate) -> list[tuple[bytes, bytes]]:
-        from glider_cli.server.calls import route_header
+        from glider_cli.proxy.calls import route_header
 
         assert chosen.call is not None
         b = chosen.call.backend
@@ -246,7 +246,7 @@ class Orchestrator:
     def _stream(
         self, job: Job, plan: Plan, backend: Backend, work: asyncio.Future[Candidate | None]
     ) -> Reply:
-        from glider_cli.server.calls import route_header
+        from glider_cli.proxy.calls import route_header
 
         inb = job.inb
         opts = inb.body.get("stream_options")

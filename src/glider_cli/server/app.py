@@ -52,11 +52,11 @@ from glider_cli.backends.network import Route
 from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
+from glider_cli.proxy.delegation import Delegation
+from glider_cli.proxy.pipeline import Decider, Proxy
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
-from glider_cli.server.delegation import Delegation
-from glider_cli.server.proxy import Decider, Proxy
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
@@ -187,7 +187,7 @@ def _proxy(
         router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
     )
     from glider_cli.backends.probe_cache import FILENAME as PROBES
-    from glider_cli.server.local_path import LocalPath
+    from glider_cli.proxy.local_path import LocalPath
 
     proxy = Proxy(
         turns=turns,

@@ -28,9 +28,9 @@ from starlette.types import Scope
 
 from glider_cli.errors import BackendError, GliderError, RequestError
 from glider_cli.protocol.gemini_request import parse_target
+from glider_cli.proxy.calls import JSON_HEADERS
+from glider_cli.proxy.pipeline import Proxy, route_header
 from glider_cli.server.asgi import ProxyEndpoint, Reply
-from glider_cli.server.calls import JSON_HEADERS
-from glider_cli.server.proxy import Proxy, route_header
 from glider_cli.turns.lifecycle import Served
 
 VERSIONS = ("v1beta", "v1", "v1alpha")

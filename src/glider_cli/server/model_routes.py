@@ -29,7 +29,7 @@ from glider_cli.server.http_json import error_response, json_response
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
-    from glider_cli.server.proxy import Proxy
+    from glider_cli.proxy.pipeline import Proxy
 
 PREFIXES = ("/v1", "")
 _NO_WEBSOCKET = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"

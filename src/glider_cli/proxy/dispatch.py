@@ -1,8 +1,8 @@
 """Outbound half of the proxy: one attempt per backend, fallback, the reply relayed, its bookkeeping.
 
-`Outbound` is the base of `server.proxy.Proxy` (which reads and routes the request); the attributes
+`Outbound` is the base of `proxy.pipeline.Proxy` (which reads and routes the request); the attributes
 it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
-contract of `server.proxy` (points 3 to 6) for what a request's attempts, fallback and relay do.
+contract of `proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do.
 
 A translated reply names the model the client asked for (its UI stays as it is); the one that answered
 is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
@@ -30,8 +30,7 @@ from glider_cli.protocol import gemini_request, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
-from glider_cli.server.asgi import Reply
-from glider_cli.server.calls import (
+from glider_cli.proxy.calls import (
     _CLIENT_PATH,
     JSON_HEADERS,
     Call,
@@ -41,8 +40,9 @@ from glider_cli.server.calls import (
     fallback_reason,
     route_header,
 )
-from glider_cli.server.failed import all_failed
-from glider_cli.server.local_path import LocalPath
+from glider_cli.proxy.failed import all_failed
+from glider_cli.proxy.local_path import LocalPath
+from glider_cli.server.asgi import Reply
 from glider_cli.turns.lifecycle import Served, Turns
 
 
@@ -79,7 +79,7 @@ class Outbound:
         protocol, body = inb.protocol, inb.body
         raw = inb.raw
         if backend.side == "local" and self.local is not None and not count_tokens and inb.pack:
-            # What a local model receives: the pack, not the client's whole request (server.local_path).
+            # What a local model receives: the pack, not the client's whole request (proxy.local_path).
             packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
             if packed is not None:
                 body = packed.body

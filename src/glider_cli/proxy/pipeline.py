@@ -32,7 +32,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
 6. Every reply carries `x-glider-route: <side>; rule=<rule>; backend=<name>`, plus
    `; fallback-from=<name>` when a fallback served it. Rule names are percent-encoded outside
    printable ASCII. A delegated turn says `delegate; rule=delegate; backend=<vendor>`.
-7. Delegation (`server.delegation`): every new user turn is recorded in its workspace's continuity
+7. Delegation (`proxy.delegation`): every new user turn is recorded in its workspace's continuity
    record off the request path; a turn carrying `/claude` `/cursor-agent` `/agy` (the router's
    `delegate`) runs that agent CLI and answers with its reply as an ordinary assistant message,
    streamed when the client streams.
@@ -45,11 +45,10 @@ No header value, key or Authorization is ever put into an event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import orjson
-from starlette.types import Scope
 
 from glider_cli.backends.client import Upstream
 from glider_cli.backends.registry import BackendRegistry
@@ -61,15 +60,17 @@ from glider_cli.protocol import gemini_request
 from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
+from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
+from glider_cli.proxy.delegation import Delegation
+from glider_cli.proxy.dispatch import Outbound
+from glider_cli.proxy.local_path import LocalPath
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
-from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
-from glider_cli.server.delegation import Delegation
-from glider_cli.server.local_path import LocalPath
-from glider_cli.server.outbound import Outbound
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
+
+Scope = MutableMapping[str, Any]  # an ASGI scope (what starlette.types.Scope names)
 
 # (protocol, body, headers as a dict with lower-case names) -> ChatRequest
 Parser = Callable[[str, dict[str, Any], dict[str, str]], ChatRequest]
@@ -181,8 +182,8 @@ class Proxy(Outbound):
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply,
-        its head sent at once and kept alive while the run goes on (`server.delegate_reply`)."""
-        from glider_cli.server.delegate_reply import reply
+        its head sent at once and kept alive while the run goes on (`proxy.delegate_reply`)."""
+        from glider_cli.proxy.delegate_reply import reply
 
         assert self.delegation is not None
         running = self.delegation.begin(inb.chat, flag, turn_id)

@@ -1,6 +1,6 @@
 """The values of one proxied request: the request as read (`Inbound`), the job the core opened for it
 (`Job`), one attempt at one backend (`Call`), and the `x-glider-route` header and failure records
-the attempts produce. Used by `server.proxy` and `server.outbound`.
+the attempts produce. Used by `proxy.pipeline` and `proxy.dispatch`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Contract (the calls `delegate.service` documents for the proxy):
 - `record(chat)`: every new user turn whose client names a workspace is appended to that workspace's
   continuity record, flagged or not. The file work (a lock, milliseconds) runs on a worker thread and
   the request never waits for it.
-- `begin(chat, flag, turn_id) -> server.delegate_reply.Running`: the delegate the flag names runs
+- `begin(chat, flag, turn_id) -> proxy.delegate_reply.Running`: the delegate the flag names runs
   on a worker thread (it blocks for the whole run, and stops when the Running is cancelled); its
   reply text (or `[vendor failed] …` with the vendor's own reason) is what the client gets as an
   ordinary assistant message, sent as `delegate_reply.reply` describes. `run(...)` awaits that text.
@@ -26,7 +26,7 @@ from glider_cli.delegate import workspace as ws
 from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
-from glider_cli.server.delegate_reply import Running
+from glider_cli.proxy.delegate_reply import Running
 
 
 class Delegation:
