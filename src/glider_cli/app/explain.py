@@ -6,7 +6,7 @@ request; `--request` takes a whole body in any of the three shapes (guessed unle
 given); `tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
 (`--all`) also runs the rules below the winner and says which would have matched too (the decision
 is the same). Reading the request file is the only I/O. A strategy that operates
-(`orchestration.<strategy>.enabled`) adds its plan (`orchestrate.plan`: members, judge, budgets) to
+(`orchestration.<strategy>.enabled`) adds its plan (`router.plan`: members, judge, budgets) to
 the record under `plan`, as `serve` logs it.
 """
 
@@ -174,8 +174,8 @@ class Explained(Frozen):
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
-    from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
+    from glider_cli.router.plan import plan_for
     from glider_cli.sandbox.supervisor import routing_sandbox
 
     # The script worker starts while the config loads (most configs, the default one too, have scripts).

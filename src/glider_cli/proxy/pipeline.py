@@ -37,7 +37,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    `delegate`) runs that agent CLI and answers with its reply as an ordinary assistant message,
    streamed when the client streams.
 8. Strategies: a decision whose strategy is `fan_out`, `pipeline` or `ensemble`, with that strategy's
-   `orchestration.<strategy>.enabled`, is served by `orchestrate.runner.Orchestrator` (its plan in
+   `orchestration.<strategy>.enabled`, is served by `proxy.strategies.runner.Orchestrator` (its plan in
    the `RouteDecided` record); every other request as above.
 No header value, key or Authorization is ever put into an event.
 """
@@ -55,7 +55,6 @@ from glider_cli.backends.registry import BackendRegistry
 from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
-from glider_cli.orchestrate.runner import Orchestrator, with_plan
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
@@ -64,6 +63,7 @@ from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_he
 from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.dispatch import Outbound
 from glider_cli.proxy.local_path import LocalPath
+from glider_cli.proxy.strategies.runner import Orchestrator, with_plan
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
 from glider_cli.turns.lifecycle import Decider, Served, Turns

@@ -29,11 +29,11 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     FallbackUsed      from, to, reason
     UpstreamFailed    backend, side (local | cloud), status, error, stage (before_first_byte: the
                       fallback may take over; mid_stream: the same call's outcome event follows)
-    StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`orchestrate.members`):
+    StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`proxy.strategies.members`):
                       strategy, index, role (a pipeline stage's, or `judge` for a model judge's call),
                       backend, side, model, temperature, outcome (ok | error | timeout | cancelled),
                       status, input_tokens, output_tokens, ms, tool_calls, error
-    StrategyChosen    which candidate won (`orchestrate.runner`): strategy, judge, members, complete
+    StrategyChosen    which candidate won (`proxy.strategies.runner`): strategy, judge, members, complete
                       (the indexes that answered), index (None: every member failed and the ordinary
                       call serves it), backend, model, why, scores; the chosen member's own outcome
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call

@@ -9,14 +9,14 @@ from glider_cli.config.orchestration_settings import (
     StrategySettings,
 )
 from glider_cli.domain import RequestSummary, RouteDecision
-from glider_cli.orchestrate.judge import (
+from glider_cli.proxy.strategies.judge import (
     agreement,
     judge_index,
     judge_prompt,
     member_body,
     stage_followup,
 )
-from glider_cli.orchestrate.plan import Member, plan_for
+from glider_cli.router.plan import Member, plan_for
 
 SIDES = {"ollama": "local", "vllm": "local", "origin": "cloud"}
 DEFAULTS = {"local": "ollama", "cloud": "origin"}

@@ -6,7 +6,7 @@
     reply = await orch.run(job, plan, backend)
 
 Contract:
-- Members run as `orchestrate.members.call_member` calls (whole replies), at most `max_parallel` at
+- Members run as `proxy.strategies.members.call_member` calls (whole replies), at most `max_parallel` at
   once, each within `member_timeout`, all within `deadline` (members still running then are cancelled
   and left out, as failed ones are). `fan_out` / `ensemble`: the judge picks among the complete
   candidates — `first` (the first complete answer; the others are cancelled), `longest_agreement`
@@ -39,11 +39,11 @@ import orjson
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import Deferred
-from glider_cli.orchestrate.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
-from glider_cli.orchestrate.members import Candidate, call_member
-from glider_cli.orchestrate.plan import Plan, plan_for
 from glider_cli.protocol import ir, translate
 from glider_cli.protocol.usage import Usage
+from glider_cli.proxy.strategies.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
+from glider_cli.proxy.strategies.members import Candidate, call_member
+from glider_cli.router.plan import Plan, plan_for
 from glider_cli.server.asgi import Reply
 from glider_cli.store.events import ROUTE_DECIDED, STRATEGY_CHOSEN
 from glider_cli.turns.lifecycle import Opened

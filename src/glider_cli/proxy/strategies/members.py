@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
-from glider_cli.orchestrate.judge import candidate_text, member_body
-from glider_cli.orchestrate.plan import Member
 from glider_cli.protocol import ir, translate
+from glider_cli.proxy.strategies.judge import candidate_text, member_body
+from glider_cli.router.plan import Member
 from glider_cli.store.events import STRATEGY_MEMBER
 from glider_cli.values import replace
 
