@@ -20,9 +20,9 @@ from starlette.applications import Starlette
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.context_api import context_routes
-from glider_cli.store import log
-from glider_cli.store.events import make_event
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.writer import EventWriter
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "store" / "polyglot"
 pytestmark = pytest.mark.live

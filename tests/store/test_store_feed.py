@@ -1,4 +1,4 @@
-"""store.feed and store.feed_views: requests folded from the log as it grows, paged, counted."""
+"""store.views.feed and store.views.feed_views: requests folded from the log as it grows, paged, counted."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 import orjson
 
-from glider_cli.store import feed_views, log
-from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.feed import Feed
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event
+from glider_cli.store.views import feed_views
+from glider_cli.store.views.feed import Feed
 
 NOW = dt.datetime.now(dt.UTC).timestamp()
 

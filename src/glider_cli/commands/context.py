@@ -10,7 +10,7 @@ import typer
 from glider_cli.commands.options import CONFIG, HOME, JSON, PROFILE, home_for
 
 if TYPE_CHECKING:
-    from glider_cli.store.query import QueryAnswer
+    from glider_cli.store.queries.query import QueryAnswer
     from glider_cli.store.service import ContextStore
 
 app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=True)

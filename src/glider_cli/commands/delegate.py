@@ -42,7 +42,7 @@ def main(
     from glider_cli.delegate import service
     from glider_cli.delegate.workspace import shell_front
     from glider_cli.errors import DelegateError
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
     vendor = vendor_of(claude, cursor_agent, agy, codex)
     where = home_for(ctx, home)

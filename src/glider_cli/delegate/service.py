@@ -40,7 +40,7 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
-from glider_cli.store.turn_keys import user_words
+from glider_cli.protocol.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
@@ -304,7 +304,7 @@ def delegate(
     if events is not None:
         data = result.to_dict()
         data.pop("text")
-        # `ms` and `summary` are the keys the store's views read (store/events.py).
+        # `ms` and `summary` are the keys the store's views read (store/eventlog/events.py).
         data["ms"] = int(duration * 1000)
         data["summary"] = ranking.truncate_middle(text, 300)[0]
         events.emit("DelegateRun", data, turn_id=turn_id)

@@ -132,7 +132,7 @@ class LocalPath:
         n = self.settings.transform.local_episode_count
         if n <= 0 or not chat.session_id or self._recent is None:
             return []
-        from glider_cli.store.episodes import build
+        from glider_cli.store.views.episodes import build
 
         events = list(self._recent())
         ask = chat.last_user_text

@@ -6,7 +6,7 @@ Contract:
   closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
   its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
   pruned once a day, an `EventsPruned` event each time).
-- Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
+- Seams: `sink` (any `domain.EventSink`; default an `store.eventlog.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
   `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
   proxy variables are read from it once, here).
@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.server.events_api import EventHub
     from glider_cli.server.reload import Reloader
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
 
 class GliderApp:
@@ -97,7 +97,7 @@ def create_app(
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
     from glider_cli.server.session_api import session_routes
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
     env = os.environ if environ is None else environ
     settings = config.settings
@@ -174,8 +174,8 @@ def _proxy(
 
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
-    from glider_cli.store.events import IdGenerator
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.events import IdGenerator
+    from glider_cli.store.eventlog.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
 
     settings = config.settings

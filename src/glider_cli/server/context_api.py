@@ -47,8 +47,8 @@ from glider_cli.errors import QueryError, RequestError, StoreError
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import json_object, json_response
 from glider_cli.server.store_worker import StoreWorker
+from glider_cli.store.eventlog.writer import EventWriter
 from glider_cli.store.service import FLUSH_WAIT, ContextStore
-from glider_cli.store.writer import EventWriter
 
 T = TypeVar("T")
 MAX_LIMIT = 10_000

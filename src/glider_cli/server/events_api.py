@@ -16,12 +16,12 @@
         404 when the app has no live event log.
     GET /api/events/requests?limit=50&before=<id>&session=<id>&turn_id=<id>
         {"requests": [...], "next": <cursor or null>, "since": <oldest id kept>}: request records
-        (`store.feed.Request`), newest first, paged.
+        (`store.views.feed.Request`), newest first, paged.
     GET /api/events/sessions?limit=30&before=<cursor>  {"sessions": [...], "next", "since"}
-    GET /api/events/stats?window=hour|day              `store.feed_views.window_stats` + each
+    GET /api/events/stats?window=hour|day              `store.views.feed_views.window_stats` + each
                                                        backend's `state` (ok, failing, idle)
 
-Requests, sessions and stats read a `store.feed.Feed` over the last `context.warm_load_days` days of
+Requests, sessions and stats read a `store.views.feed.Feed` over the last `context.warm_load_days` days of
 the log (at least one), refreshed incrementally per call in the thread pool after the writer's
 queue is flushed. A bad parameter is a 400 `{"error": {"message", "param"}}`.
 """
@@ -42,9 +42,9 @@ from starlette.routing import BaseRoute, Route
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import json_response
-from glider_cli.store import feed_views
-from glider_cli.store.feed import Feed
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog.writer import EventWriter
+from glider_cli.store.views import feed_views
+from glider_cli.store.views.feed import Feed
 
 WINDOWS = {"hour": (3600, 12), "day": (86_400, 24)}
 MAX_LIMIT = 500

@@ -8,7 +8,7 @@
 one decision (the family's view passed in: a bound family refuses local, a tool result is forced
 home), records it in the family and binds the family when the decision is a cloud one. Its events
 are, in order: `TurnOpened` (only when the request opens a family: a new real user message; its
-`ask`, and the turn keys `goal` and `clone_path` of `store.turn_keys.opening`, made when written),
+`ask`, and the turn keys `goal` and `clone_path` of `protocol.turn_keys.opening`, made when written),
 `RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
 `StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
 decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
@@ -20,7 +20,7 @@ about a local backend (`router.decide.Gate`).
 its status, the token usage it reported, the time, whether the reply completed or the client left,
 and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
 local side, `OriginPassthrough` for the cloud side), then `TurnContext` when the reply's tool calls
-wrote a plan that differs from the turn's last one or named files they write (`store.turn_keys`:
+wrote a plan that differs from the turn's last one or named files they write (`protocol.turn_keys`:
 TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
@@ -39,10 +39,10 @@ from typing import Any, Protocol
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
+from glider_cli.protocol import turn_keys
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.store import turn_keys
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator
 from glider_cli.values import Frozen

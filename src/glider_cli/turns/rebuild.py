@@ -19,7 +19,7 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from glider_cli.store.redact import REDACTED
+from glider_cli.store.eventlog.redact import REDACTED
 from glider_cli.turns.records import Binding, Family
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from glider_cli.errors import BackendError, BackendTimeout, GliderError, Upstrea
 from glider_cli.protocol import ir, translate
 from glider_cli.proxy.strategies.judge import candidate_text, member_body
 from glider_cli.router.plan import Member
-from glider_cli.store.events import STRATEGY_MEMBER
+from glider_cli.store.eventlog.events import STRATEGY_MEMBER
 from glider_cli.values import replace
 
 if TYPE_CHECKING:

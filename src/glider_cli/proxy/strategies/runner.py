@@ -45,7 +45,7 @@ from glider_cli.proxy.strategies.judge import agreement, judge_index, judge_prom
 from glider_cli.proxy.strategies.members import Candidate, call_member
 from glider_cli.router.plan import Plan, plan_for
 from glider_cli.server.asgi import Reply
-from glider_cli.store.events import ROUTE_DECIDED, STRATEGY_CHOSEN
+from glider_cli.store.eventlog.events import ROUTE_DECIDED, STRATEGY_CHOSEN
 from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
 

@@ -1,7 +1,7 @@
 """`index-tree`: files and directories of a repository into the entity store.
 
 `index_tree(store, root, turn_id=)`:
-- walks `root` honouring `.gitignore` (see `store.walk`);
+- walks `root` honouring `.gitignore` (see `store.entities.walk`);
 - appends an EXTRACTED `dir`/`file` entity for every new or changed path (a file is unchanged when its
   size and mtime are those recorded; a directory when it exists already) and a `contains` edge from
   its parent directory; paths under `root` that are gone get a `drop` record;
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from glider_cli.store.graph import Edge, Entity, EntityStore, Graph, drop_record, key_record
-from glider_cli.store.walk import walk
+from glider_cli.store.entities.graph import Edge, Entity, EntityStore, Graph, drop_record, key_record
+from glider_cli.store.entities.walk import walk
 from glider_cli.values import Frozen, init_fields
 
 Progress = Callable[[int, str], None]

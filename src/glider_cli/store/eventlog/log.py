@@ -30,7 +30,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.store import gcpause
-from glider_cli.store.events import upgrade
+from glider_cli.store.eventlog.events import upgrade
 
 _DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
 _EVENT_START = b'{"v":'

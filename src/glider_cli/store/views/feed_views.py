@@ -1,4 +1,4 @@
-"""Views over a `store.feed.Feed`'s request records: counts for a window, backend health, sessions.
+"""Views over a `store.views.feed.Feed`'s request records: counts for a window, backend health, sessions.
 
 All functions are pure: records in (oldest first, as `Feed.records()` gives them), plain dicts out;
 the time is passed in (`now_ms`, Unix milliseconds). A record's time is its event id's millisecond.
@@ -23,7 +23,7 @@ import bisect
 from collections.abc import Sequence
 from typing import Any
 
-from glider_cli.store.feed import Request, id_ms
+from glider_cli.store.views.feed import Request, id_ms
 
 
 def _p50(values: list[float]) -> float | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from glider_cli.store.graph import Graph
+from glider_cli.store.entities.graph import Graph
 
 DAMPING = 0.85
 ITERATIONS = 30

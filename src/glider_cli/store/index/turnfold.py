@@ -1,7 +1,7 @@
 """The per-turn fold: what every turn view needs from a turn's events, one event at a time, mergeable.
 
 An event becomes a *digest* (`digest(event, offset, length)`), the few values the views read, and the
-store index (`store.turn_index`) keeps digests and folds so no view parses the event log again:
+store index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again:
 
     [offset, length, id, ts, type, turn_id, extra]
 
@@ -10,12 +10,12 @@ an episode shows them; `text`, the longer form the graph searches), the turn key
 `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an episode, `side`
 and `rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has
 one), a strategy member call's `member` side (and `judge` when it was a model judge's call), `egress`
-for an event whose request left the machine (`store.egress`: a cloud outcome, a cloud member or a
+for an event whose request left the machine (`store.views.egress`: a cloud outcome, a cloud member or a
 failure at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the
 `workspace` relative files are under, and a note's `note` text.
 
 `TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
-the first or the last by id, exactly as `store.episodes` defines an episode (first ask, last
+the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, last
 decision, last outcome, first mention of each file, ...); the strategy is the last decision's that
 named one, and the member calls are counted (`members`: every StrategyMember but a judge's, of which
 `cloud_members` were on the cloud side; `judge_calls`: a model judge's calls, counted apart). Two folds
@@ -23,7 +23,7 @@ of one turn merge (a turn that
 spans two day files), so folding per day and merging equals folding everything at once. A fold
 round-trips through `to_record()` / `from_record()` (one JSON list; the compacted index's line). A
 record's fields are positional; those added later are at its end, and a shorter record (an older
-index's) reads them as unset (the index's own version, `store.index_day.VERSION`, has the old files
+index's) reads them as unset (the index's own version, `store.index.index_day.VERSION`, has the old files
 rebuilt from the day files, so their folds gain what older digests did not keep).
 """
 
@@ -35,7 +35,7 @@ from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from glider_cli.store import events as ev
+from glider_cli.store.eventlog import events as ev
 
 ASK_CHARS = 200
 TEXT_CHARS = 500
@@ -85,7 +85,7 @@ def outcome_line(t: str, d: Mapping[str, Any]) -> str:
 
 
 def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
-    """Whether this event's request left the machine (see `store.egress`)."""
+    """Whether this event's request left the machine (see `store.views.egress`)."""
     if t == ev.ORIGIN_PASSTHROUGH or t == ev.DELEGATE_RUN:
         return True
     return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
@@ -200,7 +200,7 @@ class TurnFold:
         self.members = 0
         self.cloud_members = 0
         self.judge_calls = 0
-        self.egress = False  # a request of the turn left the machine (store.egress)
+        self.egress = False  # a request of the turn left the machine (store.views.egress)
         # day -> offset, length, offset, length, ... of the turn's lines in that day file; read from a
         # record, kept packed (base64 of the int64 array) until asked for: most views never need it.
         self._spans: dict[str, array[int]] = {}

@@ -1,6 +1,6 @@
 """One day file's part of the store index: the files beside it, the writer's appender, the day's state.
 
-See `store.turn_index` for the format and the reading rules; this module holds their mechanics:
+See `store.index.turn_index` for the format and the reading rules; this module holds their mechanics:
 `IndexAppender` (a writer's side), `DayState` (what one day file's index says: its folds and the
 byte ranges they cover), and `DayReader.refresh(day, path, past)`, which brings a DayState up to
 date (compacted file, delta lines, catch-up from the day file, compaction of a past day).
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import orjson
 
-from glider_cli.store import log
-from glider_cli.store.turnfold import Digest, TurnFold, digest
+from glider_cli.store.eventlog import log
+from glider_cli.store.index.turnfold import Digest, TurnFold, digest
 
 INDEX_DIR = "index"
-# The index's format and what its digests keep (`store.turnfold`). Files and delta lines of another
+# The index's format and what its digests keep (`store.index.turnfold`). Files and delta lines of another
 # version are not read: the day files are folded again and the index rewritten (2: strategies, member
 # counts and egress).
 VERSION = 2

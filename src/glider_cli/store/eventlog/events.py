@@ -10,7 +10,7 @@ Contract (schema version 1), every line is exactly one event:
   millisecond across processes.
 - `ts` is ISO-8601 UTC with milliseconds; the file an event goes to is the UTC day of its `ts`.
 - `prov` is always RUNTIME for the log (EXTRACTED/INFERRED belong to the entity store).
-- `data` is redacted (see `store.redact`) before the line is written.
+- `data` is redacted (see `store.eventlog.redact`) before the line is written.
 - Readers upgrade older versions in `upgrade()`; a line of a newer version than this module knows is
   skipped and counted, never guessed at. The log is never rewritten in place.
 

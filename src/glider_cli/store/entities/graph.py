@@ -18,7 +18,7 @@ File contract (append-only JSONL, schema version 1; later records win):
   entities); appends and compaction hold `entities.lock`, readers never wait.
 
 `Graph` is the in-memory view: entities, directed typed edges (traversed undirected by queries) and
-the turn index. `store.runtime_layer` adds what the event log says (turn and note entities, `touched`
+the turn index. `store.entities.runtime_layer` adds what the event log says (turn and note entities, `touched`
 edges, goal/plan/clone_path keys), so the graph is rebuilt from files alone.
 `EntityStore.keys_for(turn)` reads one turn's key records without loading the graph.
 """
@@ -35,7 +35,8 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store import gcpause, log
+from glider_cli.store import gcpause
+from glider_cli.store.eventlog import log
 from glider_cli.values import Frozen
 
 PROVENANCES: tuple[str, ...] = ("EXTRACTED", "INFERRED", "RUNTIME")
@@ -129,7 +130,7 @@ class Graph:
         self.keys: dict[str, dict[str, KeyValue]] = {}
         self.turns: dict[str, dict[str, Any]] = {}
         self.version = 0
-        # Views derived from the graph, each kept with the version it was computed at (`store.hubs`).
+        # Views derived from the graph, each kept with the version it was computed at (`store.entities.hubs`).
         self.derived: dict[str, tuple[int, Any]] = {}
 
     def copy(self) -> Graph:

@@ -1,6 +1,6 @@
 """The RUNTIME layer of the graph: what the event log says about turns, added to a Graph.
 
-`add_folds(graph, folds)` (folds from the store index, `store.turnfold`), and `add_runtime(graph,
+`add_folds(graph, folds)` (folds from the store index, `store.index.turnfold`), and `add_runtime(graph,
 events)` for events at hand (the same, folded first). For each turn:
 - a `turn:<id>` entity (data `ask`: the user's words, at most 500 characters) and the turn's
   `first_ts` / `last_ts`;
@@ -22,8 +22,8 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from glider_cli.store.graph import Edge, Entity, Graph
-from glider_cli.store.turnfold import TurnFold, fold_events
+from glider_cli.store.entities.graph import Edge, Entity, Graph
+from glider_cli.store.index.turnfold import TurnFold, fold_events
 
 
 class _Files:

@@ -14,10 +14,10 @@
 - neigh=id: the neighbours as result objects plus "edge" and "direction"; score = their degree.
 - path=a->b: {"from", "to", "found", "length", "path": [results], "edges": [edges]}.
 - explain=id: {"entity", "degree", "component_size", "neighbours", "hubs", "nearest_hub", "path_to_hub",
-  "touched_by"}; hubs are the code hubs of its connected component (`store.hubs`: PageRank over the
+  "touched_by"}; hubs are the code hubs of its connected component (`store.entities.hubs`: PageRank over the
   imports, never a directory or a cache), each scored; `touched_by` lists the turns that changed it.
 - communities=1: {"algorithm": "components", "count", "communities": [{"id", "size", "hub",
-  "members"}]}; a community's hub is its first by `store.hubs`, its members listed by degree
+  "members"}]}; a community's hub is its first by `store.entities.hubs`, its members listed by degree
   over the entities in scope; communities=louvain uses networkx when installed.
 Scope: the turn id `*` means everything; otherwise entities of that turn, under its roots
 (clone_path, file-tree root), or linked to the turn entity. kind=/prov= filter every list.
@@ -33,10 +33,10 @@ from typing import Any
 from rapidfuzz import process
 
 from glider_cli.errors import QueryError
-from glider_cli.store import hubs as hubs_mod
-from glider_cli.store.graph import Entity, Graph
-from glider_cli.store.query_parse import KEYS, ParsedQuery, parse
-from glider_cli.store.search import SearchIndex, tokens
+from glider_cli.store.entities import hubs as hubs_mod
+from glider_cli.store.entities.graph import Entity, Graph
+from glider_cli.store.queries.query_parse import KEYS, ParsedQuery, parse
+from glider_cli.store.queries.search import SearchIndex, tokens
 from glider_cli.values import Frozen, init_fields
 
 MAX_MEMBERS = 25

@@ -6,11 +6,11 @@ rebuilt from them when missing, stale or unreadable):
     events-YYYY-MM-DD.delta   appended by writers, one line per write to the day file:
                               {"v": 2, "file": <ident>, "at": [start, end], "e": [digest, ...]}
                               `at` is the byte range the write covered, `e` the digests
-                              (`store.turnfold`) of the events in it that belong to a turn
+                              (`store.index.turnfold`) of the events in it that belong to a turn
     events-YYYY-MM-DD.turns   a past day, compacted: a header {"v": 2, "file", "size", "torn",
                               "corrupt"} then one `TurnFold.to_record()` per turn of that day
 
-`v` is `store.index_day.VERSION`: a file or delta line of another version (an index written before
+`v` is `store.index.index_day.VERSION`: a file or delta line of another version (an index written before
 the digests kept what they keep now) is not read, so that day is folded again from its day file.
 
 A day file's `ident` is its inode and a checksum of its first 64 bytes (the first event's id is in
@@ -29,7 +29,7 @@ A `TurnIndex` kept by a long-lived process (`glider serve`'s store worker) cache
 newest `keep_past` (2) compacted days; today's is brought up to date by reading only what was
 appended since, an older day is read again when a view asks for it (milliseconds). Index files of day
 files that are gone (pruned) are removed. Nothing here is on a request's path: writers append with
-`store.index_day.IndexAppender` (one small write per batch, beside the day file's).
+`store.index.index_day.IndexAppender` (one small write per batch, beside the day file's).
 
 `TurnIndex` answers three ways:
 - `folds(days)`: every turn of the selected days, merged across day files;
@@ -50,9 +50,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from glider_cli.store import gcpause, log
-from glider_cli.store.index_day import DayReader, DayState, index_dir
-from glider_cli.store.turnfold import TurnFold
+from glider_cli.store import gcpause
+from glider_cli.store.eventlog import log
+from glider_cli.store.index.index_day import DayReader, DayState, index_dir
+from glider_cli.store.index.turnfold import TurnFold
 
 
 def _merge(merged: dict[str, TurnFold], shared: set[str], folds: dict[str, TurnFold]) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from glider_cli.errors import StoreError
-from glider_cli.store import log
+from glider_cli.store.eventlog import log
 from glider_cli.values import Frozen, init_fields
 
 

@@ -48,8 +48,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from glider_cli.store import events as ev
-from glider_cli.store.turnfold import left_machine
+from glider_cli.store.eventlog import events as ev
+from glider_cli.store.index.turnfold import left_machine
 
 __all__ = ["BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
 

@@ -3,7 +3,7 @@
 `build(events)` groups events by `turn_id` (events without one are ignored) and returns one Episode
 per turn, oldest first (by the first event's id). The same events always give the same episodes,
 so the CLI (reading the store index), `glider serve` (reading its ring) agree: both go through the
-turn fold (`store.turnfold`), and `from_folds` makes episodes from folds the index kept. An episode
+turn fold (`store.index.turnfold`), and `from_folds` makes episodes from folds the index kept. An episode
 holds:
 - asked: the user's words from the first TurnOpened that has any (`goal`, the cleaned form, else
   `ask`), whitespace folded, cut to 200 characters;
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from glider_cli.store.turnfold import TurnFold, fold_events
+from glider_cli.store.index.turnfold import TurnFold, fold_events
 from glider_cli.values import Frozen
 
 MAX_FILES = 20
@@ -99,7 +99,7 @@ class Episode(Frozen):
 
 
 def from_fold(f: TurnFold) -> Episode:
-    """The episode of one turn's fold (see `store.turnfold`)."""
+    """The episode of one turn's fold (see `store.index.turnfold`)."""
     first = f.first[1] if f.first else ""
     last = f.last[1] if f.last else first
     routed = f.routed[1][0] if f.routed else "not routed"

@@ -1,10 +1,10 @@
 """The writer's redaction fast path: an event's owned copy at emit time, and its settled line.
 
-Contract (what `store.writer.EventWriter` relies on):
+Contract (what `store.eventlog.writer.EventWriter` relies on):
 - `snapshot(data)` is an owned copy of `data` as it is at emit time: a JSON round trip in C for
   JSON-native values; anything else goes through the `redact` walk (which copies) there and then.
 - `settle((id, type, ts, turn_id, data))` is `(event, line, redacted)`: the event with `data` redacted
-  (`store.redact`), its JSONL line (None when it cannot be encoded, e.g. an integer beyond 64 bits)
+  (`store.eventlog.redact`), its JSONL line (None when it cannot be encoded, e.g. an integer beyond 64 bits)
   and whether the full `redact` walk ran. An event whose data is found clean (the top two levels
   walked as `redact` would, with a substring check for strings; deeper lists and dicts judged by
   `redact.may_need_redaction` on the exact JSON bytes they are written as) is written as is, and
@@ -21,9 +21,14 @@ from typing import Any
 
 import orjson
 
-from glider_cli.store import log
-from glider_cli.store.events import make_event
-from glider_cli.store.redact import may_need_redaction, redact, sensitive_name, text_may_need_redaction
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.redact import (
+    may_need_redaction,
+    redact,
+    sensitive_name,
+    text_may_need_redaction,
+)
 
 # (id, type, ts, turn_id, data) as emitted.
 Pending = tuple[str, str, str, "str | None", dict[str, Any]]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from rapidfuzz import fuzz, process
 
 from glider_cli.store import gcpause
-from glider_cli.store.graph import Entity, Graph
+from glider_cli.store.entities.graph import Entity, Graph
 from glider_cli.values import Frozen
 
 K1 = 1.2

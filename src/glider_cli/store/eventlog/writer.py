@@ -5,13 +5,13 @@ Contract:
   id and a time, snapshots `data` (a JSON round trip in C, so later changes by the caller do not
   reach the record; values that are not JSON-native are redacted and copied there and then) and
   appends the event to a pending list. It is safe to call from the asyncio loop and from any thread.
-- One background thread takes the pending events in batches: it redacts each one (`store.redact`),
+- One background thread takes the pending events in batches: it redacts each one (`store.eventlog.redact`),
   puts it in the in-memory ring (`context.max_events` long) and appends the batch with one write per
   day file. The thread is woken at most once per `linger` seconds under load (a wake-up and the GIL
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
-- Redaction is guaranteed before anything reaches the ring or disk (`store.settle`): an event whose
+- Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): an event whose
   `data` the writer finds clean (the top two levels walked as `redact` would, with a substring check for
   strings; deeper lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they
   are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
@@ -26,7 +26,7 @@ Contract:
 - The day file stays open between batches (an O_APPEND descriptor: each batch is one write of whole
   lines); once a second at most it is checked against its path, so a file deleted or replaced
   under a running writer is reopened. `close()` closes it.
-- After each write to a day file, the store index gets one line for it (`store.turn_index`: the
+- After each write to a day file, the store index gets one line for it (`store.index.turn_index`: the
   byte range written and the digest of each event of a turn); an index write that fails is counted
   there and never fails the event, since the index is rebuilt from the day files.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
@@ -51,11 +51,11 @@ from typing import Any
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.events import IdGenerator, format_ts
-from glider_cli.store.index_day import IndexAppender
-from glider_cli.store.settle import Pending, settle, snapshot
-from glider_cli.store.turnfold import Digest, digest
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts
+from glider_cli.store.eventlog.settle import Pending, settle, snapshot
+from glider_cli.store.index.index_day import IndexAppender
+from glider_cli.store.index.turnfold import Digest, digest
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
@@ -120,7 +120,8 @@ class EventWriter:
         self._fd: int | None = None
         self._fd_day: str | None = None
         self._fd_checked = 0.0
-        # The store index (`store.turn_index`): one line per day-file write, so views never parse the log.
+        # The store index (`store.index.turn_index`): one line per day-file write, so views never parse
+        # the log.
         self._index = IndexAppender(self.context_dir)
         self._thread: threading.Thread | None = None
         self._stopping = False

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from glider_cli.store.graph import Edge, Entity, EntityStore, Graph, drop_record, unlink_record
-from glider_cli.store.symbols import LANG_BY_EXT, FileSymbols, extract
-from glider_cli.store.walk import WalkEntry, walk
+from glider_cli.store.entities.graph import Edge, Entity, EntityStore, Graph, drop_record, unlink_record
+from glider_cli.store.entities.symbols import LANG_BY_EXT, FileSymbols, extract
+from glider_cli.store.entities.walk import WalkEntry, walk
 from glider_cli.values import Frozen, init_fields
 
 Progress = Callable[[int, str], None]

@@ -21,7 +21,7 @@ Contract:
   `since` is the id of the oldest record kept.
 - `requests(limit, before=, session=, turn=)`: newest first, a page of at most `limit` records whose
   id is below `before`, and the cursor of the next page (None on the last). Views over the window
-  (`store.feed_views`) read `records()`.
+  (`store.views.feed_views`) read `records()`.
 Thread-safe: one lock around reading and folding.
 """
 
@@ -37,8 +37,8 @@ from typing import Any
 
 import orjson
 
-from glider_cli.store import events as ev
-from glider_cli.store import log
+from glider_cli.store.eventlog import events as ev
+from glider_cli.store.eventlog import log
 
 MAX_OPEN_TURNS = 4096
 ASK_CHARS = 200
