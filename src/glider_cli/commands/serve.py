@@ -58,9 +58,6 @@ def main(
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
-    prepared = prepare(config=config, profile=profile, host=host, port=port, environ=environ)
-    s = prepared.summary()
-    proxy = prepared.app.state.proxy
 
     def say(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -73,6 +70,7 @@ def main(
         say(f"  Claude Code: ANTHROPIC_BASE_URL={s['url']}   dashboard: {s['url']}/ui/")
 
     def ready() -> None:
+        proxy = prepared.app.state.proxy
         if proxy.local is not None:
             for text in _probe_lines(proxy.local):
                 say(text)
@@ -83,7 +81,11 @@ def main(
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
+    observer = None if quiet else observe
+    prepared = prepare(
+        config=config, profile=profile, host=host, port=port, environ=environ, observer=observer
+    )
+    s = prepared.summary()
     if not quiet:
         prepared.app.state.on_ready = ready
-        proxy.observer = observe
     run(prepared, on_bound=None if quiet else bound)

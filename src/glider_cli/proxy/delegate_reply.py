@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from glider_cli.domain import ChatRequest
-from glider_cli.server.asgi import Reply
+from glider_cli.proxy.reply import Reply
 
 KEEPALIVE = 2.0
 _PING = b'event: ping\ndata: {"type": "ping"}\n\n'

@@ -1,8 +1,17 @@
-"""Outbound half of the proxy: one attempt per backend, fallback, the reply relayed, its bookkeeping.
+"""Dispatch: one attempt per backend, fallback, the reply relayed, its bookkeeping.
 
-`Outbound` is the base of `proxy.pipeline.Proxy` (which reads and routes the request); the attributes
-it uses are set by `Proxy.__init__`: `turns`, `registry`, `upstream`, `sink`, `closing`. See the
-contract of `proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do.
+    dispatch = Dispatch(turns=, registry=, upstream=, sink=, closing=, local=, observer=)
+    call = dispatch.call(inb, decision, backend)      # the request as that backend gets it
+    resp = await dispatch.send(call)                  # UpstreamStatus for a status that falls back
+    reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
+    reply = dispatch.relay(job, call, resp, it, first)  # a stream relayed chunk by chunk
+    dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
+
+`proxy.pipeline.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
+ordinary call when every member failed) use it through these methods only. See the contract of
+`proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
+policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
+side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates).
 
 A translated reply names the model the client asked for (its UI stays as it is); the one that answered
 is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
@@ -42,22 +51,35 @@ from glider_cli.proxy.calls import (
 )
 from glider_cli.proxy.failed import all_failed
 from glider_cli.proxy.local_path import LocalPath
-from glider_cli.server.asgi import Reply
+from glider_cli.proxy.reply import Reply
 from glider_cli.turns.lifecycle import Served, Turns
 
+Observer = Callable[[Job, Served], None]
 
-class Outbound:
-    """Attempts, fallback, relay and bookkeeping (see the module contract)."""
 
-    turns: Turns
-    local: LocalPath | None
-    local_only: bool = False  # routing.local_only: no fallback from the local side to the cloud
-    # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
-    observer: Callable[[Job, Served], None] | None = None
-    registry: BackendRegistry
-    upstream: Upstream | None
-    sink: EventSink
-    closing: EventSink
+class Dispatch:
+    """Attempts, fallback, relay and bookkeeping (see the module contract). One per app."""
+
+    def __init__(
+        self,
+        *,
+        turns: Turns,
+        registry: BackendRegistry,
+        upstream: Upstream,
+        sink: EventSink,
+        closing: EventSink | None = None,
+        local: LocalPath | None = None,
+        observer: Observer | None = None,
+    ) -> None:
+        self.turns = turns
+        self.registry = registry
+        self.upstream = upstream
+        self.sink = sink
+        # Closing events (outcome, who answered, a mid-stream failure): written with the next drain.
+        self.closing = closing if closing is not None else sink
+        self.local = local
+        # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
+        self.observer = observer
 
     def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
         headers = list(JSON_HEADERS)
@@ -68,11 +90,11 @@ class Outbound:
     def _next(self, current: Backend, rule_fallback: str | None) -> Backend | None:
         """The fallback after `current`; with `routing.local_only`, never from the local side to the cloud."""
         nxt = self.registry.fallback_for(current, rule_fallback)
-        if nxt is not None and self.local_only and current.side == "local" and nxt.side != "local":
+        if nxt is not None and self.turns.local_only and current.side == "local" and nxt.side != "local":
             return None
         return nxt
 
-    def _call(
+    def call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
         model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
@@ -107,8 +129,7 @@ class Outbound:
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
 
-    async def _send(self, call: Call) -> UpstreamResponse:
-        assert self.upstream is not None, "the lifespan sets the upstream client"
+    async def send(self, call: Call) -> UpstreamResponse:
         resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
         status = resp.status
         local_4xx = call.backend.side == "local" and status in (400, 404, 413)
@@ -126,7 +147,7 @@ class Outbound:
             return BufferedResponse(resp, data)
         return resp
 
-    async def _forward(self, job: Job, backend: Backend) -> Reply:
+    async def forward(self, job: Job, backend: Backend) -> Reply:
         fb = job.decision.extra.get("fallback")
         rule_fallback = fb if isinstance(fb, str) else None
         tried: set[str] = set()
@@ -135,13 +156,13 @@ class Outbound:
         while current is not None and current.name not in tried:
             tried.add(current.name)
             try:
-                call = self._call(job.inb, job.decision, current)
+                call = self.call(job.inb, job.decision, current)
             except RequestError as exc:  # a body the backend's wire cannot be given
                 return self.error(job.inb.protocol, exc.status, exc.message)
             if current is not backend:
                 call.fallback_from = backend.name
             try:
-                resp = await self._send(call)
+                resp = await self.send(call)
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
@@ -155,7 +176,7 @@ class Outbound:
                         except BaseException:
                             await resp.aclose()
                             raise
-                    return self._relay(job, call, resp, it, first)
+                    return self.relay(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
@@ -170,7 +191,7 @@ class Outbound:
                 current = nxt
             except asyncio.CancelledError:
                 # The client went away while we waited for the upstream (see server.asgi).
-                self._closed(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
+                self.finish(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
                 raise
         assert attempts
         route = route_header(job.decision.target, job.decision.rule, backend.name)
@@ -210,12 +231,12 @@ class Outbound:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage()
             usage.feed(data)
-            self._closed(job, call, status, usage, complete=status < 400, served=served)
+            self.finish(job, call, status, usage, complete=status < 400, served=served)
 
         reply.after = bookkeeping
         return reply
 
-    def _relay(
+    def relay(
         self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
     ) -> Reply:
         inb = job.inb
@@ -241,7 +262,7 @@ class Outbound:
 
             def closed() -> None:
                 status = resp.status
-                self._closed(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+                self.finish(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
 
             asyncio.get_running_loop().call_soon(closed)
 
@@ -315,7 +336,7 @@ class Outbound:
         headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(resp.status, headers, stream=gen(), close=close)
 
-    def _closed(
+    def finish(
         self,
         job: Job,
         call: Call,

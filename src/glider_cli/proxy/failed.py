@@ -23,7 +23,7 @@ from glider_cli.backends.probe import describe_error
 from glider_cli.errors import BackendError, BackendTimeout, UpstreamStatus
 from glider_cli.protocol.errors import error_body, upstream_message
 from glider_cli.proxy.calls import JSON_HEADERS, Call
-from glider_cli.server.asgi import Reply
+from glider_cli.proxy.reply import Reply
 
 __all__ = ["KEPT_HEADERS", "all_failed", "cause", "kept_headers"]
 

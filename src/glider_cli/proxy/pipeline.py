@@ -45,7 +45,7 @@ No header value, key or Authorization is ever put into an event.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -61,23 +61,21 @@ from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.proxy.delegation import Delegation
-from glider_cli.proxy.dispatch import Outbound
+from glider_cli.proxy.dispatch import Dispatch, Observer
 from glider_cli.proxy.local_path import LocalPath
+from glider_cli.proxy.reply import Reply, Scope
 from glider_cli.proxy.strategies.runner import Orchestrator, with_plan
 from glider_cli.router.decide import Gate
-from glider_cli.server.asgi import Reply
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
-
-Scope = MutableMapping[str, Any]  # an ASGI scope (what starlette.types.Scope names)
 
 # (protocol, body, headers as a dict with lower-case names) -> ChatRequest
 Parser = Callable[[str, dict[str, Any], dict[str, str]], ChatRequest]
 
 
-class Proxy(Outbound):
-    """The pipeline. One per app; `upstream` is set by the lifespan before the first request."""
+class Proxy:
+    """The pipeline. One per app; everything it uses is given here (see the module contract)."""
 
     def __init__(
         self,
@@ -87,24 +85,34 @@ class Proxy(Outbound):
         registry: BackendRegistry,
         sink: EventSink,
         max_body_bytes: int,
-        upstream: Upstream | None = None,
+        upstream: Upstream,
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
         local: LocalPath | None = None,
         orchestration: OrchestrationSettings | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.local = local
         self.delegation = delegation
-        self.closing = closing_sink if closing_sink is not None else sink
         self.turns = turns
         self.parse = parse
         self.registry = registry
         self.sink = sink
         self.max_body_bytes = max_body_bytes
-        self.upstream: Upstream | None = upstream
+        self.upstream = upstream
+        self.dispatch = Dispatch(
+            turns=turns,
+            registry=registry,
+            upstream=upstream,
+            sink=sink,
+            closing=closing_sink,
+            local=local,
+            observer=observer,
+        )
+        self.error = self.dispatch.error
         # Header names as received -> lower-case str: clients send the same few dozen names every time.
         self._header_names: dict[bytes, str] = {}
-        self.orchestrator = Orchestrator(self, orchestration) if orchestration is not None else None
+        self.orchestrator = Orchestrator(self.dispatch, orchestration) if orchestration is not None else None
 
     # ------------------------------------------------------------------------------ inbound
 
@@ -164,7 +172,7 @@ class Proxy(Outbound):
         tap = ReplyTap(protocol, chat.stream, request=chat) if chat.has_tools else None
         if plan is not None and self.orchestrator is not None:
             return await self.orchestrator.run(Job(inb, opened, tap), plan, backend)
-        return await self._forward(Job(inb, opened, tap), backend)
+        return await self.dispatch.forward(Job(inb, opened, tap), backend)
 
     def _gate(self, inb: Inbound) -> Gate | None:
         """The capability gate for this request, sized by the pack each local backend would get."""
@@ -192,10 +200,10 @@ class Proxy(Outbound):
 
     # ------------------------------------------------------------------------------ count_tokens
 
-    async def count_tokens(self, scope: Scope, raw: bytes) -> Reply:
-        """Asked of the routed backend when it speaks Anthropic (anthropic, origin), else estimated
-        from bytes/4 corrected by the input usage this backend has reported so far."""
-        protocol = "anthropic"
+    async def count_tokens(self, protocol: str, scope: Scope, raw: bytes) -> Reply:
+        """Routed like a request (placed, decided, never opened). Asked of the routed backend when it
+        can count in the client's protocol (`COUNTS_IN`), else estimated from bytes/4 corrected by the
+        input usage this backend has reported so far; the count in the protocol's shape (`_COUNT`)."""
         try:
             inb = self.inbound(protocol, scope, raw)
             opened = self.turns.open(inb.chat, inb.body, count_tokens=True)
@@ -205,25 +213,42 @@ class Proxy(Outbound):
             return self.error(protocol, exc.status, exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, exc.message)
-        route = route_header(backend.side, decision.rule, backend.name).encode("latin-1")
-        if backend.kind in ("anthropic", "origin"):
-            call = self._call(inb, decision, backend, count_tokens=True)
+        route = (b"x-glider-route", route_header(backend.side, decision.rule, backend.name).encode("latin-1"))
+        if backend.kind in COUNTS_IN.get(protocol, ()):
+            call = self.dispatch.call(inb, decision, backend, count_tokens=True)
             try:
-                resp = await self._send(call)
+                resp = await self.dispatch.send(call)
                 try:
                     data = await resp.read()
                 finally:
                     await resp.aclose()
-                if resp.status < 400:
-                    usage = Usage()
-                    usage.feed(data)
-                    served = Served(
-                        backend.name, backend.side, call.model, resp.status, input_tokens=usage.input_tokens
-                    )
-                    self.turns.close(opened, served)
-                    return Reply(resp.status, [*JSON_HEADERS, (b"x-glider-route", route)], data)
             except BackendError:
                 pass  # the upstream could not count: estimate below, as for backends that cannot
+            else:
+                if resp.status < 400:
+                    counted = _counted(protocol, data)
+                    served = Served(backend.name, backend.side, call.model, resp.status, input_tokens=counted)
+                    self.turns.close(opened, served)
+                    return Reply(resp.status, [*JSON_HEADERS, route], data)
         n = self.turns.estimate(backend.name, inb.chat.estimated_tokens)
-        headers = [*JSON_HEADERS, (b"x-glider-route", route), (b"x-glider-estimate", b"1")]
-        return Reply(200, headers, orjson.dumps({"input_tokens": n}))
+        headers = [*JSON_HEADERS, route, (b"x-glider-estimate", b"1")]
+        return Reply(200, headers, orjson.dumps({_COUNT[protocol]: n}))
+
+
+# The backend kinds that count tokens in the client's protocol; the estimate's key in its reply.
+COUNTS_IN = {"anthropic": ("anthropic", "origin"), "gemini": ("origin",)}
+_COUNT = {"anthropic": "input_tokens", "gemini": "totalTokens"}
+
+
+def _counted(protocol: str, data: bytes) -> int | None:
+    """The input tokens a backend's count_tokens answer reports."""
+    if protocol == "anthropic":
+        usage = Usage()
+        usage.feed(data)
+        return usage.input_tokens
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    n = obj.get("totalTokens") if isinstance(obj, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None

@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli.backends.client import Upstream, make_upstream
-from glider_cli.backends.network import Route
+from glider_cli.backends.client import OnDemand, Upstream, make_upstream
 from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.proxy.delegation import Delegation
+from glider_cli.proxy.dispatch import Observer
 from glider_cli.proxy.pipeline import Decider, Proxy
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
@@ -88,6 +88,7 @@ def create_app(
     router: Decider | None = None,
     bound_host: str | None = None,
     reload_interval: float | None = 1.0,
+    observer: Observer | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
@@ -122,7 +123,12 @@ def create_app(
     # The dashboard's live stream is woken each time the request path's events are written.
     hub = EventHub(live)
     loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
-    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
+    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
+    # Built inside the running loop: by the lifespan, which closes it (an injected one is the caller's).
+    owned = None
+    if upstream is None:
+        owned = upstream = OnDemand(functools.partial(make_upstream, routes_by_origin))
+    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
@@ -138,8 +144,7 @@ def create_app(
         *gemini_routes(proxy, settings.server.max_body_bytes),
         *session_routes(home, settings.context, live),
     ]
-    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
-    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader)
+    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader)
     inner = Starlette(routes=routes, lifespan=lifespan)
     inner.state.proxy = proxy
     inner.state.registry = registry
@@ -166,7 +171,8 @@ def _proxy(
     registry: BackendRegistry,
     sink: EventSink,
     loop_sink: LoopSink,
-    upstream: Upstream | None,
+    upstream: Upstream,
+    observer: Observer | None,
 ) -> Proxy:
     """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
     workers' events straight to `sink`."""
@@ -189,7 +195,7 @@ def _proxy(
     from glider_cli.backends.probe_cache import FILENAME as PROBES
     from glider_cli.proxy.local_path import LocalPath
 
-    proxy = Proxy(
+    return Proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
@@ -201,9 +207,8 @@ def _proxy(
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
         local=LocalPath(registry, settings, recent, cache=paths_mod.resolve(env).run / PROBES),
         orchestration=settings.orchestration,
+        observer=observer,
     )
-    proxy.local_only = local_only
-    return proxy
 
 
 def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
@@ -220,7 +225,7 @@ def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
     writer: EventWriter | None,
-    routes_by_origin: dict[str, Route],
+    owned: OnDemand | None,
     hub: EventHub,
     reloader: Reloader,
 ) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
@@ -229,10 +234,8 @@ def _lifespan(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        owned: Upstream | None = None
-        if proxy.upstream is None:
-            owned = make_upstream(routes_by_origin)
-            proxy.upstream = owned
+        if owned is not None:
+            owned.open()
         retention: asyncio.Task[None] | None = None
         if writer is not None:
             writer.start()
@@ -262,7 +265,6 @@ def _lifespan(
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()
-                proxy.upstream = None
             loop_sink.drain()
             if writer is not None:
                 writer.close()

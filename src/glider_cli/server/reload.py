@@ -270,7 +270,6 @@ class Reloader:
         self.proxy.turns.use(
             router, config.settings.sticky, config.settings.tool_followup, local_only=local_only
         )
-        self.proxy.local_only = local_only
         self.live.config, self.live.router = config, router
 
 

@@ -224,6 +224,11 @@ class Turns:
             local_only=st.local_only if local_only is None else local_only,
         )
 
+    @property
+    def local_only(self) -> bool:
+        """`routing.local_only` in force (a reload's `use` changes it): no fallback to the cloud either."""
+        return self.sticky.local_only
+
     def open(
         self,
         chat: ChatRequest,

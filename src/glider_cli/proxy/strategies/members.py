@@ -3,8 +3,8 @@
     await call_member(out, job, member, index, body=None, followup=(), timeout=...) -> Candidate
 
 The member's request is the client's (`judge.member_body`: not streamed, the member's temperature, a
-pipeline stage's follow-up messages) built for the member's backend by `Outbound._call` (the same
-translation and headers as an ordinary call) and sent by `Outbound._send` (the same upstream client
+pipeline stage's follow-up messages) built for the member's backend by `Dispatch.call` (the same
+translation and headers as an ordinary call) and sent by `Dispatch.send` (the same upstream client
 and error mapping). The reply is parsed in the wire it came in (the client's for a passthrough, else
 the backend's) into an `ir.Response`. Any failure (refused, a timeout, an error status, a body that
 is no reply) is a Candidate with `error` set; the caller leaves it out. One `StrategyMember` event per
@@ -31,7 +31,7 @@ from glider_cli.values import replace
 
 if TYPE_CHECKING:
     from glider_cli.proxy.calls import Call, Job
-    from glider_cli.proxy.dispatch import Outbound
+    from glider_cli.proxy.dispatch import Dispatch
 
 __all__ = ["Candidate", "call_member"]
 
@@ -66,7 +66,7 @@ class Candidate:
 
 
 async def call_member(
-    out: Outbound,
+    out: Dispatch,
     job: Job,
     member: Member,
     index: int,
@@ -97,7 +97,7 @@ async def call_member(
             job.decision, target=member.side, backend=member.backend, model=member.model, adapter=adapter
         )
         backend = out.registry.get(member.backend)
-        cand.call = call = out._call(minb, decision, backend)
+        cand.call = call = out.call(minb, decision, backend)
         await asyncio.wait_for(_fetch(out, call, cand), timeout)
         cand.wire = inb.protocol if call.passthrough else backend.wire
         cand.response = translate.parse_response(cand.wire, cand.body())
@@ -118,8 +118,8 @@ async def call_member(
     return cand
 
 
-async def _fetch(out: Outbound, call: Call, cand: Candidate) -> None:
-    resp = await out._send(call)
+async def _fetch(out: Dispatch, call: Call, cand: Candidate) -> None:
+    resp = await out.send(call)
     try:
         cand.status = resp.status
         cand.data = await resp.read()
@@ -131,7 +131,7 @@ async def _fetch(out: Outbound, call: Call, cand: Candidate) -> None:
         raise BackendError("upstream sent an empty reply")
 
 
-def _record(out: Outbound, job: Job, cand: Candidate, strategy: str, started: float) -> None:
+def _record(out: Dispatch, job: Job, cand: Candidate, strategy: str, started: float) -> None:
     cand.ms = round((time.perf_counter() - started) * 1000, 1)
     usage = cand.response.usage if cand.response is not None else ir.Usage()
     m = cand.member

@@ -1,6 +1,6 @@
 """The runner: a Plan executed for one request, the chosen answer as the client's reply.
 
-    orch = Orchestrator(outbound, orchestration)
+    orch = Orchestrator(dispatch, orchestration)
     plan = orch.plan(opened)                 # None: serve the request the ordinary way
     opened = with_plan(opened, plan)         # its RouteDecided record carries the plan (`plan`)
     reply = await orch.run(job, plan, backend)
@@ -15,7 +15,7 @@ Contract:
   the next one's input; a stage that answers with tool calls ends the pipeline (the client runs the
   tool; its result returns to that stage's backend and model, by the turn family's record); a later
   stage that fails leaves the answer so far.
-- When no candidate is complete, the request is served the ordinary way (`Outbound._forward`, with its
+- When no candidate is complete, the request is served the ordinary way (`Dispatch.forward`, with its
   fallback), so "all members failed" is never worse than a single call.
 - The reply is in the client's protocol: whole, or streamed — the stream starts at once (Anthropic's
   `message_start`), carries keep-alives while the members run (Anthropic `event: ping`, OpenAI SSE
@@ -41,10 +41,10 @@ from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import Deferred
 from glider_cli.protocol import ir, translate
 from glider_cli.protocol.usage import Usage
+from glider_cli.proxy.reply import Reply
 from glider_cli.proxy.strategies.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
 from glider_cli.proxy.strategies.members import Candidate, call_member
 from glider_cli.router.plan import Plan, plan_for
-from glider_cli.server.asgi import Reply
 from glider_cli.store.eventlog.events import ROUTE_DECIDED, STRATEGY_CHOSEN
 from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
@@ -52,7 +52,7 @@ from glider_cli.values import replace
 if TYPE_CHECKING:
     from glider_cli.backends.registry import Backend
     from glider_cli.proxy.calls import Job
-    from glider_cli.proxy.dispatch import Outbound
+    from glider_cli.proxy.dispatch import Dispatch
 
 __all__ = ["KEEPALIVE", "Orchestrator", "with_plan"]
 
@@ -73,8 +73,8 @@ def with_plan(opened: Opened, plan: Plan) -> Opened:
 
 
 class Orchestrator:
-    def __init__(self, outbound: Outbound, orchestration: OrchestrationSettings) -> None:
-        self.out = outbound
+    def __init__(self, dispatch: Dispatch, orchestration: OrchestrationSettings) -> None:
+        self.out = dispatch
         self.settings = orchestration
         self.keepalive = KEEPALIVE
 
@@ -105,7 +105,7 @@ class Orchestrator:
                 work.cancel()
                 raise
             if chosen is None:
-                return await self.out._forward(job, backend)
+                return await self.out.forward(job, backend)
             return self._whole(job, plan, chosen)
         return self._stream(job, plan, backend, work)
 
@@ -241,7 +241,7 @@ class Orchestrator:
         assert chosen.call is not None
         usage = Usage()
         usage.feed(chosen.data)
-        self.out._closed(job, chosen.call, 200, usage, complete=complete, served=served)
+        self.out.finish(job, chosen.call, 200, usage, complete=complete, served=served)
 
     def _stream(
         self, job: Job, plan: Plan, backend: Backend, work: asyncio.Future[Candidate | None]
@@ -298,7 +298,7 @@ class Orchestrator:
         self, job: Job, backend: Backend, encoder: translate.Encoder, started: bool
     ) -> AsyncGenerator[bytes, None]:
         """Every member failed while the client's stream was already open: relay the ordinary call."""
-        reply = await self.out._forward(job, backend)
+        reply = await self.out.forward(job, backend)
         if reply.stream is not None and reply.status < 400:
             # The client already has a message_start: the fallback's own is dropped.
             buf = b"" if started else None
