@@ -187,7 +187,7 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
     plan = plan_for(decision, config.settings.orchestration, sides, defaults)
     if plan is not None:
-        decision = replace(decision, extra={**decision.extra, "plan": plan.to_dict()})
+        decision = replace(decision, plan=plan.to_dict())
     bs = config.settings.backends.get(decision.backend or "")
     if decision.target != "local" or bs is None:
         return Explained(decision, config.source)

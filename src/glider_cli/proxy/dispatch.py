@@ -148,8 +148,7 @@ class Dispatch:
         return resp
 
     async def forward(self, job: Job, backend: Backend) -> Reply:
-        fb = job.decision.extra.get("fallback")
-        rule_fallback = fb if isinstance(fb, str) else None
+        rule_fallback = job.decision.fallback
         tried: set[str] = set()
         current: Backend | None = backend
         attempts: list[tuple[Call, BackendError]] = []

@@ -64,7 +64,7 @@ from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.dispatch import Dispatch, Observer
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply, Scope
-from glider_cli.proxy.strategies.runner import Orchestrator, with_plan
+from glider_cli.proxy.strategies.runner import Orchestrator
 from glider_cli.router.decide import Gate
 from glider_cli.turns.lifecycle import Decider, Served, Turns
 
@@ -155,10 +155,8 @@ class Proxy:
             return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
-        # A strategy that operates (`orchestration.<strategy>.enabled`): its plan joins the decision record.
-        plan = self.orchestrator.plan(opened) if self.orchestrator is not None else None
-        if plan is not None:
-            opened = with_plan(opened, plan)
+        # A strategy that operates (`orchestration.<strategy>.enabled`): Turns' planner made its plan.
+        plan = opened.strategy
         turn_id = opened.turn_id
         for kind, data, tid in opened.events:
             self.sink.emit(kind, data, turn_id=tid)

@@ -1,6 +1,7 @@
 """The planner: a decision and the orchestration settings -> the Plan of member calls. Pure.
 
     plan_for(decision, orchestration, sides, defaults) -> Plan | None
+    Planner(orchestration, sides, defaults)(protocol, decision, view) -> Plan | None   # what Turns asks
 
 `sides` maps each configured backend name to its side (local | cloud); `defaults` maps a side to its
 default backend (None when there is none). The plan is None when the decision's strategy is
@@ -27,8 +28,12 @@ from typing import Any
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.domain import RouteDecision
+from glider_cli.router.sticky_view import StickyView
 
-__all__ = ["Member", "Plan", "plan_for"]
+__all__ = ["PLANNED", "Member", "Plan", "Planner", "plan_for"]
+
+# The client protocols a plan serves (Gemini's streaming is in its path, not its body: served singly).
+PLANNED = ("anthropic", "openai_chat", "openai_responses")
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,29 @@ class Plan:
             "member_timeout": self.member_timeout,
             "deadline": self.deadline,
         }
+
+
+class Planner:
+    """`planner(protocol, decision, view) -> Plan | None`, what `turns.lifecycle.Turns.open` asks once the
+    router decided: None for a `single` decision, a protocol not in PLANNED, or a request whose family
+    forces it home (a tool result returning to the member that called the tool), else `plan_for`."""
+
+    def __init__(
+        self,
+        orchestration: OrchestrationSettings,
+        sides: Mapping[str, str],
+        defaults: Mapping[str, str | None],
+    ) -> None:
+        self.orchestration = orchestration
+        self.sides = dict(sides)
+        self.defaults = dict(defaults)
+
+    def __call__(self, protocol: str, decision: RouteDecision, view: StickyView | None) -> Plan | None:
+        if decision.strategy == "single" or protocol not in PLANNED:
+            return None
+        if view is not None and view.forced is not None:
+            return None
+        return plan_for(decision, self.orchestration, self.sides, self.defaults)
 
 
 def plan_for(

@@ -180,6 +180,7 @@ def _proxy(
 
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
+    from glider_cli.proxy.strategies.runner import planner
     from glider_cli.store.eventlog.events import IdGenerator
     from glider_cli.store.eventlog.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
@@ -189,8 +190,16 @@ def _proxy(
     recent = sink.recent if isinstance(sink, EventWriter) else None
     ids = IdGenerator()
     local_only = config.routing.local_only
+    # A strategy that operates gets its plan from Turns.open (`router.plan.Planner`).
+    plans = planner(registry, settings.orchestration)
     turns = Turns(
-        router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
+        router,
+        settings.sticky,
+        settings.tool_followup,
+        clock=time.time,
+        new_id=ids,
+        local_only=local_only,
+        planner=plans,
     )
     from glider_cli.backends.probe_cache import FILENAME as PROBES
     from glider_cli.proxy.local_path import LocalPath

@@ -26,6 +26,12 @@ TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
 
+With a `planner` (`router.plan.Planner`, given to the constructor), `open` also asks it for the
+strategy's Plan once the router decided (never for count_tokens): `opened.strategy`, its record the
+decision's `plan` (so in `RouteDecided`). `bind_cloud(opened)` binds the family to the cloud as a
+cloud decision does (a plan with a cloud member) and returns those events. `local_only` is
+`routing.local_only` in force (the proxy's fallback never goes from the local side to the cloud then).
+
 `use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
 two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
 got, and the turn families, their bindings and the usage calibration carry over.
@@ -42,12 +48,17 @@ from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.protocol import turn_keys
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
+from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
+from glider_cli.store.eventlog.events import ROUTE_DECIDED, TURN_OPENED
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, replace
 
-__all__ = ["Decider", "Opened", "Served", "Turns"]
+__all__ = ["Decider", "Opened", "Planner", "Served", "Turns"]
+
+# (client protocol, decision, the family's view) -> the strategy's Plan, or None (`router.plan.Planner`)
+Planner = Callable[[str, RouteDecision, StickyView | None], Plan | None]
 
 
 class Decider(Protocol):
@@ -62,19 +73,32 @@ class Decider(Protocol):
 
 
 class Opened(Frozen):
-    """One request, opened: its decision, its place in a family, and the events to emit now."""
+    """One request, opened: its decision, its place in a family, the events to emit now, and the
+    strategy's Plan when one operates (`strategy`; its record is the decision's `plan`)."""
 
     chat: ChatRequest
     plan: StickyPlan
     decision: RouteDecision
     events: Events
     count_tokens: bool
+    strategy: Plan | None
 
     def __init__(
-        self, chat: ChatRequest, plan: StickyPlan, decision: RouteDecision, events: Events, count_tokens: bool
+        self,
+        chat: ChatRequest,
+        plan: StickyPlan,
+        decision: RouteDecision,
+        events: Events,
+        count_tokens: bool,
+        strategy: Plan | None = None,
     ) -> None:
         self.__dict__.update(
-            chat=chat, plan=plan, decision=decision, events=events, count_tokens=count_tokens
+            chat=chat,
+            plan=plan,
+            decision=decision,
+            events=events,
+            count_tokens=count_tokens,
+            strategy=strategy,
         )
 
     @property
@@ -192,8 +216,10 @@ class Turns:
         new_id: Callable[[], str],
         max_families: int = 4096,
         local_only: bool = False,
+        planner: Planner | None = None,
     ) -> None:
         self.router = router
+        self.planner = planner
         self.sticky = Stickiness(
             sticky,
             tool_followup,
@@ -243,17 +269,27 @@ class Turns:
             decision = self.router.decide(chat, sticky=plan.view)
         else:
             decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+        strategy = None
+        if self.planner is not None and not count_tokens:
+            strategy = self.planner(chat.protocol, decision, plan.view)
+            if strategy is not None:  # the plan joins the decision and its RouteDecided record
+                decision = replace(decision, plan=strategy.to_dict())
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
         turn_id = plan.turn_id
         events: Events = []
         if plan.placement.new_turn:
-            events.append(("TurnOpened", Deferred(lambda: _opened(chat)), turn_id))
+            events.append((TURN_OPENED, Deferred(lambda: _opened(chat)), turn_id))
         # The record is built when it is written (off the request's path); a decision is immutable.
-        events.append(("RouteDecided", Deferred(decision.to_record), turn_id))
+        events.append((ROUTE_DECIDED, Deferred(decision.to_record), turn_id))
         events.extend(bound)
-        return Opened(chat, plan, decision, events, False)
+        return Opened(chat, plan, decision, events, False, strategy)
+
+    def bind_cloud(self, opened: Opened) -> Events:
+        """Bind `opened`'s family to the cloud as a cloud decision does (a strategy with a cloud
+        member, whatever side its decision was on); the events to emit."""
+        return self.sticky.bind(opened.plan, replace(opened.decision, target="cloud"))
 
     def close(self, opened: Opened, served: Served) -> Events:
         if served.backend is not None:

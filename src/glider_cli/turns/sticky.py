@@ -223,7 +223,7 @@ class Stickiness:
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
-        found = decision.extra.get("command")
+        found = decision.command
         ttl, grace = self.sticky.ttl_seconds, self.sticky.grace_seconds
         if decision.target == "local":
             # Only the person's own /local (or /fast) on the turn's own message holds the family local.

@@ -1,9 +1,9 @@
 """The runner: a Plan executed for one request, the chosen answer as the client's reply.
 
+    turns = Turns(..., planner=planner(registry, orchestration))   # Turns.open makes the plan
     orch = Orchestrator(dispatch, orchestration)
-    plan = orch.plan(opened)                 # None: serve the request the ordinary way
-    opened = with_plan(opened, plan)         # its RouteDecided record carries the plan (`plan`)
-    reply = await orch.run(job, plan, backend)
+    plan = opened.strategy                   # None: serve the request the ordinary way
+    reply = await orch.run(job, plan, backend)   # its RouteDecided record carries the plan (`plan`)
 
 Contract:
 - Members run as `proxy.strategies.members.call_member` calls (whole replies), at most `max_parallel` at
@@ -38,38 +38,33 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings
-from glider_cli.domain import Deferred
 from glider_cli.protocol import ir, translate
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.reply import Reply
 from glider_cli.proxy.strategies.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
 from glider_cli.proxy.strategies.members import Candidate, call_member
-from glider_cli.router.plan import Plan, plan_for
-from glider_cli.store.eventlog.events import ROUTE_DECIDED, STRATEGY_CHOSEN
-from glider_cli.turns.lifecycle import Opened
-from glider_cli.values import replace
+from glider_cli.router.plan import Plan, Planner
+from glider_cli.store.eventlog.events import STRATEGY_CHOSEN
 
 if TYPE_CHECKING:
-    from glider_cli.backends.registry import Backend
+    from glider_cli.backends.registry import Backend, BackendRegistry
     from glider_cli.proxy.calls import Job
     from glider_cli.proxy.dispatch import Dispatch
 
-__all__ = ["KEEPALIVE", "Orchestrator", "with_plan"]
+__all__ = ["KEEPALIVE", "Orchestrator", "planner"]
 
 KEEPALIVE = 5.0
 _PING = {"anthropic": b'event: ping\ndata: {"type": "ping"}\n\n'}
 _COMMENT = b": keep-alive\n\n"
-_PROTOCOLS = ("anthropic", "openai_chat", "openai_responses")
 
 
-def with_plan(opened: Opened, plan: Plan) -> Opened:
-    """`opened` whose RouteDecided record (and decision) carry the plan under `plan`."""
-    decision = replace(opened.decision, extra={**opened.decision.extra, "plan": plan.to_dict()})
-    events = [
-        (kind, Deferred(decision.to_record), tid) if kind == ROUTE_DECIDED else (kind, data, tid)
-        for kind, data, tid in opened.events
-    ]
-    return Opened(opened.chat, opened.plan, decision, events, opened.count_tokens)
+def planner(registry: BackendRegistry, orchestration: OrchestrationSettings) -> Planner:
+    """The planner `Turns.open` asks (`router.plan.Planner`), over the app's backends."""
+    sides = {name: registry.get(name).side for name in registry.names()}
+    defaults = {
+        s: (b.name if (b := registry.default_for(s)) is not None else None) for s in ("local", "cloud")
+    }
+    return Planner(orchestration, sides, defaults)
 
 
 class Orchestrator:
@@ -78,24 +73,9 @@ class Orchestrator:
         self.settings = orchestration
         self.keepalive = KEEPALIVE
 
-    def plan(self, opened: Opened) -> Plan | None:
-        decision = opened.decision
-        if decision.strategy == "single" or opened.chat.protocol not in _PROTOCOLS:
-            return None
-        view = opened.plan.view
-        if view is not None and view.forced is not None:
-            return None
-        reg = self.out.registry
-        sides = {name: reg.get(name).side for name in reg.names()}
-        defaults = {
-            s: (b.name if (b := reg.default_for(s)) is not None else None) for s in ("local", "cloud")
-        }
-        return plan_for(decision, self.settings, sides, defaults)
-
     async def run(self, job: Job, plan: Plan, backend: Backend) -> Reply:
         if plan.clouds and job.decision.target != "cloud":
-            cloud = replace(job.decision, target="cloud")
-            for kind, data, tid in self.out.turns.sticky.bind(job.opened.plan, cloud):
+            for kind, data, tid in self.out.turns.bind_cloud(job.opened):
                 self.out.sink.emit(kind, data, turn_id=tid)
         work = asyncio.ensure_future(self._choose(job, plan))
         if not job.inb.chat.stream:
