@@ -156,7 +156,8 @@ class LocalPath:
         tools = cap is None or cap.tools is not False
         found = cache.get(tools)
         if found is None:
-            found = pack(protocol, body, transform, episodes=self.episodes(chat), tools=tools)
+            # Sized from the request already parsed (`chat`): only the pack itself is parsed.
+            found = pack(protocol, body, transform, episodes=self.episodes(chat), tools=tools, request=chat)
             cache[tools] = found
         return found
 
