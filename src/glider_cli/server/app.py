@@ -57,6 +57,7 @@ from glider_cli.proxy.pipeline import Decider, Proxy
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
+from glider_cli.server.http_json import EXCEPTION_HANDLERS
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
@@ -145,7 +146,8 @@ def create_app(
         *session_routes(home, settings.context, live),
     ]
     lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader)
-    inner = Starlette(routes=routes, lifespan=lifespan)
+    # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
+    inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(EXCEPTION_HANDLERS))
     inner.state.proxy = proxy
     inner.state.registry = registry
     # The config and router in force (a reload replaces them: `server.reload`).
