@@ -208,10 +208,12 @@ def turns(
 
 
 def _egress_rows(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    from glider_cli.store.eventlog.events import DELEGATE_RUN
+
     def status(c: dict[str, Any]) -> str:
         if c["status"] is None:
             return ""
-        return ("exit " if c["event"] == "DelegateRun" else "") + str(c["status"])
+        return ("exit " if c["event"] == DELEGATE_RUN else "") + str(c["status"])
 
     keys = ("ts", "turn_id", "session", "backend", "model", "why", "outcome")
     return [(*(c[k] for k in keys), status(c), c["input_tokens"], c["output_tokens"]) for c in calls]

@@ -27,6 +27,7 @@ from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
 from glider_cli.proxy.delegate_reply import Running
+from glider_cli.store.eventlog.events import CONTINUITY_WRITE_FAILED
 
 
 class Delegation:
@@ -75,7 +76,7 @@ class Delegation:
         self._pending.discard(fut)
         exc = None if fut.cancelled() else fut.exception()
         if exc is not None:
-            self.events.emit("ContinuityWriteFailed", {"error": str(exc)[:500]})
+            self.events.emit(CONTINUITY_WRITE_FAILED, {"error": str(exc)[:500]})
 
     def begin(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> Running:
         loop = asyncio.get_running_loop()

@@ -52,6 +52,7 @@ from glider_cli.proxy.calls import (
 from glider_cli.proxy.failed import all_failed
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply
+from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Served, Turns
 
 Observer = Callable[[Job, Served], None]
@@ -182,11 +183,11 @@ class Dispatch:
                 if self.local is not None and current.side == "local" and not isinstance(exc, UpstreamStatus):
                     self.local.failed(current.name, exc.message)
                 failed = failure_record(current, exc, "before_first_byte")
-                self.sink.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+                self.sink.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
                 nxt = self._next(current, rule_fallback)
                 if nxt is not None and nxt.name not in tried:
                     reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
-                    self.sink.emit("FallbackUsed", reason, turn_id=job.turn_id)
+                    self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
                 current = nxt
             except asyncio.CancelledError:
                 # The client went away while we waited for the upstream (see server.asgi).
@@ -353,7 +354,7 @@ class Dispatch:
         `served` is None: an error reply in another protocol answered nothing)."""
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
-            self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+            self.closing.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
         calls: list[Any] = []
         if served is not None and job.tap is not None:
             job.tap.feed(served)

@@ -38,6 +38,7 @@ from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.settings import Settings
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.pack import PACKABLE, Packed, pack
+from glider_cli.store.eventlog.events import TURN_OPENED
 from glider_cli.values import replace
 
 __all__ = ["LocalPath", "turn_uses_tools"]
@@ -139,7 +140,7 @@ class LocalPath:
         turns = set()
         for e in events:
             data = e.get("data") or {}
-            same = e.get("type") == "TurnOpened" and data.get("session_id") == chat.session_id
+            same = e.get("type") == TURN_OPENED and data.get("session_id") == chat.session_id
             if same and data.get("ask") != ask:  # the turn in progress is not an earlier episode
                 turns.add(e.get("turn_id"))
         if not turns:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.errors import ConfigError
+from glider_cli.store.eventlog.events import CONFIG_RELOADED
 from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
@@ -262,7 +263,7 @@ class Reloader:
         data = outcome.to_dict()
         data.pop("errors")
         data["files"] = [str(p) for p in watched_files(config)]
-        self.sink.emit("ConfigReloaded", data)
+        self.sink.emit(CONFIG_RELOADED, data)
         return outcome
 
     def _swap(self, config: Config, router: Decider) -> None:

@@ -50,7 +50,13 @@ from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.store.eventlog.events import ROUTE_DECIDED, TURN_OPENED
+from glider_cli.store.eventlog.events import (
+    FULFILLED_LOCAL,
+    ORIGIN_PASSTHROUGH,
+    ROUTE_DECIDED,
+    TURN_CONTEXT,
+    TURN_OPENED,
+)
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator
 from glider_cli.values import Frozen, replace
@@ -296,12 +302,12 @@ class Turns:
             self.usage.record(served.backend, opened.chat.estimated_tokens, served.input_tokens)
         if opened.count_tokens:
             return []
-        kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
+        kind = FULFILLED_LOCAL if served.side == "local" else ORIGIN_PASSTHROUGH
         events: Events = [(kind, served.outcome(), opened.turn_id)]
         if served.answered and served.calls and opened.turn_id is not None:
             ctx = turn_keys.progress(served.calls)
             if ctx is not None and self._plans.changed(opened.turn_id, ctx):
-                events.append(("TurnContext", ctx, opened.turn_id))
+                events.append((TURN_CONTEXT, ctx, opened.turn_id))
         if served.answered:
             events += self.sticky.served(
                 opened.plan,

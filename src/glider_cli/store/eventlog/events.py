@@ -66,6 +66,13 @@ STRATEGY_CHOSEN = "StrategyChosen"
 NOTE = "Note"
 TURN_CONTEXT = "TurnContext"
 EVENTS_PRUNED = "EventsPruned"
+# Event kinds written outside the request's own records (not in EVENT_TYPES, as before).
+TOOL_CALLS_ISSUED = "ToolCallsIssued"
+CONFIG_RELOADED = "ConfigReloaded"
+CONTINUITY_CORRUPT = "ContinuityCorrupt"
+CONTINUITY_COMPACTED = "ContinuityCompacted"
+CONTINUITY_COMPACTION_FAILED = "ContinuityCompactionFailed"
+CONTINUITY_WRITE_FAILED = "ContinuityWriteFailed"
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
