@@ -1,6 +1,9 @@
 """The values of one proxied request: the request as read (`Inbound`), the job the core opened for it
 (`Job`), one attempt at one backend (`Call`), and the `x-glider-route` header and failure records
-the attempts produce. Used by `proxy.pipeline` and `proxy.dispatch`.
+the attempts produce. Used by `proxy.pipeline`, `proxy.dispatch` and `proxy.strategies`.
+
+These are plain `@dataclass`es, mutable by design (a call learns whom it falls back from; a request's
+packs are cached on it): the one value idiom is in `values` (immutable values are `values.Frozen`).
 """
 
 from __future__ import annotations

@@ -23,12 +23,12 @@ the local default backend) with `judge_model`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
 from glider_cli.domain import RouteDecision
 from glider_cli.router.sticky_view import StickyView
+from glider_cli.values import Frozen, init_fields
 
 __all__ = ["PLANNED", "Member", "Plan", "Planner", "plan_for"]
 
@@ -36,15 +36,24 @@ __all__ = ["PLANNED", "Member", "Plan", "Planner", "plan_for"]
 PLANNED = ("anthropic", "openai_chat", "openai_responses")
 
 
-@dataclass(frozen=True)
-class Member:
+class Member(Frozen):
     """One upstream call of a plan. `role` is the pipeline stage's (draft, review, plan, execute)."""
 
     backend: str
     side: str
-    model: str | None = None
-    temperature: float | None = None
-    role: str | None = None
+    model: str | None
+    temperature: float | None
+    role: str | None
+
+    def __init__(
+        self,
+        backend: str,
+        side: str,
+        model: str | None = None,
+        temperature: float | None = None,
+        role: str | None = None,
+    ) -> None:
+        self.__dict__.update(backend=backend, side=side, model=model, temperature=temperature, role=role)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": self.backend, "side": self.side, "model": self.model}
@@ -55,8 +64,7 @@ class Member:
         return d
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Frozen):
     strategy: str
     members: tuple[Member, ...]
     judge: str  # first | longest_agreement | model | last (pipeline: the last stage's answer)
@@ -64,6 +72,18 @@ class Plan:
     max_parallel: int
     member_timeout: float
     deadline: float
+
+    def __init__(
+        self,
+        strategy: str,
+        members: tuple[Member, ...],
+        judge: str,
+        judge_member: Member | None,
+        max_parallel: int,
+        member_timeout: float,
+        deadline: float,
+    ) -> None:
+        init_fields(self, strategy, members, judge, judge_member, max_parallel, member_timeout, deadline)
 
     @property
     def sequential(self) -> bool:
