@@ -37,9 +37,19 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    `delegate`) runs that agent CLI and answers with its reply as an ordinary assistant message,
    streamed when the client streams.
 8. Strategies: a decision whose strategy is `fan_out`, `pipeline` or `ensemble`, with that strategy's
-   `orchestration.<strategy>.enabled`, is served by `proxy.strategies.runner.Orchestrator` (its plan in
-   the `RouteDecided` record); every other request as above.
+   `orchestration.<strategy>.enabled`, gets its plan from `Turns.open` (the planner the app gave Turns;
+   the plan is in the `RouteDecided` record) and is served by `proxy.strategies.runner.Orchestrator`;
+   every other request as above.
+9. count_tokens (`count_tokens(protocol, scope, raw)`, Anthropic's `/v1/messages/count_tokens` and
+   Gemini's `:countTokens`): routed like a request (placed, decided, never opened); a backend that can
+   count in the client's protocol is asked, any other (or one that fails) gets the bytes/4 estimate
+   corrected by the input usage that backend has reported (`x-glider-estimate: 1`).
 No header value, key or Authorization is ever put into an event.
+
+`Proxy(...)` is given everything it uses (turns, parser, registry, sinks, upstream client, local path,
+delegation, orchestration settings, observer) and builds its `proxy.dispatch.Dispatch` (attempts,
+fallback, relay, bookkeeping), which it and the strategies use through Dispatch's public methods.
+Nothing here imports Starlette or uvicorn: `server/` reads the body and sends the `proxy.reply.Reply`.
 """
 
 from __future__ import annotations
