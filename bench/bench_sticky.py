@@ -22,7 +22,7 @@ from collections.abc import Callable
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import Reason, RequestSummary, RouteDecision
 from glider_cli.protocol.parse import parse_request
-from glider_cli.store.events import format_ts, make_event
+from glider_cli.store.eventlog.events import format_ts, make_event
 from glider_cli.turns.sticky import IssuedCall, ReplyTap, Stickiness
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Agent", "Bash", "Edit", "Read", "Write")]

@@ -26,14 +26,14 @@ from pathlib import Path
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.graph import Edge, Entity, EntityStore, Graph
-from glider_cli.store.index_symbols import index_symbols
-from glider_cli.store.index_tree import index_tree
-from glider_cli.store.query import run
-from glider_cli.store.search import SearchIndex
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.entities.graph import Edge, Entity, EntityStore, Graph
+from glider_cli.store.entities.index_symbols import index_symbols
+from glider_cli.store.entities.index_tree import index_tree
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event
+from glider_cli.store.eventlog.writer import EventWriter
+from glider_cli.store.queries.query import run
+from glider_cli.store.queries.search import SearchIndex
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -221,7 +221,7 @@ def _per_call_us(fn: Callable[[], object], number: int) -> float:
 def bench_redaction() -> None:
     import orjson
 
-    from glider_cli.store.redact import may_need_redaction, redact_text, text_may_need_redaction
+    from glider_cli.store.eventlog.redact import may_need_redaction, redact_text, text_may_need_redaction
 
     event = orjson.dumps(
         {

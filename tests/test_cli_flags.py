@@ -131,7 +131,7 @@ def test_home_reaches_the_continuity_record(tmp_path: Path) -> None:
 
 def test_home_reaches_the_context_store(tmp_path: Path) -> None:
     other = tmp_path / "other"
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
     with EventWriter(resolve(home=other)) as w:
         w.emit("TurnOpened", {"ask": "in the other home"}, turn_id="t9")

@@ -20,9 +20,10 @@ from starlette.applications import Starlette
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.context_api import context_routes
-from glider_cli.store import log
-from glider_cli.store.events import make_event
-from glider_cli.store.writer import EventWriter
+from glider_cli.server.http_json import EXCEPTION_HANDLERS
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.writer import EventWriter
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "store" / "polyglot"
 pytestmark = pytest.mark.live
@@ -61,7 +62,9 @@ def live(glider_env: Path) -> Iterator[tuple[httpx.Client, EventWriter]]:
         finally:
             writer.close()
 
-    app = Starlette(routes=context_routes(paths, ContextSettings(), writer), lifespan=lifespan)
+    routes = context_routes(paths, ContextSettings(), writer)
+    # The app's own error handling (server.http_json), as create_app installs it.
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(EXCEPTION_HANDLERS))
     with serve(app) as url, httpx.Client(base_url=url, timeout=30, trust_env=False) as client:
         yield client, writer
 

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from cli_helpers import invoke_json
 from glider_cli.cli import app
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.events import make_event
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.writer import EventWriter
 
 runner = CliRunner()
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "store" / "polyglot"

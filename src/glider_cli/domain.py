@@ -241,7 +241,10 @@ class RouteDecision(Frozen):
     """What the router decided and the ordered reasons that produced it.
 
     `tail` is (index, count) of the trace lines of the rules after the winner, which were not
-    evaluated (`to_record` leaves them out)."""
+    evaluated (`to_record` leaves them out). What others act on is typed: `fallback` (the rule's
+    fallback backend, `proxy.dispatch`), `command` (the explicit command found, by which the turn
+    index binds the family), `plan` (a strategy's plan record, `router.plan`); `where` is the
+    rule's source. `extra` is record-only data (the sticky view, the family)."""
 
     target: Target
     rule: str
@@ -255,6 +258,10 @@ class RouteDecision(Frozen):
     trace: tuple[Reason, ...]
     extra: Mapping[str, Any]
     tail: tuple[int, int]
+    where: str | None
+    fallback: str | None
+    command: str | None
+    plan: Mapping[str, Any] | None
 
     def __init__(
         self,
@@ -270,6 +277,10 @@ class RouteDecision(Frozen):
         trace: tuple[Reason, ...],
         extra: Mapping[str, Any] | None = None,
         tail: tuple[int, int] = (0, 0),
+        where: str | None = None,
+        fallback: str | None = None,
+        command: str | None = None,
+        plan: Mapping[str, Any] | None = None,
     ) -> None:
         self.__dict__.update(
             target=target,
@@ -284,6 +295,10 @@ class RouteDecision(Frozen):
             trace=trace,
             extra={} if extra is None else extra,
             tail=tail,
+            where=where,
+            fallback=fallback,
+            command=command,
+            plan=plan,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -298,8 +313,14 @@ class RouteDecision(Frozen):
             "delegate": self.delegate,
             "request": self.request.to_dict(),
             "trace": [r.to_dict() for r in self.trace],
+            "where": self.where,
+            "fallback": self.fallback,
         }
+        if self.command is not None:
+            d["command"] = self.command
         d.update(self.extra)
+        if self.plan is not None:
+            d["plan"] = self.plan
         signals = self.request.complexity_signals
         if signals is not None:
             d["complexity_signals"] = list(signals)

@@ -60,7 +60,7 @@ def test_n_failures_within_the_window_open_it() -> None:
     fail(b, 1, BackendTimeout("read timeout"))
     assert b.state("ollama") == "open"
     opened = {"backend": "ollama", "failures": 3, "window": 10.0, "cooldown": 30.0, "error": "timeout"}
-    assert told == [("BackendOpened", {**opened, "trial": False})]
+    assert told == [("open", {**opened, "trial": False})]
     with pytest.raises(BackendOpen) as exc:
         b.admit("ollama")
     assert exc.value.retry_after == pytest.approx(30)
@@ -84,7 +84,7 @@ def test_one_trial_after_the_cool_down_success_closes() -> None:
         b.admit("ollama")
     b.ended("ollama", None, trial=True)
     assert b.state("ollama") == "closed"
-    assert told[-1] == ("BackendClosed", {"backend": "ollama", "by": "request", "open_s": 30.0})
+    assert told[-1] == ("closed", {"backend": "ollama", "by": "request", "open_s": 30.0})
     assert b.admit("ollama") is False
     assert b.health()["ollama"]["failures"] == 0
 
@@ -94,7 +94,7 @@ def test_a_failed_trial_opens_it_for_another_cool_down() -> None:
     fail(b, 1)
     clock.now += 31
     fail(b, 1)  # the trial
-    assert [k for k, _ in told] == ["BackendOpened", "BackendOpened"]
+    assert [k for k, _ in told] == ["open", "open"]
     assert told[-1][1]["trial"] is True and told[-1][1]["error"] == "connection refused"
     with pytest.raises(BackendOpen):
         b.admit("ollama")
@@ -122,7 +122,7 @@ def test_stragglers_admitted_before_it_opened_change_nothing() -> None:
     trial = b.admit("ollama")
     b.ended("ollama", REFUSED)  # another straggler failing during the trial
     b.ended("ollama", None, trial=trial)
-    assert [k for k, _ in told] == ["BackendOpened", "BackendClosed"]
+    assert [k for k, _ in told] == ["open", "closed"]
 
 
 def test_the_probe_closes_it_only_after_the_cool_down() -> None:

@@ -27,7 +27,7 @@ def test_context_turns_egress_and_terminal_line(fake, fake_cursor, tmp_path: Pat
     lines: list[str] = []
     with server:
         g = Glider(server, tmp_path)
-        server.app.state.proxy.observer = lambda job, served: lines.append(request_line(job, served))
+        server.app.state.proxy.dispatch.observer = lambda job, served: lines.append(request_line(job, served))
         client = CursorClient(g.port, g.ca)
 
         async def go() -> None:

@@ -248,6 +248,8 @@ def test_cloud_anthropic_and_local_ollama_over_http(tmp_path: Path) -> None:
         assert req.path == "/v1/messages" and req.headers["x-api-key"] == "sk-test"
         assert "hello from fake ollama" in src["local"]("summarise")
         assert fake.requests[-1].path == "/api/chat"
+        # Built by protocol.translate like every call to a local backend: the summary's length is capped.
+        assert fake.requests[-1].body["options"]["num_predict"] == summarizers.MAX_SUMMARY_TOKENS
 
 
 def test_openai_backend_and_failure_falls_through(tmp_path: Path) -> None:

@@ -131,7 +131,9 @@ def test_a_claude_delegates_own_requests_are_the_runs_not_the_users(claude_bin: 
             home = tmp_path / "claude-home"
             home.mkdir()
             out = _ask(claude_bin, glider.url, home, work, "why does DELEGATE-MARKER fail /claude")
-            assert out["result"] == f"hello from fake anthropic {claude_code.MODEL}"
+            said = f"hello from fake anthropic {claude_code.MODEL}"
+            want = f"{said}\n\nChanged in the workspace (git): no changes"
+            assert out["result"] == want
             assert any(
                 "DELEGATE-MARKER" in json.dumps(q.body) for q in fake.requests if q.path == "/v1/messages"
             ), "the delegate's request came back through Glider to the cloud fake"

@@ -26,7 +26,7 @@ import pytest
 import claude_code
 from fake_upstream import FakeUpstream, ToolReply
 from glider_cli.paths import resolve
-from glider_cli.store.log import iter_events
+from glider_cli.store.eventlog.log import iter_events
 from server.glider_harness import GliderServer
 
 REPO = Path(__file__).resolve().parents[2]

@@ -59,6 +59,27 @@ def test_the_claude_code_first_turn_packs_under_1500_tokens() -> None:
     json.dumps(r.to_dict())
 
 
+def test_a_request_parsed_already_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy sizes the pack from the request it parsed: only the pack itself is parsed."""
+    from glider_cli.protocol import pack as pack_mod
+
+    parsed: list[dict[str, Any]] = []
+
+    def counting(protocol: str, body: Any, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(body)
+        return parse_request(protocol, body, *args, **kwargs)
+
+    chat = parse_request("anthropic", CLAUDE_FIRST)
+    monkeypatch.setattr(pack_mod, "parse_request", counting)
+    with_request = pack("anthropic", CLAUDE_FIRST, DEFAULTS, request=chat)
+    assert len(parsed) == 1 and parsed[0] is with_request.body
+    parsed.clear()
+    alone = pack("anthropic", CLAUDE_FIRST, DEFAULTS)
+    assert len(parsed) == 2 and parsed[0] is CLAUDE_FIRST
+    assert with_request.report == alone.report and with_request.body == alone.body
+    assert with_request.report.tokens_before == chat.estimated_tokens
+
+
 def test_the_system_prompt_is_the_brief_the_clients_start_and_its_environment_lines() -> None:
     p = pack("anthropic", CLAUDE_FIRST, DEFAULTS)
     system = p.body["system"]

@@ -58,7 +58,7 @@ def test_the_persons_own_command_still_counts(router: Router) -> None:
         ("run `make` then /fast please", "explicit_local"),
     ):
         d = router.decide(message(text))
-        assert (d.rule, d.extra["command"]) == (rule, text.split()[-1] if "/fast" not in text else "/fast")
+        assert (d.rule, d.command) == (rule, text.split()[-1] if "/fast" not in text else "/fast")
     assert router.decide(message("fix it /agy")).delegate == "/agy"
     assert router.decide(message("fix the `/agy` flag parsing /claude")).delegate == "/claude"
 

@@ -86,10 +86,9 @@ def test_a_relayed_stream_that_never_started_still_closes_its_upstream(tmp_path:
     cfg_path = tmp_path / "c.yaml"
     cfg_path.write_text(backends_yaml("http://upstream.test"))
     sink = RecordingSink()
-    app = create_app(load_config(config=str(cfg_path)), sink=sink)
-    proxy = app.state.proxy
     resp = Upstream()
-    proxy.upstream = Client(resp)
+    app = create_app(load_config(config=str(cfg_path)), sink=sink, upstream=Client(resp))
+    proxy = app.state.proxy
     message = {"role": "user", "content": "/cloud hi"}
     body = {"model": "claude-x", "max_tokens": 8, "stream": True, "messages": [message]}
     scope = {"type": "http", "headers": [(b"host", b"127.0.0.1")], "query_string": b""}

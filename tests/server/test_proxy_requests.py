@@ -17,7 +17,7 @@ from glider_cli.config.load import load_config
 from glider_cli.paths import resolve
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
-from glider_cli.store.log import iter_events
+from glider_cli.store.eventlog.log import iter_events
 
 pytestmark = [
     pytest.mark.live,

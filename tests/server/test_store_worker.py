@@ -13,7 +13,7 @@ from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import QueryError
 from glider_cli.paths import Paths
 from glider_cli.server.store_worker import StoreWorker
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog.writer import EventWriter
 
 
 def not_a_server() -> float:

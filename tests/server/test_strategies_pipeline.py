@@ -11,7 +11,7 @@ import pytest
 from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
-from glider_cli.orchestrate.judge import EXECUTE_PROMPT, PLAN_PROMPT, REVIEW_PROMPT
+from glider_cli.proxy.strategies.judge import EXECUTE_PROMPT, PLAN_PROMPT, REVIEW_PROMPT
 
 pytestmark = [
     pytest.mark.live,

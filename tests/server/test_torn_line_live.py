@@ -15,7 +15,7 @@ from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
 from glider_cli.paths import Paths
-from glider_cli.store import log
+from glider_cli.store.eventlog import log
 
 pytestmark = [
     pytest.mark.live,

@@ -1,4 +1,4 @@
-"""The egress audit (`store.egress.audit`) over hand-built events: each kind of call that leaves the
+"""The egress audit (`store.views.egress.audit`) over hand-built events: each kind of call that leaves the
 machine, the reasons it gives, what is one call and not two, and local-only turns giving nothing; and
 `ContextStore.egress`, which gives it only the lines of the turns that left (and turnless delegate runs)."""
 
@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.egress import audit
-from glider_cli.store.events import make_event
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.writer import EventWriter
 from glider_cli.store.service import ContextStore
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.views.egress import audit
 
 Spec = tuple[str, str | None, dict[str, Any]]
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from glider_cli.store.episodes import build
-from glider_cli.store.events import make_event
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.views.episodes import build
 
 
 def _events() -> list[dict[str, Any]]:

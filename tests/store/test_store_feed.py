@@ -1,4 +1,4 @@
-"""store.feed and store.feed_views: requests folded from the log as it grows, paged, counted."""
+"""store.views.feed and store.views.feed_views: requests folded from the log as it grows, paged, counted."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from typing import Any
 
 import orjson
 
-from glider_cli.store import feed_views, log
-from glider_cli.store.events import IdGenerator, format_ts, make_event
-from glider_cli.store.feed import Feed
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event
+from glider_cli.store.views import feed_views
+from glider_cli.store.views.feed import Feed
 
 NOW = dt.datetime.now(dt.UTC).timestamp()
 
@@ -259,7 +260,7 @@ def test_a_day_file_is_read_a_piece_at_a_time_and_a_line_longer_than_a_piece_who
 ) -> None:
     """The server keeps no whole day file in memory: the feed reads pieces (here 256 bytes) and
     still folds every event, a line longer than a piece included, and a torn last line waits."""
-    import glider_cli.store.feed as feed_module
+    import glider_cli.store.views.feed as feed_module
 
     monkeypatch.setattr(feed_module, "_PIECE", 256)
     reads: list[int] = []

@@ -8,10 +8,10 @@ import pytest
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store.graph import EntityStore
-from glider_cli.store.index_symbols import index_symbols
-from glider_cli.store.index_tree import index_tree
-from glider_cli.store.walk import walk
+from glider_cli.store.entities.graph import EntityStore
+from glider_cli.store.entities.index_symbols import index_symbols
+from glider_cli.store.entities.index_tree import index_tree
+from glider_cli.store.entities.walk import walk
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "polyglot"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import orjson
 
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.events import IdGenerator, format_ts, make_event, upgrade
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event, upgrade
 
 HELPER = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "writer_burst.py"
 

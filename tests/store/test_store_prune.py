@@ -9,8 +9,8 @@ import pytest
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store import log, prune
-from glider_cli.store.events import make_event
+from glider_cli.store.eventlog import log, prune
+from glider_cli.store.eventlog.events import make_event
 
 HELPER = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "writer_burst.py"
 TODAY = dt.date(2026, 11, 29)

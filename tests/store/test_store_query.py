@@ -5,9 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glider_cli.errors import QueryError
-from glider_cli.store.graph import Edge, Entity, Graph
-from glider_cli.store.query import run
-from glider_cli.store.query_parse import parse
+from glider_cli.store.entities.graph import Edge, Entity, Graph
+from glider_cli.store.queries.query import run
+from glider_cli.store.queries.query_parse import parse
 
 
 def _graph() -> Graph:

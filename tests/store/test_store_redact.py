@@ -15,7 +15,7 @@ import pytest
 from glider_cli.delegate import continuity
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import Paths
-from glider_cli.store.redact import (
+from glider_cli.store.eventlog.redact import (
     REDACTED,
     SHAPES,
     may_need_redaction,
@@ -24,7 +24,7 @@ from glider_cli.store.redact import (
     sensitive_name,
     text_may_need_redaction,
 )
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog.writer import EventWriter
 
 # Well-known documentation examples and made-up values in each provider's shape; none is a live key.
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

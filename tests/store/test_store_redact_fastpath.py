@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from glider_cli.store.redact import REDACTED, may_need_redaction, redact, sensitive_name
+from glider_cli.store.eventlog.redact import REDACTED, may_need_redaction, redact, sensitive_name
 
 NAMES = [
     "Authorization",
@@ -126,9 +126,9 @@ def test_shaped_secrets_are_suspect_and_redacted() -> None:
 
 
 def test_the_writer_writes_what_the_full_walk_would() -> None:
-    from glider_cli.store import log
-    from glider_cli.store.events import make_event
-    from glider_cli.store.settle import settle
+    from glider_cli.store.eventlog import log
+    from glider_cli.store.eventlog.events import make_event
+    from glider_cli.store.eventlog.settle import settle
 
     rng = random.Random(7)
     walked = 0

@@ -1,4 +1,4 @@
-"""The store index (`store.turn_index`): views read it, never the whole log, and it always agrees with
+"""The store index (`store.index.turn_index`): views read it, never the whole log, and it always agrees with
 the log it is rebuilt from."""
 
 from __future__ import annotations
@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.store import episodes, index_day, log, turn_index
-from glider_cli.store.events import IdGenerator, format_ts, make_event
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event
+from glider_cli.store.eventlog.writer import EventWriter
+from glider_cli.store.index import index_day, turn_index
+from glider_cli.store.index.turnfold import TurnFold
 from glider_cli.store.service import ContextStore
-from glider_cli.store.turnfold import TurnFold
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.views import episodes
 
 TODAY = dt.datetime.now(dt.UTC).date()
 

@@ -1,5 +1,5 @@
-"""The turn fold's strategy and member counts (`store.turnfold`), its record, and an index written before
-they existed: an old record still loads, and an old index on disk is rebuilt so its turns gain them."""
+"""The turn fold's strategy and member counts (`store.index.turnfold`), its record, and an index written
+before they existed: an old record still loads, and an old index on disk is rebuilt so its turns gain them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 import orjson
 
 from glider_cli.paths import Paths
-from glider_cli.store import index_day, log
-from glider_cli.store.episodes import build, from_fold
-from glider_cli.store.events import make_event
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.index import index_day
+from glider_cli.store.index.turnfold import TurnFold, fold_events
 from glider_cli.store.service import ContextStore
-from glider_cli.store.turnfold import TurnFold, fold_events
+from glider_cli.store.views.episodes import build, from_fold
 
 YESTERDAY = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
 

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from glider_cli.config.pricing import Price, PriceTable
-from glider_cli.store.usage import Digest, report, report_events
-from glider_cli.store.usage_read import day_digest, digests
+from glider_cli.store.views.usage import Digest, report, report_events
+from glider_cli.store.views.usage_read import day_digest, digests
 
 PRICES = (Price("cloud-big", 10, 100), Price("cloud-small", 1, 10))
 _n = [0]
@@ -184,7 +184,8 @@ def test_digest_round_trips() -> None:
 
 
 def test_the_day_file_ident_is_the_turn_index_s(tmp_path: Path) -> None:
-    from glider_cli.store import index_day, usage_read
+    from glider_cli.store.index import index_day
+    from glider_cli.store.views import usage_read
 
     f = tmp_path / "events-2026-11-30.jsonl"
     f.write_bytes(b"x" * 10)

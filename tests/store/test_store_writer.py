@@ -9,10 +9,10 @@ import pytest
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.events import format_ts, make_event
-from glider_cli.store.redact import REDACTED, redact, sensitive_name
-from glider_cli.store.writer import EventWriter
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import format_ts, make_event
+from glider_cli.store.eventlog.redact import REDACTED, redact, sensitive_name
+from glider_cli.store.eventlog.writer import EventWriter
 
 SECRETS = {
     "anthropic": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
@@ -243,7 +243,7 @@ def test_write_now_writes_on_the_callers_thread_after_pending_events_and_redacts
 def test_the_kept_open_day_file_is_reopened_when_deleted_under_the_writer(
     glider_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import glider_cli.store.writer as writer_mod
+    import glider_cli.store.eventlog.writer as writer_mod
 
     monkeypatch.setattr(writer_mod, "_RECHECK", 0.0)  # check the descriptor before every batch
     paths = Paths(home=glider_env)
@@ -264,7 +264,7 @@ def test_the_kept_open_day_file_is_reopened_when_deleted_under_the_writer(
 
 
 def test_id_batches_continue_the_sequence() -> None:
-    from glider_cli.store.events import IdGenerator
+    from glider_cli.store.eventlog.events import IdGenerator
 
     now = [1_700_000_000.0]
     ids = IdGenerator(lambda: now[0])

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from glider_cli.paths import Paths
-from glider_cli.store import log
-from glider_cli.store.graph import EntityStore
+from glider_cli.store.entities.graph import EntityStore
+from glider_cli.store.eventlog import log
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "store" / "polyglot"
 

@@ -19,7 +19,7 @@ from family_helpers import (
 )
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
-from glider_cli.store.events import format_ts, make_event
+from glider_cli.store.eventlog.events import format_ts, make_event
 from glider_cli.turns.families import FamilyIndex, agent_prompt
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"

@@ -12,8 +12,8 @@ from glider_cli.config.model import Config
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.router import Router
-from glider_cli.store.events import format_ts, make_event
-from glider_cli.store.redact import redact
+from glider_cli.store.eventlog.events import format_ts, make_event
+from glider_cli.store.eventlog.redact import redact
 from glider_cli.turns.families import PROMPT_CAP
 from glider_cli.turns.lifecycle import Served, Turns
 from glider_cli.turns.sticky import IssuedCall, StickyPlan

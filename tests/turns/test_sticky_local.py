@@ -35,7 +35,7 @@ def config(tmp_path: Path) -> Config:
 def test_a_local_turn_keeps_its_subagent_title_continuation_and_compaction_local(config: Config) -> None:
     h = Harness(config)
     _, d1 = h.route(cc(S1, [user("audit the repo /local")])[0], calls=[agent(BIG)])
-    assert (d1.target, d1.rule, d1.extra["command"]) == ("local", "explicit_local", "/local")
+    assert (d1.target, d1.rule, d1.command) == ("local", "explicit_local", "/local")
     bound = [d for t, d, _ in h.events if t == "StickyBound"]
     assert bound[0]["target"] == "local" and bound[0]["rule"] == "explicit_local"
     assert "bound local by explicit /local" in bound[0]["reason"]

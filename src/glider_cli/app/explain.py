@@ -8,7 +8,7 @@ AgentClientMessage; a file that is not JSON text, or `--protocol cursor`), class
 `tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
 (`--all`) also runs the rules below the winner and says which would have matched too (the decision
 is the same). Reading the request file is the only I/O. A strategy that operates
-(`orchestration.<strategy>.enabled`) adds its plan (`orchestrate.plan`: members, judge, budgets) to
+(`orchestration.<strategy>.enabled`) adds its plan (`router.plan`: members, judge, budgets) to
 the record under `plan`, as `serve` logs it.
 """
 
@@ -222,8 +222,8 @@ class Explained(Frozen):
 
 def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> Explained:
     from glider_cli.config.load import load_config
-    from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
+    from glider_cli.router.plan import plan_for
     from glider_cli.sandbox.supervisor import routing_sandbox
 
     # The script worker starts while the config loads (most configs, the default one too, have scripts).
@@ -237,7 +237,7 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     defaults = {side: config.default_backend(side) for side in ("local", "cloud")}
     plan = plan_for(decision, config.settings.orchestration, sides, defaults)
     if plan is not None:
-        decision = replace(decision, extra={**decision.extra, "plan": plan.to_dict()})
+        decision = replace(decision, plan=plan.to_dict())
     bs = config.settings.backends.get(decision.backend or "")
     if decision.target != "local" or bs is None:
         return Explained(decision, config.source)

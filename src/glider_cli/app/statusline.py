@@ -23,14 +23,16 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-OUTCOMES = ("FulfilledLocal", "OriginPassthrough")
+from glider_cli.store.eventlog.events import FULFILLED_LOCAL, ORIGIN_PASSTHROUGH, ROUTE_DECIDED
+
+OUTCOMES = (FULFILLED_LOCAL, ORIGIN_PASSTHROUGH)
 
 
 def last_route(events: Sequence[Mapping[str, Any]], session_id: str) -> dict[str, Any] | None:
     for i in range(len(events) - 1, -1, -1):
         ev = events[i]
         data = ev.get("data")
-        if ev.get("type") != "RouteDecided" or not isinstance(data, Mapping):
+        if ev.get("type") != ROUTE_DECIDED or not isinstance(data, Mapping):
             continue
         family = data.get("family")
         if not isinstance(family, Mapping) or family.get("session_id") != session_id:

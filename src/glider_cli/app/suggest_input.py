@@ -19,9 +19,9 @@ from typing import Any
 
 from glider_cli.app.replay_input import ReplayRequest
 from glider_cli.config.pricing import PriceTable, cost
-from glider_cli.store import events as ev
-from glider_cli.store import log
-from glider_cli.store.usage_read import read_types
+from glider_cli.store.eventlog import events as ev
+from glider_cli.store.eventlog import log
+from glider_cli.store.views.usage_read import read_types
 from glider_cli.values import Frozen, init_fields
 
 TYPES = (ev.TURN_OPENED, ev.ROUTE_DECIDED, ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH, ev.LOCAL_REGRET)

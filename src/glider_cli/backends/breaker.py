@@ -13,9 +13,9 @@ Contract (per backend, its `config.settings.BreakerSettings`; defaults 5 failure
   the failures; its failure opens it for another cool-down; a trial that ended otherwise (the
   client went away) leaves the trial to the next request. An attempt admitted while closed that
   ends while the breaker is open changes nothing.
-- Every change is told to `on_change(kind, data)`: `BackendOpened` {backend, failures, window,
-  cooldown, error (the last failure's), trial (true: the trial failed)} and `BackendClosed`
-  {backend, by (request | probe), open_s (how long it was open)}.
+- Every change is told to `on_change(state, data)`: `open` {backend, failures, window, cooldown,
+  error (the last failure's), trial (true: the trial failed)} and `closed` {backend, by (request |
+  probe), open_s (how long it was open)}; the proxy records them as `BackendOpened` / `BackendClosed`.
 - `health()` is each backend's state for `/healthz`, `glider doctor` and the dashboard.
 Pure: no I/O, no asyncio; the clocks are injected. Used from the event loop only.
 """
@@ -31,7 +31,6 @@ from typing import Any
 from glider_cli.backends.probe import describe_error
 from glider_cli.config.settings import BreakerSettings
 from glider_cli.errors import BackendError, BackendOpen, BackendTimeout, UpstreamStatus
-from glider_cli.store.events import BACKEND_CLOSED, BACKEND_OPENED
 
 __all__ = ["Breakers", "verdict"]
 
@@ -148,7 +147,7 @@ class Breakers:
             "error": b.last_error,
             "trial": trial,
         }
-        self._tell(BACKEND_OPENED, data)
+        self._tell("open", data)
 
     def _close(self, b: _Breaker, by: str) -> None:
         assert b.opened_at is not None
@@ -156,7 +155,7 @@ class Breakers:
         b.opened_at = b.opened_wall = None
         b.trial = False
         b.failures.clear()
-        self._tell(BACKEND_CLOSED, {"backend": b.name, "by": by, "open_s": open_s})
+        self._tell("closed", {"backend": b.name, "by": by, "open_s": open_s})
 
     def _tell(self, kind: str, data: dict[str, Any]) -> None:
         if self.on_change is not None:

@@ -17,12 +17,16 @@ Contract:
 The one implementation is `backends.aiohttp_upstream.AiohttpUpstream` (aiohttp, for every backend).
 Tests that must inject an upstream pass any `Upstream` to `create_app(upstream=...)`; every other
 test runs this client against real servers on 127.0.0.1.
+
+`OnDemand(make)` is an Upstream that can be handed to the proxy before there is an event loop (when
+the app is built): `open()` (the lifespan calls it) or the first `send` builds the client with `make()`
+inside the running loop; `aclose()` closes it, and a later `send` builds a new one.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from glider_cli.config.settings import Timeout
 
@@ -69,3 +73,27 @@ def make_upstream(routes: Mapping[str, Route] | None = None, *, limit: int = 256
     from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
 
     return AiohttpUpstream(routes, limit=limit)
+
+
+class OnDemand:
+    """An Upstream built inside the running loop when first needed (see the module contract)."""
+
+    def __init__(self, make: Callable[[], Upstream]) -> None:
+        self._make = make
+        self._client: Upstream | None = None
+
+    def open(self) -> Upstream:
+        if self._client is None:
+            self._client = self._make()
+        return self._client
+
+    def send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes, timeout: Timeout
+    ) -> Coroutine[Any, Any, UpstreamResponse]:
+        # No coroutine of its own: the client's `send` is what the caller awaits.
+        return (self._client or self.open()).send(method, url, headers, body, timeout)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()

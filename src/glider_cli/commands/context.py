@@ -10,7 +10,7 @@ import typer
 from glider_cli.commands.options import CONFIG, HOME, JSON, PROFILE, home_for
 
 if TYPE_CHECKING:
-    from glider_cli.store.query import QueryAnswer
+    from glider_cli.store.queries.query import QueryAnswer
     from glider_cli.store.service import ContextStore
 
 app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=True)
@@ -208,10 +208,12 @@ def turns(
 
 
 def _egress_rows(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    from glider_cli.store.eventlog.events import DELEGATE_RUN
+
     def status(c: dict[str, Any]) -> str:
         if c["status"] is None:
             return ""
-        return ("exit " if c["event"] == "DelegateRun" else "") + str(c["status"])
+        return ("exit " if c["event"] == DELEGATE_RUN else "") + str(c["status"])
 
     def outcome(c: dict[str, Any]) -> str:
         # A delegate run: what it changed in the workspace, next to its outcome.
@@ -274,6 +276,7 @@ def turn(
         _emit_json(detail)
         return
     from glider_cli.commands import console
+    from glider_cli.store.eventlog.events import DELEGATE_RUN
 
     if detail["episode"]:
         console.line(detail["episode"]["summary"])
@@ -281,7 +284,7 @@ def turn(
         console.line(f"{k} ({v['prov']}): {v['value']}")
     for e in detail["events"]:
         console.line(f"{e['ts']} {e['type']}")
-        changes = (e.get("data") or {}).get("changes") if e["type"] == "DelegateRun" else None
+        changes = (e.get("data") or {}).get("changes") if e["type"] == DELEGATE_RUN else None
         if isinstance(changes, dict):  # what the delegate changed in the workspace, with its hunks
             for f in changes.get("files") or []:
                 lines = "binary or unknown" if f.get("added") is None else f"+{f['added']} −{f['removed']}"

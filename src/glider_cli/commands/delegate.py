@@ -50,7 +50,7 @@ def main(
     from glider_cli.delegate.permissions import Grants
     from glider_cli.delegate.workspace import shell_front
     from glider_cli.errors import DelegateError
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
     grants = Grants()
     vendor = vendor_of(claude, cursor_agent, agy, codex)

@@ -70,11 +70,6 @@ def main(
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
-    prepared = prepare(
-        config=config, profile=profile, host=host, port=port, environ=environ, cursor_port=cursor_port
-    )
-    s = prepared.summary()
-    proxy = prepared.app.state.proxy
 
     def say(text: str) -> None:
         err.print(text, markup=False, highlight=False, soft_wrap=True)
@@ -91,6 +86,7 @@ def main(
         if cursor is not None:
             c = cursor.describe()
             say(f"  Cursor proxy: HTTPS_PROXY={c['url']}  CA {c['ca']}  decrypts {', '.join(c['hosts'])}")
+        proxy = prepared.app.state.proxy
         if proxy.local is not None:
             for text in _probe_lines(proxy.local):
                 say(text)
@@ -101,9 +97,19 @@ def main(
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
+    observer = None if quiet else observe
+    prepared = prepare(
+        config=config,
+        profile=profile,
+        host=host,
+        port=port,
+        environ=environ,
+        observer=observer,
+        cursor_port=cursor_port,
+    )
+    s = prepared.summary()
     # The Cursor proxy's one-off notices (an HTTP/2 client it cannot route) are printed even with --quiet.
     prepared.app.state.on_notice = say
     if not quiet:
         prepared.app.state.on_ready = ready
-        proxy.observer = observe
     run(prepared, on_bound=None if quiet else bound)

@@ -8,7 +8,7 @@ import typer
 
 if TYPE_CHECKING:
     from glider_cli.commands.options import Home
-    from glider_cli.store.log import ReadStats
+    from glider_cli.store.eventlog.log import ReadStats
 
 
 def usage_report(
@@ -17,8 +17,8 @@ def usage_report(
     """What `ContextStore.usage` answers, without the store's other machinery (a faster start)."""
     from glider_cli.config.load import load_config
     from glider_cli.config.pricing import PriceTable
-    from glider_cli.store import usage, usage_read
-    from glider_cli.store.log import ReadStats
+    from glider_cli.store.eventlog.log import ReadStats
+    from glider_cli.store.views import usage, usage_read
 
     settings = load_config(config=config, profile=profile, environ=where.environ).settings
     window = settings.context.retain_days if days is None else days
@@ -28,7 +28,7 @@ def usage_report(
 
 
 def check_by(by: str) -> None:
-    from glider_cli.store.usage import BY
+    from glider_cli.store.views.usage import BY
 
     if by not in BY:
         raise typer.BadParameter(f"{by!r} is not one of {', '.join(BY)}", param_hint="--by")

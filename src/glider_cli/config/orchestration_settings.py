@@ -1,7 +1,7 @@
 """The settings of `orchestration:` (fan_out, pipeline, ensemble): frozen values with their defaults.
 
 `config.orchestration` reads and validates the section into these; `config.settings.Settings`
-carries the OrchestrationSettings, and `orchestrate/` plans and runs from it.
+carries the OrchestrationSettings, and `router/plan.py` plans and `proxy/strategies/` runs from it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The adapter between the Cursor proxy and Glider's request pipeline (`server.proxy.Proxy`): the one
+"""The adapter between the Cursor proxy and Glider's request pipeline (`proxy.pipeline.Proxy`): the one
 module here that reaches into the pipeline, the turns lifecycle and the backends.
 
 - `open(chat, local_ok)`: the request placed in its turn family and decided by the router
@@ -10,12 +10,12 @@ module here that reaches into the pipeline, the turns lifecycle and the backends
   request passes through to Cursor unrecorded. A non-turn request of a family held local (`/local`)
   keeps the family's local decision in its record, marked `served_by: origin`.
 - `close(opened, served)`: the closing events (`FulfilledLocal` / `OriginPassthrough`, the family's
-  bookkeeping) and `glider serve`'s line per request (`Proxy.observer`).
+  bookkeeping) and `glider serve`'s line per request (`Dispatch.observer`).
 - `failed(opened, backend, message)`: `UpstreamFailed` and `FallbackUsed` (to Cursor) for a local
   backend that failed before its first byte.
 - `local_text(opened, chat, text)`: the local backend's answer to the person's text, as text pieces:
-  the pack (`server.local_path`: the text, up to N episodes of the same conversation, a short system
-  part) in OpenAI Chat shape, sent through the pipeline's own call (`Proxy._call`: model, pack and
+  the pack (`proxy.local_path`: the text, up to N episodes of the same conversation, a short system
+  part) in OpenAI Chat shape, sent through the pipeline's own call (`Dispatch.call`: model, pack and
   translation to the backend's wire) and read back as it streams. Raises BackendError when the
   backend fails before answering.
 The cloud side for Cursor is Cursor itself: the outcome names the `origin` backend of the config, or
@@ -36,8 +36,9 @@ from glider_cli.errors import BackendError, GateRefused, GliderError
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.translate_stream import stream_converter
 from glider_cli.protocol.usage import Usage
-from glider_cli.server.calls import Inbound, Job, failure_record
-from glider_cli.server.proxy import Proxy
+from glider_cli.proxy.calls import Inbound, Job, failure_record
+from glider_cli.proxy.pipeline import Proxy
+from glider_cli.store.eventlog.events import FALLBACK_USED, ROUTE_DECIDED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Opened, Served
 from glider_cli.values import replace
 
@@ -80,7 +81,7 @@ class Pipeline:
             return None
         decision = opened.decision
         for kind, data, tid in opened.events:
-            if kind == "RouteDecided":
+            if kind == ROUTE_DECIDED:
                 data = Deferred(lambda: {**decision.to_record(), "client": CLIENT, "cursor": what})
             self.proxy.sink.emit(kind, data, turn_id=tid)
         return opened
@@ -89,17 +90,16 @@ class Pipeline:
         return self.proxy.registry.choose("local", opened.decision.backend)
 
     def fallback_allowed(self, opened: Opened, backend: Backend) -> bool:
-        fb = opened.decision.extra.get("fallback")
-        rule = fb if isinstance(fb, str) else None
+        rule = opened.decision.fallback
         explicit = rule if rule is not None else backend.fallback
-        return explicit != "none" and not self.proxy.local_only
+        return explicit != "none" and not self.proxy.turns.local_only
 
     # ------------------------------------------------------------------ record
 
     def close(self, opened: Opened, served: Served) -> None:
         for kind, data, tid in self.proxy.turns.close(opened, served):
-            self.proxy.closing.emit(kind, data, turn_id=tid)
-        observer = self.proxy.observer
+            self.proxy.dispatch.closing.emit(kind, data, turn_id=tid)
+        observer = self.proxy.dispatch.observer
         if observer is not None:
             inb = Inbound(CLIENT, b"", {}, [], "", opened.chat)
             try:
@@ -124,12 +124,12 @@ class Pipeline:
 
     def failed(self, opened: Opened, backend: Backend, exc: BackendError, fallback: bool) -> None:
         sink = self.proxy.sink
-        sink.emit("UpstreamFailed", failure_record(backend, exc, "before_first_byte"), turn_id=opened.turn_id)
+        sink.emit(UPSTREAM_FAILED, failure_record(backend, exc, "before_first_byte"), turn_id=opened.turn_id)
         if self.proxy.local is not None:
             self.proxy.local.failed(backend.name, exc.message)
         if fallback:
             data = {"from": backend.name, "to": self.origin_name(), "reason": exc.message}
-            sink.emit("FallbackUsed", data, turn_id=opened.turn_id)
+            sink.emit(FALLBACK_USED, data, turn_id=opened.turn_id)
 
     # ------------------------------------------------------------------ answer locally
 
@@ -141,8 +141,8 @@ class Pipeline:
         body: dict[str, Any] = {"model": "", "stream": True, "messages": [{"role": "user", "content": text}]}
         chat = replace(opened.chat, model="")
         inb = Inbound("openai_chat", orjson.dumps(body), body, [], "", chat, "/v1/chat/completions")
-        call = proxy._call(inb, opened.decision, backend)
-        resp = await proxy._send(call)
+        call = proxy.dispatch.call(inb, opened.decision, backend)
+        resp = await proxy.dispatch.send(call)
         if resp.status >= 400:
             data = await resp.read()
             await resp.aclose()

@@ -19,7 +19,8 @@ from glider_cli.cursor.front import FrontDoor
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.runs import CursorRuns
 from glider_cli.cursor.upstream import Network
-from glider_cli.server.proxy import Proxy
+from glider_cli.proxy.pipeline import Proxy
+from glider_cli.store.eventlog.events import NOTE
 
 HOST = "127.0.0.1"
 
@@ -61,7 +62,7 @@ class CursorService:
             f"cursor: the client speaks HTTP/2 to {host} (AgentService/Run): relayed to Cursor unchanged, "
             "not routable; `glider setup cursor` (or cursor-agent) switches it to HTTP/1.1"
         )
-        self.proxy.sink.emit("Note", {"text": text, "source": "cursor", "host": host})
+        self.proxy.sink.emit(NOTE, {"text": text, "source": "cursor", "host": host})
         if self.notice is not None:
             try:
                 self.notice(text)

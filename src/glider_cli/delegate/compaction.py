@@ -34,6 +34,7 @@ from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.domain import EventSink
 from glider_cli.paths import Paths
+from glider_cli.store.eventlog.events import CONTINUITY_COMPACTED, CONTINUITY_CORRUPT
 from glider_cli.values import Frozen, init_fields
 
 __all__ = ["SUMMARY_MARK", "Compactor", "compact", "digest", "needs_compaction", "summarise"]
@@ -205,12 +206,10 @@ def compact(
     )
     if events is not None:
         events.emit(
-            "ContinuityCompacted", {"workspace": str(workspace), "record": str(result.path), **res.to_dict()}
+            CONTINUITY_COMPACTED, {"workspace": str(workspace), "record": str(result.path), **res.to_dict()}
         )
         if result.set_aside is not None:
-            events.emit(
-                "ContinuityCorrupt", {"workspace": str(workspace), "set_aside": str(result.set_aside)}
-            )
+            events.emit(CONTINUITY_CORRUPT, {"workspace": str(workspace), "set_aside": str(result.set_aside)})
     return res
 
 

@@ -32,8 +32,9 @@ concurrent writers (the proxy, delegate runs, compaction, other processes) never
 that finds a corrupt record moves it aside to `<record>.corrupt-<time>` (kept, never deleted), starts a new
 record, and reports the move in its result; readers raise `CorruptRecord` and leave the file alone.
 
-Secrets never reach the file: an entry's text goes through `store.redact.redact_text` (keys and tokens
-such as `sk-…`, `ghp_…`, `AKIA…`, `Bearer …`, private-key blocks become `[REDACTED]`) before it is written.
+Secrets never reach the file: an entry's text goes through `store.eventlog.redact.redact_text` (keys
+and tokens such as `sk-…`, `ghp_…`, `AKIA…`, `Bearer …`, private-key blocks become `[REDACTED]`)
+before it is written.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store.redact import redact_text
+from glider_cli.store.eventlog.redact import redact_text
 from glider_cli.values import Frozen, init_fields, replace
 
 EntryKind = Literal["turn", "delegate", "summary"]

@@ -43,7 +43,8 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
-from glider_cli.store.turn_keys import user_words
+from glider_cli.protocol.turn_keys import user_words
+from glider_cli.store.eventlog.events import CONTINUITY_COMPACTION_FAILED, CONTINUITY_CORRUPT, DELEGATE_RUN
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
@@ -155,7 +156,7 @@ def parse_flag(text: str) -> tuple[str, str] | None:
 def _report_set_aside(events: EventSink | None, workspace: str, res: continuity.WriteResult) -> None:
     if events is not None and res.set_aside is not None:
         events.emit(
-            "ContinuityCorrupt",
+            CONTINUITY_CORRUPT,
             {"workspace": workspace, "record": str(res.path), "set_aside": str(res.set_aside)},
         )
 
@@ -177,7 +178,7 @@ def make_compactor(
 
     def on_error(workspace: str, exc: BaseException) -> None:
         if events is not None:
-            events.emit("ContinuityCompactionFailed", {"workspace": workspace, "error": str(exc)[:500]})
+            events.emit(CONTINUITY_COMPACTION_FAILED, {"workspace": workspace, "error": str(exc)[:500]})
 
     return compaction.Compactor(one_pass, on_error)
 
@@ -345,7 +346,7 @@ def delegate(
     if events is not None:
         data = result.to_dict()
         data.pop("text")
-        # `ms` and `summary` are the keys the store's views read (store/events.py).
+        # `ms` and `summary` are the keys the store's views read (store/eventlog/events.py).
         data["ms"] = int(duration * 1000)
         data["summary"] = ranking.truncate_middle(text, 300)[0]
         # The vendor's CLI reports no usage to Glider: the task, the continuity block and the
@@ -353,7 +354,7 @@ def delegate(
         data["input_tokens"] = (len(task.encode()) + 3) // 4 + block.tokens
         data["output_tokens"] = (len(text.encode()) + 3) // 4
         data["estimated"] = ["input_tokens", "output_tokens"]
-        events.emit("DelegateRun", data, turn_id=turn_id)
+        events.emit(DELEGATE_RUN, data, turn_id=turn_id)
     _after_write(paths, settings, res, compactor, environ, events)
     return result
 

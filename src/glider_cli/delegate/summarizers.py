@@ -7,11 +7,13 @@ no configuration (compaction then skips it):
   empty private directory under `$GLIDER_HOME/run` through the same runner as a delegate, with the
   entries in its context file; its subscription pays, no API credits.
 - `cloud` / `local`: the first backend of that side with a usable type and a `base_url` (and, when it
-  names `api_key_env`, with that variable set in the passed environ). Anthropic backends get
-  `POST /v1/messages`, openai backends `POST /v1/chat/completions`, ollama `POST /api/chat`. The
-  request goes through the injectable `post` seam (default: a small sync httpx call with
-  `trust_env=False`, so a `*_PROXY` variable cannot loop it back into glider). The key is only ever
-  placed in the request header.
+  names `api_key_env`, with that variable set in the passed environ). The call is made as every model
+  call is: the backend resolved by `backends.registry` (URL, key), its headers by
+  `backends.headers.upstream_headers` (the key only ever in a header), a one-turn Anthropic request
+  translated to the backend's wire and its reply read back by `protocol.translate` (anthropic
+  `POST /v1/messages`, openai `POST /v1/chat/completions`, ollama `POST /api/chat`). The request goes
+  through the injectable `post` seam (default: a small sync httpx call with `trust_env=False`, so a
+  `*_PROXY` variable cannot loop it back into glider): compaction runs off the event loop.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from glider_cli.config.settings import BackendSettings, Settings
+from glider_cli.backends.headers import upstream_headers
+from glider_cli.backends.registry import Backend, BackendRegistry
+from glider_cli.config.settings import Settings
 from glider_cli.delegate import runner
 from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.delegate.compaction import Summarizer
 from glider_cli.paths import Paths
+from glider_cli.protocol import translate
 
 Post = Callable[[str, Mapping[str, str], Mapping[str, Any], float], Any]
 MAX_SUMMARY_TOKENS = 1024
@@ -59,15 +64,8 @@ def vendor_for_cli(source_cli: str) -> str | None:
     return None
 
 
-def _join(base: str, path: str) -> str:
-    base = base.rstrip("/")
-    if base.endswith("/v1") and path.startswith("/v1/"):
-        path = path[3:]
-    return base + path
-
-
 def _one_turn(model: str, prompt: str) -> dict[str, Any]:
-    """One user turn, capped at MAX_SUMMARY_TOKENS: the same body for Anthropic Messages and OpenAI Chat."""
+    """One user turn in Anthropic's Messages shape, capped at MAX_SUMMARY_TOKENS."""
     return {
         "model": model,
         "max_tokens": MAX_SUMMARY_TOKENS,
@@ -75,47 +73,29 @@ def _one_turn(model: str, prompt: str) -> dict[str, Any]:
     }
 
 
-def backend_summarizer(backend: BackendSettings, environ: Mapping[str, str], post: Post) -> Summarizer | None:
-    if not backend.base_url or not backend.model:
+def backend_summarizer(backend: Backend, post: Post) -> Summarizer | None:
+    """A summarizer over `backend` (resolved by `backends.registry`), or None when it cannot be one."""
+    if backend.kind == "origin" or not backend.base_url or not backend.model:
         return None
-    key = None
-    if backend.api_key_env:
-        key = environ.get(backend.api_key_env)
-        if not key:
-            return None
-    base, model, timeout = backend.base_url, backend.model, backend.timeout.read
-    headers = {k: v for k, v in backend.headers.items()}
+    if backend.api_key_env and not backend.has_key:
+        return None
+    model, timeout = backend.model, backend.timeout.read
+    url = backend.url("anthropic", translate.upstream_path(backend.wire))
+    headers = upstream_headers((), backend, passthrough=False)
 
-    if backend.type == "anthropic":
-        if key:
-            headers["x-api-key"] = key
-        headers.setdefault("anthropic-version", "2023-06-01")
+    def summarize(prompt: str) -> str:
+        body = translate.request_to(
+            backend.wire,
+            "anthropic",
+            _one_turn(model, prompt),
+            model=model,
+            max_tokens_cap=backend.max_tokens,
+        )
+        data = post(url, headers, body, timeout)
+        reply = translate.response_to("anthropic", backend.wire, data, model=model)
+        return "".join(b.get("text", "") for b in reply.get("content", []) if isinstance(b, dict))
 
-        def anthropic(prompt: str) -> str:
-            data = post(_join(base, "/v1/messages"), headers, _one_turn(model, prompt), timeout)
-            return "".join(b.get("text", "") for b in data.get("content", []) if isinstance(b, dict))
-
-        return anthropic
-    if backend.type == "openai":
-        if key:
-            headers["authorization"] = f"Bearer {key}"
-
-        def openai(prompt: str) -> str:
-            data = post(_join(base, "/v1/chat/completions"), headers, _one_turn(model, prompt), timeout)
-            content = data["choices"][0]["message"].get("content")
-            return content if isinstance(content, str) else ""
-
-        return openai
-    if backend.type == "ollama":
-
-        def ollama(prompt: str) -> str:
-            body = {"model": model, "stream": False, "messages": [{"role": "user", "content": prompt}]}
-            data = post(_join(base, "/api/chat"), headers, body, timeout)
-            content = data.get("message", {}).get("content")
-            return content if isinstance(content, str) else ""
-
-        return ollama
-    return None
+    return summarize
 
 
 def origin_summarizer(
@@ -157,11 +137,13 @@ def sources_for(
     settings: Settings, paths: Paths, environ: Mapping[str, str], origin_cli: str, *, post: Post = httpx_post
 ) -> dict[str, Summarizer | None]:
     out: dict[str, Summarizer | None] = {"origin": origin_summarizer(settings, paths, environ, origin_cli)}
+    registry = BackendRegistry.from_settings(settings, environ)
     for side, types in _SIDE_TYPES.items():
         out[side] = None
         for b in settings.backends.values():
-            if b.side == side and b.type in types:
-                fn = backend_summarizer(b, environ, post)
+            # A base_url of the config's own: a backend left to its kind's default is no summary source.
+            if b.side == side and b.type in types and b.base_url:
+                fn = backend_summarizer(registry.get(b.name), post)
                 if fn is not None:
                     out[side] = fn
                     break

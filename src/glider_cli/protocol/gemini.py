@@ -22,7 +22,7 @@ Replies: one candidate; text parts, `functionCall` parts carrying the backend's 
 finishReason STOP (end_turn, tool_use, stop_sequence), MAX_TOKENS, SAFETY (refusal); `usageMetadata`
 prompt/candidates/total (+ cachedContentTokenCount). Reasoning from another backend is not written (a
 thought part Gemini did not sign must not reach Google in a later turn). `modelVersion` is the model
-the caller passes (see `server.outbound`: the client's own).
+the caller passes (see `proxy.dispatch`: the client's own).
 
 Streams (StreamEncoder): one `data:` event per text delta, each a whole GenerateContentResponse; a
 tool call is written whole once its arguments are complete (Gemini never streams partial arguments);

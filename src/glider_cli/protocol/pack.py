@@ -2,7 +2,7 @@
 
 Spec (memory-and-context.md, "What the local model receives"): Glider never sends the full transcript; it
 sends a pack of limited size, the most recent user turn and at most N short episodes. Issue #13 §1 says
-what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools=...)`:
+what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools=..., request=...)`:
 
 - Pure: no I/O, no clock; `body` is not modified. The result is a new body in the client's own protocol
   (anthropic, openai_chat or openai_responses), so the usual translation to the backend's wire applies to
@@ -23,7 +23,9 @@ what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools
   those named in `settings.local_tools`, among those the client offered; each description cut to
   `settings.local_tool_chars` and each parameter's description to a quarter of it, JSON-Schema
   `$schema` dropped. Without `tools` no tool is sent (and no `tool_choice`).
-- Sizes: bytes of the body's JSON, and the prompt tokens the router estimates (`parse_request`). The
+- Sizes: bytes of the body's JSON, and the prompt tokens the router estimates (`parse_request`); the
+  request's own estimate is `request.estimated_tokens` when the caller has the request parsed already
+  (the proxy: the body is not parsed a second time), only the pack is parsed then. The
   captured Claude Code first turn: 50,177 bytes / ~12,300 tokens -> ~6,400 bytes / ~1,450 tokens.
 - The per-protocol reading and rebuilding is `protocol.pack_shapes`.
 """
@@ -37,6 +39,7 @@ from typing import Any
 import orjson
 
 from glider_cli.config.settings import TransformSettings
+from glider_cli.domain import ChatRequest
 from glider_cli.protocol import pack_shapes
 from glider_cli.protocol.pack_shapes import cut
 from glider_cli.protocol.parse import parse_request
@@ -174,8 +177,9 @@ def system_prompt(
     return "\n\n".join(sections), len(start) + len(env_text), kept_env
 
 
-def _size(protocol: str, body: Mapping[str, Any]) -> tuple[int, int]:
-    return len(orjson.dumps(body)), parse_request(protocol, body).estimated_tokens
+def _size(protocol: str, body: Mapping[str, Any], parsed: ChatRequest | None = None) -> tuple[int, int]:
+    tokens = parsed.estimated_tokens if parsed is not None else parse_request(protocol, body).estimated_tokens
+    return len(orjson.dumps(body)), tokens
 
 
 def pack(
@@ -185,13 +189,14 @@ def pack(
     *,
     episodes: Sequence[str] = (),
     tools: bool = True,
+    request: ChatRequest | None = None,
 ) -> Packed:
     """The pack of a client request for a local backend (see the module docstring). RequestError for a
     body that `parse_request` refuses; an unknown protocol is a ValueError."""
     shape = pack_shapes.SHAPES.get(protocol)
     if shape is None:
         raise ValueError(f"no pack for protocol {protocol!r}")
-    size_before, tokens_before = _size(protocol, body)
+    size_before, tokens_before = _size(protocol, body, request)
     split = shape.split(body)
     client_chars = sum(len(t) for t in split.system)
     n = len(split.messages)

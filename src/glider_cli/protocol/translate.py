@@ -46,7 +46,7 @@ and read back as `call_x` when the tool_result is translated, so the backend get
 A Gemini client gets the backend's id in `functionCall.id`, which Gemini CLI echoes in the
 functionResponse; calls without ids are paired by name and order (`protocol.gemini_request`).
 
-Model names: a translated reply carries the `model` the caller passes (`server.outbound` passes the
+Model names: a translated reply carries the `model` the caller passes (`proxy.dispatch` passes the
 client's requested one; the backend's is in the reply's `x-glider-route` header).
 """
 

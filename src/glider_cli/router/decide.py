@@ -24,7 +24,7 @@ Contract:
   No rule matching at all raises NoRoute.
 - The decision's `backend` is the action's backend or the side's default backend (config);
   `model` is the action's model, or None (keep the client's model). When an explicit rule has
-  control, `extra["command"]` is the command it found (the turn index binds the family by it).
+  control, `command` is the command it found (the turn index binds the family by it).
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
 """
@@ -345,9 +345,7 @@ class Router:
         tail: tuple[int, int] = (0, 0),
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
-        extra: dict[str, Any] = {"where": where, "fallback": fallback}
-        if command is not None:
-            extra["command"] = command
+        extra: dict[str, Any] = {}
         side = "local" if target == "local" else "cloud"
         backend = action.backend or self._default_backend[target]
         model, adapter, strategy = action.model, action.adapter, action.strategy
@@ -377,6 +375,9 @@ class Router:
             trace=tuple(trace),
             extra=extra,
             tail=tail,
+            where=where,
+            fallback=fallback,
+            command=command,
         )
 
 

@@ -6,7 +6,7 @@ Contract:
   closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
   its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
   pruned once a day, an `EventsPruned` event each time).
-- Seams: `sink` (any `domain.EventSink`; default an `store.writer.EventWriter` under GLIDER_HOME),
+- Seams: `sink` (any `domain.EventSink`; default an `store.eventlog.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
   `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
   proxy variables are read from it once, here).
@@ -48,16 +48,17 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli.backends.client import Upstream, make_upstream
-from glider_cli.backends.network import Route
+from glider_cli.backends.client import OnDemand, Upstream, make_upstream
 from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
+from glider_cli.proxy.delegation import Delegation
+from glider_cli.proxy.dispatch import Observer
+from glider_cli.proxy.pipeline import Decider, Proxy
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
-from glider_cli.server.delegation import Delegation
-from glider_cli.server.proxy import Decider, Proxy
+from glider_cli.server.http_json import EXCEPTION_HANDLERS
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
@@ -66,7 +67,7 @@ if TYPE_CHECKING:
     from glider_cli.paths import Paths
     from glider_cli.server.events_api import EventHub
     from glider_cli.server.reload import Reloader
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
 
 class GliderApp:
@@ -90,6 +91,7 @@ def create_app(
     router: Decider | None = None,
     bound_host: str | None = None,
     reload_interval: float | None = 1.0,
+    observer: Observer | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
@@ -100,7 +102,7 @@ def create_app(
     from glider_cli.server.router_api import router_routes
     from glider_cli.server.rules_edit_api import rules_edit_routes
     from glider_cli.server.session_api import session_routes
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.eventlog.writer import EventWriter
 
     env = os.environ if environ is None else environ
     settings = config.settings
@@ -125,7 +127,12 @@ def create_app(
     # The dashboard's live stream is woken each time the request path's events are written.
     hub = EventHub(live)
     loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
-    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream)
+    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
+    # Built inside the running loop: by the lifespan, which closes it (an injected one is the caller's).
+    owned = None
+    if upstream is None:
+        owned = upstream = OnDemand(functools.partial(make_upstream, routes_by_origin))
+    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
@@ -142,9 +149,9 @@ def create_app(
         *gemini_routes(proxy, settings.server.max_body_bytes),
         *session_routes(home, settings.context, live),
     ]
-    routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
-    lifespan = _lifespan(proxy, loop_sink, writer, routes_by_origin, hub, reloader, config, home)
-    inner = Starlette(routes=routes, lifespan=lifespan)
+    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home)
+    # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
+    inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(EXCEPTION_HANDLERS))
     inner.state.proxy = proxy
     inner.state.registry = registry
     # The config and router in force (a reload replaces them: `server.reload`).
@@ -170,7 +177,8 @@ def _proxy(
     registry: BackendRegistry,
     sink: EventSink,
     loop_sink: LoopSink,
-    upstream: Upstream | None,
+    upstream: Upstream,
+    observer: Observer | None,
 ) -> Proxy:
     """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
     workers' events straight to `sink`."""
@@ -178,8 +186,9 @@ def _proxy(
 
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
-    from glider_cli.store.events import IdGenerator
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.proxy.strategies.runner import planner
+    from glider_cli.store.eventlog.events import IdGenerator
+    from glider_cli.store.eventlog.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
 
     settings = config.settings
@@ -187,13 +196,21 @@ def _proxy(
     recent = sink.recent if isinstance(sink, EventWriter) else None
     ids = IdGenerator()
     local_only = config.routing.local_only
+    # A strategy that operates gets its plan from Turns.open (`router.plan.Planner`).
+    plans = planner(registry, settings.orchestration)
     turns = Turns(
-        router, settings.sticky, settings.tool_followup, clock=time.time, new_id=ids, local_only=local_only
+        router,
+        settings.sticky,
+        settings.tool_followup,
+        clock=time.time,
+        new_id=ids,
+        local_only=local_only,
+        planner=plans,
     )
     from glider_cli.backends.probe_cache import FILENAME as PROBES
-    from glider_cli.server.local_path import LocalPath
+    from glider_cli.proxy.local_path import LocalPath
 
-    proxy = Proxy(
+    return Proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
@@ -205,11 +222,8 @@ def _proxy(
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
         local=LocalPath(registry, settings, recent, cache=paths_mod.resolve(env).run / PROBES),
         orchestration=settings.orchestration,
+        observer=observer,
     )
-    proxy.local_only = local_only
-    assert proxy.local is not None
-    proxy.local.reached = proxy.breakers.probed  # a probe that answers can close an open breaker
-    return proxy
 
 
 def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
@@ -240,7 +254,7 @@ def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
     writer: EventWriter | None,
-    routes_by_origin: dict[str, Route],
+    owned: OnDemand | None,
     hub: EventHub,
     reloader: Reloader,
     config: Config | None = None,
@@ -251,10 +265,8 @@ def _lifespan(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        owned: Upstream | None = None
-        if proxy.upstream is None:
-            owned = make_upstream(routes_by_origin)
-            proxy.upstream = owned
+        if owned is not None:
+            owned.open()
         retention: asyncio.Task[None] | None = None
         if writer is not None:
             writer.start()
@@ -288,7 +300,6 @@ def _lifespan(
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()
-                proxy.upstream = None
             loop_sink.drain()
             if writer is not None:
                 writer.close()

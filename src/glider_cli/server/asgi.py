@@ -3,9 +3,9 @@
 The model endpoints are plain ASGI callables (no Request/Response objects, no task group per
 stream): they are the hot path. Contract:
 - `read_body` stops at `limit` bytes (RequestError 413), trusting neither Content-Length nor chunks.
-- `Reply` is either whole (`body`, sent with Content-Length) or a stream (`stream`, sent chunk by
-  chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE event is
-  flushed as soon as it is produced); its `close`, when given, is awaited after the stream is closed,
+- `Reply` (`proxy.reply`) is either whole (`body`, sent with Content-Length) or a stream (`stream`,
+  sent chunk by chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE
+  event is flushed as soon as it is produced); its `close`, when given, is awaited after the stream is closed,
   however sending ended (a generator that never started runs no `finally` of its own). A whole
   reply's `after` (bookkeeping: usage, outcome event,
   who answered) runs on the loop pass after the reply was handed to the server (so after its bytes
@@ -27,28 +27,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Mapping
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.errors import RequestError
+from glider_cli.proxy.reply import Reply
+
+__all__ = ["ClientGone", "HotPaths", "ProxyEndpoint", "Reply", "read_body", "send_reply"]
 
 _log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
 
 
 class ClientGone(Exception):
     """The client disconnected before its request body was complete."""
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
-    body: bytes = b""
-    stream: AsyncGenerator[bytes, None] | None = None
-    after: Callable[[], None] | None = None
-    close: Callable[[], Awaitable[None]] | None = None
 
 
 async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:

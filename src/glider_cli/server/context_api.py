@@ -26,7 +26,8 @@ than it); for `turns` and `episodes` a turn id (the turns listed before it), so 
 page is the cursor of the next. `turns` answers the newest `limit` turns (default 200), reading only
 the day files that page needs (`ContextStore.turns`); a full page carries `x-glider-next-before:
 <turn id>`.
-A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}`; an unknown turn a 404.
+A bad parameter is a 400 `{"error": {"message", "position"?, "param"?}}` (`BadParam`, a QueryError:
+the app's exception handlers, `server.http_json`); an unknown turn a 404.
 The views that read the index files or the entity graph (turns, a turn, egress, usage, query, explain,
 communities, export, index-tree, index-symbols, prune) are answered by the store's worker process
 (`server.store_worker`: one view at a time, recycled beyond its memory budget), so they hold neither
@@ -47,30 +48,15 @@ from starlette.routing import BaseRoute, Route
 
 from glider_cli.config.pricing import Price
 from glider_cli.config.settings import ContextSettings
-from glider_cli.errors import QueryError, RequestError, StoreError
 from glider_cli.paths import Paths
-from glider_cli.server.http_json import json_object, json_response
+from glider_cli.server.http_json import BadParam, error_json, json_object, json_response
 from glider_cli.server.store_worker import StoreWorker
+from glider_cli.store.eventlog.writer import EventWriter
 from glider_cli.store.service import FLUSH_WAIT, ContextStore
-from glider_cli.store.writer import EventWriter
 
 T = TypeVar("T")
 MAX_LIMIT = 10_000
 TURNS_PAGE = 200
-
-
-class _BadRequest(Exception):
-    def __init__(self, message: str, param: str | None = None, position: int | None = None) -> None:
-        super().__init__(message)
-        self.body: dict[str, Any] = {"message": message}
-        if param is not None:
-            self.body["param"] = param
-        if position is not None:
-            self.body["position"] = position
-
-
-def _error(status: int, body: dict[str, Any]) -> Response:
-    return json_response({"error": body}, status)
 
 
 def _int_param(request: Request, name: str, default: int) -> int:
@@ -78,7 +64,7 @@ def _int_param(request: Request, name: str, default: int) -> int:
     if raw is None or raw == "":
         return default
     if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
-        raise _BadRequest(f"{name}={raw!r} must be a whole number from 1 to {MAX_LIMIT}", name)
+        raise BadParam(f"{name}={raw!r} must be a whole number from 1 to {MAX_LIMIT}", name)
     return int(raw)
 
 
@@ -96,24 +82,24 @@ def _cursor(request: Request) -> str | None:
     if not raw:
         return None
     if len(raw) > 200 or any(c.isspace() for c in raw):
-        raise _BadRequest("before must be one token (no spaces)", "before")
+        raise BadParam("before must be one token (no spaces)", "before")
     return raw
 
 
 def _str_param(request: Request, name: str) -> str:
     raw = request.query_params.get(name, "").strip()
     if not raw or any(c.isspace() for c in raw):
-        raise _BadRequest(f"{name} is required (one token, no spaces)", name)
+        raise BadParam(f"{name} is required (one token, no spaces)", name)
     return raw
 
 
 def _dir_param(body: dict[str, Any]) -> Path:
     raw = body.get("path")
     if not isinstance(raw, str) or not raw:
-        raise _BadRequest("path is required (a directory)", "path")
+        raise BadParam("path is required (a directory)", "path")
     p = Path(raw).expanduser()
     if not p.is_dir():
-        raise _BadRequest(f"path {raw!r} is not a directory", "path")
+        raise BadParam(f"path {raw!r} is not a directory", "path")
     return p
 
 
@@ -147,27 +133,6 @@ def context_routes(
         body, _ = await view(op, *args)
         return Response(body, media_type="application/json")
 
-    def guarded(
-        handler: Callable[[Request], Any],
-    ) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                result: Response = await handler(request)
-                return result
-            except _BadRequest as exc:
-                return _error(400, exc.body)
-            except RequestError as exc:  # the body is not a JSON object
-                return _error(exc.status, {"message": exc.message})
-            except QueryError as exc:
-                body: dict[str, Any] = {"message": exc.message}
-                if exc.position is not None:
-                    body["position"] = exc.position
-                return _error(400, body)
-            except StoreError as exc:
-                return _error(500, {"message": exc.message})
-
-        return endpoint
-
     async def recent(request: Request) -> Response:
         limit = _int_param(request, "limit", 50)
         before = _cursor(request)
@@ -192,7 +157,7 @@ def context_routes(
         tid = request.path_params["turn_id"]
         body, _ = await view("turn", tid)
         if body == b"null":
-            return _error(404, {"message": f"no turn {tid!r}", "param": "turn_id"})
+            return error_json(404, {"message": f"no turn {tid!r}", "param": "turn_id"})
         return Response(body, media_type="application/json")
 
     async def episodes(request: Request) -> Response:
@@ -207,17 +172,17 @@ def context_routes(
         days = None if raw is None or raw == "" else _int_param(request, "days", 1)
         session = request.query_params.get("session", "").strip() or None
         if session is not None and (len(session) > 200 or any(c.isspace() for c in session)):
-            raise _BadRequest("session must be one token (no spaces)", "session")
+            raise BadParam("session must be one token (no spaces)", "session")
         return await answer("egress", days, session)
 
     async def usage(request: Request) -> Response:
-        from glider_cli.store.usage import BY
+        from glider_cli.store.views.usage import BY
 
         raw = request.query_params.get("days")
         days = None if raw is None or raw == "" else _int_param(request, "days", 1)
         by = request.query_params.get("by", "day")
         if by not in BY:
-            raise _BadRequest(f"by={by!r} must be one of {', '.join(BY)}", "by")
+            raise BadParam(f"by={by!r} must be one of {', '.join(BY)}", "by")
         configured = [p.to_dict() for p in (prices() if prices is not None else ())]
         return await answer("usage", days, by, configured)
 
@@ -232,7 +197,7 @@ def context_routes(
     async def query(request: Request) -> Response:
         q = request.query_params.get("q", "")
         if not q.strip():
-            raise _BadRequest("q is required: <turn_id> [options] keyword…", "q")
+            raise BadParam("q is required: <turn_id> [options] keyword…", "q")
         return await answer("query", q)
 
     async def index_tree(request: Request) -> Response:
@@ -240,7 +205,7 @@ def context_routes(
         root = _dir_param(body)
         turn_id = body.get("turn_id")
         if turn_id is not None and (not isinstance(turn_id, str) or not turn_id.strip()):
-            raise _BadRequest("turn_id must be a non-empty string", "turn_id")
+            raise BadParam("turn_id must be a non-empty string", "turn_id")
         return await answer("index_tree", str(root), turn_id)
 
     async def index_symbols(request: Request) -> Response:
@@ -251,7 +216,7 @@ def context_routes(
         turn_id = _str_param(request, "turn_id")
         algorithm = request.query_params.get("algorithm", "components")
         if algorithm not in ("components", "louvain"):
-            raise _BadRequest(f"algorithm={algorithm!r} must be components or louvain", "algorithm")
+            raise BadParam(f"algorithm={algorithm!r} must be components or louvain", "algorithm")
         limit = _int_param(request, "limit", 20)
         value = "1" if algorithm == "components" else "louvain"
         return await answer("query", f"{turn_id} communities={value} limit={limit}")
@@ -265,25 +230,25 @@ def context_routes(
         body = await json_object(request, empty=True)
         days = body.get("days")
         if days is not None and (type(days) is not int or not 1 <= days <= 100_000):
-            raise _BadRequest("days must be a whole number of at least 1", "days")
+            raise BadParam("days must be a whole number of at least 1", "days")
         dry_run = body.get("dry_run", False)
         if not isinstance(dry_run, bool):
-            raise _BadRequest("dry_run must be true or false", "dry_run")
+            raise BadParam("dry_run must be true or false", "dry_run")
         return await answer("prune", days, dry_run)
 
     p = "/api/context"
     return [
-        Route(f"{p}/recent", guarded(recent), methods=["GET"]),
-        Route(f"{p}/turns", guarded(turns), methods=["GET"]),
-        Route(f"{p}/turns/{{turn_id}}", guarded(turn), methods=["GET"]),
-        Route(f"{p}/episodes", guarded(episodes), methods=["GET"]),
-        Route(f"{p}/egress", guarded(egress), methods=["GET"]),
-        Route(f"{p}/usage", guarded(usage), methods=["GET"]),
-        Route(f"{p}/export", guarded(export), methods=["GET"]),
-        Route(f"{p}/query", guarded(query), methods=["GET"]),
-        Route(f"{p}/index-tree", guarded(index_tree), methods=["POST"]),
-        Route(f"{p}/index-symbols", guarded(index_symbols), methods=["POST"]),
-        Route(f"{p}/communities", guarded(communities), methods=["GET"]),
-        Route(f"{p}/explain", guarded(explain), methods=["GET"]),
-        Route(f"{p}/prune", guarded(prune), methods=["POST"]),
+        Route(f"{p}/recent", recent, methods=["GET"]),
+        Route(f"{p}/turns", turns, methods=["GET"]),
+        Route(f"{p}/turns/{{turn_id}}", turn, methods=["GET"]),
+        Route(f"{p}/episodes", episodes, methods=["GET"]),
+        Route(f"{p}/egress", egress, methods=["GET"]),
+        Route(f"{p}/usage", usage, methods=["GET"]),
+        Route(f"{p}/export", export, methods=["GET"]),
+        Route(f"{p}/query", query, methods=["GET"]),
+        Route(f"{p}/index-tree", index_tree, methods=["POST"]),
+        Route(f"{p}/index-symbols", index_symbols, methods=["POST"]),
+        Route(f"{p}/communities", communities, methods=["GET"]),
+        Route(f"{p}/explain", explain, methods=["GET"]),
+        Route(f"{p}/prune", prune, methods=["POST"]),
     ]

@@ -16,12 +16,12 @@
         404 when the app has no live event log.
     GET /api/events/requests?limit=50&before=<id>&session=<id>&turn_id=<id>
         {"requests": [...], "next": <cursor or null>, "since": <oldest id kept>}: request records
-        (`store.feed.Request`), newest first, paged.
+        (`store.views.feed.Request`), newest first, paged.
     GET /api/events/sessions?limit=30&before=<cursor>  {"sessions": [...], "next", "since"}
-    GET /api/events/stats?window=hour|day              `store.feed_views.window_stats` + each
+    GET /api/events/stats?window=hour|day              `store.views.feed_views.window_stats` + each
                                                        backend's `state` (ok, failing, idle)
 
-Requests, sessions and stats read a `store.feed.Feed` over the last `context.warm_load_days` days of
+Requests, sessions and stats read a `store.views.feed.Feed` over the last `context.warm_load_days` days of
 the log (at least one), refreshed incrementally per call in the thread pool after the writer's
 queue is flushed. A bad parameter is a 400 `{"error": {"message", "param"}}`.
 """
@@ -41,20 +41,14 @@ from starlette.routing import BaseRoute, Route
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.server.http_json import json_response
-from glider_cli.store import feed_views
-from glider_cli.store.feed import Feed
-from glider_cli.store.writer import EventWriter
+from glider_cli.server.http_json import BadParam, json_response
+from glider_cli.store.eventlog.writer import EventWriter
+from glider_cli.store.views import feed_views
+from glider_cli.store.views.feed import Feed
 
 WINDOWS = {"hour": (3600, 12), "day": (86_400, 24)}
 MAX_LIMIT = 500
 FLUSH_WAIT = 1.0
-
-
-class _BadParam(Exception):
-    def __init__(self, message: str, param: str) -> None:
-        super().__init__(message)
-        self.body = {"message": message, "param": param}
 
 
 def _limit(request: Request, name: str, default: int, low: int = 1) -> int:
@@ -62,7 +56,7 @@ def _limit(request: Request, name: str, default: int, low: int = 1) -> int:
     if raw is None or raw == "":
         return default
     if not raw.isascii() or not raw.isdigit() or not low <= int(raw) <= MAX_LIMIT:
-        raise _BadParam(f"{name}={raw!r} must be a whole number from {low} to {MAX_LIMIT}", name)
+        raise BadParam(f"{name}={raw!r} must be a whole number from {low} to {MAX_LIMIT}", name)
     return int(raw)
 
 
@@ -71,7 +65,7 @@ def _token(request: Request, name: str) -> str | None:
     if raw is None or raw == "":
         return None
     if len(raw) > 200 or any(c.isspace() for c in raw):
-        raise _BadParam(f"{name} must be one token (no spaces)", name)
+        raise BadParam(f"{name} must be one token (no spaces)", name)
     return raw
 
 
@@ -192,16 +186,6 @@ def events_routes(
         feed.refresh()
         return feed
 
-    def guarded(handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                result: Response = await handler(request)
-                return result
-            except _BadParam as exc:
-                return json_response({"error": exc.body}, 400)
-
-        return endpoint
-
     async def stream(request: Request) -> Response:
         if hub.writer is None:
             msg = "no live event log: this server writes its events to another sink"
@@ -235,7 +219,7 @@ def events_routes(
     async def stats(request: Request) -> Response:
         name = request.query_params.get("window", "hour")
         if name not in WINDOWS:
-            raise _BadParam(f"window={name!r} must be one of {', '.join(WINDOWS)}", "window")
+            raise BadParam(f"window={name!r} must be one of {', '.join(WINDOWS)}", "window")
         window_s, buckets = WINDOWS[name]
 
         def work() -> dict[str, Any]:
@@ -252,8 +236,8 @@ def events_routes(
 
     p = "/api/events"
     return [
-        Route(f"{p}/stream", guarded(stream), methods=["GET"]),
-        Route(f"{p}/requests", guarded(requests), methods=["GET"]),
-        Route(f"{p}/sessions", guarded(sessions), methods=["GET"]),
-        Route(f"{p}/stats", guarded(stats), methods=["GET"]),
+        Route(f"{p}/stream", stream, methods=["GET"]),
+        Route(f"{p}/requests", requests, methods=["GET"]),
+        Route(f"{p}/sessions", sessions, methods=["GET"]),
+        Route(f"{p}/stats", stats, methods=["GET"]),
     ]

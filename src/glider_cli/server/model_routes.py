@@ -24,12 +24,13 @@ from starlette.routing import BaseRoute, Route, WebSocketRoute
 from starlette.types import Scope
 from starlette.websockets import WebSocket
 
-from glider_cli.server.asgi import ProxyEndpoint, Reply
+from glider_cli.proxy.reply import Reply
+from glider_cli.server.asgi import ProxyEndpoint
 from glider_cli.server.http_json import error_response, json_response
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
-    from glider_cli.server.proxy import Proxy
+    from glider_cli.proxy.pipeline import Proxy
 
 PREFIXES = ("/v1", "")
 _NO_WEBSOCKET = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
@@ -45,7 +46,8 @@ def model_endpoints(proxy: Proxy, limit: int) -> dict[str, ProxyEndpoint]:
     messages = endpoint("anthropic")
     chat = endpoint("openai_chat")
     responses = endpoint("openai_responses")
-    count_tokens = ProxyEndpoint(proxy.count_tokens, limit, functools.partial(proxy.error, "anthropic"))
+    count = functools.partial(proxy.count_tokens, "anthropic")
+    count_tokens = ProxyEndpoint(count, limit, functools.partial(proxy.error, "anthropic"))
     hot: dict[str, ProxyEndpoint] = {}
     for prefix in PREFIXES:
         hot[f"{prefix}/messages"] = messages

@@ -37,12 +37,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.errors import ConfigError
+from glider_cli.store.eventlog.events import CONFIG_RELOADED
 from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.domain import EventSink
-    from glider_cli.server.proxy import Decider, Proxy
+    from glider_cli.proxy.pipeline import Decider, Proxy
 
 _log = logging.getLogger("uvicorn.error")
 _RESTART_SECTIONS = ("server", "context", "delegate", "transform", "cursor")
@@ -262,7 +263,7 @@ class Reloader:
         data = outcome.to_dict()
         data.pop("errors")
         data["files"] = [str(p) for p in watched_files(config)]
-        self.sink.emit("ConfigReloaded", data)
+        self.sink.emit(CONFIG_RELOADED, data)
         return outcome
 
     def _swap(self, config: Config, router: Decider) -> None:
@@ -270,7 +271,6 @@ class Reloader:
         self.proxy.turns.use(
             router, config.settings.sticky, config.settings.tool_followup, local_only=local_only
         )
-        self.proxy.local_only = local_only
         self.live.config, self.live.router = config, router
 
 

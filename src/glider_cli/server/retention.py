@@ -13,7 +13,7 @@ import asyncio
 
 from glider_cli.domain import EventSink
 from glider_cli.errors import StoreError
-from glider_cli.store.events import EVENTS_PRUNED
+from glider_cli.store.eventlog.events import EVENTS_PRUNED
 from glider_cli.store.service import ContextStore
 
 DAY = 86_400.0

@@ -21,9 +21,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.model import Config
+
+if TYPE_CHECKING:
+    from glider_cli.proxy.dispatch import Observer
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ def prepare(
     host: str | None = None,
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
+    observer: Observer | None = None,
     cursor_port: int | None = None,
 ) -> Prepared:
     from glider_cli.config.load import load_config
@@ -70,7 +74,7 @@ def prepare(
     _refuse_lint_errors(cfg)
     bind_host = host or cfg.settings.server.host
     bind_port = cfg.settings.server.port if port is None else port
-    app = create_app(cfg, environ=env, bound_host=bind_host)
+    app = create_app(cfg, environ=env, bound_host=bind_host, observer=observer)
     return Prepared(cfg, bind_host, bind_port, app)
 
 

@@ -4,13 +4,13 @@ It reads the files under `$GLIDER_HOME/context` (and, inside `glider serve`, the
 ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict()`):
 - `recent(limit)`: the newest events, oldest first (the writer's ring when there is one; else only
   the newest lines of the files are parsed);
-- `episodes(limit)`: episode dicts (see `store.episodes`) of the writer's ring, or of the last
+- `episodes(limit)`: episode dicts (see `store.views.episodes`) of the writer's ring, or of the last
   `warm_load_days` days of files, oldest first;
 - `turns(limit, before)`: episode dicts of the last `retain_days` days, oldest first; with `limit`,
   the newest `limit` turns listed before the turn `before` (every turn before it when None);
 - `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn; only that turn's
   lines are read (by their offsets in the store index);
-- `egress(days, session)`: the egress audit (`store.egress`) of the last `days` days (default
+- `egress(days, session)`: the egress audit (`store.views.egress`) of the last `days` days (default
   `retain_days`): {"days", "session", "calls", "totals"}; only the lines of the turns whose fold says
   a request left the machine are read (by their offsets), and the turnless `DelegateRun` lines;
 - `usage(days, by, prices)`: the usage and cost report (`store.usage`) of the last `days` days
@@ -18,16 +18,16 @@ ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict(
   the lines of the types it needs are parsed, and a digest of each day file is kept
   (`store.usage_read`);
 - `graph()` / `query(text)`: the entity graph plus the RUNTIME layer derived from the turns of the
-  last `retain_days` days (`store.runtime_layer`); kept until the entity store or a turn changes. A
-  query gets the layer it needs (`store.query.runtime_scope`): none for a search of every turn for
+  last `retain_days` days (`store.entities.runtime_layer`); kept until the entity store or a turn changes. A
+  query gets the layer it needs (`store.queries.query.runtime_scope`): none for a search of every turn for
   symbols or directories, one turn's for a search in that turn, every turn's for the graph modes;
 - `index_tree`, `index_symbols`: index a directory into `entities.jsonl` (compacted afterwards
   when most of its lines are dead);
 - `export()`: every event (day file by day file, in file order), then every entity-store record, as
   JSONL (bytes, whole lines, about a megabyte a piece), one file in memory at a time;
-- `prune_plan(days)` / `prune_apply(plan)`: see `store.prune`; `retain()` prunes to `retain_days`
+- `prune_plan(days)` / `prune_apply(plan)`: see `store.eventlog.prune`; `retain()` prunes to `retain_days`
   and returns what an `EventsPruned` event records (serve runs it daily, `server.retention`).
-Turn views read the store index (`store.turn_index`), never the whole log. With a writer, reads first
+Turn views read the store index (`store.index.turn_index`), never the whole log. With a writer, reads first
 wait (briefly) for what it has queued, so an API answer includes events emitted before the request.
 """
 
@@ -42,19 +42,19 @@ import orjson
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.store import episodes as ep
-from glider_cli.store import log, prune
-from glider_cli.store.graph import EntityStore, Graph
-from glider_cli.store.turn_index import TurnIndex, read_spans
+from glider_cli.store.entities.graph import EntityStore, Graph
+from glider_cli.store.eventlog import log, prune
+from glider_cli.store.index.turn_index import TurnIndex, read_spans
+from glider_cli.store.views import episodes as ep
 
 if TYPE_CHECKING:
     from glider_cli.config.pricing import Price
-    from glider_cli.store.index_symbols import SymbolIndexResult
-    from glider_cli.store.index_tree import Progress, TreeIndexResult
-    from glider_cli.store.query import QueryAnswer
-    from glider_cli.store.search import SearchIndex
-    from glider_cli.store.turnfold import TurnFold
-    from glider_cli.store.writer import EventWriter
+    from glider_cli.store.entities.index_symbols import SymbolIndexResult
+    from glider_cli.store.entities.index_tree import Progress, TreeIndexResult
+    from glider_cli.store.eventlog.writer import EventWriter
+    from glider_cli.store.index.turnfold import TurnFold
+    from glider_cli.store.queries.query import QueryAnswer
+    from glider_cli.store.queries.search import SearchIndex
 
 FLUSH_WAIT = 2.0
 _CURRENT = b'{"v":1,'
@@ -155,8 +155,8 @@ class ContextStore:
         }
 
     def egress(self, days: int | None = None, session: str | None = None) -> dict[str, Any]:
-        from glider_cli.store import egress
-        from glider_cli.store.events import DELEGATE_RUN
+        from glider_cli.store.eventlog.events import DELEGATE_RUN
+        from glider_cli.store.views import egress
 
         window = self.settings.retain_days if days is None else days
         folds = self.folds(window)
@@ -182,7 +182,7 @@ class ContextStore:
         self, days: int | None = None, by: str = "day", prices: tuple[Price, ...] = ()
     ) -> dict[str, Any]:
         from glider_cli.config.pricing import PriceTable
-        from glider_cli.store import usage, usage_read
+        from glider_cli.store.views import usage, usage_read
 
         self._flush()
         window = self.settings.retain_days if days is None else days
@@ -214,9 +214,9 @@ class ContextStore:
         return g
 
     def _cached(self, scope: str | None) -> tuple[Graph, SearchIndex | None]:
-        """The graph a query of this RUNTIME scope needs (`store.query.runtime_scope`), cached while
+        """The graph a query of this RUNTIME scope needs (`store.queries.query.runtime_scope`), cached while
         neither the entity store nor the turns change."""
-        from glider_cli.store.runtime_layer import add_folds
+        from glider_cli.store.entities.runtime_layer import add_folds
 
         if scope is None:
             with self._lock:
@@ -238,9 +238,9 @@ class ContextStore:
             return g, None
 
     def query(self, text: str) -> QueryAnswer:
-        from glider_cli.store.query import run, runtime_scope
-        from glider_cli.store.query_parse import parse
-        from glider_cli.store.search import SearchIndex
+        from glider_cli.store.queries.query import run, runtime_scope
+        from glider_cli.store.queries.query_parse import parse
+        from glider_cli.store.queries.search import SearchIndex
 
         scope = runtime_scope(parse(text))
         g, index = self._cached(scope)
@@ -257,7 +257,7 @@ class ContextStore:
     def index_tree(
         self, root: Path, *, turn_id: str | None = None, progress: Progress | None = None
     ) -> TreeIndexResult:
-        from glider_cli.store.index_tree import index_tree
+        from glider_cli.store.entities.index_tree import index_tree
 
         with self._lock:
             self._cache.clear()
@@ -266,7 +266,7 @@ class ContextStore:
             return result
 
     def index_symbols(self, root: Path, *, progress: Progress | None = None) -> SymbolIndexResult:
-        from glider_cli.store.index_symbols import index_symbols
+        from glider_cli.store.entities.index_symbols import index_symbols
 
         with self._lock:
             self._cache.clear()

@@ -8,7 +8,7 @@
 one decision (the family's view passed in: a bound family refuses local, a tool result is forced
 home), records it in the family and binds the family when the decision is a cloud one. Its events
 are, in order: `TurnOpened` (only when the request opens a family: a new real user message; its
-`ask`, and the turn keys `goal` and `clone_path` of `store.turn_keys.opening`, made when written),
+`ask`, and the turn keys `goal` and `clone_path` of `protocol.turn_keys.opening`, made when written),
 `RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
 `StickyBound` when the family got bound, then any `LocalRegret` (`turns.regret`: the new user
 message repeats the session's last, locally served, request). A count_tokens request
@@ -27,7 +27,7 @@ local side, `OriginPassthrough` for the cloud side), then any `LocalRegret` (`tu
 local reply that failed mid-stream or issued a tool call whose arguments do not parse; a
 capability-gate refusal of a locally served family's later request comes with the next events),
 then `TurnContext` when the reply's tool calls wrote a plan that differs from the turn's last one
-or named files they write (`store.turn_keys`: TodoWrite, update_plan, Write/Edit), then
+or named files they write (`protocol.turn_keys`: TodoWrite, update_plan, Write/Edit), then
 `ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
@@ -40,8 +40,14 @@ of the prompt a request opened a turn with. The caller holds such a title up to 
 seconds (`routing.sticky.title_wait_seconds`) until a request with that key has been opened, then
 opens the title, which joins the prompt's family and follows its binding; with no such request in
 time the title is opened as before (ahead of its turn). `glider serve` waits on the clock
-(`server.title_wait`); `glider route replay` opens the prompt's request first when it comes within
+(`proxy.title_wait`); `glider route replay` opens the prompt's request first when it comes within
 the bound, so both give the same answer.
+
+With a `planner` (`router.plan.Planner`, given to the constructor), `open` also asks it for the
+strategy's Plan once the router decided (never for count_tokens): `opened.strategy`, its record the
+decision's `plan` (so in `RouteDecided`). `bind_cloud(opened)` binds the family to the cloud as a
+cloud decision does (a plan with a cloud member) and returns those events. `local_only` is
+`routing.local_only` in force (the proxy's fallback never goes from the local side to the cloud then).
 
 `use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
 two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
@@ -58,16 +64,27 @@ from typing import Any, Protocol
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.errors import GateRefused
+from glider_cli.protocol import turn_keys
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
+from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.store import turn_keys
+from glider_cli.store.eventlog.events import (
+    FULFILLED_LOCAL,
+    ORIGIN_PASSTHROUGH,
+    ROUTE_DECIDED,
+    TURN_CONTEXT,
+    TURN_OPENED,
+)
 from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator, accounting
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, replace
 
-__all__ = ["Decider", "Opened", "Served", "Turns"]
+__all__ = ["Decider", "Opened", "Planner", "Served", "Turns"]
+
+# (client protocol, decision, the family's view) -> the strategy's Plan, or None (`router.plan.Planner`)
+Planner = Callable[[str, RouteDecision, StickyView | None], Plan | None]
 
 
 class Decider(Protocol):
@@ -82,19 +99,32 @@ class Decider(Protocol):
 
 
 class Opened(Frozen):
-    """One request, opened: its decision, its place in a family, and the events to emit now."""
+    """One request, opened: its decision, its place in a family, the events to emit now, and the
+    strategy's Plan when one operates (`strategy`; its record is the decision's `plan`)."""
 
     chat: ChatRequest
     plan: StickyPlan
     decision: RouteDecision
     events: Events
     count_tokens: bool
+    strategy: Plan | None
 
     def __init__(
-        self, chat: ChatRequest, plan: StickyPlan, decision: RouteDecision, events: Events, count_tokens: bool
+        self,
+        chat: ChatRequest,
+        plan: StickyPlan,
+        decision: RouteDecision,
+        events: Events,
+        count_tokens: bool,
+        strategy: Plan | None = None,
     ) -> None:
         self.__dict__.update(
-            chat=chat, plan=plan, decision=decision, events=events, count_tokens=count_tokens
+            chat=chat,
+            plan=plan,
+            decision=decision,
+            events=events,
+            count_tokens=count_tokens,
+            strategy=strategy,
         )
 
     @property
@@ -219,8 +249,10 @@ class Turns:
         new_id: Callable[[], str],
         max_families: int = 4096,
         local_only: bool = False,
+        planner: Planner | None = None,
     ) -> None:
         self.router = router
+        self.planner = planner
         self.sticky = Stickiness(
             sticky,
             tool_followup,
@@ -253,6 +285,11 @@ class Turns:
             local_only=st.local_only if local_only is None else local_only,
         )
 
+    @property
+    def local_only(self) -> bool:
+        """`routing.local_only` in force (a reload's `use` changes it): no fallback to the cloud either."""
+        return self.sticky.local_only
+
     def open(
         self,
         chat: ChatRequest,
@@ -272,20 +309,30 @@ class Turns:
             if not count_tokens:
                 self.regret.refused(plan.turn_id, exc.message)
             raise
+        strategy = None
+        if self.planner is not None and not count_tokens:
+            strategy = self.planner(chat.protocol, decision, plan.view)
+            if strategy is not None:  # the plan joins the decision and its RouteDecided record
+                decision = replace(decision, plan=strategy.to_dict())
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
         turn_id = plan.turn_id
         events: Events = []
         if plan.placement.new_turn:
-            events.append(("TurnOpened", Deferred(lambda: _opened(chat)), turn_id))
+            events.append((TURN_OPENED, Deferred(lambda: _opened(chat)), turn_id))
         # The record is built when it is written (off the request's path); a decision is immutable.
-        events.append(("RouteDecided", Deferred(decision.to_record), turn_id))
+        events.append((ROUTE_DECIDED, Deferred(decision.to_record), turn_id))
         events.extend(bound)
         if plan.placement.new_turn:
             events += self.regret.opened(turn_id, chat.session_id, chat.last_user_text, self._clock())
         events += self.regret.take()
-        return Opened(chat, plan, decision, events, False)
+        return Opened(chat, plan, decision, events, False, strategy)
+
+    def bind_cloud(self, opened: Opened) -> Events:
+        """Bind `opened`'s family to the cloud as a cloud decision does (a strategy with a cloud
+        member, whatever side its decision was on); the events to emit."""
+        return self.sticky.bind(opened.plan, replace(opened.decision, target="cloud"))
 
     @property
     def title_wait(self) -> float:
@@ -309,7 +356,7 @@ class Turns:
             self.usage.record(served.backend, opened.chat.estimated_tokens, served.input_tokens)
         if opened.count_tokens:
             return []
-        kind = "FulfilledLocal" if served.side == "local" else "OriginPassthrough"
+        kind = FULFILLED_LOCAL if served.side == "local" else ORIGIN_PASSTHROUGH
         outcome = served.outcome()
         outcome.update(accounting(opened, served, self.usage))
         events: Events = [(kind, outcome, opened.turn_id)]
@@ -329,7 +376,7 @@ class Turns:
         if served.answered and served.calls and opened.turn_id is not None:
             ctx = turn_keys.progress(served.calls)
             if ctx is not None and self._plans.changed(opened.turn_id, ctx):
-                events.append(("TurnContext", ctx, opened.turn_id))
+                events.append((TURN_CONTEXT, ctx, opened.turn_id))
         if served.answered:
             events += self.sticky.served(
                 opened.plan,

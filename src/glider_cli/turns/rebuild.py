@@ -19,7 +19,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from glider_cli.store.redact import REDACTED
+from glider_cli.store.eventlog.events import ROUTE_DECIDED, STICKY_BOUND, TOOL_CALLS_ISSUED, TURN_OPENED
+from glider_cli.store.eventlog.redact import REDACTED
 from glider_cli.turns.records import Binding, Family
 
 if TYPE_CHECKING:
@@ -45,17 +46,17 @@ def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
         return
     at = ts_seconds(str(event.get("ts", ""))) or 0.0
     fam = ix.families.get(turn)
-    if kind == "TurnOpened":
+    if kind == TURN_OPENED:
         new = Family(turn, _str(data.get("session_id")), at, at, ask=str(data.get("ask") or ""))
         if isinstance(data.get("messages"), int):
             new.opening_len = data["messages"]
         ix.add(new)
         ix.asked(new)
-    elif kind == "RouteDecided":
+    elif kind == ROUTE_DECIDED:
         _decided(ix, turn, fam, data, at)
-    elif kind == "ToolCallsIssued":
+    elif kind == TOOL_CALLS_ISSUED:
         _issued(ix, turn, fam, data, at)
-    elif kind == "StickyBound" and fam is not None:
+    elif kind == STICKY_BOUND and fam is not None:
         bound_at = data.get("bound_at")
         start = float(bound_at) if isinstance(bound_at, int | float) else at
         ttl, grace = data.get("ttl"), data.get("grace")

@@ -34,8 +34,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from glider_cli.store.events import LOCAL_REGRET as LOCAL_REGRET_EVENT
-from glider_cli.store.turn_keys import user_words
+from glider_cli.protocol.turn_keys import user_words
+from glider_cli.store.eventlog.events import LOCAL_REGRET as LOCAL_REGRET_EVENT
 
 __all__ = ["LOCAL_REGRET", "RegretWatch", "similarity"]
 

@@ -65,6 +65,7 @@ from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
 from glider_cli.protocol.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.router.sticky_view import Forced, StickyView
+from glider_cli.store.eventlog.events import STICKY_BOUND, TOOL_CALLS_ISSUED
 from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt
 from glider_cli.turns.recording import prompt_text
 from glider_cli.values import Frozen
@@ -223,7 +224,7 @@ class Stickiness:
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
-        found = decision.extra.get("command")
+        found = decision.command
         ttl, grace = self.sticky.ttl_seconds, self.sticky.grace_seconds
         if decision.target == "local":
             # Only the person's own /local (or /fast) on the turn's own message holds the family local.
@@ -237,7 +238,7 @@ class Stickiness:
             )
             fam.binding = Binding("cloud", now, ttl, grace, f"{reason} in turn {p.turn_id}")
         fam.ended_at = None
-        events.append(("StickyBound", self._bound_data(fam.binding, p), p.turn_id))
+        events.append((STICKY_BOUND, self._bound_data(fam.binding, p), p.turn_id))
         return events
 
     def served(
@@ -272,7 +273,7 @@ class Stickiness:
                 logged.append(entry)
             data: dict[str, Any] = {"family": p.turn_id, "session_id": p.session_id, "side": side}
             data.update(backend=backend, model=model, calls=logged)
-            return [("ToolCallsIssued", data, p.turn_id)]
+            return [(TOOL_CALLS_ISSUED, data, p.turn_id)]
         fam = self.index.get(p.turn_id)
         if fam is None or not complete or self.index.pending(p.turn_id):
             return []
@@ -282,7 +283,7 @@ class Stickiness:
         if b is None or not b.live(now):
             return []
         b.ended_at = now
-        return [("StickyBound", self._bound_data(b, p), p.turn_id)]
+        return [(STICKY_BOUND, self._bound_data(b, p), p.turn_id)]
 
     def _bound_data(self, b: Binding, p: Placement) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -195,7 +195,7 @@ const G = (() => {
     };
   }
 
-  // The trace line that decided: the rule's own matched line, else the last match (store/feed.py).
+  // The trace line that decided: the rule's own matched line, else the last match (store/views/feed.py).
   function why(trace, rule) {
     const matched = (trace || []).filter((t) => t && t.matched);
     const own = matched.filter((t) => t.rule === rule);
@@ -203,7 +203,7 @@ const G = (() => {
     return line ? line.reason || null : null;
   }
 
-  // The same record as store/feed.py makes of a RouteDecided event.
+  // The same record as store/views/feed.py makes of a RouteDecided event.
   function requestOf(ev) {
     const d = ev.data || {};
     const fam = d.family || {};

@@ -1,0 +1,111 @@
+"""The values of one proxied request: the request as read (`Inbound`), the job the core opened for it
+(`Job`), one attempt at one backend (`Call`), and the `x-glider-route` header and failure records
+the attempts produce. Used by `proxy.pipeline`, `proxy.dispatch` and `proxy.strategies`.
+
+These are plain `@dataclass`es, mutable by design (a call learns whom it falls back from; a request's
+packs are cached on it): the one value idiom is in `values` (immutable values are `values.Frozen`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from glider_cli.backends.registry import Backend
+from glider_cli.domain import ChatRequest, RouteDecision
+from glider_cli.errors import BackendOpen, BackendTimeout, GliderError, UpstreamStatus
+from glider_cli.protocol.pack import Packed
+from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.turns.lifecycle import Opened
+
+JSON_HEADERS = [(b"content-type", b"application/json")]
+_SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
+_CLIENT_PATH = {
+    "anthropic": "/v1/messages",
+    "openai_chat": "/v1/chat/completions",
+    "openai_responses": "/v1/responses",
+}
+Headers = list[tuple[str, str]]  # names lower-case
+
+
+@functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
+def route_header(
+    side: str, rule: str, backend: str, fallback_from: str | None = None, model: str | None = None
+) -> str:
+    value = f"{side}; rule={quote(rule, safe=_SAFE)}; backend={backend}"
+    if model:
+        value += f"; model={quote(model, safe=_SAFE)}"
+    if fallback_from:
+        value += f"; fallback-from={fallback_from}"
+    return value
+
+
+@dataclass
+class Inbound:
+    """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""
+
+    protocol: str
+    raw: bytes
+    body: dict[str, Any]
+    headers: Headers
+    query: str
+    chat: ChatRequest
+    path: str = ""
+    # The packs made for this request's local backends, by whether the backend takes tools.
+    packs: dict[bool, Packed] = field(default_factory=dict)
+    # False for Glider's own requests built on top of the client's (a judge's question, a pipeline's
+    # next stage): they are sent as built, never packed again.
+    pack: bool = True
+
+
+@dataclass
+class Job:
+    inb: Inbound
+    opened: Opened
+    tap: ReplyTap | None = None
+
+    @property
+    def decision(self) -> RouteDecision:
+        return self.opened.decision
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.opened.turn_id
+
+
+@dataclass
+class Call:
+    """One attempt at one backend."""
+
+    backend: Backend
+    passthrough: bool
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    model: str | None
+    fallback_from: str | None = None
+    started: float = field(default_factory=time.perf_counter)
+
+
+def failure_record(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:
+    """An `UpstreamFailed` event's data; a backend skipped by its open breaker: stage `breaker_open`."""
+    return {
+        "backend": backend.name,
+        "side": backend.side,
+        "status": exc.status if isinstance(exc, UpstreamStatus) else None,
+        "error": exc.message,
+        "stage": "breaker_open" if isinstance(exc, BackendOpen) else stage,
+    }
+
+
+def fallback_reason(exc: GliderError) -> str:
+    if isinstance(exc, BackendOpen):
+        return "breaker open"
+    if isinstance(exc, UpstreamStatus):
+        return f"status {exc.status}"
+    if isinstance(exc, BackendTimeout):
+        return "timeout"
+    return "unreachable"

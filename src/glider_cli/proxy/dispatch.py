@@ -1,0 +1,407 @@
+"""Dispatch: one attempt per backend, fallback, the reply relayed, its bookkeeping.
+
+    dispatch = Dispatch(turns=, registry=, upstream=, sink=, closing=, local=, observer=)
+    call = dispatch.call(inb, decision, backend)      # the request as that backend gets it
+    resp = await dispatch.send(call)                  # UpstreamStatus for a status that falls back
+    reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
+    reply = dispatch.relay(job, call, resp, it, first)  # a stream relayed chunk by chunk
+    dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
+
+`proxy.pipeline.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
+ordinary call when every member failed) use it through these methods only. See the contract of
+`proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
+policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
+side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates).
+
+A translated reply names the model the client asked for (its UI stays as it is); the one that answered
+is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
+backend's calibrated input estimate (`x-glider-estimate: message_start`; `message_delta` has the real
+counts). A count a translated stream's backend never reported is Glider's estimate, marked in the usage
+(`protocol.encoder_base`). A fallback to the other side keeps its own model, not the decision's. A Gemini
+passthrough goes to the client's path with the model replaced, the body unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
+
+import orjson
+
+from glider_cli.backends.breaker import Breakers
+from glider_cli.backends.client import Upstream, UpstreamResponse
+from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
+from glider_cli.backends.headers import response_headers, upstream_headers
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
+from glider_cli.domain import EventSink, RouteDecision
+from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
+from glider_cli.protocol import gemini_request, translate
+from glider_cli.protocol.errors import error_bytes, upstream_text
+from glider_cli.protocol.translate_stream import stream_converter, stream_error
+from glider_cli.protocol.usage import Usage
+from glider_cli.proxy.calls import (
+    _CLIENT_PATH,
+    JSON_HEADERS,
+    Call,
+    Inbound,
+    Job,
+    failure_record,
+    fallback_reason,
+    route_header,
+)
+from glider_cli.proxy.failed import all_failed
+from glider_cli.proxy.local_path import LocalPath
+from glider_cli.proxy.reply import Reply
+from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
+from glider_cli.turns.lifecycle import Served, Turns
+
+# Failures that say nothing new of whether a local server is up (it answered; it was not tried).
+_NOT_DOWN = (UpstreamStatus, BackendOpen)
+
+Observer = Callable[[Job, Served], None]
+
+
+class Dispatch:
+    """Attempts, fallback, relay and bookkeeping (see the module contract). One per app."""
+
+    def __init__(
+        self,
+        *,
+        turns: Turns,
+        registry: BackendRegistry,
+        upstream: Upstream,
+        sink: EventSink,
+        closing: EventSink | None = None,
+        local: LocalPath | None = None,
+        observer: Observer | None = None,
+        breakers: Breakers | None = None,
+    ) -> None:
+        self.turns = turns
+        self.registry = registry
+        self.upstream = upstream
+        self.sink = sink
+        # Closing events (outcome, who answered, a mid-stream failure): written with the next drain.
+        self.closing = closing if closing is not None else sink
+        self.local = local
+        # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
+        self.observer = observer
+        # Skips a backend that keeps failing (`backends.breaker`); the app gives the one set it probes.
+        self.breakers = breakers if breakers is not None else Breakers({})
+
+    def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
+        headers = list(JSON_HEADERS)
+        if route:
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(status, headers, error_bytes(protocol, status, message))
+
+    def _next(self, current: Backend, rule_fallback: str | None) -> Backend | None:
+        """The fallback after `current`; with `routing.local_only`, never from the local side to the cloud."""
+        nxt = self.registry.fallback_for(current, rule_fallback)
+        if nxt is not None and self.turns.local_only and current.side == "local" and nxt.side != "local":
+            return None
+        return nxt
+
+    def call(
+        self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
+    ) -> Call:
+        model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
+        protocol, body = inb.protocol, inb.body
+        raw = inb.raw
+        if backend.side == "local" and self.local is not None and not count_tokens and inb.pack:
+            # What a local model receives: the pack, not the client's whole request (proxy.local_path).
+            packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
+            if packed is not None:
+                body = packed.body
+                raw = orjson.dumps(body)
+        if backend.kind == "origin" or backend.wire == protocol:
+            if protocol == "gemini":
+                path = gemini_request.with_model(inb.path, model) if model else inb.path
+            else:
+                if model and body.get("model") != model:
+                    raw = orjson.dumps({**body, "model": model})
+                path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+            url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
+            headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
+            return Call(backend, True, url, headers, raw, model or body.get("model"))
+        window = self.local.window(backend.name) if self.local is not None else None
+        tb = translate.request_to(
+            backend.wire,
+            protocol,
+            body,
+            model=model or inb.chat.model,
+            max_tokens_cap=backend.max_tokens,
+            num_ctx=window,
+        )
+        url = backend.url(protocol, translate.upstream_path(backend.wire))
+        headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
+        return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
+
+    async def send(self, call: Call) -> UpstreamResponse:
+        """One attempt, through the backend's circuit breaker (`backends.breaker`): BackendOpen when
+        it is skipped, which the callers take as a failed attempt."""
+        trial = self.breakers.admit(call.backend.name)
+        try:
+            resp = await self._attempt(call)
+        except BaseException as exc:
+            self.breakers.ended(call.backend.name, exc, trial=trial)
+            raise
+        self.breakers.ended(call.backend.name, None, trial=trial)
+        return resp
+
+    async def _attempt(self, call: Call) -> UpstreamResponse:
+        resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
+        status = resp.status
+        local_4xx = call.backend.side == "local" and status in (400, 404, 413)
+        if retryable(status) or local_4xx:
+            try:
+                data = await resp.read()
+            except BackendError:
+                data = b""
+            finally:
+                await resp.aclose()
+            cause = local_fallback_cause(status, data) if local_4xx else None
+            if retryable(status) or cause is not None:
+                why = f"upstream answered {status}" + (f" ({cause})" if cause else "")
+                raise UpstreamStatus(why, status=status, body=data, headers=tuple(resp.raw_headers))
+            return BufferedResponse(resp, data)
+        return resp
+
+    async def forward(self, job: Job, backend: Backend) -> Reply:
+        rule_fallback = job.decision.fallback
+        tried: set[str] = set()
+        current: Backend | None = backend
+        attempts: list[tuple[Call, BackendError]] = []
+        while current is not None and current.name not in tried:
+            tried.add(current.name)
+            try:
+                call = self.call(job.inb, job.decision, current)
+            except RequestError as exc:  # a body the backend's wire cannot be given
+                return self.error(job.inb.protocol, exc.status, exc.message)
+            if current is not backend:
+                call.fallback_from = backend.name
+            try:
+                resp = await self.send(call)
+                if job.inb.chat.stream and resp.status < 400:
+                    it = resp.aiter_bytes().__aiter__()
+                    first = b""
+                    nxt = self._next(current, rule_fallback)
+                    if nxt is not None and nxt.name not in tried:
+                        # A fallback could still take over: hold the reply until the first body byte.
+                        try:
+                            first = await it.__anext__()
+                        except StopAsyncIteration:
+                            pass
+                        except BaseException as exc:
+                            await resp.aclose()
+                            self.breakers.ended(current.name, exc)
+                            raise
+                    return self.relay(job, call, resp, it, first)
+                return await self._whole(job, call, resp)
+            except BackendError as exc:
+                attempts.append((call, exc))
+                if self.local is not None and current.side == "local" and not isinstance(exc, _NOT_DOWN):
+                    self.local.failed(current.name, exc.message)
+                failed = failure_record(current, exc, "before_first_byte")
+                self.sink.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+                nxt = self._next(current, rule_fallback)
+                if nxt is not None and nxt.name not in tried:
+                    reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
+                    self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
+                current = nxt
+            except asyncio.CancelledError:
+                # The client went away while we waited for the upstream (see server.asgi).
+                self.finish(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
+                raise
+        assert attempts
+        route = route_header(job.decision.target, job.decision.rule, backend.name)
+        reply = all_failed(job.inb.protocol, attempts, route)
+        if self.observer is not None:
+            last = attempts[-1][0]
+            self.observer(job, Served(last.backend.name, last.backend.side, last.model, reply.status))
+        return reply
+
+    async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
+        try:
+            data = await resp.read()
+        finally:
+            await resp.aclose()
+        chat = job.inb.chat
+        status = resp.status
+        served: bytes | None = None
+        route = _route(job, call)
+        if call.passthrough:
+            headers = response_headers(resp.raw_headers)
+            headers.append((b"x-glider-route", route.encode("latin-1")))
+            reply = Reply(status, headers, data)
+            served = data
+        elif status >= 400:
+            msg = upstream_text(data, f"upstream answered {status}")
+            reply = self.error(job.inb.protocol, status, msg, route)
+        else:
+            model = chat.model or call.model or ""
+            out = translate.response_bytes_to(
+                job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
+            )
+            body = orjson.dumps(out)
+            reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            served = body
+
+        def bookkeeping() -> None:
+            # After the reply is handed over (server.asgi), before the connection's next request.
+            usage = Usage()
+            usage.feed(data)
+            self.finish(job, call, status, usage, complete=status < 400, served=served)
+
+        reply.after = bookkeeping
+        return reply
+
+    def relay(
+        self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    ) -> Reply:
+        inb = job.inb
+        usage = Usage()
+        model = inb.chat.model or call.model or ""
+        estimate = None
+        if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
+            estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
+        convert = (
+            None
+            if call.passthrough
+            else stream_converter(
+                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
+            )
+        )
+
+        ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
+
+        def end(failure: GliderError | None, complete: bool) -> None:
+            nonlocal ended
+            ended = True
+            gone = failure is None and not complete
+
+            def closed() -> None:
+                status = resp.status
+                self.finish(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+
+            asyncio.get_running_loop().call_soon(closed)
+
+        async def gen() -> AsyncGenerator[bytes, None]:
+            complete = False
+            failure: GliderError | None = None
+            try:
+                chunk = first
+                while True:
+                    out = chunk if convert is None else convert.feed(chunk)
+                    if out:
+                        try:
+                            yield out  # the client first; usage and tool calls are read once it is out
+                        finally:
+                            usage.feed(chunk)
+                            if job.tap is not None:
+                                job.tap.feed(out)
+                    else:
+                        usage.feed(chunk)
+                    try:
+                        chunk = await it.__anext__()
+                    except StopAsyncIteration:
+                        break
+                if convert is not None:
+                    tail = convert.close()
+                    if tail:
+                        if job.tap is not None:
+                            job.tap.feed(tail)
+                        yield tail
+                    if convert.failure is not None:  # the upstream said it failed: not a reply
+                        failure = BackendError(
+                            f"upstream {call.backend.name} failed mid-stream: {convert.failure}"
+                        )
+                        return
+                complete = True
+            except BackendError as exc:
+                failure = exc
+                message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
+                yield (
+                    stream_error(inb.protocol, message, model=model)
+                    if convert is None
+                    else convert.error(message)
+                )
+            finally:
+                # Runs on completion, on upstream failure and when the client went away (the stream
+                # is closed or its task cancelled): closing the upstream response cancels its work.
+                if not ended:
+                    await resp.aclose()
+                    end(failure, complete)
+
+        async def close() -> None:
+            # A generator that never started runs no `finally`: when the reply failed before its
+            # first chunk (the client left while its headers were sent), close the upstream here.
+            if not ended:
+                await resp.aclose()
+                end(None, False)
+
+        route = _route(job, call)
+        if call.passthrough:
+            headers = response_headers(resp.raw_headers)
+        else:
+            array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
+            headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
+            if estimate is not None and inb.protocol == "anthropic":
+                headers.append((b"x-glider-estimate", b"message_start"))
+        names = {k for k, _ in headers}
+        if b"content-type" not in names:
+            headers.append((b"content-type", b"text/event-stream"))
+        if b"cache-control" not in names:  # an upstream's own (Anthropic sends no-cache) is kept, once
+            headers.append((b"cache-control", b"no-cache"))
+        headers.append((b"x-glider-route", route.encode("latin-1")))
+        return Reply(resp.status, headers, stream=gen(), close=close)
+
+    def finish(
+        self,
+        job: Job,
+        call: Call,
+        status: int,
+        usage: Usage,
+        *,
+        complete: bool,
+        disconnected: bool = False,
+        failure: GliderError | None = None,
+        served: bytes | None = b"",
+    ) -> None:
+        """A reply's bookkeeping, once it is out (whole replies: `Reply.after`; streams: the loop pass
+        after the relay ended): a mid-stream failure, then the core's closing events (usage
+        calibration, the outcome, who answered and the calls it issued — the last skipped when
+        `served` is None: an error reply in another protocol answered nothing)."""
+        if failure is not None:
+            failed = failure_record(call.backend, failure, "mid_stream")
+            self.closing.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+        calls: list[Any] = []
+        if served is not None and job.tap is not None:
+            job.tap.feed(served)
+            calls = job.tap.close()
+        result = Served(
+            call.backend.name,
+            call.backend.side,
+            call.model,
+            status,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            ms=round((time.perf_counter() - call.started) * 1000, 1),
+            complete=complete,
+            answered=served is not None,
+            disconnected=disconnected,
+            fallback_from=call.fallback_from,
+            calls=calls,
+            cache=usage.record(),
+            reply_bytes=usage.bytes,
+        )
+        for kind, data, tid in self.turns.close(job.opened, result):
+            self.closing.emit(kind, data, turn_id=tid)
+        if self.observer is not None:
+            self.observer(job, result)
+
+
+def _route(job: Job, call: Call) -> str:
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)

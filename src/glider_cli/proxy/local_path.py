@@ -1,0 +1,198 @@
+"""What `glider serve` knows about its local backends, and the capability gate it builds from it.
+
+Contract:
+- `LocalPath(registry, settings)` holds one `backends.probe.Capability` per local backend: what the
+  server said (`probe`, run by the lifespan at start) with the config's `context_window` / `tools`
+  laid over it. Until probed, the config's values alone. `health()` is what `/healthz` shows.
+  Each good probe is also kept in `cache` (`backends.probe_cache`: `$GLIDER_HOME/run/probes.json`),
+  so `glider lint` knows what a backend served when it last answered.
+- A backend that failed (`failed(name, why)`, called by the proxy on a refused connection, a
+  timeout, a 5xx) is marked down with the reason; `watch()` re-probes the backends marked down every
+  `interval` seconds and marks them up again when they answer, so a backend that comes back is
+  read afresh (its models, its window). A reply from a backend marks it up (`answered`). Each
+  backend a probe reached is told to `reached` (the proxy's circuit breakers: a probe that answers
+  after the cool-down closes an open one).
+- `gate(chat)` is the router's capability gate for one request (`router.decide.Gate`): for the
+  local backend a rule would use, why it cannot take the request, or None. It refuses when the turn
+  in progress uses tools (its messages since the latest real user message carry tool calls or
+  results) and the backend cannot call tools, and when what would be sent (`size(backend)`:
+  the request's token estimate, or the pack's when the local side gets a pack) plus the output it
+  may ask for (the client's `max_tokens`, capped by the backend's `max_tokens`) exceeds the
+  backend's window. An unknown window or tool support never refuses: unknown is not "too small".
+- `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
+- `packed(protocol, body, chat, name)`: what a local backend receives (`protocol.pack`) when
+  `transform.local_context` is on — the current turn whole, a short system prompt, the tools the
+  backend can take (none when it cannot call tools) and up to `transform.local_episode_count`
+  episodes of the same session (`episodes`: from the live writer's ring; the turn in progress left
+  out). Made once per request and backend tool support (`cache`), so the gate's size and the body
+  sent are the same pack. None when the setting is off or the protocol has no pack (Gemini).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from glider_cli.backends.probe import Capability, merge, probe_all
+from glider_cli.backends.registry import Backend, BackendRegistry
+from glider_cli.config.settings import Settings
+from glider_cli.domain import ChatRequest
+from glider_cli.protocol.pack import PACKABLE, Packed, pack
+from glider_cli.store.eventlog.events import TURN_OPENED
+from glider_cli.values import replace
+
+__all__ = ["LocalPath", "turn_uses_tools"]
+
+Size = Callable[[str], int]
+
+
+def turn_uses_tools(chat: ChatRequest) -> bool:
+    """The turn in progress (from the latest real user message on) has tool calls or results."""
+    for m in reversed(chat.messages):
+        if m.tool_calls or m.tool_results:
+            return True
+        if m.role == "user" and m.content.strip():
+            return False
+    return False
+
+
+class LocalPath:
+    """See the module contract. One per app; used from the event loop only."""
+
+    def __init__(
+        self,
+        registry: BackendRegistry,
+        settings: Settings,
+        recent: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
+        cache: Path | None = None,
+    ) -> None:
+        self.registry = registry
+        self.cache = cache
+        # Told of each backend a probe reached (the app gives its circuit breakers: `backends.breaker`).
+        self.reached: Callable[[str], None] | None = None
+        self.settings = settings
+        self._recent = recent
+        self._local: list[Backend] = [
+            registry.get(n) for n in registry.names() if registry.get(n).side == "local"
+        ]
+        self.caps: dict[str, Capability] = {
+            b.name: self._merged(Capability(b.name, source="not probed")) for b in self._local
+        }
+
+    def _merged(self, cap: Capability) -> Capability:
+        bs = self.settings.backends.get(cap.backend)
+        if bs is None:
+            return cap
+        return merge(cap, bs.context_window, bs.tools)
+
+    # ------------------------------------------------------------------------------ probing
+
+    async def probe(
+        self, names: Iterable[str] | None = None, *, timeout: float = 2.0
+    ) -> dict[str, Capability]:
+        wanted = set(names) if names is not None else None
+        backends = [b for b in self._local if wanted is None or b.name in wanted]
+        if not backends:
+            return {}
+        found = await probe_all(backends, timeout=timeout)
+        for name, cap in found.items():
+            self.caps[name] = self._merged(cap)
+            if cap.reachable and self.reached is not None:
+                self.reached(name)
+        if self.cache is not None:
+            from glider_cli.backends import probe_cache
+
+            await asyncio.to_thread(probe_cache.remember, self.cache, backends, found)
+        return {n: self.caps[n] for n in found}
+
+    async def watch(self, interval: float = 15.0) -> None:
+        """Re-probe the backends marked down until cancelled."""
+        while True:
+            await asyncio.sleep(interval)
+            down = [n for n, c in self.caps.items() if c.reachable is False]
+            if down:
+                await self.probe(down)
+
+    def failed(self, name: str, why: str) -> None:
+        cap = self.caps.get(name)
+        if cap is not None:
+            self.caps[name] = replace(cap, reachable=False, error=why)
+
+    def answered(self, name: str) -> None:
+        cap = self.caps.get(name)
+        if cap is not None and cap.reachable is not True:
+            self.caps[name] = replace(cap, reachable=True, error=None)
+
+    def health(self) -> list[dict[str, Any]]:
+        return [c.to_dict() for c in self.caps.values()]
+
+    def window(self, name: str) -> int | None:
+        cap = self.caps.get(name)
+        return cap.context_window if cap is not None else None
+
+    # ------------------------------------------------------------------------------ the pack
+
+    def episodes(self, chat: ChatRequest) -> list[str]:
+        """Short summaries of this session's earlier turns, oldest first (at most the configured count)."""
+        n = self.settings.transform.local_episode_count
+        if n <= 0 or not chat.session_id or self._recent is None:
+            return []
+        from glider_cli.store.views.episodes import build
+
+        events = list(self._recent())
+        ask = chat.last_user_text
+        turns = set()
+        for e in events:
+            data = e.get("data") or {}
+            same = e.get("type") == TURN_OPENED and data.get("session_id") == chat.session_id
+            if same and data.get("ask") != ask:  # the turn in progress is not an earlier episode
+                turns.add(e.get("turn_id"))
+        if not turns:
+            return []
+        return [ep.summary for ep in build(e for e in events if e.get("turn_id") in turns)][-n:]
+
+    def packed(
+        self, protocol: str, body: Mapping[str, Any], chat: ChatRequest, name: str, cache: dict[bool, Packed]
+    ) -> Packed | None:
+        transform = self.settings.transform
+        if not transform.local_context or protocol not in PACKABLE:
+            return None
+        cap = self.caps.get(name)
+        tools = cap is None or cap.tools is not False
+        found = cache.get(tools)
+        if found is None:
+            # Sized from the request already parsed (`chat`): only the pack itself is parsed.
+            found = pack(protocol, body, transform, episodes=self.episodes(chat), tools=tools, request=chat)
+            cache[tools] = found
+        return found
+
+    # ------------------------------------------------------------------------------ the gate
+
+    def gate(self, chat: ChatRequest, size: Size | None = None) -> Callable[[str | None], str | None] | None:
+        """The gate for this request; None when no local backend has a known limit to check."""
+        if not any(c.context_window is not None or c.tools is False for c in self.caps.values()):
+            return None
+        uses_tools = turn_uses_tools(chat)
+
+        def check(name: str | None) -> str | None:
+            cap = self.caps.get(name) if name else None
+            if cap is None:
+                return None
+            if uses_tools and cap.tools is False:
+                return f"the turn is using tools and {cap.backend} cannot call tools"
+            window = cap.context_window
+            if window is None:
+                return None
+            tokens = size(cap.backend) if size is not None else chat.estimated_tokens
+            bs = self.settings.backends.get(cap.backend)
+            caps = [x for x in (chat.max_tokens, bs.max_tokens if bs else None) if x]
+            out = min(caps) if caps else 0
+            if tokens + out > window:
+                what = f"pack {tokens:,} tokens" if size is not None else f"request {tokens:,} tokens"
+                plus = f" + {out:,} output" if out else ""
+                return f"{what}{plus} > window {window:,}"
+            return None
+
+        return check

@@ -1,0 +1,204 @@
+"""The event schema: one JSON object per line in `$GLIDER_HOME/context/events-YYYY-MM-DD.jsonl`.
+
+Contract (schema version 1), every line is exactly one event:
+
+    {"v": 1, "id": "<32 hex>", "type": "RouteDecided", "ts": "2026-11-29T21:50:01.123Z",
+     "turn_id": "<id or null>", "prov": "RUNTIME", "data": {...}}
+
+- `id` is time-ordered: 12 hex digits of Unix milliseconds then 20 hex digits that start random and
+  are incremented within one millisecond, so ids sort as they were made in one process, and by
+  millisecond across processes.
+- `ts` is ISO-8601 UTC with milliseconds; the file an event goes to is the UTC day of its `ts`.
+- `prov` is always RUNTIME for the log (EXTRACTED/INFERRED belong to the entity store).
+- `data` is redacted (see `store.eventlog.redact`) before the line is written.
+- Readers upgrade older versions in `upgrade()`; a line of a newer version than this module knows is
+  skipped and counted, never guessed at. The log is never rewritten in place.
+
+Event types and the `data` keys the views read (all optional; extra keys are kept as they are):
+
+    TurnOpened        ask (the user's text as sent), goal (the same, cleaned of client-injected blocks),
+                      clone_path (the workspace root the client names), session_id, client, messages
+    TurnContext       plan (the latest plan the agent wrote: Claude Code's TodoWrite, Codex's
+                      update_plan), files (paths the turn's tool calls wrote), tool; later ones win
+    RouteDecided      RouteDecision.to_record(): target, rule, backend, model, strategy, delegate,
+                      the evaluated trace and `not_reached` (how many rules came after the winner)
+    StickyBound       family, target, ttl
+    ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (turns.sticky)
+    FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files; and for usage
+                      accounting (`turns.usage.accounting`, `store.usage`): cache_read_tokens,
+                      cache_write_tokens, cache_in_input (the input count includes the cached tokens:
+                      OpenAI, Gemini), estimated (the counts Glider estimated: the backend reported
+                      none), rule, requested_model (the model the client asked for)
+    OriginPassthrough the same keys as FulfilledLocal
+    FallbackUsed      from, to, reason
+    UpstreamFailed    backend, side (local | cloud), status, error, stage (before_first_byte: the
+                      fallback may take over; mid_stream: the same call's outcome event follows)
+    StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`proxy.strategies.members`):
+                      strategy, index, role (a pipeline stage's, or `judge` for a model judge's call),
+                      backend, side, model, temperature, outcome (ok | error | timeout | cancelled),
+                      status, input_tokens, output_tokens, ms, tool_calls, error, requested_model,
+                      cache_read_tokens, cache_write_tokens, estimated
+    StrategyChosen    which candidate won (`proxy.strategies.runner`): strategy, judge, members, complete
+                      (the indexes that answered), index (None: every member failed and the ordinary
+                      call serves it), backend, model, why, scores; the chosen member's own outcome
+                      event (FulfilledLocal / OriginPassthrough) follows it, for the same call
+    DelegateRun       vendor, exit_code, ms, files, summary, input_tokens, output_tokens (estimated),
+                      changes (what it changed in the workspace: source, files, added, removed, diff),
+                      refused (what its CLI refused: tool, target, grant), grant_offered (a one-shot
+                      token was given; never the token)
+    Note              text (a free note attached to a turn; it becomes a `note` entity)
+    LocalRegret       a locally served turn the user did not accept (`turns.regret`): kind
+                      (repeat_cloud | repeat_soon | interrupted | local_error), later_turn, evidence,
+                      rule, backend, model
+    EventsPruned      retain_days, cutoff, deleted (day files), bytes_freed (serve's daily retention)
+    BackendOpened     backend, failures, window, cooldown, error, trial (`backends.breaker`: the backend
+                      is skipped for `cooldown` seconds; trial: the request that tried it again failed)
+    BackendClosed     backend, by (request | probe: what found it answering again), open_s
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+SCHEMA_VERSION = 1
+PROV_RUNTIME = "RUNTIME"
+
+TURN_OPENED = "TurnOpened"
+ROUTE_DECIDED = "RouteDecided"
+STICKY_BOUND = "StickyBound"
+FULFILLED_LOCAL = "FulfilledLocal"
+ORIGIN_PASSTHROUGH = "OriginPassthrough"
+FALLBACK_USED = "FallbackUsed"
+UPSTREAM_FAILED = "UpstreamFailed"
+DELEGATE_RUN = "DelegateRun"
+STRATEGY_MEMBER = "StrategyMember"
+STRATEGY_CHOSEN = "StrategyChosen"
+NOTE = "Note"
+TURN_CONTEXT = "TurnContext"
+EVENTS_PRUNED = "EventsPruned"
+LOCAL_REGRET = "LocalRegret"
+BACKEND_OPENED = "BackendOpened"
+BACKEND_CLOSED = "BackendClosed"
+# Event kinds written outside the request's own records (not in EVENT_TYPES, as before).
+TOOL_CALLS_ISSUED = "ToolCallsIssued"
+CONFIG_RELOADED = "ConfigReloaded"
+CONTINUITY_CORRUPT = "ContinuityCorrupt"
+CONTINUITY_COMPACTED = "ContinuityCompacted"
+CONTINUITY_COMPACTION_FAILED = "ContinuityCompactionFailed"
+CONTINUITY_WRITE_FAILED = "ContinuityWriteFailed"
+
+EVENT_TYPES: tuple[str, ...] = (
+    TURN_OPENED,
+    ROUTE_DECIDED,
+    STICKY_BOUND,
+    FULFILLED_LOCAL,
+    ORIGIN_PASSTHROUGH,
+    FALLBACK_USED,
+    UPSTREAM_FAILED,
+    DELEGATE_RUN,
+    STRATEGY_MEMBER,
+    STRATEGY_CHOSEN,
+    NOTE,
+    TURN_CONTEXT,
+    EVENTS_PRUNED,
+    LOCAL_REGRET,
+    BACKEND_OPENED,
+    BACKEND_CLOSED,
+)
+
+# Events that close a turn's request, in the order an episode reports them.
+OUTCOME_TYPES: tuple[str, ...] = (FULFILLED_LOCAL, ORIGIN_PASSTHROUGH, UPSTREAM_FAILED, DELEGATE_RUN)
+
+_REQUIRED = ("id", "type", "ts")
+
+
+class IdGenerator:
+    """Monotonic time-ordered ids (see the module contract). Thread-safe."""
+
+    def __init__(self, clock: Any = time.time) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._prefix = ""
+        self._counter = 0
+
+    def __call__(self) -> str:
+        ms = int(self._clock() * 1000)
+        with self._lock:
+            if ms <= self._last_ms:
+                self._counter += 1
+            else:
+                self._last_ms = ms
+                self._prefix = f"{ms:012x}"
+                # Leave headroom so the counter never overflows its 80 bits within one millisecond.
+                self._counter = random.getrandbits(79)
+            return f"{self._prefix}{self._counter:020x}"
+
+    def many(self, n: int) -> list[str]:
+        """`n` consecutive ids, as `n` calls would give them, under one clock read and one lock."""
+        ms = int(self._clock() * 1000)
+        with self._lock:
+            if ms <= self._last_ms:
+                ms = self._last_ms
+                first = self._counter + 1
+            else:
+                self._last_ms = ms
+                self._prefix = f"{ms:012x}"
+                first = random.getrandbits(79)
+            self._counter = first + n - 1
+        return [f"{ms:012x}{c:020x}" for c in range(first, first + n)]
+
+
+_ts_cache: tuple[int, str] = (-1, "")
+
+
+def format_ts(t: float) -> str:
+    """Unix seconds -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC)."""
+    global _ts_cache
+    ms = int(t * 1000)
+    sec = ms // 1000
+    cached_sec, prefix = _ts_cache
+    if cached_sec != sec:
+        # strftime dominates the cost of an event; most events share their second with the last one.
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+        _ts_cache = (sec, prefix)
+    return f"{prefix}.{ms % 1000:03d}Z"
+
+
+def make_event(id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "v": SCHEMA_VERSION,
+        "id": id_,
+        "type": type_,
+        "ts": ts,
+        "turn_id": turn_id,
+        "prov": PROV_RUNTIME,
+        "data": dict(data),
+    }
+
+
+def upgrade(raw: Any) -> dict[str, Any] | None:
+    """A parsed line -> a current-version event, or None when it is not a readable event.
+
+    Version 1 is the only version so far; a line without `v` predates versioning and is read as
+    version 1 when it has the required fields.
+    """
+    if not isinstance(raw, dict):
+        return None
+    v = raw.get("v", SCHEMA_VERSION)
+    if v != SCHEMA_VERSION:
+        return None
+    for k in _REQUIRED:
+        if not isinstance(raw.get(k), str):
+            return None
+    if "v" not in raw:
+        raw["v"] = SCHEMA_VERSION
+    if not isinstance(raw.get("data"), dict):
+        raw["data"] = {}
+    raw.setdefault("turn_id", None)
+    raw.setdefault("prov", PROV_RUNTIME)
+    return raw

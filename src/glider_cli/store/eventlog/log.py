@@ -1,0 +1,296 @@
+"""The append-only event log: one append function and one tolerant reader.
+
+Files are `<context dir>/events-YYYY-MM-DD.jsonl`, one per UTC day (the day of the event's `ts`).
+
+Writing: `append_events` serialises a batch with orjson and hands each day's lines to the kernel in
+one `os.write` on an `O_APPEND` descriptor. On a local filesystem the kernel serialises appends to a
+file, so lines from two processes never interleave and no lock file is needed; a short write (disk
+full, a signal during a huge write) is continued until the batch is written or an OSError is raised.
+
+Opening a file to append seals a torn tail first: a file that does not end in a newline gets one, so
+an event written after a crash never shares a line with the bytes the crash left.
+
+Reading: `read_file` never fails on content. A last line without its newline (a writer killed in the
+middle of a write) is skipped and counted as torn, and so is a complete line that is the start of an
+event and no more (a torn tail sealed by a later writer); any other line that is not an event is
+skipped and counted as corrupt. If a torn line had another writer's line glued to it (a file written
+before sealing existed), the glued event is recovered.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from glider_cli.errors import StoreError
+from glider_cli.store import gcpause
+from glider_cli.store.eventlog.events import upgrade
+
+_DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
+_EVENT_START = b'{"v":'
+
+
+class ReadStats:
+    """Counters one read adds to (state, not a value: readers increment them)."""
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.lines = 0
+        self.events = 0
+        self.torn = 0
+        self.corrupt = 0
+        self.recovered = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+def day_path(context_dir: Path, day: dt.date | str) -> Path:
+    d = day if isinstance(day, str) else day.isoformat()
+    return context_dir / f"events-{d}.jsonl"
+
+
+def list_day_files(context_dir: Path) -> list[tuple[dt.date, Path]]:
+    """Every event file under `context_dir`, oldest day first."""
+    if not context_dir.is_dir():
+        return []
+    out: list[tuple[dt.date, Path]] = []
+    for entry in os.scandir(context_dir):
+        m = _DAY_FILE.match(entry.name)
+        if not m:
+            continue
+        try:
+            day = dt.date.fromisoformat(m.group(1))
+        except ValueError:
+            continue
+        out.append((day, Path(entry.path)))
+    out.sort()
+    return out
+
+
+def open_append(path: Path) -> int:
+    """An O_APPEND descriptor on `path` (created 0600): each `write_all` on it appends whole lines.
+
+    A file that does not end in a newline (a writer died in the middle of a line) gets one first,
+    so the torn line stays one line of its own and the next event is not glued to it. Two
+    processes doing this at once leave an empty line, which readers skip."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write `data` to `fd`: one write, more only if the kernel took part of it."""
+    n = os.write(fd, data)
+    if n < len(data):
+        view = memoryview(data)[n:]
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+def append_bytes(path: Path, data: bytes) -> None:
+    """Append whole lines to `path` with one write on an O_APPEND descriptor (see the contract)."""
+    fd = open_append(path)
+    try:
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+
+
+def encode(event: dict[str, Any]) -> bytes:
+    return orjson.dumps(event, default=str) + b"\n"
+
+
+def append_events(context_dir: Path, events: Iterable[dict[str, Any]]) -> int:
+    """Append already-built (and redacted) events, grouped by their UTC day. Returns the count."""
+    by_day: dict[str, list[bytes]] = {}
+    n = 0
+    for ev in events:
+        by_day.setdefault(ev["ts"][:10], []).append(encode(ev))
+        n += 1
+    if not by_day:
+        return 0
+    try:
+        context_dir.mkdir(parents=True, exist_ok=True)
+        for day, lines in by_day.items():
+            append_bytes(day_path(context_dir, day), b"".join(lines))
+    except OSError as exc:
+        raise StoreError(f"cannot append to the event log in {context_dir}: {exc}") from exc
+    return n
+
+
+def _parse(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
+    try:
+        ev = upgrade(orjson.loads(line))
+    except orjson.JSONDecodeError:
+        ev = None
+        # A torn line followed by another writer's complete line: recover the complete one.
+        at = line.rfind(_EVENT_START)
+        if at > 0:
+            try:
+                ev = upgrade(orjson.loads(line[at:]))
+            except orjson.JSONDecodeError:
+                ev = None
+            if ev is not None:
+                stats.recovered += 1
+                stats.torn += 1
+                return ev
+    if ev is None:
+        if line.startswith(_EVENT_START) or _EVENT_START.startswith(line):
+            stats.torn += 1  # an event cut short (sealed by the next writer's newline)
+        else:
+            stats.corrupt += 1
+    return ev
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc}") from exc
+
+
+def read_file(path: Path, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """All readable events of one file, in file order (see the contract for what is skipped)."""
+    st = stats if stats is not None else ReadStats()
+    raw = _read(path)
+    if raw is None:
+        return []
+    st.files += 1
+    lines = raw.split(b"\n")
+    tail = lines.pop()
+    if tail.strip():
+        st.torn += 1
+    with gcpause.paused():
+        return _parse_lines(lines, st)
+
+
+def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    append = out.append
+    loads = orjson.loads
+    for line in lines:
+        if not line:
+            continue
+        st.lines += 1
+        try:
+            ev = loads(line)
+        except orjson.JSONDecodeError:
+            ev = _parse(line, st)
+            if ev is not None:
+                append(ev)
+            continue
+        if type(ev) is dict and ev.get("v") == 1 and "id" in ev and "type" in ev and "ts" in ev:
+            append(ev)
+        else:
+            ev = upgrade(ev)
+            if ev is None:
+                st.corrupt += 1
+            else:
+                append(ev)
+    st.events += len(out)
+    return out
+
+
+def select_days(context_dir: Path, *, days: int | None = None, today: dt.date | None = None) -> list[Path]:
+    """The event files of the last `days` UTC days (today included); all files when `days` is None."""
+    files = list_day_files(context_dir)
+    if days is None:
+        return [p for _, p in files]
+    now = today or dt.datetime.now(dt.UTC).date()
+    first = now - dt.timedelta(days=max(days, 1) - 1)
+    return [p for d, p in files if d >= first]
+
+
+def iter_events(
+    context_dir: Path,
+    *,
+    days: int | None = None,
+    today: dt.date | None = None,
+    stats: ReadStats | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Events of the selected days, oldest file first, in file order within a file."""
+    st = stats if stats is not None else ReadStats()
+    for path in select_days(context_dir, days=days, today=today):
+        yield from read_file(path, st)
+
+
+def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """The newest `limit` readable events of `paths` (given oldest first), in file order.
+
+    Only those lines are parsed; `stats.lines` still counts every complete line of every file, so
+    a warm start costs a read and a newline count per file, not a parse of the whole window.
+    """
+    st = stats if stats is not None else ReadStats()
+    scratch = ReadStats()
+    picked: list[list[dict[str, Any]]] = []
+    need = limit
+    for path in reversed(paths):
+        raw = _read(path)
+        if raw is None:
+            continue
+        st.files += 1
+        end = raw.rfind(b"\n") + 1
+        if raw[end:].strip():
+            st.torn += 1
+        st.lines += raw.count(b"\n", 0, end)
+        got: list[dict[str, Any]] = []
+        pos = end - 1  # the newline that ends the last complete line
+        while need > 0 and pos >= 0:
+            start = raw.rfind(b"\n", 0, pos) + 1
+            line = raw[start:pos]
+            pos = start - 1
+            if not line:
+                continue
+            ev = _parse_lines([line], scratch)
+            if ev:
+                got.append(ev[0])
+                need -= 1
+        got.reverse()
+        picked.append(got)
+    out = [e for chunk in reversed(picked) for e in chunk]
+    st.events += len(out)
+    st.torn += scratch.torn
+    st.corrupt += scratch.corrupt
+    st.recovered += scratch.recovered
+    return out
+
+
+def read_typed(path: Path, type_: str, stats: ReadStats | None = None) -> list[dict[str, Any]]:
+    """The readable events of type `type_` in one day file, in file order. Only the complete lines that
+    name the type as `encode` writes it (`"type":"<type_>"`) are parsed; the rest is not looked at."""
+    st = stats if stats is not None else ReadStats()
+    raw = _read(path)
+    if raw is None:
+        return []
+    st.files += 1
+    needle = b'"type":' + orjson.dumps(type_)
+    out: list[dict[str, Any]] = []
+    pos = raw.find(needle)
+    while pos >= 0:
+        start = raw.rfind(b"\n", 0, pos) + 1
+        end = raw.find(b"\n", pos)
+        if end < 0:
+            break  # a last line without its newline: torn, or still being written
+        out += [e for e in parse_lines([raw[start:end]], st) if e["type"] == type_]
+        pos = raw.find(needle, end)
+    return out
+
+
+def parse_lines(lines: list[bytes], stats: ReadStats) -> list[dict[str, Any]]:
+    """The readable events of these complete lines (no newlines), counted into `stats` as `read_file` does."""
+    return _parse_lines(lines, stats)

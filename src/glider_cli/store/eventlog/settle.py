@@ -1,0 +1,93 @@
+"""The writer's redaction fast path: an event's owned copy at emit time, and its settled line.
+
+Contract (what `store.eventlog.writer.EventWriter` relies on):
+- `snapshot(data)` is an owned copy of `data` as it is at emit time: a JSON round trip in C for
+  JSON-native values; anything else goes through the `redact` walk (which copies) there and then.
+- `settle((id, type, ts, turn_id, data))` is `(event, line, redacted)`: the event with `data` redacted
+  (`store.eventlog.redact`), its JSONL line (None when it cannot be encoded, e.g. an integer beyond 64 bits)
+  and whether the full `redact` walk ran. An event whose data is found clean (the top two levels
+  walked as `redact` would, with a substring check for strings; deeper lists and dicts judged by
+  `redact.may_need_redaction` on the exact JSON bytes they are written as) is written as is, and
+  `redact(data) == data` holds for it; every other event takes the full walk. Redaction always
+  happens before a line exists.
+Pure apart from a small cache of verdicts keyed by the bytes checked.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import make_event
+from glider_cli.store.eventlog.redact import (
+    may_need_redaction,
+    redact,
+    sensitive_name,
+    text_may_need_redaction,
+)
+
+# (id, type, ts, turn_id, data) as emitted.
+Pending = tuple[str, str, str, "str | None", dict[str, Any]]
+
+# Only JSON-native values take the fast path; everything else is handed to `redact` first.
+_STRICT = orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+
+# Most of an event's bytes repeat from event to event (a RouteDecided's trace, a backend's name), so
+# the check runs per top-level key and value and remembers its verdicts by the exact bytes checked.
+# Parts that carry ids change every time and cycle through; the repeating ones stay (a small cache:
+# its keys are the bytes themselves).
+_suspect = functools.lru_cache(maxsize=256)(may_need_redaction)
+
+
+def _clean(data: dict[str, Any], top: bool = True) -> bool:
+    """True when `redact(data) == data`. Walks the top level and the dicts right under it the way
+    `redact` does (strings by a substring check, numbers as they are); deeper lists and dicts are
+    judged on the JSON bytes they are written as. Anything not JSON-native: False (the full walk)."""
+    for k, v in data.items():
+        if type(k) is not str:
+            return False
+        t = type(v)
+        if t is str:
+            if sensitive_name(k) or text_may_need_redaction(v):
+                return False
+        elif v is None or t is int or t is float or t is bool:
+            continue
+        elif t is dict and top:
+            if not _clean(v, False):
+                return False
+        elif t is dict or t is list:
+            if _suspect(orjson.dumps(v, option=_STRICT)):
+                return False
+        else:
+            return False
+    return True
+
+
+def snapshot(data: Mapping[str, Any]) -> dict[str, Any]:
+    """An owned copy of `data` as it is at emit time: a JSON round trip (C speed), or for values
+    that are not JSON-native the `redact` walk (which copies as it goes) there and then."""
+    try:
+        copy = orjson.loads(orjson.dumps(data, option=_STRICT))
+    except TypeError:
+        return dict(redact(dict(data)))
+    return copy if isinstance(copy, dict) else dict(redact(dict(data)))
+
+
+def settle(item: Pending) -> tuple[dict[str, Any], bytes | None, bool]:
+    """A pending event -> (the redacted event, its JSONL line or None, whether `redact` ran)."""
+    id_, type_, ts, turn_id, data = item
+    ev = make_event(id_, type_, ts, turn_id, data)
+    try:
+        if _clean(data):
+            return ev, orjson.dumps(ev, option=_STRICT | orjson.OPT_APPEND_NEWLINE), False
+    except TypeError:
+        pass  # not JSON-native: the full walk below
+    ev = make_event(id_, type_, ts, turn_id, redact(data))
+    try:
+        return ev, log.encode(ev), True
+    except TypeError:  # e.g. an integer beyond 64 bits
+        return ev, None, True

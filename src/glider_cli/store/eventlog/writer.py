@@ -1,0 +1,369 @@
+"""EventWriter: the `domain.EventSink` that `glider serve` and the delegate runner write through.
+
+Contract:
+- `emit(type, data, turn_id=)` never touches disk and does little on the caller's thread: it stamps an
+  id and a time, snapshots `data` (a JSON round trip in C, so later changes by the caller do not
+  reach the record; values that are not JSON-native are redacted and copied there and then) and
+  appends the event to a pending list. It is safe to call from the asyncio loop and from any thread.
+- One background thread takes the pending events in batches: it redacts each one (`store.eventlog.redact`),
+  puts it in the in-memory ring (`context.max_events` long) and appends the batch with one write per
+  day file. The thread is woken at most once per `linger` seconds under load (a wake-up and the GIL
+  hand-over it costs are what the request path would otherwise pay per event), and a first event after
+  a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
+  event loop have the GIL between slices.
+- Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): an event whose
+  `data` the writer finds clean (the top two levels walked as `redact` would, with a substring check for
+  strings; deeper lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they
+  are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
+  other event (or one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses,
+  datetimes, subclasses) goes through the full `redact` walk and `log.encode`.
+- `write_now(items)` is the batch path for a caller that already runs off the request's critical
+  path (the server's `LoopSink` drains on a later event-loop pass): it stamps, settles (redacts) and
+  appends the events on the caller's thread, in one write per day file, without waking the thread: no
+  thread hand-over and no GIL contention on the request path. The caller hands `data` over (it must
+  not change it afterwards: there is no snapshot). Events pending from other threads are written
+  first, so the file keeps emit order; the thread and `write_now` never write at the same time.
+- The day file stays open between batches (an O_APPEND descriptor: each batch is one write of whole
+  lines); once a second at most it is checked against its path, so a file deleted or replaced
+  under a running writer is reopened. `close()` closes it.
+- After each write to a day file, the store index gets one line for it (`store.index.turn_index`: the
+  byte range written and the digest of each event of a turn); an index write that fails is counted
+  there and never fails the event, since the index is rebuilt from the day files.
+- `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
+  it sees everything emitted before the call, oldest first.
+- `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
+  and starts the thread; `flush()` wakes the thread at once and waits until everything emitted so far
+  is on disk; `close()` flushes and stops.
+- A failed write (or an event that cannot be encoded) is kept in `stats` and `last_error`; `close()`
+  then raises StoreError, so a failure is never silent. Emitting after `close()` raises StoreError.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from glider_cli.config.settings import ContextSettings
+from glider_cli.errors import StoreError
+from glider_cli.paths import Paths
+from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.events import IdGenerator, format_ts
+from glider_cli.store.eventlog.settle import Pending, settle, snapshot
+from glider_cli.store.index.index_day import IndexAppender
+from glider_cli.store.index.turnfold import Digest, digest
+
+# The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
+# slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
+_SLICE = 8
+_PAUSE = 0.0001
+_BACKLOG = 256
+# How often a kept-open day file is checked against its path (see EventWriter._append).
+_RECHECK = 1.0
+
+# (day, line or None when it could not be encoded, the event's index digest when it has a turn) as settled.
+_Line = tuple[str, "bytes | None", "Digest | None"]
+
+
+class WriterStats:
+    """The writer's counters (state, not a value: the writer increments them)."""
+
+    def __init__(self) -> None:
+        self.emitted = 0
+        self.written = 0
+        self.failed = 0
+        self.batches = 0
+        self.redacted = 0
+        self.warm_loaded = 0
+        self.warm_window_lines = 0
+        self.torn_on_load = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+class EventWriter:
+    """See the module contract."""
+
+    def __init__(
+        self,
+        paths: Paths,
+        settings: ContextSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        batch_max: int = 8192,
+        linger: float = 0.02,
+    ) -> None:
+        self.settings = settings or ContextSettings()
+        self.context_dir = paths.context
+        self._clock = clock
+        self._ids = IdGenerator(clock)
+        self._batch_max = batch_max
+        self._linger = linger
+        self._pending: collections.deque[Pending] = collections.deque()
+        self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.settings.max_events)
+        # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
+        self._lock = threading.Lock()
+        # Held from taking a batch to having written it, so two writers keep the file in emit order.
+        self._write_lock = threading.Lock()
+        self._unwritten: list[_Line] = []
+        self._wake = threading.Event()
+        self._urgent = threading.Event()
+        self._cond = threading.Condition()
+        self._enqueued = 0
+        self._done = 0
+        self._dir_ready = False
+        self._fd: int | None = None
+        self._fd_day: str | None = None
+        self._fd_checked = 0.0
+        # The store index (`store.index.turn_index`): one line per day-file write, so views never parse
+        # the log.
+        self._index = IndexAppender(self.context_dir)
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        self._closed = False
+        self.stats = WriterStats()
+        self.last_error: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self.warm_load()
+        self._thread = threading.Thread(target=self._run, name="glider-event-writer", daemon=True)
+        self._thread.start()
+
+    def warm_load(self) -> int:
+        """Fill the ring from the last `warm_load_days` days; returns how many lines that window holds.
+
+        Only the newest `max_events` lines are parsed (the ring holds no more); the whole window
+        stays on disk for the views that read it.
+        """
+        st = log.ReadStats()
+        files = log.select_days(self.context_dir, days=self.settings.warm_load_days)
+        events = log.read_tail(files, self.settings.max_events, st)
+        events.sort(key=lambda e: e["id"])
+        with self._lock:
+            live = list(self._ring)
+            self._ring.clear()
+            self._ring.extend(events[-self.settings.max_events :])
+            self._ring.extend(live)
+        self.stats.warm_loaded = len(events)
+        self.stats.warm_window_lines = st.lines
+        self.stats.torn_on_load = st.torn
+        return st.lines
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every event emitted before this call is written (or failed). True if done."""
+        with self._cond:
+            target = self._enqueued
+            if self._thread is None or self._done >= target:
+                return self._done >= target  # nothing to wait for: the thread is not woken
+        self._urgent.set()
+        self._wake.set()
+        with self._cond:
+            return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._thread is not None:
+            self._stopping = True
+            self._urgent.set()
+            self._wake.set()
+            self._thread.join()
+            self._thread = None
+        # An emit that raced `close()` may have landed after the thread's last batch.
+        self._drain()
+        with self._write_lock:
+            self._close_fd()
+        if self.stats.failed:
+            raise StoreError(
+                f"{self.stats.failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
+            )
+
+    def __enter__(self) -> EventWriter:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the sink ----------------------------------------------------------------------------------
+
+    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
+        if self._closed:
+            raise StoreError(f"event writer for {self.context_dir} is closed; {type} was not recorded")
+        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, snapshot(data)))
+        with self._cond:
+            self._enqueued += 1
+            self.stats.emitted += 1
+        if not self._wake.is_set():
+            self._wake.set()
+
+    def write_now(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
+        """Stamp, settle and append `items` (type, data, turn_id) on this thread; see the contract."""
+        if self._closed:
+            raise StoreError(f"event writer for {self.context_dir} is closed; {len(items)} event(s) lost")
+        if not items:
+            return
+        ts = format_ts(self._clock())
+        with self._write_lock:
+            with self._lock:
+                self._settle_pending()
+                ids = self._ids.many(len(items))
+                stamped = zip(ids, items, strict=True)
+                self._settle(
+                    (id_, t, ts, turn, data if type(data) is dict else dict(data))
+                    for id_, (t, data, turn) in stamped
+                )
+                batch, self._unwritten = self._unwritten, []
+            with self._cond:
+                self._enqueued += len(items)
+                self.stats.emitted += len(items)
+            self._write(batch)
+
+    def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """The ring's events, oldest first (the last `limit` when given), pending ones included."""
+        with self._lock:
+            self._settle_pending()
+            items = list(self._ring)
+        return items if limit is None else items[-limit:] if limit > 0 else []
+
+    # -- the background thread ---------------------------------------------------------------------
+
+    def _settle_pending(self, limit: int | None = None) -> None:
+        """Move (up to `limit`) pending events into the ring and `_unwritten` (caller holds `_lock`)."""
+        pending = self._pending
+        n = len(pending) if limit is None else min(limit, len(pending))
+        self._settle(pending.popleft() for _ in range(n))
+
+    def _settle(self, items: Iterable[Pending]) -> None:
+        """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
+        ring, unwritten = self._ring, self._unwritten
+        redacted = 0
+        for item in items:
+            ev, line, ran = settle(item)
+            ring.append(ev)
+            unwritten.append((ev["ts"][:10], line, digest(ev) if ev["turn_id"] else None))
+            redacted += ran
+        self.stats.redacted += redacted
+
+    def _take(self, slice_: int | None = None) -> list[_Line] | None:
+        """Settle pending events and take a batch to write; None when a slice was settled and more
+        are pending (the caller pauses, then comes back)."""
+        with self._lock:
+            self._settle_pending(slice_ if len(self._pending) < _BACKLOG else None)
+            backlog = len(self._pending)
+            # Under a backlog the loop is busy anyway (and gets the GIL by forced switches): no pause.
+            if 0 < backlog < _BACKLOG and slice_ is not None and len(self._unwritten) < self._batch_max:
+                return None
+            batch = self._unwritten[: self._batch_max]
+            del self._unwritten[: self._batch_max]
+        return batch
+
+    def _append(self, day: str, lines: list[bytes]) -> int:
+        """Append to the day's file through a descriptor kept open between batches (callers hold
+        `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against the path: a file
+        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened.
+        Returns the offset just past the lines written (an O_APPEND write leaves the descriptor there)."""
+        data = b"".join(lines)
+        fd = self._fd if self._fd_day == day else None
+        if fd is not None:
+            now = time.monotonic()
+            if now - self._fd_checked > _RECHECK:
+                self._fd_checked = now
+                if not self._same_file(fd, day):
+                    fd = None
+        if fd is None:
+            fd = self._open_day(day)
+        log.write_all(fd, data)
+        return os.lseek(fd, 0, os.SEEK_CUR)
+
+    def _same_file(self, fd: int, day: str) -> bool:
+        try:
+            st, here = os.fstat(fd), os.stat(log.day_path(self.context_dir, day))
+        except OSError:
+            return False
+        return st.st_nlink > 0 and (st.st_ino, st.st_dev) == (here.st_ino, here.st_dev)
+
+    def _open_day(self, day: str) -> int:
+        self._close_fd()
+        path = log.day_path(self.context_dir, day)
+        if not self._dir_ready:
+            self.context_dir.mkdir(parents=True, exist_ok=True)
+            self._dir_ready = True
+        try:
+            fd = log.open_append(path)
+        except FileNotFoundError:  # the directory went away under us: make it again, once
+            self.context_dir.mkdir(parents=True, exist_ok=True)
+            fd = log.open_append(path)
+        self._fd, self._fd_day, self._fd_checked = fd, day, time.monotonic()
+        self._index.reopen()
+        return fd
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            fd, self._fd, self._fd_day = self._fd, None, None
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._index.close()
+
+    def _write(self, batch: list[_Line]) -> None:
+        by_day: dict[str, tuple[list[bytes], list[Digest | None]]] = {}
+        bad = 0
+        for day, line, dg in batch:
+            if line is None:
+                bad += 1
+            else:
+                lines, digests = by_day.setdefault(day, ([], []))
+                lines.append(line)
+                digests.append(dg)
+        if bad:
+            self.stats.failed += bad
+            self.last_error = f"{bad} event(s) could not be encoded as JSON"
+        for day, (lines, digests) in by_day.items():
+            try:
+                end = self._append(day, lines)
+                self.stats.written += len(lines)
+                self._index.record(day, log.day_path(self.context_dir, day), end, lines, digests)
+            except OSError as exc:
+                self._dir_ready = False
+                self._close_fd()
+                self.stats.failed += len(lines)
+                self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+        self.stats.batches += 1
+        with self._cond:
+            self._done += len(batch)
+            self._cond.notify_all()
+
+    def _drain(self, slice_: int | None = None) -> None:
+        while True:
+            with self._write_lock:
+                batch = self._take(slice_)
+                if batch:
+                    self._write(batch)
+            if batch is None:
+                # The GIL goes to the event loop between slices: a request never waits on a whole batch.
+                time.sleep(_PAUSE)
+                continue
+            if not batch:
+                return
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            if not self._stopping:
+                # Let a burst gather; flush() and close() cut the wait short.
+                self._urgent.wait(self._linger)
+            self._wake.clear()
+            self._urgent.clear()
+            self._drain(_SLICE)
+            if self._stopping:
+                return

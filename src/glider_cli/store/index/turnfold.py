@@ -1,0 +1,399 @@
+"""The per-turn fold: what every turn view needs from a turn's events, one event at a time, mergeable.
+
+An event becomes a *digest* (`digest(event, offset, length)`), the few values the views read, and the
+store index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again:
+
+    [offset, length, id, ts, type, turn_id, extra]
+
+`extra` holds only what the views read (see `_extra`): the user's words (`asked`, cleaned and cut as
+an episode shows them; `text`, the longer form the graph searches), the turn keys (`goal`, `plan`,
+`clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an episode, `side`
+and `rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has
+one), a strategy member call's `member` side (and `judge` when it was a model judge's call), `egress`
+for an event whose request left the machine (`store.views.egress`: a cloud outcome, a cloud member or a
+failure at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the
+`workspace` relative files are under, and a note's `note` text.
+
+`TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
+the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, last
+decision, last outcome, first mention of each file, ...); the strategy is the last decision's that
+named one, and the member calls are counted (`members`: every StrategyMember but a judge's, of which
+`cloud_members` were on the cloud side; `judge_calls`: a model judge's calls, counted apart). Two folds
+of one turn merge (a turn that
+spans two day files), so folding per day and merging equals folding everything at once. A fold
+round-trips through `to_record()` / `from_record()` (one JSON list; the compacted index's line). A
+record's fields are positional; those added later are at its end, and a shorter record (an older
+index's) reads them as unset (the index's own version, `store.index.index_day.VERSION`, has the old files
+rebuilt from the day files, so their folds gain what older digests did not keep).
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from glider_cli.domain import model_label
+from glider_cli.store.eventlog import events as ev
+
+ASK_CHARS = 200
+TEXT_CHARS = 500
+# Files a fold remembers (an episode shows the first 20 of them, by first mention).
+MAX_FILES = 200
+TURN_KEYS = ("goal", "plan", "clone_path")
+
+# (offset in its day file, length in bytes, id, ts, type, turn id, extra)
+Digest = list[Any]
+
+# Which event set a field: (event id, value) (a list when read back from a record).
+_Tagged = Sequence[Any]
+# The positional fields of a record, after the turn id and the event count.
+_TAGGED = ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base")
+
+
+def _where(d: Mapping[str, Any]) -> str:
+    model = d.get("model")
+    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
+
+
+def routed_line(d: Mapping[str, Any]) -> str:
+    target = d.get("target") or "?"
+    where = _where(d)
+    s = f"{target}" + (f" via {where}" if where else "")
+    if d.get("delegate"):
+        s += f" delegate {d['delegate']}"
+    if d.get("rule"):
+        s += f" (rule {d['rule']})"
+    return s
+
+
+def outcome_line(t: str, d: Mapping[str, Any]) -> str:
+    status = f" status {d['status']}" if d.get("status") is not None else ""
+    toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
+    if t == ev.FULFILLED_LOCAL:
+        where = _where(d)
+        return f"answered locally{' by ' + where if where else ''}{status}{toks}"
+    if t == ev.ORIGIN_PASSTHROUGH:
+        return f"answered by {d.get('backend') or 'origin'}{status}{toks}"
+    if t == ev.UPSTREAM_FAILED:
+        err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
+        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
+    summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
+    changed = changed_line(d)
+    return (
+        f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
+        + (f": {summary}" if summary else "")
+        + (f"; changed {changed}" if changed else "")
+    )
+
+
+def changed_line(d: Mapping[str, Any]) -> str | None:
+    """A `DelegateRun`'s changes in the workspace (`delegate.changes`): `2 files +3 −1`, `nothing`;
+    None when the event does not say (older events, a run that could not snapshot)."""
+    c = d.get("changes")
+    if not isinstance(c, Mapping) or c.get("source") in (None, "none"):
+        return None
+    files = c.get("files")
+    n = len(files) if isinstance(files, list) else 0
+    if not n:
+        return "nothing"
+    return f"{n} file{'s' if n != 1 else ''} +{c.get('added', 0)} −{c.get('removed', 0)}"
+
+
+def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
+    """Whether this event's request left the machine (see `store.views.egress`)."""
+    if t == ev.ORIGIN_PASSTHROUGH or t == ev.DELEGATE_RUN:
+        return True
+    return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
+
+
+def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
+    x: dict[str, Any] = {}
+    if t == ev.TURN_OPENED:
+        ask = d.get("goal") or d.get("ask") or ""
+        if ask:
+            run = d.get("delegate_of")
+            mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
+            x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
+            if isinstance(ask, str):
+                x["text"] = ask[:TEXT_CHARS]
+        if isinstance(d.get("session_id"), str) and d["session_id"]:
+            x["session"] = d["session_id"]
+    elif t == ev.ROUTE_DECIDED:
+        x["routed"] = routed_line(d)
+        x["side"] = d.get("target")
+        x["rule"] = d.get("rule")
+        plan = d.get("plan")
+        strategy = plan.get("strategy") if isinstance(plan, dict) else None
+        strategy = strategy or d.get("strategy")
+        if isinstance(strategy, str) and strategy and strategy != "single":
+            x["strategy"] = strategy
+    elif t == ev.STRATEGY_MEMBER:
+        x["member"] = str(d.get("side") or "")
+        if d.get("role") == "judge":
+            x["judge"] = True
+    elif t == ev.FALLBACK_USED:
+        x["fallback"] = f" after fallback {d.get('from')} -> {d.get('to')}"
+    elif t in ev.OUTCOME_TYPES:
+        x["outcome"] = outcome_line(str(t), d)
+    elif t == ev.NOTE and isinstance(d.get("text"), str):
+        x["note"] = d["text"]
+    if t in (ev.TURN_OPENED, ev.TURN_CONTEXT):
+        for k in TURN_KEYS:
+            v = d.get(k)
+            if isinstance(v, str) and v:
+                x[k] = v
+    if left_machine(t, d):
+        x["egress"] = True
+    files = d.get("files")
+    if isinstance(files, list):
+        fs = [f for f in files if isinstance(f, str) and f]
+        if fs:
+            x["files"] = list(dict.fromkeys(fs))[:MAX_FILES]
+            if isinstance(d.get("workspace"), str) and d["workspace"]:
+                x["workspace"] = d["workspace"]
+    return x
+
+
+def digest(event: Mapping[str, Any], offset: int = -1, length: int = 0) -> Digest:
+    """The digest of one event (its turn id may be None: such events are in no fold)."""
+    d = event.get("data") or {}
+    t = event.get("type")
+    return [offset, length, str(event.get("id")), str(event.get("ts")), t, event.get("turn_id"), _extra(t, d)]
+
+
+def _first(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:
+    return (id_, value) if cur is None or id_ < cur[0] else cur
+
+
+def _last(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:
+    return (id_, value) if cur is None or id_ > cur[0] else cur
+
+
+class TurnFold:
+    """One turn's fold (state, not a value: `add` and `merge` change it). See the module contract."""
+
+    __slots__ = (
+        "_packed",
+        "_spans",
+        "asked",
+        "base",
+        "cloud_members",
+        "egress",
+        "fallback",
+        "files",
+        "first",
+        "judge_calls",
+        "keys",
+        "last",
+        "members",
+        "n",
+        "notes",
+        "opened",
+        "outcome",
+        "routed",
+        "session",
+        "strategy",
+        "text",
+        "turn",
+    )
+
+    def __init__(self, turn: str) -> None:
+        self.turn = turn
+        self.first: _Tagged | None = None  # (id, ts) of the first event
+        self.last: _Tagged | None = None
+        self.n = 0
+        self.opened = False  # a TurnOpened is among the events: the turn starts here
+        self.asked: _Tagged | None = None
+        self.text: _Tagged | None = None
+        self.routed: _Tagged | None = None  # value: [line, side, rule]
+        self.outcome: _Tagged | None = None
+        self.fallback: _Tagged | None = None
+        self.session: _Tagged | None = None
+        self.base: _Tagged | None = None
+        self.keys: dict[str, _Tagged] = {}
+        self.files: dict[str, str] = {}  # path -> id of its first mention
+        self.notes: dict[str, str] = {}  # note event id -> text
+        self.strategy: _Tagged | None = None
+        self.members = 0
+        self.cloud_members = 0
+        self.judge_calls = 0
+        self.egress = False  # a request of the turn left the machine (store.views.egress)
+        # day -> offset, length, offset, length, ... of the turn's lines in that day file; read from a
+        # record, kept packed (base64 of the int64 array) until asked for: most views never need it.
+        self._spans: dict[str, array[int]] = {}
+        self._packed: dict[str, str] | None = None
+
+    @property
+    def spans(self) -> dict[str, array[int]]:
+        if self._packed is not None:
+            for day, b64 in self._packed.items():
+                sp = array("q")
+                sp.frombytes(base64.b64decode(b64))
+                self._spans.setdefault(day, array("q")).extend(sp)
+            self._packed = None
+        return self._spans
+
+    def add(self, dg: Digest, day: str | None = None) -> None:
+        off, length, id_, ts, t, _turn, x = dg
+        self.n += 1
+        if t == ev.TURN_OPENED:
+            self.opened = True
+        self.first = _first(self.first, id_, ts)
+        self.last = _last(self.last, id_, ts)
+        if day is not None and off >= 0:
+            spans = self.spans
+            sp = spans.get(day)
+            if sp is None:
+                sp = spans[day] = array("q")
+            sp.append(off)
+            sp.append(length)
+        if not x:
+            return
+        if "asked" in x:
+            self.asked = _first(self.asked, id_, x["asked"])
+        if "text" in x:
+            self.text = _last(self.text, id_, x["text"])
+        if "routed" in x:
+            self.routed = _last(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
+        if "outcome" in x:
+            self.outcome = _last(self.outcome, id_, x["outcome"])
+        if "fallback" in x:
+            self.fallback = _last(self.fallback, id_, x["fallback"])
+        if "session" in x:
+            self.session = _last(self.session, id_, x["session"])
+        if "note" in x:
+            self.notes[id_] = x["note"]
+        if "strategy" in x:
+            self.strategy = _last(self.strategy, id_, x["strategy"])
+        if "member" in x:
+            if x.get("judge"):
+                self.judge_calls += 1
+            else:
+                self.members += 1
+                if x["member"] == "cloud":
+                    self.cloud_members += 1
+        if "egress" in x:
+            self.egress = True
+        for k in TURN_KEYS:
+            if k in x:
+                self.keys[k] = _last(self.keys.get(k), id_, x[k])
+        if "files" in x:
+            self._files(x["files"], id_)
+            if "workspace" in x:
+                self.base = _last(self.base, id_, x["workspace"])
+
+    def _files(self, paths: Iterable[str], id_: str) -> None:
+        files = self.files
+        for p in paths:
+            seen = files.get(p)
+            if seen is None or id_ < seen:
+                files[p] = id_
+        if len(files) > MAX_FILES:
+            # Keep the first mentions: an episode lists the earliest files, whatever order folds came in.
+            keep = sorted(files.items(), key=lambda kv: (kv[1], kv[0]))[:MAX_FILES]
+            self.files = dict(keep)
+
+    def merge(self, o: TurnFold) -> None:
+        self.n += o.n
+        self.opened = self.opened or o.opened
+        for name in _TAGGED:
+            theirs = getattr(o, name)
+            if theirs is not None:
+                pick = _first if name in ("first", "asked") else _last
+                setattr(self, name, pick(getattr(self, name), theirs[0], theirs[1]))
+        for k, v in o.keys.items():
+            self.keys[k] = _last(self.keys.get(k), v[0], v[1])
+        for p, id_ in o.files.items():
+            self._files((p,), id_)
+        self.notes.update(o.notes)
+        if o.strategy is not None:
+            self.strategy = _last(self.strategy, o.strategy[0], o.strategy[1])
+        self.members += o.members
+        self.cloud_members += o.cloud_members
+        self.judge_calls += o.judge_calls
+        self.egress = self.egress or o.egress
+        mine = self.spans
+        for day, spans in o.spans.items():
+            mine.setdefault(day, array("q")).extend(spans)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def first_id(self) -> str:
+        return self.first[0] if self.first else ""
+
+    def key(self, name: str) -> str | None:
+        kv = self.keys.get(name)
+        return kv[1] if kv else None
+
+    def file_list(self, limit: int | None = None) -> list[str]:
+        """Files in first-mention order (the first `limit`)."""
+        ranked = sorted(self.files.items(), key=lambda kv: (kv[1], kv[0]))
+        return [p for p, _ in (ranked if limit is None else ranked[:limit])]
+
+    # -- the compacted index's record --------------------------------------------------------------
+
+    def to_record(self) -> list[Any]:
+        """[turn, n, first, last, asked, text, routed, outcome, fallback, session, base, keys, files,
+        notes, spans, opened, strategy, members, cloud_members, judge_calls, egress]: tagged fields as
+        [id, value] or null, spans packed per day."""
+        spans = {d: base64.b64encode(s.tobytes()).decode("ascii") for d, s in self.spans.items()}
+        rec: list[Any] = [self.turn, self.n]
+        rec += [None if (v := getattr(self, name)) is None else list(v) for name in _TAGGED]
+        rec += [self.keys or None, self.files or None, self.notes or None, spans or None, self.opened]
+        strategy = None if self.strategy is None else list(self.strategy)
+        rec += [strategy, self.members, self.cloud_members, self.judge_calls, self.egress]
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: Sequence[Any]) -> TurnFold:
+        f = cls(str(rec[0]))
+        f.n = int(rec[1])
+        # One string per event id, and one per path, side, rule or session shared by every fold:
+        # a long-lived index holds tens of thousands of folds.
+        ids: dict[str, str] = {}
+        tagged = [None if v is None else (ids.setdefault(v[0], v[0]), v[1]) for v in rec[2:11]]
+        (f.first, f.last, f.asked, f.text, f.routed, f.outcome, f.fallback, f.session, f.base) = tagged
+        if f.routed is not None:
+            line, side, rule = f.routed[1]
+            f.routed = (f.routed[0], (_intern(line), _intern(side), _intern(rule)))
+        if f.session is not None:
+            f.session = (f.session[0], _intern(f.session[1]))
+        keys, files, notes, packed, f.opened = rec[11:16]
+        if keys:
+            f.keys = {
+                k: (ids.setdefault(v[0], v[0]), _intern(v[1]) if k == "clone_path" else v[1])
+                for k, v in keys.items()
+            }
+        if files:
+            f.files = {_intern(p): ids.setdefault(i, i) for p, i in files.items()}
+        if notes:
+            f.notes = notes
+        if packed:
+            f._packed = packed
+        if len(rec) > 16:  # fields added after the first index version (see the module contract)
+            strategy, f.members, f.cloud_members, f.judge_calls, f.egress = rec[16:21]
+            if strategy is not None:
+                f.strategy = (ids.setdefault(strategy[0], strategy[0]), _intern(strategy[1]))
+        return f
+
+
+def _intern(value: Any) -> Any:
+    return sys.intern(value) if isinstance(value, str) else value
+
+
+def fold_events(events: Iterable[Mapping[str, Any]]) -> dict[str, TurnFold]:
+    """Every turn's fold over `events` (events without a turn id are left out)."""
+    folds: dict[str, TurnFold] = {}
+    for e in events:
+        turn = e.get("turn_id")
+        if not isinstance(turn, str) or not turn:
+            continue
+        f = folds.get(turn)
+        if f is None:
+            f = folds[turn] = TurnFold(turn)
+        f.add(digest(e))
+    return folds

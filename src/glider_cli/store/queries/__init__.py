@@ -1,0 +1,1 @@
+"""`context query`: its grammar, the keyword search and the answers over the graph."""
