@@ -138,8 +138,8 @@ class ContextSettings(Frozen):
 
 
 # The tools a local model keeps besides those the turn used (`transform.local_tools`): Claude Code's core set,
-# then Codex's (`exec_command` is the shell tool of current Codex versions, `shell` of older ones). One list
-# serves both: only tools the client offered are kept.
+# then Codex's (`exec_command` is the shell tool of current Codex versions, `shell` of older ones), then
+# Gemini CLI's. One list serves all three: only tools the client offered are kept.
 DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
     "Bash",
     "Read",
@@ -151,6 +151,13 @@ DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
     "exec_command",
     "apply_patch",
     "update_plan",
+    "run_shell_command",
+    "read_file",
+    "replace",
+    "write_file",
+    "grep_search",
+    "glob",
+    "list_directory",
 )
 
 
