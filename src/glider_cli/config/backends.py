@@ -37,6 +37,7 @@ BACKEND_KEYS = (
     "max_tokens",
     "context_window",
     "tools",
+    "structured_output",
     "proxy",
     "ca_file",
 )
@@ -186,6 +187,7 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             tools=ck.boolean(raw, "tools", path=path),
             proxy=_proxy(ck, raw, path, base_url, kind),
             ca_file=_ca_file(ck, raw, path, base_url),
+            structured_output=ck.boolean(raw, "structured_output", path=path),
         )
     for name, backend in out.items():
         fb = backend.fallback

@@ -46,6 +46,8 @@ class BackendSettings(Frozen):
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
     `context_window` (tokens) and `tools` (whether the server can call tools) override what the
     capability probe reads from the server (`backends.probe`); None: as probed, or unknown.
+    `structured_output: false` says the server cannot constrain a reply to a JSON Schema (the gate then
+    refuses requests that ask for one); None: the probed dialect (`protocol.structured`).
     `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
     one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
     absolute path: the loader resolves it against the config file's folder).
@@ -65,6 +67,7 @@ class BackendSettings(Frozen):
     tools: bool | None
     proxy: str | None
     ca_file: str | None
+    structured_output: bool | None
 
     def __init__(
         self,
@@ -82,6 +85,7 @@ class BackendSettings(Frozen):
         tools: bool | None = None,
         proxy: str | None = None,
         ca_file: str | None = None,
+        structured_output: bool | None = None,
     ) -> None:
         init_fields(
             self,
@@ -99,6 +103,7 @@ class BackendSettings(Frozen):
             tools,
             proxy,
             ca_file,
+            structured_output,
         )
 
 

@@ -26,7 +26,7 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
 from glider_cli.errors import BackendError, GliderError, RequestError, UpstreamStatus
-from glider_cli.protocol import gemini_request, translate
+from glider_cli.protocol import gemini_request, structured, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
@@ -84,7 +84,12 @@ class Outbound:
             if packed is not None:
                 body = packed.body
                 raw = orjson.dumps(body)
+        dialect = self.local.dialect(backend.name) if backend.side == "local" and self.local else None
         if backend.kind == "origin" or backend.wire == protocol:
+            if dialect is not None and protocol == "openai_chat":
+                adapted = structured.for_dialect(body, dialect)
+                if adapted is not body:
+                    body, raw = adapted, orjson.dumps(adapted)
             if protocol == "gemini":
                 path = gemini_request.with_model(inb.path, model) if model else inb.path
             else:
@@ -103,6 +108,8 @@ class Outbound:
             max_tokens_cap=backend.max_tokens,
             num_ctx=window,
         )
+        if dialect is not None and backend.wire == "openai_chat":
+            tb = structured.for_dialect(tb, dialect)
         url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))

@@ -60,6 +60,7 @@ from glider_cli.orchestrate.runner import Orchestrator, with_plan
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.structured import asks_for_schema
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
@@ -177,7 +178,8 @@ class Proxy(Outbound):
             return packed.report.tokens_after if packed is not None else inb.chat.estimated_tokens
 
         packing = local.settings.transform.local_context and inb.protocol in PACKABLE
-        return local.gate(inb.chat, size if packing else None)
+        structured = asks_for_schema(inb.protocol, inb.body)
+        return local.gate(inb.chat, size if packing else None, structured=structured)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply,
