@@ -3,7 +3,8 @@
 What it prints (stderr, through the console): once the port is bound, where it listens and the
 backends it routes to; once the lifespan has probed the local backends, what each one serves (models,
 window, tools, or why it cannot be reached); then one line per reply — time, client protocol, family
-kind, side, rule, backend, model, status, milliseconds and the backend a fallback replaced.
+kind, side, rule, backend, model, status (with `cut` or `failed` when the reply did not end well),
+milliseconds and the backend a fallback replaced — and one per request the capability gate refused.
 `--quiet` keeps only errors.
 """
 
@@ -37,10 +38,22 @@ def request_line(job: Any, served: Any) -> str:
     placement = job.opened.plan.placement
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
     gone = " client left" if served.disconnected else ""
+    end = f" {served.end}" if getattr(served, "end", None) else ""
     return (
         f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
-        f"{job.decision.rule} -> {served.backend} {served.model or '-'} {served.status} "
+        f"{job.decision.rule} -> {served.backend} {served.model or '-'} {served.status}{end} "
         f"{served.ms:.0f} ms{fb}{gone}"
+    )
+
+
+def refused_line(inb: Any, exc: Any) -> str:
+    """A request the capability gate refused, as `glider serve` prints it."""
+    import time
+
+    kind = exc.kind or "-"
+    return (
+        f"{time.strftime('%H:%M:%S')} {inb.protocol:<16} {kind:<12} local {exc.rule or 'gate'} -> "
+        f"{exc.backend or '-'} - 400 refused 0 ms: {exc.message}"
     )
 
 
@@ -83,7 +96,11 @@ def main(
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
+    def refused(inb: Any, exc: Any) -> None:
+        say(refused_line(inb, exc))
+
     if not quiet:
         prepared.app.state.on_ready = ready
         proxy.observer = observe
+        proxy.refused_observer = refused
     run(prepared, on_bound=None if quiet else bound)

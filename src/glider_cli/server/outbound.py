@@ -25,9 +25,10 @@ from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, 
 from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
-from glider_cli.errors import BackendError, GliderError, RequestError, UpstreamStatus
+from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError, UpstreamStatus
 from glider_cli.protocol import gemini_request, structured, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
+from glider_cli.protocol.openai_chat import CUT
 from glider_cli.protocol.translate_stream import stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
@@ -41,7 +42,7 @@ from glider_cli.server.calls import (
     fallback_reason,
     route_header,
 )
-from glider_cli.server.failed import all_failed
+from glider_cli.server.failed import all_failed, no_retry
 from glider_cli.server.local_path import LocalPath
 from glider_cli.turns.lifecycle import Served, Turns
 
@@ -54,6 +55,8 @@ class Outbound:
     local_only: bool = False  # routing.local_only: no fallback from the local side to the cloud
     # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
     observer: Callable[[Job, Served], None] | None = None
+    # A request the capability gate refused (`glider serve` prints a line for it too).
+    refused_observer: Callable[[Inbound, GateRefused], None] | None = None
     registry: BackendRegistry
     upstream: Upstream | None
     sink: EventSink
@@ -181,10 +184,30 @@ class Outbound:
                 raise
         assert attempts
         route = route_header(job.decision.target, job.decision.rule, backend.name)
-        reply = all_failed(job.inb.protocol, attempts, route)
+        last_backend = attempts[-1][0].backend
+        ended = rule_fallback if rule_fallback is not None else last_backend.fallback
+        stopped = "the rule or backend says `fallback: none`" if ended == "none" else None
+        why = no_retry(attempts, stopped)
+        reply = all_failed(job.inb.protocol, attempts, route, rule=job.decision.rule, no_retry=why)
+        last = attempts[-1][0]
+        ms = round((time.perf_counter() - attempts[0][0].started) * 1000, 1)
+        fb = last.backend.name != backend.name
+        served = Served(
+            last.backend.name,
+            last.backend.side,
+            last.model,
+            reply.status,
+            ms=ms,
+            complete=False,
+            answered=False,
+            fallback_from=backend.name if fb else None,
+            end="failed",
+        )
+        # The outcome is recorded like any other (the dashboard shows it failed, with its time).
+        for kind, data, tid in self.turns.close(job.opened, served):
+            self.sink.emit(kind, data, turn_id=tid)
         if self.observer is not None:
-            last = attempts[-1][0]
-            self.observer(job, Served(last.backend.name, last.backend.side, last.model, reply.status))
+            self.observer(job, served)
         return reply
 
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
@@ -268,6 +291,8 @@ class Outbound:
                                 job.tap.feed(out)
                     else:
                         usage.feed(chunk)
+                    if convert is not None and convert.failure is not None:
+                        break  # the upstream said it failed (or cut the stream): nothing more to read
                     try:
                         chunk = await it.__anext__()
                     except StopAsyncIteration:
@@ -338,9 +363,11 @@ class Outbound:
         after the relay ended): a mid-stream failure, then the core's closing events (usage
         calibration, the outcome, who answered and the calls it issued — the last skipped when
         `served` is None: an error reply in another protocol answered nothing)."""
+        end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
             self.closing.emit("UpstreamFailed", failed, turn_id=job.turn_id)
+            end = "cut" if CUT in failure.message else "failed"
         calls: list[Any] = []
         if served is not None and job.tap is not None:
             job.tap.feed(served)
@@ -358,6 +385,7 @@ class Outbound:
             disconnected=disconnected,
             fallback_from=call.fallback_from,
             calls=calls,
+            end=end,
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)

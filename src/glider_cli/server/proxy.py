@@ -66,6 +66,7 @@ from glider_cli.router.decide import Gate
 from glider_cli.server.asgi import Reply
 from glider_cli.server.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.server.delegation import Delegation
+from glider_cli.server.failed import do_not_retry
 from glider_cli.server.local_path import LocalPath
 from glider_cli.server.outbound import Outbound
 from glider_cli.turns.lifecycle import Decider, Served, Turns
@@ -144,7 +145,7 @@ class Proxy(Outbound):
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GateRefused as exc:
-            return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+            return self._refused(inb, exc)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
         # A strategy that operates (`orchestration.<strategy>.enabled`): its plan joins the decision record.
@@ -165,6 +166,24 @@ class Proxy(Outbound):
         if plan is not None and self.orchestrator is not None:
             return await self.orchestrator.run(Job(inb, opened, tap), plan, backend)
         return await self._forward(Job(inb, opened, tap), backend)
+
+    def _refused(self, inb: Inbound, exc: GateRefused) -> Reply:
+        """A request the capability gate refused: recorded like any other (`turns.lifecycle`), printed,
+        and answered with Glider's own 400 that names the gate and tells the client not to retry."""
+        for kind, data, tid in exc.events:
+            self.sink.emit(kind, data, turn_id=tid)
+        if self.refused_observer is not None:
+            try:
+                self.refused_observer(inb, exc)
+            except Exception:  # a line that cannot be printed never fails a request
+                pass
+        said = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        message = f"Glider (the router, not the model provider) refused this request: {said}"
+        route = route_header("refused", exc.rule or "gate", exc.backend or "-")
+        status, extra = do_not_retry(inb.protocol, 400)
+        reply = self.error(inb.protocol, status, message, route)
+        reply.headers.extend(extra)
+        return reply
 
     def _gate(self, inb: Inbound) -> Gate | None:
         """The capability gate for this request, sized by the pack each local backend would get."""

@@ -13,13 +13,17 @@ are, in order: `TurnOpened` (only when the request opens a family: a new real us
 `StickyBound` when the family got bound. A count_tokens request (`count_tokens=True`) is placed and
 decided the same way but opens nothing, binds nothing and emits nothing. A routing failure (no rule
 matched, a broken script result, an explicit `/local` its backend cannot take: `GateRefused`) raises
-the router's GliderError; nothing was recorded then. `gate` is the capability gate the router asks
-about a local backend (`router.decide.Gate`).
+the router's GliderError; nothing was recorded then, except for a gate refusal: its `GateRefused`
+carries the events that record it (`refusal_events`: `RouteDecided` with `refused`, the outcome with
+status 400 and `outcome: refused`) for the caller to emit. `gate` is the capability gate the router
+asks about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
 its status, the token usage it reported, the time, whether the reply completed or the client left,
-and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
-local side, `OriginPassthrough` for the cloud side), then `TurnContext` when the reply's tool calls
+how it ended when not well (`end`: `cut`, a stream the server cut short; `failed`, every attempt
+failed or the stream failed; carried as the outcome's `outcome`), and the tool calls it issued — and
+returns the closing events: the outcome (`FulfilledLocal` for the local side, `OriginPassthrough` for
+the cloud side), then `TurnContext` when the reply's tool calls
 wrote a plan that differs from the turn's last one or named files they write (`store.turn_keys`:
 TodoWrite, update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
@@ -39,6 +43,7 @@ from typing import Any, Protocol
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
+from glider_cli.errors import GateRefused
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.sticky_view import StickyView
@@ -101,6 +106,7 @@ class Served(Frozen):
     disconnected: bool = False
     fallback_from: str | None = None
     calls: Sequence[IssuedCall] = ()
+    end: str | None = None
 
     def __init__(
         self,
@@ -116,6 +122,7 @@ class Served(Frozen):
         disconnected: bool = False,
         fallback_from: str | None = None,
         calls: Sequence[IssuedCall] = (),
+        end: str | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -130,6 +137,7 @@ class Served(Frozen):
             disconnected=disconnected,
             fallback_from=fallback_from,
             calls=calls,
+            end=end,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -146,7 +154,39 @@ class Served(Frozen):
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
             data["client_disconnected"] = True
+        if self.end:
+            data["outcome"] = self.end
         return data
+
+
+def refusal_events(chat: ChatRequest, plan: StickyPlan, exc: GateRefused) -> Events:
+    """What a request the capability gate refused leaves in the log: its `TurnOpened` (a new turn),
+    a `RouteDecided` with `refused` (the gate's message), and its outcome (`FulfilledLocal`, status
+    400, `outcome: refused`): recorded like any other request, never bound, never sent anywhere."""
+    turn_id = plan.turn_id
+    events: Events = []
+    if plan.placement.new_turn:
+        events.append(("TurnOpened", _opened(chat), turn_id))
+    rule = exc.rule or "gate"
+    decided: dict[str, Any] = {
+        "target": "local",
+        "rule": rule,
+        "priority": None,
+        "backend": exc.backend,
+        "model": None,
+        "strategy": "single",
+        "delegate": None,
+        "refused": exc.message,
+        "request": {"estimated_tokens": chat.estimated_tokens, "has_tools": chat.has_tools},
+        "trace": [{"rule": rule, "priority": None, "matched": True, "reason": f"refused: {exc.message}"}],
+        "family": plan.placement.to_dict(),
+    }
+    events.append(("RouteDecided", decided, turn_id))
+    # No backend answered (none was asked): the refusal is not held against the backend's health.
+    outcome: dict[str, Any] = {"backend": None, "model": None, "status": 400, "ms": 0.0, "complete": False}
+    outcome.update(outcome="refused", error=exc.message)
+    events.append(("FulfilledLocal", outcome, turn_id))
+    return events
 
 
 def _opened(chat: ChatRequest) -> dict[str, Any]:
@@ -237,7 +277,13 @@ class Turns:
         if gate is None:
             decision = self.router.decide(chat, sticky=plan.view)
         else:
-            decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+            try:
+                decision = self.router.decide(chat, sticky=plan.view, gate=gate)
+            except GateRefused as exc:
+                if not count_tokens:
+                    exc.events = refusal_events(chat, plan, exc)
+                    exc.kind = plan.placement.kind
+                raise
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
