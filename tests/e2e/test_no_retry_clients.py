@@ -70,3 +70,31 @@ def test_the_sdks_do_not_retry_glider_errors_a_retry_cannot_fix(tmp_path: Path) 
         assert caught_oai.value.status_code == 502
         decided = [t for t in g.types() if t == "RouteDecided"]
     assert len(decided) == 2, decided  # one request each: no retries
+
+
+def test_gemini_cli_gives_up_at_once_on_a_glider_error_a_retry_cannot_fix(tmp_path: Path) -> None:
+    import gemini_cli
+
+    gemini, why = gemini_cli.find_or_install()
+    if gemini is None:
+        pytest.skip(why)
+    with GliderServer(_config(), tmp_path) as g:
+        home, work = gemini_cli.home(tmp_path / "g-home"), tmp_path / "work"
+        work.mkdir()
+        start = time.monotonic()
+        proc = subprocess.run(
+            [gemini, "-p", "say hi /cloud", "--output-format", "json"],
+            cwd=work,
+            env=gemini_cli.env(g.url, home),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        took = time.monotonic() - start
+        asked = len([t for t in g.types() if t == "RouteDecided"])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-2000:]
+    assert "Glider (the router, not the model provider)" in out and "does not resolve" in out, out[-2000:]
+    # Gemini CLI retries a 5xx with backoff; Glider's 400 ends it at the first answer of each request.
+    assert took < 60 and asked <= 3, (took, asked)

@@ -74,8 +74,12 @@ def test_a_gate_refusal_is_recorded_like_any_other_outcome(fake: FakeUpstream, t
 
 
 def test_a_gate_refusal_reaches_the_recording_sink_with_its_turn(fake: FakeUpstream, tmp_path: Path) -> None:
+    from glider_cli.commands.serve import refused_line
+
     cfg = _config(fake.url, fake.url, ", context_window: 1024, max_tokens: 128")
     with GliderServer(cfg, tmp_path) as g:
+        lines: list[str] = []
+        g.app.state.proxy.refused_observer = lambda inb, exc: lines.append(refused_line(inb, exc))
         assert _ask(g, "/local summarise this: " + "lorem ipsum " * 800).status_code == 400
         decided = g.wait_for("RouteDecided")
         outcome = g.wait_for("FulfilledLocal")
@@ -83,6 +87,9 @@ def test_a_gate_refusal_reaches_the_recording_sink_with_its_turn(fake: FakeUpstr
     assert len(decided) == 1 and "window 1,024" in decided[0]["refused"]
     assert outcome[0]["outcome"] == "refused" and outcome[0]["status"] == 400
     assert "TurnOpened" in g.types() and len(turns) == 1 and None not in turns
+    (line,) = lines
+    assert "anthropic" in line and "new_turn" in line and "explicit_local -> ollama - 400 refused" in line
+    assert "window 1,024" in line
 
 
 def test_a_request_every_backend_failed_is_recorded_failed_with_its_time(

@@ -117,6 +117,8 @@ CONTINUATIONS: tuple[ClientText, ...] = (
 
 def client_continuation(text: str, known: Sequence[ClientText] = CONTINUATIONS) -> ClientText | None:
     """The client text this user message is (injected blocks aside), or None."""
+    if not any(entry.parts[0][:24] in text for entry in known):
+        return None  # the common case, a person's message: a substring test per entry, no regex
     own = client_text(text).strip()
     if not own:
         return None
