@@ -98,3 +98,46 @@ def test_gemini_cli_gives_up_at_once_on_a_glider_error_a_retry_cannot_fix(tmp_pa
     assert "Glider (the router, not the model provider)" in out and "does not resolve" in out, out[-2000:]
     # Gemini CLI retries a 5xx with backoff; Glider's 400 ends it at the first answer of each request.
     assert took < 60 and asked <= 3, (took, asked)
+
+
+def test_codex_gives_up_at_once_on_a_glider_error_a_retry_cannot_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import npm_cli
+    from e2e.test_setup_clients import setup, workdir
+
+    codex, why = npm_cli.find_or_install("codex", "@openai/codex", "Codex")
+    if codex is None:
+        pytest.skip(why)
+    with GliderServer(_config(), tmp_path) as g:
+        home = tmp_path / "home"
+        home.mkdir()
+        setup(home, "codex", "--url", g.url, monkeypatch=monkeypatch)
+        config = home / ".codex" / "config.toml"
+        config.write_text(
+            config.read_text() + "\n[analytics]\nenabled = false\n[feedback]\nenabled = false\n"
+        )
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(home),
+            "OPENAI_API_KEY": "sk-test",
+            "NO_COLOR": "1",
+        }
+        start = time.monotonic()
+        proc = subprocess.run(
+            [codex, "exec", "--skip-git-repo-check", "say hi /cloud"],
+            cwd=workdir(tmp_path),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
+        took = time.monotonic() - start
+        asked = len([t for t in g.types() if t == "RouteDecided"])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-2000:]
+    assert "Glider (the router, not the model provider)" in out, out[-2000:]
+    assert took < 20 and asked <= 2, (took, asked)

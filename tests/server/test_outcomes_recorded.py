@@ -110,6 +110,7 @@ def test_a_request_every_backend_failed_is_recorded_failed_with_its_time(
         ("/v1/messages", {"model": "claude-x", "max_tokens": 8}, 502, "message"),
         ("/v1/chat/completions", {"model": "gpt-x"}, 502, "message"),
         ("/v1beta/models/gemini-x:generateContent", {}, 400, "message"),
+        ("/v1/responses", {"model": "gpt-x"}, 400, "message"),
     ],
 )
 def test_a_loopback_server_that_is_not_there_is_not_worth_retrying(
@@ -120,6 +121,8 @@ def test_a_loopback_server_that_is_not_there_is_not_worth_retrying(
         if path.startswith("/v1beta"):
             payload = {"contents": [{"role": "user", "parts": [{"text": "/local hi"}]}]}
             headers = {"x-goog-api-key": "k"}
+        elif path == "/v1/responses":
+            payload, headers = {**body, "input": "/local hi"}, HEADERS
         else:
             payload = {**body, "messages": [{"role": "user", "content": "/local hi"}]}
             headers = HEADERS

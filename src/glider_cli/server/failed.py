@@ -17,7 +17,8 @@ Contract of `all_failed(protocol, attempts, route)`:
   (`stopped`). Then (`all_failed(..., rule=, no_retry=)`) the message says it is Glider speaking and
   names the rule, the backend and why, and the reply carries the protocol's do-not-retry signal
   (`do_not_retry`): `x-should-retry: false` (the Anthropic and OpenAI SDKs and Claude Code obey it)
-  and, for Gemini clients, whose CLI retries every 5xx, a 400 instead of the 5xx.
+  and, for Gemini and Responses clients (Gemini CLI and Codex retry every 5xx, whatever the
+  headers say), a 400 instead of the 5xx.
 """
 
 from __future__ import annotations
@@ -34,6 +35,9 @@ from glider_cli.server.calls import JSON_HEADERS, Call
 
 __all__ = ["KEPT_HEADERS", "all_failed", "cause", "do_not_retry", "kept_headers", "no_retry"]
 
+# Clients whose own retry loop retries every 5xx whatever the headers say: Gemini CLI (its
+# isRetryableError) and Codex, the Responses client (it ignores x-should-retry).
+_RETRY_EVERY_5XX = frozenset({"gemini", "openai_responses"})
 KEPT_HEADERS = (b"retry-after", b"x-should-retry", b"request-id", b"x-request-id")
 _KEPT_PREFIXES = (b"anthropic-ratelimit-", b"x-ratelimit-")
 
@@ -72,7 +76,7 @@ def no_retry(attempts: Sequence[tuple[Call, BackendError]], stopped: str | None)
 
 def do_not_retry(protocol: str, status: int) -> tuple[int, list[tuple[bytes, bytes]]]:
     """The status and headers that tell a client of `protocol` not to retry a Glider error."""
-    if protocol == "gemini" and status >= 500:
+    if protocol in _RETRY_EVERY_5XX and status >= 500:
         status = 400
     return status, [(b"x-should-retry", b"false")]
 
