@@ -56,5 +56,9 @@ def test_claude_codes_max_tokens_continuation_of_a_local_turn_is_answered_locall
         assert (turn, d["target"], d["backend"], d["rule"]) == (opened, "local", "llama", "sticky"), d
         assert "Claude Code's own continuation" in d["family"]["link"]
     asked = [r for r in llama_relay.requests if r.path == "/v1/chat/completions"]
-    assert any(RESUME in json.dumps(r.body) for r in asked), "the real model got the continuation"
+    resumed = [r for r in asked if RESUME in json.dumps(r.body)]
+    assert resumed, "the real model got the continuation"
+    # ... with the turn it continues: the person's prompt and the reply so far, not the continuation alone.
+    said = [m["content"] for m in resumed[0].body["messages"] if m["role"] in ("user", "assistant")]
+    assert "tell me a long story about a parser" in json.dumps(said) and len(said) >= 3, said
     assert [r.path for r in fake.requests if r.path.startswith("/v1/messages")] == []

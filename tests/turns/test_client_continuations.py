@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from family_helpers import Ids, cc, codex, codex_user, user
+from glider_cli.protocol.client_texts import CONTINUATIONS, client_continuation, without_nudge
 from glider_cli.protocol.parse import parse_request
-from glider_cli.turns.client_texts import CONTINUATIONS, client_continuation, without_nudge
 from glider_cli.turns.families import FamilyIndex
 from routing_helpers import config_with_rules
 from turns.test_sticky import RULES, S1, Harness
@@ -118,3 +118,28 @@ def test_the_continuation_of_a_local_turn_is_held_local(tmp_path: Path) -> None:
     assert placed == ("continuation", "t1", "local", "sticky")
     assert "held local" in d2.trace[0].reason
     assert "TurnOpened" not in [t for t, _, turn in h.events if turn != "t1"]
+
+
+def test_the_pack_of_a_continuation_carries_the_turn_it_continues() -> None:
+    from glider_cli.config.settings import TransformSettings
+    from glider_cli.protocol.pack import pack
+
+    history = [
+        user("earlier question"),
+        {"role": "assistant", "content": "earlier answer"},
+        user("write the parser /local"),
+        {"role": "assistant", "content": [{"type": "text", "text": "Here is the start of"}]},
+        _blocks(MAX_TOKENS, REMINDER),
+    ]
+    _, body = cc(S1, history)
+    out = pack("anthropic", body, TransformSettings()).body
+    assert out["messages"] == history[2:]
+    ctx = _g("user", "<session_context>This is the Gemini CLI.</session_context>")
+    contents = [
+        ctx,
+        _g("user", "explain the parser"),
+        _g("model", "The parser reads"),
+        _g("user", "Please continue."),
+    ]
+    gemini = {"contents": contents, "model": "gemini-x", "stream": True}
+    assert pack("gemini", gemini, TransformSettings()).body["contents"] == contents[1:]

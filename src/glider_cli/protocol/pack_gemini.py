@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from glider_cli.protocol.client_texts import client_continuation
 from glider_cli.protocol.gemini_request import CONTEXT_TAG, contents_of, get, parts_of
 from glider_cli.protocol.pack_shapes import Shape, Split, _slim
 
@@ -43,7 +44,10 @@ class Gemini(Shape):
             return False
         if any(get(p, m) is not None for p in parts for m in _MEDIA):
             return True
-        return any(t.strip() and not t.lstrip().startswith(CONTEXT_TAG) for t in _texts(message))
+        return any(
+            t.strip() and not t.lstrip().startswith(CONTEXT_TAG) and not client_continuation(t)
+            for t in _texts(message)
+        )
 
     def text(self, message: Mapping[str, Any]) -> str:
         return "\n".join(_texts(message))

@@ -4,7 +4,8 @@ An agent CLI sometimes sends a new user message nobody typed: Claude Code's `Out
 Resume directly…` after a reply stopped at `max_tokens`, Gemini CLI's `Please continue.` after its
 next-speaker check, Codex's goal continuation. Each continues the turn it follows, so the turn-family
 index (`turns.families`) joins it to the session's current family instead of opening a turn the
-rules would route anew (a `/local` turn's continuation went to the cloud).
+rules would route anew (a `/local` turn's continuation went to the cloud), and the pack sends the local
+model the turn it continues, not the continuation alone.
 
 They are recognised by the client's exact text, copied from the real CLIs' bundles (Claude Code
 2.1.197's `cli.js` inside its binary, Gemini CLI 0.61.0's `bundle/`, Codex 0.171.0's binary; the README
@@ -13,8 +14,10 @@ opens a turn. A `ClientText` is either the whole message (`exact`) or a template
 must all be there, in order, with the client's own values between them (`parts`; an empty last part
 lets the client's text run on to the end).
 
-- `client_continuation(text)`: the `ClientText` the message is, after the blocks a client injects
-  (`router.triggers.client_text`: `<system-reminder>`…) are taken out; None for anything else.
+- `client_continuation(text, clean=)`: the `ClientText` the message is, after `clean` took out the
+  blocks a client injects (the turn index passes `router.triggers.client_text`: `<system-reminder>`…);
+  None for anything else. The pack (`protocol.pack_shapes`) does not count such a message as the
+  person's: the current turn it sends starts at the person's own message, with the reply so far.
 - `without_nudge(text)`: the text without a retry nudge Gemini CLI appends to the person's own
   message when it retries it (so the retry is still recognised as one).
 """
@@ -22,9 +25,8 @@ lets the client's text run on to the end).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from glider_cli.router.triggers import client_text
 from glider_cli.values import Frozen
 
 
@@ -115,11 +117,17 @@ CONTINUATIONS: tuple[ClientText, ...] = (
 )
 
 
-def client_continuation(text: str, known: Sequence[ClientText] = CONTINUATIONS) -> ClientText | None:
-    """The client text this user message is (injected blocks aside), or None."""
+def client_continuation(
+    text: str,
+    known: Sequence[ClientText] = CONTINUATIONS,
+    *,
+    clean: Callable[[str], str] = str.strip,
+) -> ClientText | None:
+    """The client text this user message is, or None; `clean` takes out what the client injected
+    around it (the turn index passes `router.triggers.client_text`: `<system-reminder>` blocks)."""
     if not any(entry.parts[0][:24] in text for entry in known):
         return None  # the common case, a person's message: a substring test per entry, no regex
-    own = client_text(text).strip()
+    own = clean(text).strip()
     if not own:
         return None
     for entry in known:
