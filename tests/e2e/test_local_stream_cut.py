@@ -64,3 +64,41 @@ def test_a_stream_cut_by_the_next_request_is_recorded_as_cut(
     assert len(cut) == 1 and cut[0]["status"] == 200 and cut[0]["complete"] is False, outcomes
     assert failed and failed[0]["stage"] == "mid_stream" and "interrupt_requests" in failed[0]["error"]
     assert any(" 200 cut " in line for line in lines), lines
+
+
+def test_a_chat_stream_relayed_as_it_is_is_recorded_as_cut_too(
+    llama: Any, fake: FakeUpstream, tmp_path: Path
+) -> None:
+    fake.reset()
+    with _serve(tmp_path, _config(llama.url, fake.url, max_tokens=600)) as g:
+        streaming = threading.Event()
+        lines: list[str] = []
+
+        def long_story() -> None:
+            body = {
+                "model": "claude-x",
+                "stream": True,
+                "max_tokens": 600,
+                "messages": [{"role": "user", "content": "/local Write a very long story about a dragon."}],
+            }
+            with httpx.stream("POST", g.url + "/v1/chat/completions", json=body, timeout=120) as r:
+                for line in r.iter_lines():
+                    lines.append(line)
+                    if '"content"' in line:
+                        streaming.set()
+            streaming.set()
+
+        t = threading.Thread(target=long_story)
+        t.start()
+        assert streaming.wait(120), lines[-20:]
+        second = httpx.post(
+            g.url + "/v1/messages", json=_body("/local say hi", 8, stream=False), headers=HEADERS
+        )
+        t.join(120)
+        assert second.status_code == 200, second.text
+        outcomes = g.wait_for("FulfilledLocal", 2)
+    assert "data: [DONE]" in lines and not any('"finish_reason":"' in x.replace(" ", "") for x in lines), (
+        lines[-5:]
+    )
+    cut = [o for o in outcomes if o.get("outcome") == "cut"]
+    assert len(cut) == 1 and cut[0]["complete"] is False, outcomes

@@ -29,7 +29,7 @@ from glider_cli.errors import BackendError, GateRefused, GliderError, RequestErr
 from glider_cli.protocol import gemini_request, structured, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.openai_chat import CUT
-from glider_cli.protocol.translate_stream import stream_converter, stream_error
+from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.server.asgi import Reply
 from glider_cli.server.calls import (
@@ -261,6 +261,12 @@ class Outbound:
                 inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
             )
         )
+        # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
+        local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
+        watch = StreamTranslator(inb.protocol, inb.protocol, model=model) if local_chat else None
+
+        def said() -> str | None:
+            return convert.failure if convert is not None else watch.failure if watch is not None else None
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
 
@@ -291,7 +297,9 @@ class Outbound:
                                 job.tap.feed(out)
                     else:
                         usage.feed(chunk)
-                    if convert is not None and convert.failure is not None:
+                    if watch is not None:
+                        watch.feed(chunk)
+                    if said() is not None:
                         break  # the upstream said it failed (or cut the stream): nothing more to read
                     try:
                         chunk = await it.__anext__()
@@ -303,11 +311,9 @@ class Outbound:
                         if job.tap is not None:
                             job.tap.feed(tail)
                         yield tail
-                    if convert.failure is not None:  # the upstream said it failed: not a reply
-                        failure = BackendError(
-                            f"upstream {call.backend.name} failed mid-stream: {convert.failure}"
-                        )
-                        return
+                if said() is not None:  # the upstream said it failed (or cut the stream): not a reply
+                    failure = BackendError(f"upstream {call.backend.name} failed mid-stream: {said()}")
+                    return
                 complete = True
             except BackendError as exc:
                 failure = exc
