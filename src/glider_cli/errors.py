@@ -23,6 +23,8 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class GliderError(Exception):
     """Base of every error Glider reports to a user."""
@@ -88,9 +90,20 @@ class NoRoute(RoutingError):
 class GateRefused(RoutingError):
     """An explicit local command (`/local`, `/fast`) whose local backend cannot take the request (a
     capability gate: the window, tools) and whose rule names no `fallback`. The client gets a
-    protocol-shaped 400 naming the gate and the figures: Glider never moves it to the cloud itself."""
+    protocol-shaped 400 naming the gate and the figures: Glider never moves it to the cloud itself.
+    `rule` and `backend` name the rule and the local backend the gate refused (None: no single one)."""
 
     status = 400
+
+    def __init__(
+        self, message: str, *, hint: str | None = None, rule: str | None = None, backend: str | None = None
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.rule = rule
+        self.backend = backend
+        # What the request leaves in the log, and its family kind (set by `turns.lifecycle`).
+        self.events: list[tuple[str, Any, str | None]] = []
+        self.kind: str | None = None
 
 
 class RequestError(GliderError):

@@ -278,5 +278,5 @@ def test_cut() -> None:
 
 
 def test_an_unknown_protocol_is_refused() -> None:
-    with pytest.raises(ValueError, match="no pack for protocol 'gemini'"):
-        pack("gemini", {"model": "m"}, DEFAULTS)
+    with pytest.raises(ValueError, match="no pack for protocol 'ollama'"):
+        pack("ollama", {"model": "m"}, DEFAULTS)

@@ -183,7 +183,7 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
     reports = []
     for b in backends:
         bs = settings.backends[b.name]
-        cap = merge(probed[b.name], bs.context_window, bs.tools)
+        cap = merge(probed[b.name], bs.context_window, bs.tools, bs.structured_output)
         problem = _problem(b.kind, b.side, b.has_key, b.api_key_env, b.model, cap)
         reports.append(
             BackendReport(

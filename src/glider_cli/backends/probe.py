@@ -11,6 +11,9 @@
   API"), and it answers every model name with the model it loaded (an unknown name falls back to
   its default alias), so `any_model` is set and `serves()` is true for any name. Any other server
   (vLLM, the fakes, an unknown one) is taken at its list: vLLM answers an unlisted name with 404.
+  The models' `owned_by` names the server, and with it the structured-output dialect it takes
+  (`structured`, see `protocol.structured`): llama-cpp-python ("me") `json_object_schema`, vLLM and
+  llama.cpp's server `json_schema`; another server: unknown (None), sent the OpenAI form.
 - Cloud backends (anthropic, openai on a public host, origin) are not probed: their windows are far
   beyond any pack, they call tools, and a probe would spend a request of the user's quota.
 `merge(probed, settings)` lays the config's `context_window` / `tools` over what was probed (the
@@ -53,6 +56,7 @@ class Capability(Frozen):
     source: str
     probed_at: float | None
     any_model: bool | None
+    structured: str | None
 
     def __init__(
         self,
@@ -65,6 +69,7 @@ class Capability(Frozen):
         source: str = "unknown",
         probed_at: float | None = None,
         any_model: bool | None = None,
+        structured: str | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -76,6 +81,7 @@ class Capability(Frozen):
             source=source,
             probed_at=probed_at,
             any_model=any_model,
+            structured=structured,
         )
 
     def serves(self, model: str | None) -> bool | None:
@@ -100,6 +106,7 @@ class Capability(Frozen):
             "models": list(self.models) if self.models is not None else None,
             "context_window": self.context_window,
             "tools": self.tools,
+            "structured_output": self.structured,
             "source": self.source,
             "any_model": bool(self.any_model),
         }
@@ -177,6 +184,12 @@ async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
     resp.raise_for_status()
     data = resp.json().get("data", [])
     models = tuple(str(m.get("id", "")) for m in data if isinstance(m, dict))
+    owners = {m.get("owned_by") for m in data if isinstance(m, dict)}
+    # llama-cpp-python's server lists its models as owned by "me"; vLLM's by "vllm", llama.cpp's by
+    # "llamacpp": those two take the OpenAI `json_schema` response format as it is.
+    structured = (
+        "json_object_schema" if "me" in owners else "json_schema" if owners & {"vllm", "llamacpp"} else None
+    )
     window: int | None = None
     for m in data:
         if not isinstance(m, dict):
@@ -197,7 +210,9 @@ async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
     any_model = None
     if backend.model and not Capability(backend.name, models=models).serves(backend.model):
         any_model = await _answers_any_model(base, client) or None
-    return Capability(backend.name, True, None, models, window, None, "probe", time.time(), any_model)
+    return Capability(
+        backend.name, True, None, models, window, None, "probe", time.time(), any_model, structured
+    )
 
 
 async def _answers_any_model(base: str, client: httpx.AsyncClient) -> bool:
@@ -239,12 +254,16 @@ async def probe_all(backends: list[Backend], *, timeout: float = 2.0) -> dict[st
     return {c.backend: c for c in found}
 
 
-def merge(probed: Capability, context_window: int | None, tools: bool | None) -> Capability:
-    """The config's `context_window` / `tools` over the probe's (the config wins)."""
+def merge(
+    probed: Capability, context_window: int | None, tools: bool | None, structured: bool | None = None
+) -> Capability:
+    """The config's `context_window` / `tools` / `structured_output` over the probe's (the config wins;
+    `structured_output: false` makes the dialect "none", true keeps the probed one)."""
     window = context_window if context_window is not None else probed.context_window
     can_tools = tools if tools is not None else probed.tools
+    dialect = "none" if structured is False else probed.structured
     source = probed.source
-    if context_window is not None or tools is not None:
+    if context_window is not None or tools is not None or structured is not None:
         asked = probed.source not in ("unknown", "not probed", "cloud")
         source = f"{probed.source}+config" if asked else "config"
     return Capability(
@@ -257,4 +276,5 @@ def merge(probed: Capability, context_window: int | None, tools: bool | None) ->
         source,
         probed.probed_at,
         probed.any_model,
+        dialect,
     )

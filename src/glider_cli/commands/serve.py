@@ -4,7 +4,8 @@ What it prints (stderr, through the console): once the port is bound, where it l
 backends it routes to; once the lifespan has probed the local backends, what each one serves (models,
 window, tools, or why it cannot be reached) and, with `--cursor-port` / `cursor.port`, where the
 Cursor proxy listens and its CA; then one line per reply — time, client protocol, family
-kind, side, rule, backend, model, status, milliseconds and the backend a fallback replaced.
+kind, side, rule, backend, model, status (with `cut` or `failed` when the reply did not end well),
+milliseconds and the backend a fallback replaced — and one per request the capability gate refused.
 `--quiet` keeps only errors.
 """
 
@@ -42,10 +43,22 @@ def request_line(job: Any, served: Any) -> str:
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
     gone = " client left" if served.disconnected else ""
     model = model_label(served.model) if served.model else "-"
+    end = f" {served.end}" if getattr(served, "end", None) else ""
     return (
         f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
-        f"{job.decision.rule} -> {served.backend} {model} {served.status} "
+        f"{job.decision.rule} -> {served.backend} {model} {served.status}{end} "
         f"{served.ms:.0f} ms{fb}{gone}"
+    )
+
+
+def refused_line(inb: Any, exc: Any) -> str:
+    """A request the capability gate refused, as `glider serve` prints it."""
+    import time
+
+    kind = exc.kind or "-"
+    return (
+        f"{time.strftime('%H:%M:%S')} {inb.protocol:<16} {kind:<12} local {exc.rule or 'gate'} -> "
+        f"{exc.backend or '-'} - 400 refused 0 ms: {exc.message}"
     )
 
 
@@ -97,14 +110,17 @@ def main(
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
-    observer = None if quiet else observe
+    def refused(inb: Any, exc: Any) -> None:
+        say(refused_line(inb, exc))
+
     prepared = prepare(
         config=config,
         profile=profile,
         host=host,
         port=port,
         environ=environ,
-        observer=observer,
+        observer=None if quiet else observe,
+        refused_observer=None if quiet else refused,
         cursor_port=cursor_port,
     )
     s = prepared.summary()

@@ -41,6 +41,7 @@ BACKEND_KEYS = (
     "max_tokens",
     "context_window",
     "tools",
+    "structured_output",
     "proxy",
     "ca_file",
     "breaker",
@@ -224,6 +225,7 @@ def read_backends(ck: Checker, section: LDict | None) -> dict[str, BackendSettin
             proxy=_proxy(ck, raw, path, base_url, kind),
             ca_file=_ca_file(ck, raw, path, base_url),
             breaker=_breaker(ck, raw, path),
+            structured_output=ck.boolean(raw, "structured_output", path=path),
         )
     for name, backend in out.items():
         fb = backend.fallback

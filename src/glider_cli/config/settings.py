@@ -66,6 +66,8 @@ class BackendSettings(Frozen):
     rejects Claude Code's 32k-128k `max_tokens`); None leaves the client's value.
     `context_window` (tokens) and `tools` (whether the server can call tools) override what the
     capability probe reads from the server (`backends.probe`); None: as probed, or unknown.
+    `structured_output: false` says the server cannot constrain a reply to a JSON Schema (the gate then
+    refuses requests that ask for one); None: the probed dialect (`protocol.structured`).
     `proxy` is an http:// or https:// forward proxy URL for this backend only (never for a loopback
     one); `ca_file` a PEM file of CA certificates trusted for its TLS on top of the system's (an
     absolute path: the loader resolves it against the config file's folder).
@@ -87,6 +89,7 @@ class BackendSettings(Frozen):
     proxy: str | None
     ca_file: str | None
     breaker: BreakerSettings
+    structured_output: bool | None
 
     def __init__(
         self,
@@ -105,6 +108,7 @@ class BackendSettings(Frozen):
         proxy: str | None = None,
         ca_file: str | None = None,
         breaker: BreakerSettings = BreakerSettings(),
+        structured_output: bool | None = None,
     ) -> None:
         init_fields(
             self,
@@ -123,6 +127,7 @@ class BackendSettings(Frozen):
             proxy,
             ca_file,
             breaker,
+            structured_output,
         )
 
 
@@ -162,8 +167,8 @@ class ContextSettings(Frozen):
 
 
 # The tools a local model keeps besides those the turn used (`transform.local_tools`): Claude Code's core set,
-# then Codex's (`exec_command` is the shell tool of current Codex versions, `shell` of older ones). One list
-# serves both: only tools the client offered are kept.
+# then Codex's (`exec_command` is the shell tool of current Codex versions, `shell` of older ones), then
+# Gemini CLI's. One list serves all three: only tools the client offered are kept.
 DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
     "Bash",
     "Read",
@@ -175,6 +180,13 @@ DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
     "exec_command",
     "apply_patch",
     "update_plan",
+    "run_shell_command",
+    "read_file",
+    "replace",
+    "write_file",
+    "grep_search",
+    "glob",
+    "list_directory",
 )
 
 

@@ -33,6 +33,7 @@ from glider_cli.protocol.anthropic_stream import StreamEncoder as StreamEncoder
 from glider_cli.protocol.anthropic_stream import client_id as client_id
 from glider_cli.protocol.anthropic_stream import parse_usage as parse_usage
 from glider_cli.protocol.anthropic_stream import usage_json as usage_json
+from glider_cli.protocol.structured import schema_of
 
 DEFAULT_MAX_TOKENS = 8192
 
@@ -132,6 +133,7 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         top_p=ir.as_float(body.get("top_p")),
         stop=[str(s) for s in stop] if isinstance(stop, list) else [],
         stream=bool(body.get("stream", False)),
+        response_schema=schema_of("anthropic", body),
     )
 
 

@@ -146,6 +146,14 @@ def build_response(resp: ir.Response, *, model: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- streams
 
 
+# llama-cpp-python's server ends a stream with [DONE] and no finish_reason when the next request
+# interrupts it (its `interrupt_requests`, on by default).
+CUT = (
+    "stream cut: the server sent [DONE] before any finish_reason (llama-cpp-python does this when another "
+    "request interrupts it: start it with --interrupt_requests false)"
+)
+
+
 class StreamDecoder:
     """Chat completion chunks -> ir stream events. `[DONE]` (or a usage chunk after the finish)
     ends the stream."""
@@ -162,6 +170,8 @@ class StreamDecoder:
             return []
         if ev.data.strip() == "[DONE]":
             self._done = True
+            if self._finish is None:  # every server sends a finish_reason before [DONE] unless cut
+                return [ir.Failure(CUT, "api_error")]
             return [ir.Finish(self._stop(), self._usage)]
         data = ev.json_object()
         if data is None:

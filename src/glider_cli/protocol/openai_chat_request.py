@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from glider_cli.protocol import ir
+from glider_cli.protocol.structured import schema_of
 
 
 def content_parts(content: Any) -> list[ir.Part]:
@@ -143,6 +144,7 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         top_p=ir.as_float(body.get("top_p")),
         stop=[stop] if isinstance(stop, str) else [str(s) for s in stop] if isinstance(stop, list) else [],
         stream=bool(body.get("stream", False)),
+        response_schema=schema_of("openai_chat", body),
     )
 
 

@@ -28,6 +28,7 @@ from glider_cli.protocol.openai_responses_stream import StreamEncoder as StreamE
 from glider_cli.protocol.openai_responses_stream import call_item, envelope, final_status, message_item
 from glider_cli.protocol.openai_responses_stream import usage_json as usage_json
 from glider_cli.protocol.sse import SSEEvent
+from glider_cli.protocol.structured import schema_of
 
 # ---------------------------------------------------------------- requests
 
@@ -117,6 +118,7 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         temperature=ir.as_float(body.get("temperature")),
         top_p=ir.as_float(body.get("top_p")),
         stream=bool(body.get("stream", False)),
+        response_schema=schema_of("openai_responses", body),
     )
 
 

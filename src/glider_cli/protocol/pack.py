@@ -5,8 +5,8 @@ sends a pack of limited size, the most recent user turn and at most N short epis
 what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools=..., request=...)`:
 
 - Pure: no I/O, no clock; `body` is not modified. The result is a new body in the client's own protocol
-  (anthropic, openai_chat or openai_responses), so the usual translation to the backend's wire applies to
-  it unchanged, plus a `PackReport` (sizes before and after, and what was kept).
+  (anthropic, openai_chat, openai_responses or gemini), so the usual translation to the backend's wire
+  applies to it unchanged, plus a `PackReport` (sizes before and after, and what was kept).
 - `settings.local_context` false: the body comes back as it is (`report.packed` is false).
 - The current turn, whole: every message from the latest real user message on (user text that answers no
   tool call and is not only client-injected context such as `<system-reminder>`), with this turn's
@@ -27,7 +27,7 @@ what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools
   request's own estimate is `request.estimated_tokens` when the caller has the request parsed already
   (the proxy: the body is not parsed a second time), only the pack is parsed then. The
   captured Claude Code first turn: 50,177 bytes / ~12,300 tokens -> ~6,400 bytes / ~1,450 tokens.
-- The per-protocol reading and rebuilding is `protocol.pack_shapes`.
+- The per-protocol reading and rebuilding is `protocol.pack_shapes` (and `protocol.pack_gemini`).
 """
 
 from __future__ import annotations
@@ -41,12 +41,14 @@ import orjson
 from glider_cli.config.settings import TransformSettings
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol import pack_shapes
-from glider_cli.protocol.pack_shapes import cut
+from glider_cli.protocol.pack_gemini import Gemini
+from glider_cli.protocol.pack_shapes import Shape, cut
 from glider_cli.protocol.parse import parse_request
 from glider_cli.values import Frozen
 
-# The client protocols a pack can be made for (the others, Gemini, are sent as they are).
-PACKABLE: frozenset[str] = frozenset(pack_shapes.SHAPES)
+SHAPES: Mapping[str, Shape] = {**pack_shapes.SHAPES, "gemini": Gemini()}
+# The client protocols a pack can be made for: all four client protocols.
+PACKABLE: frozenset[str] = frozenset(SHAPES)
 
 BRIEF = (
     "You answer one turn of a coding agent's session (through Glider): the latest request in full, an "
@@ -60,10 +62,11 @@ EPISODE_CHARS = 400
 ENV_LINE_CHARS = 200
 
 # The environment lines coding agents write: Claude Code's `# Environment` list and older "Working
-# directory:" forms, and Codex's `<environment_context>` elements.
+# directory:" forms, Codex's `<environment_context>` elements, Gemini CLI's `<session_context>` lines.
 _ENV_LINE = re.compile(
     r"^\s*(?:[-*]\s*)?(?:primary working directory|working directory|additional working directories"
-    r"|is (?:a )?git repo(?:sitory)?|platform|shell|os version|today'?s date|current date|timezone)\b"
+    r"|is (?:a )?git repo(?:sitory)?|platform|shell|os version|today'?s date|current date|timezone"
+    r"|my operating system|i'?m currently working in the directory)\b"
     r"\s*(?:is\b|:)"
     r"|^\s*<(cwd|shell|current_date|timezone|os|platform)>.+</\1>\s*$",
     re.IGNORECASE,
@@ -193,7 +196,7 @@ def pack(
 ) -> Packed:
     """The pack of a client request for a local backend (see the module docstring). RequestError for a
     body that `parse_request` refuses; an unknown protocol is a ValueError."""
-    shape = pack_shapes.SHAPES.get(protocol)
+    shape = SHAPES.get(protocol)
     if shape is None:
         raise ValueError(f"no pack for protocol {protocol!r}")
     size_before, tokens_before = _size(protocol, body, request)

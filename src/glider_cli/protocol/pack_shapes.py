@@ -12,7 +12,9 @@ turn starts, names the tools offered and used, shortens tools for the diet, and 
 
 A real user message is user text that answers no tool call and is not only client-injected context
 (Claude Code's `<system-reminder>` blocks, Codex's `<environment_context>`, AGENTS.md and permission
-messages); an image or a file from the user counts as real too.
+messages) or a continuation the client sent on its own (`protocol.client_texts`: Claude Code's `Output
+token limit hit…`, Gemini CLI's `Please continue.`), so the turn a continuation continues is sent whole;
+an image or a file from the user counts as real too.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
+
+from glider_cli.protocol.client_texts import client_continuation
 
 _CONTEXT = re.compile(
     r"^\s*(?:<system-reminder>|<environment_context>|<user_instructions>|<permissions instructions>"
@@ -67,7 +71,7 @@ def text_of(content: Any) -> str:
 def _says_something(content: Any) -> bool:
     """User content with words (not only injected context) or media of the user's own."""
     if isinstance(content, str):
-        return bool(content.strip()) and not _CONTEXT.match(content)
+        return bool(content.strip()) and not _CONTEXT.match(content) and not client_continuation(content)
     if not isinstance(content, list):
         return False
     for block in content:
@@ -81,7 +85,9 @@ def _says_something(content: Any) -> bool:
         if kind in _USER_MEDIA:
             return True
         text = block.get("text")
-        if kind in _TEXT_BLOCKS and isinstance(text, str) and text.strip() and not _CONTEXT.match(text):
+        if not (kind in _TEXT_BLOCKS and isinstance(text, str) and text.strip()):
+            continue
+        if not _CONTEXT.match(text) and not client_continuation(text):
             return True
     return False
 

@@ -200,6 +200,7 @@ class StreamTranslator:
                     self.usage, self.stop_reason, self.complete = item.usage, item.stop_reason, True
                 if isinstance(item, ir.Failure):
                     self.complete = True
+                    self.failure = item.message  # an error chunk, or a cut: [DONE] with no finish_reason
 
 
 class StreamConverter:

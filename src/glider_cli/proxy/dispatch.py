@@ -37,9 +37,10 @@ from glider_cli.backends.headers import response_headers, upstream_headers
 from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.domain import EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
-from glider_cli.protocol import gemini_request, translate
+from glider_cli.protocol import gemini_request, structured, translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
-from glider_cli.protocol.translate_stream import stream_converter, stream_error
+from glider_cli.protocol.openai_chat import CUT
+from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import (
     _CLIENT_PATH,
@@ -51,7 +52,7 @@ from glider_cli.proxy.calls import (
     fallback_reason,
     route_header,
 )
-from glider_cli.proxy.failed import all_failed
+from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
@@ -115,7 +116,12 @@ class Dispatch:
             if packed is not None:
                 body = packed.body
                 raw = orjson.dumps(body)
+        dialect = self.local.dialect(backend.name) if backend.side == "local" and self.local else None
         if backend.kind == "origin" or backend.wire == protocol:
+            if dialect is not None and protocol == "openai_chat":
+                adapted = structured.for_dialect(body, dialect)
+                if adapted is not body:
+                    body, raw = adapted, orjson.dumps(adapted)
             if protocol == "gemini":
                 path = gemini_request.with_model(inb.path, model) if model else inb.path
             else:
@@ -134,6 +140,8 @@ class Dispatch:
             max_tokens_cap=backend.max_tokens,
             num_ctx=window,
         )
+        if dialect is not None and backend.wire == "openai_chat":
+            tb = structured.for_dialect(tb, dialect)
         url = backend.url(protocol, translate.upstream_path(backend.wire))
         headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
         return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
@@ -216,10 +224,30 @@ class Dispatch:
                 raise
         assert attempts
         route = route_header(job.decision.target, job.decision.rule, backend.name)
-        reply = all_failed(job.inb.protocol, attempts, route)
+        last_backend = attempts[-1][0].backend
+        ended = rule_fallback if rule_fallback is not None else last_backend.fallback
+        stopped = "the rule or backend says `fallback: none`" if ended == "none" else None
+        why = no_retry(attempts, stopped)
+        reply = all_failed(job.inb.protocol, attempts, route, rule=job.decision.rule, no_retry=why)
+        last = attempts[-1][0]
+        ms = round((time.perf_counter() - attempts[0][0].started) * 1000, 1)
+        fb = last.backend.name != backend.name
+        served = Served(
+            last.backend.name,
+            last.backend.side,
+            last.model,
+            reply.status,
+            ms=ms,
+            complete=False,
+            answered=False,
+            fallback_from=backend.name if fb else None,
+            end="failed",
+        )
+        # The outcome is recorded like any other (the dashboard shows it failed, with its time).
+        for kind, data, tid in self.turns.close(job.opened, served):
+            self.sink.emit(kind, data, turn_id=tid)
         if self.observer is not None:
-            last = attempts[-1][0]
-            self.observer(job, Served(last.backend.name, last.backend.side, last.model, reply.status))
+            self.observer(job, served)
         return reply
 
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
@@ -273,6 +301,12 @@ class Dispatch:
                 inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
             )
         )
+        # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
+        local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
+        watch = StreamTranslator(inb.protocol, inb.protocol, model=model) if local_chat else None
+
+        def said() -> str | None:
+            return convert.failure if convert is not None else watch.failure if watch is not None else None
 
         ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
 
@@ -303,6 +337,10 @@ class Dispatch:
                                 job.tap.feed(out)
                     else:
                         usage.feed(chunk)
+                    if watch is not None:
+                        watch.feed(chunk)
+                    if said() is not None:
+                        break  # the upstream said it failed (or cut the stream): nothing more to read
                     try:
                         chunk = await it.__anext__()
                     except StopAsyncIteration:
@@ -313,11 +351,9 @@ class Dispatch:
                         if job.tap is not None:
                             job.tap.feed(tail)
                         yield tail
-                    if convert.failure is not None:  # the upstream said it failed: not a reply
-                        failure = BackendError(
-                            f"upstream {call.backend.name} failed mid-stream: {convert.failure}"
-                        )
-                        return
+                if said() is not None:  # the upstream said it failed (or cut the stream): not a reply
+                    failure = BackendError(f"upstream {call.backend.name} failed mid-stream: {said()}")
+                    return
                 complete = True
             except BackendError as exc:
                 failure = exc
@@ -373,9 +409,11 @@ class Dispatch:
         after the relay ended): a mid-stream failure, then the core's closing events (usage
         calibration, the outcome, who answered and the calls it issued — the last skipped when
         `served` is None: an error reply in another protocol answered nothing)."""
+        end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
             self.closing.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+            end = "cut" if CUT in failure.message else "failed"
         calls: list[Any] = []
         if served is not None and job.tap is not None:
             job.tap.feed(served)
@@ -395,6 +433,7 @@ class Dispatch:
             calls=calls,
             cache=usage.record(),
             reply_bytes=usage.bytes,
+            end=end,
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)

@@ -12,6 +12,14 @@ Contract of `all_failed(protocol, attempts, route)`:
   and its real cause ("ollama: connection refused; origin: answered 529: Overloaded"), with the
   last upstream's error type kept when its protocol family is the client's, and the same headers
   from the last error answer.
+- `no_retry(attempts, stopped)`: why a retry cannot help, when it cannot: the last attempt was
+  Glider's own failure (no upstream answer) to reach a DNS name that does not resolve, a refused
+  connection on this machine (nothing listens there), or the chain ended by `fallback: none`
+  (`stopped`). Then (`all_failed(..., rule=, no_retry=)`) the message says it is Glider speaking and
+  names the rule, the backend and why, and the reply carries the protocol's do-not-retry signal
+  (`do_not_retry`): `x-should-retry: false` (the Anthropic and OpenAI SDKs and Claude Code obey it)
+  and, for Gemini and Responses clients (Gemini CLI and Codex retry every 5xx, whatever the
+  headers say), a 400 instead of the 5xx.
 """
 
 from __future__ import annotations
@@ -21,14 +29,17 @@ from collections.abc import Sequence
 
 import orjson
 
-from glider_cli.backends.probe import describe_error
+from glider_cli.backends.probe import describe_error, is_loopback
 from glider_cli.errors import BackendError, BackendOpen, BackendTimeout, UpstreamStatus
 from glider_cli.protocol.errors import error_body, upstream_message
 from glider_cli.proxy.calls import JSON_HEADERS, Call
 from glider_cli.proxy.reply import Reply
 
-__all__ = ["KEPT_HEADERS", "all_failed", "cause", "kept_headers"]
+__all__ = ["KEPT_HEADERS", "all_failed", "cause", "do_not_retry", "kept_headers", "no_retry"]
 
+# Clients whose own retry loop retries every 5xx whatever the headers say: Gemini CLI (its
+# isRetryableError) and Codex, the Responses client (it ignores x-should-retry).
+_RETRY_EVERY_5XX = frozenset({"gemini", "openai_responses"})
 KEPT_HEADERS = (b"retry-after", b"x-should-retry", b"request-id", b"x-request-id")
 _KEPT_PREFIXES = (b"anthropic-ratelimit-", b"x-ratelimit-")
 
@@ -52,7 +63,34 @@ def cause(exc: BackendError) -> str:
     return describe_error(exc)
 
 
-def all_failed(protocol: str, attempts: Sequence[tuple[Call, BackendError]], route: str) -> Reply:
+def no_retry(attempts: Sequence[tuple[Call, BackendError]], stopped: str | None) -> str | None:
+    """Why retrying the request cannot help (see the module contract), or None."""
+    call, last = attempts[-1]
+    if isinstance(last, UpstreamStatus):
+        return None
+    why = cause(last)
+    if why == "DNS name not resolved":
+        return f"{call.backend.name}'s host name does not resolve"
+    if why == "connection refused" and is_loopback(call.backend.base_url):
+        return f"nothing listens at {call.backend.base_url} on this machine"
+    return stopped
+
+
+def do_not_retry(protocol: str, status: int) -> tuple[int, list[tuple[bytes, bytes]]]:
+    """The status and headers that tell a client of `protocol` not to retry a Glider error."""
+    if protocol in _RETRY_EVERY_5XX and status >= 500:
+        status = 400
+    return status, [(b"x-should-retry", b"false")]
+
+
+def all_failed(
+    protocol: str,
+    attempts: Sequence[tuple[Call, BackendError]],
+    route: str,
+    *,
+    rule: str | None = None,
+    no_retry: str | None = None,
+) -> Reply:
     call, last = attempts[-1]
     headers = [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))]
     if isinstance(last, UpstreamStatus):
@@ -69,6 +107,14 @@ def all_failed(protocol: str, attempts: Sequence[tuple[Call, BackendError]], rou
             headers.append((b"retry-after", str(max(1, math.ceil(last.retry_after))).encode()))
     if len(attempts) > 1:
         message = "every backend failed: " + "; ".join(f"{c.backend.name}: {cause(e)}" for c, e in attempts)
+    if no_retry is not None:
+        named = f"rule {rule}, " if rule else ""
+        message = (
+            f"Glider (the router, not the model provider): {message} ({named}backend "
+            f"{call.backend.name}); not worth retrying: {no_retry}"
+        )
+        status, extra = do_not_retry(protocol, status)
+        headers += extra
     body = error_body(protocol, status, message, type=kind if same_family else None)
     if isinstance(last, UpstreamStatus) and same_family and protocol != "anthropic":
         code = _upstream_code(last.body)

@@ -18,14 +18,17 @@ Contract:
   results) and the backend cannot call tools, and when what would be sent (`size(backend)`:
   the request's token estimate, or the pack's when the local side gets a pack) plus the output it
   may ask for (the client's `max_tokens`, capped by the backend's `max_tokens`) exceeds the
-  backend's window. An unknown window or tool support never refuses: unknown is not "too small".
+  backend's window, and when the request asks for structured output (`protocol.structured`) from a
+  backend that cannot give it (`structured_output: false`). `dialect(name)`: the structured-output
+  dialect the probe found, by which `server.outbound` writes a JSON Schema request for the server.
+  An unknown window or tool support never refuses: unknown is not "too small".
 - `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
 - `packed(protocol, body, chat, name)`: what a local backend receives (`protocol.pack`) when
   `transform.local_context` is on — the current turn whole, a short system prompt, the tools the
   backend can take (none when it cannot call tools) and up to `transform.local_episode_count`
   episodes of the same session (`episodes`: from the live writer's ring; the turn in progress left
   out). Made once per request and backend tool support (`cache`), so the gate's size and the body
-  sent are the same pack. None when the setting is off or the protocol has no pack (Gemini).
+  sent are the same pack. None when the setting is off.
 """
 
 from __future__ import annotations
@@ -85,7 +88,7 @@ class LocalPath:
         bs = self.settings.backends.get(cap.backend)
         if bs is None:
             return cap
-        return merge(cap, bs.context_window, bs.tools)
+        return merge(cap, bs.context_window, bs.tools, bs.structured_output)
 
     # ------------------------------------------------------------------------------ probing
 
@@ -132,6 +135,11 @@ class LocalPath:
         cap = self.caps.get(name)
         return cap.context_window if cap is not None else None
 
+    def dialect(self, name: str) -> str | None:
+        """The structured-output dialect of a local backend (`protocol.structured`), or None: unknown."""
+        cap = self.caps.get(name)
+        return cap.structured if cap is not None else None
+
     # ------------------------------------------------------------------------------ the pack
 
     def episodes(self, chat: ChatRequest) -> list[str]:
@@ -170,9 +178,13 @@ class LocalPath:
 
     # ------------------------------------------------------------------------------ the gate
 
-    def gate(self, chat: ChatRequest, size: Size | None = None) -> Callable[[str | None], str | None] | None:
-        """The gate for this request; None when no local backend has a known limit to check."""
-        if not any(c.context_window is not None or c.tools is False for c in self.caps.values()):
+    def gate(
+        self, chat: ChatRequest, size: Size | None = None, *, structured: bool = False
+    ) -> Callable[[str | None], str | None] | None:
+        """The gate for this request (`structured`: it asks for a reply to a JSON Schema); None when no
+        local backend has a known limit to check."""
+        limited = (c.context_window is not None or c.tools is False for c in self.caps.values())
+        if not any(limited) and not (structured and any(c.structured == "none" for c in self.caps.values())):
             return None
         uses_tools = turn_uses_tools(chat)
 
@@ -182,6 +194,9 @@ class LocalPath:
                 return None
             if uses_tools and cap.tools is False:
                 return f"the turn is using tools and {cap.backend} cannot call tools"
+            if structured and cap.structured == "none":
+                why = "cannot constrain its output to a JSON Schema (structured_output: false)"
+                return f"the request asks for structured output and {cap.backend} {why}"
             window = cap.context_window
             if window is None:
                 return None

@@ -72,11 +72,13 @@ from glider_cli.errors import BackendError, GateRefused, GliderError, RequestErr
 from glider_cli.protocol import gemini_request
 from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
+from glider_cli.protocol.structured import asks_for_schema
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.proxy.delegate_reply import Running
 from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.dispatch import Dispatch, Observer
+from glider_cli.proxy.failed import do_not_retry
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply, Scope
 from glider_cli.proxy.strategies.runner import Orchestrator
@@ -87,6 +89,7 @@ from glider_cli.turns.lifecycle import Decider, Served, Turns
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
 
+RefusedObserver = Callable[[Inbound, GateRefused], None]
 # (protocol, body, headers as a dict with lower-case names) -> ChatRequest
 Parser = Callable[[str, dict[str, Any], dict[str, str]], ChatRequest]
 
@@ -108,8 +111,11 @@ class Proxy:
         local: LocalPath | None = None,
         orchestration: OrchestrationSettings | None = None,
         observer: Observer | None = None,
+        refused_observer: RefusedObserver | None = None,
     ) -> None:
         self.local = local
+        # Told of each request the capability gate refused (`glider serve` prints a line for it too).
+        self.refused_observer = refused_observer
         self.delegation = delegation
         self.turns = turns
         self.parse = parse
@@ -186,9 +192,7 @@ class Proxy:
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
         except GateRefused as exc:
-            for regret in self.turns.regret.take():  # a locally served family's regret
-                self.sink.emit(regret[0], regret[1], turn_id=regret[2])
-            return self.error(protocol, 400, f"{exc.message} ({exc.hint})" if exc.hint else exc.message)
+            return self._refused(inb, exc)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
         if self.waits and opened.new_turn:
@@ -214,6 +218,26 @@ class Proxy:
             return await self.orchestrator.run(Job(inb, opened, tap), plan, backend)
         return await self.dispatch.forward(Job(inb, opened, tap), backend)
 
+    def _refused(self, inb: Inbound, exc: GateRefused) -> Reply:
+        """A request the capability gate refused: recorded like any other (`turns.lifecycle`), printed,
+        and answered with Glider's own 400 that names the gate and tells the client not to retry."""
+        for kind, data, tid in exc.events:
+            self.sink.emit(kind, data, turn_id=tid)
+        for regret in self.turns.regret.take():  # a locally served family's regret
+            self.sink.emit(regret[0], regret[1], turn_id=regret[2])
+        if self.refused_observer is not None:
+            try:
+                self.refused_observer(inb, exc)
+            except Exception:  # a line that cannot be printed never fails a request
+                pass
+        said = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
+        message = f"Glider (the router, not the model provider) refused this request: {said}"
+        route = route_header("refused", exc.rule or "gate", exc.backend or "-")
+        status, extra = do_not_retry(inb.protocol, 400)
+        reply = self.error(inb.protocol, status, message, route)
+        reply.headers.extend(extra)
+        return reply
+
     def _gate(self, inb: Inbound) -> Gate | None:
         """The capability gate for this request, sized by the pack each local backend would get."""
         local = self.local
@@ -226,7 +250,8 @@ class Proxy:
             return packed.report.tokens_after if packed is not None else inb.chat.estimated_tokens
 
         packing = local.settings.transform.local_context and inb.protocol in PACKABLE
-        return local.gate(inb.chat, size if packing else None)
+        structured = asks_for_schema(inb.protocol, inb.body)
+        return local.gate(inb.chat, size if packing else None, structured=structured)
 
     async def _delegate(self, inb: Inbound, flag: str, turn_id: str | None) -> Reply:
         """A `/claude` `/cursor-agent` `/agy` turn: the delegate's answer as an ordinary assistant reply,

@@ -153,7 +153,9 @@ class Router:
                         trace.append(Reason(rule.name, rule.priority, False, said))
                         gated = gated or why
                         continue
-                    merged = self._fallback(rule, local, why, f"{rule.name}: local backend {local}")
+                    merged = self._fallback(
+                        rule, local, why, f"{rule.name}: local backend {local}", name=rule.name
+                    )
                     trace.append(
                         Reason(
                             rule.name, rule.priority, True, f"{said}; its fallback {merged.backend} answers"
@@ -276,7 +278,8 @@ class Router:
         why = gate(local) if gate is not None else None
         if why is not None:
             turn = f" in turn {sticky.turn_id}" if sticky is not None and sticky.turn_id else ""
-            action = self._fallback(rule, local, why, f"{name}: held local{turn}; local backend {local}")
+            what = f"{name}: held local{turn}; local backend {local}"
+            action = self._fallback(rule, local, why, what, name=name)
             line += f"; local backend {local} cannot take it: {why}; its fallback {action.backend} answers"
         trace.append(Reason("sticky", None, True, line))
         tail = (len(trace), len(self._held_tail))
@@ -298,13 +301,17 @@ class Router:
             tail=tail,
         )
 
-    def _fallback(self, rule: CompiledRule | None, local: str | None, why: str, what: str) -> Action:
+    def _fallback(
+        self, rule: CompiledRule | None, local: str | None, why: str, what: str, *, name: str
+    ) -> Action:
         """The action of an explicit rule's `fallback` backend, or GateRefused naming the gate."""
         fb = rule.fallback if rule is not None else None
         if fb is None or fb == "none" or fb not in self.config.settings.backends:
             raise GateRefused(
                 f"{what} cannot take this request: {why}",
                 hint="send it with /cloud, or give the rule a `fallback` backend",
+                rule=name,
+                backend=local,
             )
         return Action(self.config.settings.backends[fb].side, fb, None, None, "single")
 

@@ -54,7 +54,7 @@ from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.dispatch import Observer
-from glider_cli.proxy.pipeline import Decider, Proxy
+from glider_cli.proxy.pipeline import Decider, Proxy, RefusedObserver
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
@@ -92,6 +92,7 @@ def create_app(
     bound_host: str | None = None,
     reload_interval: float | None = 1.0,
     observer: Observer | None = None,
+    refused_observer: RefusedObserver | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.context_api import context_routes
@@ -132,7 +133,7 @@ def create_app(
     owned = None
     if upstream is None:
         owned = upstream = OnDemand(functools.partial(make_upstream, routes_by_origin))
-    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer)
+    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer, refused_observer)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
@@ -179,6 +180,7 @@ def _proxy(
     loop_sink: LoopSink,
     upstream: Upstream,
     observer: Observer | None,
+    refused_observer: RefusedObserver | None = None,
 ) -> Proxy:
     """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
     workers' events straight to `sink`."""
@@ -223,6 +225,7 @@ def _proxy(
         local=LocalPath(registry, settings, recent, cache=paths_mod.resolve(env).run / PROBES),
         orchestration=settings.orchestration,
         observer=observer,
+        refused_observer=refused_observer,
     )
 
 

@@ -27,6 +27,7 @@ from glider_cli.config.model import Config
 
 if TYPE_CHECKING:
     from glider_cli.proxy.dispatch import Observer
+    from glider_cli.proxy.pipeline import RefusedObserver
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ def prepare(
     port: int | None = None,
     environ: Mapping[str, str] | None = None,
     observer: Observer | None = None,
+    refused_observer: RefusedObserver | None = None,
     cursor_port: int | None = None,
 ) -> Prepared:
     from glider_cli.config.load import load_config
@@ -74,7 +76,9 @@ def prepare(
     _refuse_lint_errors(cfg)
     bind_host = host or cfg.settings.server.host
     bind_port = cfg.settings.server.port if port is None else port
-    app = create_app(cfg, environ=env, bound_host=bind_host, observer=observer)
+    app = create_app(
+        cfg, environ=env, bound_host=bind_host, observer=observer, refused_observer=refused_observer
+    )
     return Prepared(cfg, bind_host, bind_port, app)
 
 

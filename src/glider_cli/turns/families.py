@@ -41,7 +41,11 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    no session id, the same credentials fingerprint) issued and has not had answered yet. It joins
    that family (`parent_call`, `tools`, `subagent_type`).
 6. **retry**: a new-looking user message that repeats the current family's opening message with
-   the same number of messages (client retries after a 529 or a 400) joins that family.
+   the same number of messages (client retries after a 529 or a 400; Gemini CLI's retry may append
+   a nudge, `protocol.client_texts.without_nudge`) joins that family. **client continuation**: a user
+   message that is, word for word, a text the client sends on its own to continue the turn
+   (`protocol.client_texts`: Claude Code's `Output token limit hit…`, Gemini CLI's `Please continue.`)
+   joins the session's current family as a continuation.
 7. **new turn**: any other request whose most recent message is user text with no tool results
    opens a family (`new_turn=True`, the caller emits `TurnOpened`).
 8. **continuation**: anything else (an assistant prefill, a trailing system message) joins the
@@ -63,6 +67,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest
+from glider_cli.protocol.client_texts import ClientText, client_continuation, without_nudge
 from glider_cli.protocol.request_kinds import (
     AGENT_TOOLS,
     KINDS,
@@ -80,6 +85,7 @@ from glider_cli.protocol.request_kinds import (
     quoted_prompt,
     summary_worded,
 )
+from glider_cli.router.triggers import client_text
 from glider_cli.turns.rebuild import rebuild_event, ts_seconds
 from glider_cli.turns.recording import Recording, prompt_text
 from glider_cli.turns.records import Binding, Call, Family, Placement
@@ -266,8 +272,12 @@ class FamilyIndex(Recording):
                         parent_call=call.id,
                         subagent_type=call.subagent_type,
                     )
-            if current is not None and current.ask == text and current.opening_len == len(request.messages):
+            same_len = current is not None and current.opening_len == len(request.messages)
+            if same_len and current is not None and current.ask in (text, without_nudge(text)):
                 return self._join(current, now, "retry", sid, "repeats the opening message of the turn")
+            sent = client_continuation(text, clean=client_text)
+            if sent is not None:
+                return self._continue(current, now, sid, request, sent)
             return self._open(request, now, sid, text)
         return self._follow(current, now, "continuation", sid, request)
 
@@ -281,6 +291,14 @@ class FamilyIndex(Recording):
         if kind in ("title", "summary", "subagent"):
             return self._follow(current, now, kind, sid, request)  # type: ignore[arg-type]
         return self._follow(current, now, "continuation", sid, request)
+
+    def _continue(
+        self, current: Family | None, now: float, sid: str | None, request: ChatRequest, sent: ClientText
+    ) -> Placement:
+        """A continuation the client sent on its own (`protocol.client_texts`) joins the turn it continues."""
+        placed = self._follow(current, now, "continuation", sid, request)
+        link = f"{sent.client}'s own continuation ({sent.when}); {placed.link}"
+        return Placement("continuation", placed.turn_id, sid, link)
 
     def _place_title(self, request: ChatRequest, now: float, text: str, current: Family | None) -> Placement:
         sid = request.session_id

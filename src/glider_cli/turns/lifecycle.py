@@ -14,21 +14,23 @@ are, in order: `TurnOpened` (only when the request opens a family: a new real us
 message repeats the session's last, locally served, request). A count_tokens request
 (`count_tokens=True`) is placed and decided the same way but opens nothing, binds nothing and emits
 nothing. A routing failure (no rule matched, a broken script result, an explicit `/local` its
-backend cannot take: `GateRefused`) raises the router's GliderError; nothing was recorded then
-(a gate refusal of a locally served family is noted as its regret, emitted with the next events).
-`gate` is the capability gate the router asks about a local backend (`router.decide.Gate`).
+backend cannot take: `GateRefused`) raises the router's GliderError; nothing was recorded then,
+except for a gate refusal: its `GateRefused` carries the events that record it (`refusal_events`:
+`RouteDecided` with `refused`, the outcome with status 400 and `outcome: refused`) for the caller to
+emit (and a refusal of a locally served family is noted as its regret, emitted with the next
+events). `gate` is the capability gate the router asks about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
 its status, the token usage it reported (and the cache tokens; `turns.usage.accounting` adds the
 request's rule, the model the client asked for, and estimates marked in `estimated` for the counts
-the backend did not report), the time, whether the reply completed or the client left,
-and the tool calls it issued — and returns the closing events: the outcome (`FulfilledLocal` for the
-local side, `OriginPassthrough` for the cloud side), then any `LocalRegret` (`turns.regret`: a
-local reply that failed mid-stream or issued a tool call whose arguments do not parse; a
-capability-gate refusal of a locally served family's later request comes with the next events),
-then `TurnContext` when the reply's tool calls wrote a plan that differs from the turn's last one
-or named files they write (`protocol.turn_keys`: TodoWrite, update_plan, Write/Edit), then
-`ToolCallsIssued` / `StickyBound` from the turn index
+the backend did not report), the time, whether the reply completed or the client left, how it ended
+when not well (`end`: `cut`, a stream the server cut short; `failed`, every attempt failed or the
+stream failed; carried as the outcome's `outcome`), and the tool calls it issued — and returns the
+closing events: the outcome (`FulfilledLocal` for the local side, `OriginPassthrough` for the cloud
+side), then any `LocalRegret` (`turns.regret`: a local reply that failed mid-stream or issued a tool
+call whose arguments do not parse), then `TurnContext` when the reply's tool calls wrote a plan that
+differs from the turn's last one or named files they write (`protocol.turn_keys`: TodoWrite,
+update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
 (`estimate`). Nothing here reads the clock except through the injected `clock`, and nothing does I/O.
@@ -76,6 +78,7 @@ from glider_cli.store.eventlog.events import (
     TURN_CONTEXT,
     TURN_OPENED,
 )
+from glider_cli.turns.opening import opened_record, refusal_events
 from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator, accounting
@@ -153,6 +156,7 @@ class Served(Frozen):
     calls: Sequence[IssuedCall] = ()
     cache: Mapping[str, Any] = MappingProxyType({})
     reply_bytes: int | None = None
+    end: str | None = None
 
     def __init__(
         self,
@@ -170,6 +174,7 @@ class Served(Frozen):
         calls: Sequence[IssuedCall] = (),
         cache: Mapping[str, Any] | None = None,
         reply_bytes: int | None = None,
+        end: str | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -186,6 +191,7 @@ class Served(Frozen):
             calls=calls,
             cache={} if cache is None else cache,
             reply_bytes=reply_bytes,
+            end=end,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -203,14 +209,9 @@ class Served(Frozen):
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
             data["client_disconnected"] = True
+        if self.end:
+            data["outcome"] = self.end
         return data
-
-
-def _opened(chat: ChatRequest) -> dict[str, Any]:
-    data: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
-    data.update(client=chat.protocol, messages=len(chat.messages))
-    data.update(turn_keys.opening(chat))
-    return data
 
 
 class _LastPlans:
@@ -308,6 +309,8 @@ class Turns:
         except GateRefused as exc:
             if not count_tokens:
                 self.regret.refused(plan.turn_id, exc.message)
+                exc.events = refusal_events(chat, plan, exc)
+                exc.kind = plan.placement.kind
             raise
         strategy = None
         if self.planner is not None and not count_tokens:
@@ -320,7 +323,7 @@ class Turns:
         turn_id = plan.turn_id
         events: Events = []
         if plan.placement.new_turn:
-            events.append((TURN_OPENED, Deferred(lambda: _opened(chat)), turn_id))
+            events.append((TURN_OPENED, Deferred(lambda: opened_record(chat)), turn_id))
         # The record is built when it is written (off the request's path); a decision is immutable.
         events.append((ROUTE_DECIDED, Deferred(decision.to_record), turn_id))
         events.extend(bound)

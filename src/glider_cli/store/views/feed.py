@@ -13,8 +13,10 @@ Contract:
   that decided (the rule's own matched line, else the last line that matched). Its outcome is the first later
   `FulfilledLocal` / `OriginPassthrough` of the same turn that no earlier request of that turn took
   (first in, first out: the log has no request id), which fills status, ms, the backend that answered,
-  `fallback_from`, token counts and `complete`; an `UpstreamFailed` or `FallbackUsed` in between is
-  counted on that same open request (`failures`, `failed_backends`, `fallbacks`, `error`).
+  `fallback_from`, token counts, `complete` and `outcome` (None when the reply ended well, else
+  `cut`, `failed` or `refused`: a request the capability gate refused, its `RouteDecided` carrying
+  `refused`); an `UpstreamFailed` or `FallbackUsed` in between is counted on that same open request
+  (`failures`, `failed_backends`, `fallbacks`, `error`).
   `TurnOpened` gives the turn's `ask` (shown with its new_turn request) and its client.
 - At most `max_requests` records are kept, newest last (`dropped` counts the older ones let go); at
   most `MAX_OPEN_TURNS` turns wait for an outcome (the least recently decided are dropped first).
@@ -91,6 +93,7 @@ class Request:
     fallbacks: int = 0
     error: str | None = None
     done_ts: str | None = None
+    outcome: str | None = None
 
     @property
     def ms_epoch(self) -> int:
@@ -151,7 +154,7 @@ def request_of(event: Mapping[str, Any]) -> Request:
         sticky_reason=_shared(sticky.get("reason")) or None,
         forced=rule == "sticky",
         estimated_tokens=_int(summary.get("estimated_tokens")),
-        reason=_shared(_why(d.get("trace"), rule)),
+        reason=_shared(_str(d.get("refused")) or _why(d.get("trace"), rule)),
     )
 
 
@@ -302,6 +305,9 @@ class Feed:
         req.output_tokens = _int(d.get("output_tokens"))
         req.complete = d.get("complete") if isinstance(d.get("complete"), bool) else None
         req.done_ts = _str(e.get("ts"))
+        req.outcome = _str(d.get("outcome"))
+        if req.outcome and not req.error:
+            req.error = (_str(d.get("error")) or "")[:200] or None
 
     def _trouble(self, e: Mapping[str, Any]) -> None:
         req = self._first_open(e.get("turn_id"))

@@ -135,8 +135,10 @@ const G = (() => {
   function kind(v) {
     return badge(KIND_NAMES[v] || v || "?", "kind");
   }
-  function status(v) {
+  // A reply's status; `outcome` (cut, failed, refused) when it did not end well, shown with it.
+  function status(v, outcome) {
     if (v === null || v === undefined) return h("span", { class: "muted" }, "…");
+    if (outcome) return badge(outcome + " " + v, "bad");
     return badge(String(v), v > 0 && v < 400 ? "ok" : "bad");
   }
 
@@ -212,8 +214,9 @@ const G = (() => {
       id: ev.id, ts: ev.ts, turn_id: ev.turn_id, session_id: fam.session_id || null,
       kind: fam.kind || "unknown", side: d.target === "local" ? "local" : "cloud", rule: d.rule || "?",
       backend: d.backend || null, model: d.model || null, sticky: !!st.bound,
-      sticky_reason: st.reason || null, forced: d.rule === "sticky", reason: why(d.trace, d.rule), status: null, ms: null,
-      answered_by: null, fallback_from: null, failures: 0, fallbacks: 0, error: null,
+      sticky_reason: st.reason || null, forced: d.rule === "sticky", reason: d.refused || why(d.trace, d.rule),
+      status: null, ms: null, answered_by: null, fallback_from: null, failures: 0, fallbacks: 0, error: null,
+      outcome: null,
     };
   }
 
