@@ -1,0 +1,188 @@
+"""Local Cursor turns that use tools: Glider runs the local model's loop as Cursor's agent server. The
+model's calls go to the Cursor-shaped client as exec messages on the run's stream, the client runs
+them in a temporary workspace and answers by BidiAppends, the results go back to the model, and
+nothing of the turn reaches Cursor."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cursor_wire as wire
+import pytest
+from cursor_client import CursorClient, texts, trailer
+from cursor_exec import Executor, Leave
+from fake_agent_model import MODEL, FakeAgentModel, last_tool_result, offered
+from fake_cursor import _fields
+
+from conftest import cursor_yaml
+
+pytestmark = pytest.mark.live
+AGENT = "agent.api5.cursor.sh"
+ALL_TOOLS = ["read", "grep", "ls", "shell", "write", "edit", "task"]
+
+
+@pytest.fixture
+def model() -> Iterator[FakeAgentModel]:
+    with FakeAgentModel() as m:
+        yield m
+
+
+def agent_yaml(fake_cursor: Any, tmp: Path, model: FakeAgentModel, extra: str = "") -> str:
+    yaml = cursor_yaml(fake_cursor, tmp, "unused", extra=extra)
+    return yaml.replace(
+        "ollama: {type: ollama, side: local, base_url: 'unused', model: fake-model}",
+        f"ollama: {{type: openai, side: local, base_url: '{model.url}', model: {MODEL}}}",
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("the secret is 42\n")
+    (ws / "src").mkdir()
+    (ws / "src" / "app.py").write_text("def main():\n    return 'old'\n")
+    return ws
+
+
+def events(g: Any, kind: str) -> list[dict[str, Any]]:
+    return [d for t, d, _ in g.server.events if t == kind]
+
+
+def updates(sse: Any, number: int) -> list[bytes]:
+    """The InteractionUpdate members `number` of a RunSSE answer (14 turn_ended, 13 heartbeat...)."""
+    out = []
+    for _, flags, payload in sse.frames:
+        upd = _fields(payload).get(1) if not flags & 2 else None
+        if isinstance(upd, bytes) and number in _fields(upd):
+            out.append(_fields(upd)[number])
+    return out
+
+
+def cursor_seen(fake_cursor: Any) -> list[str]:
+    return [r.path for r in fake_cursor.requests]
+
+
+def run_turn(g: Any, text: str, ex: Executor, conv: str = "conv-agent") -> tuple[Any, str]:
+    client = CursorClient(g.port, g.ca)
+    return asyncio.run(client.agent_turn(AGENT, wire.run_request(conv, wire.user_action(text)), ex))
+
+
+def test_read_then_answer(model, fake_cursor, glider_for, tmp_path: Path, workspace: Path) -> None:
+    model.script = [
+        lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
+        lambda b: {"text": "The file says: " + last_tool_result(b).strip()},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local what is the secret in notes.txt?", ex)
+    assert sse.status == 200 and trailer(sse) == {}
+    assert "".join(texts(sse)) == "The file says: the secret is 42"
+    # The client ran one read, and the IDE saw the step start and complete (a read_tool_call, 8).
+    assert [(name, a[1].decode()) for name, a in ex.execs] == [("read", "notes.txt")]
+    assert [(k, m) for k, _, m in ex.steps] == [("started", 8), ("completed", 8)]
+    # The turn ended as Cursor's does, with the usage of both model calls.
+    [ended] = updates(sse, 14)
+    assert _fields(ended) == {1: 200, 2: 20}
+    # The model got the tools of the mapping, then its call answered by the client's result.
+    first, second = model.requests
+    assert offered(first) == ALL_TOOLS and first["model"] == MODEL
+    assert first["messages"][0]["role"] == "system"
+    assert "what is the secret" in str(first["messages"][-1])
+    answered = second["messages"][-1]
+    assert answered["role"] == "tool" and "the secret is 42" in answered["content"]
+    # Nothing of the turn reached Cursor; recorded as a local turn with its tool step allowed.
+    assert cursor_seen(fake_cursor) == []
+    done = g.server.wait_for("FulfilledLocal")[-1]
+    assert done["backend"] == "ollama" and done["complete"] is True
+    [step] = events(g, "ToolStepDecided")
+    assert step["tool"] == "read" and step["decision"] == "allow" and step["applied"] is True
+    assert "OriginPassthrough" not in g.server.types()
+
+
+def test_write_and_edit_change_the_workspace(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [
+        lambda b: {"tool": "write", "args": {"path": "out/hello.py", "content": "print('hi there')\n"}},
+        lambda b: {"tool": "edit", "args": {"path": "src/app.py", "old_text": "'old'", "new_text": "'new'"}},
+        lambda b: {"tool": "shell", "args": {"command": "python3 out/hello.py"}},
+        lambda b: {"text": "ran: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local write and run a hello script", ex)
+    assert (workspace / "out" / "hello.py").read_text() == "print('hi there')\n"
+    assert (workspace / "src" / "app.py").read_text() == "def main():\n    return 'new'\n"
+    assert [name for name, _ in ex.execs] == ["write", "read", "write", "shell"]
+    answer = "".join(texts(sse))
+    assert answer.startswith("ran: exit code 0") and "hi there" in answer
+    assert trailer(sse) == {} and cursor_seen(fake_cursor) == []
+
+
+def test_denied_tools_are_not_offered_and_refused(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    extra = "routing:\n  tool_followup: {denylist: [shell, write]}\n"
+    model.script = [
+        # The model calls a tool it was not given (small models do).
+        lambda b: {"tool": "shell", "args": {"command": "rm -rf ."}, "offered": False},
+        lambda b: {"text": "told: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra=extra))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local clean up", ex)
+    assert offered(model.requests[0]) == ["read", "grep", "ls", "edit", "task"]
+    assert ex.execs == [] and (workspace / "notes.txt").exists()
+    answer = "".join(texts(sse))
+    assert answer.startswith("told: refused: `shell`") and "denylist" in answer
+    [step] = events(g, "ToolStepDecided")
+    assert step["tool"] == "shell" and step["decision"] == "deny" and "denylist" in step["why"]
+
+
+def test_step_bound_ends_the_turn(model, fake_cursor, glider_for, tmp_path: Path, workspace: Path) -> None:
+    model.script = [lambda b: {"tool": "ls", "args": {"path": "."}}] * 10
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  max_steps: 3\n"))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local look around forever", ex)
+    assert len(model.requests) == 3 and len(ex.execs) == 3
+    assert "notes.txt" in model.requests[1]["messages"][-1]["content"]
+    assert "all 3 steps (cursor.max_steps)" in "".join(texts(sse))
+    assert updates(sse, 14) and trailer(sse) == {}
+
+
+def test_unmappable_tool_call_ends_the_loop_with_a_message(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [lambda b: {"tool": "web_search", "args": {"q": "x"}, "offered": False}]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local search the web", ex)
+    assert "called `web_search`, which has no mapping" in "".join(texts(sse))
+    assert len(model.requests) == 1 and ex.execs == []
+    assert updates(sse, 14) and trailer(sse) == {}
+    assert events(g, "ToolStepDecided")[-1]["decision"] == "deny"
+
+
+def test_client_leaving_mid_loop_cancels_the_model_call(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [
+        lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
+        lambda b: {"text": "too late", "delay": 60},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace, leave_after="completed")
+    with pytest.raises(Leave):
+        run_turn(g, "/local read it slowly", ex)
+    deadline = time.monotonic() + 20
+    while model.cancelled == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(model.requests) == 2 and model.cancelled == 1
+    done = g.server.wait_for("FulfilledLocal")[-1]
+    assert done["complete"] is False and done["client_disconnected"] is True
+    assert cursor_seen(fake_cursor) == []
