@@ -12,17 +12,20 @@ messages. Per run:
 - Decided local (a new user turn only): the local backend starts at once; a turn that offers tools
   (not Cursor's ask mode) whose backend can call tools runs Glider's agent loop
   (`cursor.agent_loop`: its exec messages go out on the RunSSE, the exec answers that arrive in
-  the run's appends are handed to it; at most `max_steps` model calls within `deadline` seconds). The appends stay held and
-  the RunSSE is answered 200 with heartbeats until its first text: then every append of the run
-  (held, late, heartbeats) is answered here with an empty `BidiAppendResponse` and the answer
-  streams as Cursor's frames; nothing of the run reaches Cursor. A failure before the first text
-  falls back to Cursor (the held appends forwarded in order, then the RunSSE relayed into the open
-  stream) unless the rule or backend says `fallback: none` (then an end-of-stream error).
-- `NameAgent` (a title; `cursor.titles`) is placed in the conversation whose new turn typed its text, else the one
-  seen last, and decided by the rules with the family's stickiness: at Cursor while the family is
-  cloud-bound; held local (a `/local` turn's title), the local model names it (`NameAgentResponse`)
-  and it does not reach Cursor (a local failure falls back to Cursor unless `fallback: none`).
-  Anything else, and any body that cannot be read, is relayed byte for byte.
+  the run's appends are handed to it; at most `max_steps` model calls within `deadline` seconds).
+  The appends stay held and the RunSSE is answered 200 with heartbeats until the first output
+  (text or a tool call): then every append of the run (held, late, heartbeats) is answered here
+  with an empty `BidiAppendResponse` and the answer streams as Cursor's frames; nothing of the run
+  reaches Cursor. A failure before the first output falls back to Cursor (the held appends
+  forwarded in order, then the RunSSE relayed into the open stream) unless the rule or backend says
+  `fallback: none` (then an end-of-stream error).
+- `NameAgent` (a title; `cursor.titles`) is placed in the conversation whose new turn typed its
+  text, else the one seen last, and decided by the rules with the family's stickiness: at Cursor
+  while the family is cloud-bound; held local (a `/local` turn's title), the local model names it
+  (`NameAgentResponse`) and it does not reach Cursor (a local failure falls back to Cursor unless
+  `fallback: none`). Anything else, and any body that cannot be read, is relayed byte for byte.
+- A RunSSE Cursor serves is relayed unchanged; each exec its server sends is recorded as a tool step
+  `routing.tool_followup` would allow or deny (`cloud_steps`; a record only, Cursor's loop as is).
 """
 
 from __future__ import annotations
@@ -36,10 +39,12 @@ from typing import Any
 
 from glider_cli.config.cursor import MAX_STEPS, TURN_DEADLINE
 from glider_cli.cursor.agent_loop import AgentLoop
+from glider_cli.cursor.cloud_steps import watch
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.relay import relay
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.titles import Titles
+from glider_cli.cursor.tool_policy import Policy
 from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
@@ -306,8 +311,23 @@ class CursorRuns(Titles):
                 await self._to_origin(run)
         if run.phase == "origin":
             await run.settled.wait()
-            return await relay(self.network, req, self._origin_end(run))
+            resp = await relay(self.network, req, self._origin_end(run))
+            if resp.stream is not None and run.opened is not None:
+                resp.stream = watch(resp.stream, self._cloud_step(run))
+            return resp
         return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
+
+    def _cloud_step(self, run: Run) -> Callable[[str, str], None]:
+        """Records a tool step of Cursor's own loop as the policy would decide it (`cloud_steps`)."""
+        policy = Policy(*self.pipeline.tool_lists())
+
+        def record(tool: str, member: str) -> None:
+            verdict, why = policy.verdict(tool)
+            data = {"side": "cloud", "applied": False, "tool": tool, "exec": member}
+            data.update(decision=verdict, why=why, request_id=run.rid)
+            self.pipeline.tool_step(run.opened, data)
+
+        return record
 
     def _origin_end(self, run: Run) -> Callable[[int, bool, float], None]:
         def end(status: int, complete: bool, ms: float) -> None:
