@@ -186,3 +186,38 @@ def test_client_leaving_mid_loop_cancels_the_model_call(
     done = g.server.wait_for("FulfilledLocal")[-1]
     assert done["complete"] is False and done["client_disconnected"] is True
     assert cursor_seen(fake_cursor) == []
+
+
+def test_subagent_runs_in_the_same_local_loop(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [
+        lambda b: {"tool": "task", "args": {"prompt": "find the secret in notes.txt"}},
+        # The subagent: its own request (its prompt, no `task` tool), its own read, its answer.
+        lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
+        lambda b: {"text": "sub found: " + last_tool_result(b).strip()},
+        lambda b: {"text": "main got: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local delegate the search", ex)
+    assert "".join(texts(sse)) == "main got: sub found: the secret is 42"
+    sub = model.requests[1]
+    assert offered(sub) == [t for t in ALL_TOOLS if t != "task"]
+    assert "find the secret in notes.txt" in str(sub["messages"][-1])
+    assert [name for name, _ in ex.execs] == ["read"] and cursor_seen(fake_cursor) == []
+    assert [e["tool"] for e in events(g, "ToolStepDecided")] == ["task", "read"]
+
+
+def test_subagent_refused_with_a_message_when_the_profile_says_so(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    extra = "routing:\n  tool_followup: {denylist: [task]}\n"
+    model.script = [
+        lambda b: {"tool": "task", "args": {"prompt": "go"}, "offered": False},
+        lambda b: {"text": "told: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra=extra))
+    sse, _ = run_turn(g, "/local delegate", Executor(workspace))
+    assert "task" not in offered(model.requests[0]) and len(model.requests) == 2
+    assert "".join(texts(sse)).startswith("told: refused: `task`")
