@@ -19,6 +19,7 @@ from fake_agent_model import MODEL, FakeAgentModel, last_tool_result, offered
 from fake_cursor import _fields
 
 from conftest import cursor_yaml
+from glider_cli.store.egress import audit
 
 pytestmark = pytest.mark.live
 AGENT = "agent.api5.cursor.sh"
@@ -102,6 +103,12 @@ def test_read_then_answer(model, fake_cursor, glider_for, tmp_path: Path, worksp
     [step] = events(g, "ToolStepDecided")
     assert step["tool"] == "read" and step["decision"] == "allow" and step["applied"] is True
     assert "OriginPassthrough" not in g.server.types()
+    # The egress audit of the turn's events lists no call that left the machine.
+    logged = [
+        {"id": f"{i:032x}", "ts": "2026-12-01T00:00:00Z", "type": t, "turn_id": tid, "data": d}
+        for i, (t, d, tid) in enumerate(g.server.events)
+    ]
+    assert any(e["type"] == "FulfilledLocal" for e in logged) and audit(logged).calls == ()
 
 
 def test_write_and_edit_change_the_workspace(
@@ -221,3 +228,24 @@ def test_subagent_refused_with_a_message_when_the_profile_says_so(
     sse, _ = run_turn(g, "/local delegate", Executor(workspace))
     assert "task" not in offered(model.requests[0]) and len(model.requests) == 2
     assert "".join(texts(sse)).startswith("told: refused: `task`")
+
+
+def test_turn_deadline_ends_a_slow_loop(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [
+        lambda b: {"tool": "ls", "args": {"path": "."}},
+        lambda b: {"text": "much later", "delay": 60},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
+    started = time.monotonic()
+    sse, _ = run_turn(g, "/local take your time", Executor(workspace))
+    assert time.monotonic() - started < 30
+    answer = "".join(texts(sse))
+    assert "much later" not in answer and "cursor.turn_deadline_seconds: 5" in answer
+    assert updates(sse, 13), "heartbeats while the model ran"
+    assert updates(sse, 14) and trailer(sse) == {}
+    deadline = time.monotonic() + 10
+    while model.cancelled == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert model.cancelled == 1  # the model call was cancelled with the turn
