@@ -249,3 +249,25 @@ def test_turn_deadline_ends_a_slow_loop(
     while model.cancelled == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert model.cancelled == 1  # the model call was cancelled with the turn
+
+
+def test_ollama_backend_runs_the_loop_too(
+    fake, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    from fake_upstream import ToolReply
+
+    fake.reset()
+    fake.set_reply(tool=ToolReply("read", {"path": "notes.txt"}, once=True))
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, fake.url))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local read the notes", ex)
+    assert [name for name, _ in ex.execs] == ["read"]
+    chats = [r.body for r in fake.requests if r.path == "/api/chat"]
+    assert len(chats) == 2 and chats[0]["model"] == "fake-model"
+    assert [t["function"]["name"] for t in chats[0]["tools"]] == ALL_TOOLS
+    assert (
+        chats[1]["messages"][-1]["role"] == "tool"
+        and "the secret is 42" in chats[1]["messages"][-1]["content"]
+    )
+    assert "".join(texts(sse)).endswith("hello from fake ollama fake-model") and trailer(sse) == {}
+    assert cursor_seen(fake_cursor) == []
