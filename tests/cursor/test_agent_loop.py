@@ -271,3 +271,20 @@ def test_ollama_backend_runs_the_loop_too(
     )
     assert "".join(texts(sse)).endswith("hello from fake ollama fake-model") and trailer(sse) == {}
     assert cursor_seen(fake_cursor) == []
+
+
+def test_grep_and_ls_results_reach_the_model(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [
+        lambda b: {"tool": "grep", "args": {"pattern": "ret+urn"}},
+        lambda b: {"tool": "ls", "args": {"path": "src"}},
+        lambda b: {"text": "grep: " + b["messages"][-3]["content"] + " | ls: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local where is main?", ex)
+    assert [name for name, _ in ex.execs] == ["grep", "ls"]
+    assert "".join(texts(sse)) == "grep: src/app.py | ls: app.py"
+    # The IDE rendered a grep step (ToolCall 5) and an ls step (13).
+    assert [m for k, _, m in ex.steps if k == "completed"] == [5, 13]
