@@ -288,3 +288,17 @@ def test_grep_and_ls_results_reach_the_model(
     assert "".join(texts(sse)) == "grep: src/app.py | ls: app.py"
     # The IDE rendered a grep step (ToolCall 5) and an ls step (13).
     assert [m for k, _, m in ex.steps if k == "completed"] == [5, 13]
+
+
+def test_deadline_while_a_tool_runs_aborts_the_exec(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    model.script = [lambda b: {"tool": "shell", "args": {"command": "sleep 1000"}}]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
+    ex = Executor(workspace, hang=("shell",))
+    sse, _ = run_turn(g, "/local wait for it", ex)
+    assert [name for name, _ in ex.execs] == ["shell"] and len(model.requests) == 1
+    # exec_server_control_message (5) -> abort (1) -> id (1) of the shell exec, then the message.
+    aborts = [_fields(p)[5] for _, f, p in sse.frames if not f & 2 and 5 in _fields(p)]
+    assert [_fields(_fields(a)[1]) for a in aborts] == [{1: 1}]  # type: ignore[arg-type]
+    assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import orjson
+from google.protobuf.message import DecodeError
 
 from glider_cli.backends.registry import Backend
 from glider_cli.cursor import tool_policy
@@ -78,7 +79,6 @@ class AgentLoop:
         self.steps = 0
         self.input_tokens = 0
         self.output_tokens = 0
-        self.ended: str = "answered"  # answered | stopped
         self._next_exec = 0
         self._waiting: dict[int, asyncio.Future[pb.ExecClientMessage]] = {}
         self._started = False
@@ -92,7 +92,7 @@ class AgentLoop:
         msg = pb.AgentClientMessage()
         try:
             msg.ParseFromString(message)
-        except Exception:
+        except DecodeError:
             return
         which = msg.WhichOneof("message")
         if which == "exec_client_message":
@@ -126,7 +126,6 @@ class AgentLoop:
         self.out.put_nowait(None)
 
     def _stop(self, message: str) -> None:
-        self.ended = "stopped"
         self.first()
         self.out.put_nowait(f"\n\n[glider: {message}; the local turn stops here.]")
 
@@ -239,6 +238,9 @@ class AgentLoop:
         self.out.put_nowait(req.frame(number, str(uuid.uuid4())))
         try:
             result = await fut
+        except (asyncio.CancelledError, TimeoutError):
+            self.out.put_nowait(ex.abort(number))  # the turn ends (deadline, client gone): stop the exec
+            raise
         finally:
             self._waiting.pop(number, None)
         self.out.put_nowait(ex.completed(call_id, req.tool_call(result), model_call))

@@ -15,7 +15,8 @@ answers each with an `exec_client_message` (same `id`) in a BidiAppend. A local 
   ToolCall member; write has none in the fact sheet, its updates carry the call id only).
 - `render(result)`: the text a model reads for the client's answer (the member of
   `ExecClientMessage` that answers the exec, or a `throw`).
-- `started(...)`, `completed(...)`: the update frames.
+- `started(...)`, `completed(...)`: the update frames; `abort(id)` stops an exec the loop no longer
+  waits for (the turn's deadline, the client gone).
 Field numbers: the fact sheet's; members Glider does not read stay unknown fields.
 """
 
@@ -298,3 +299,10 @@ def completed(call_id: str, tool_call: pb.ToolCall, model_call_id: str) -> bytes
     u.tool_call_completed.tool_call.CopyFrom(tool_call)
     u.tool_call_completed.model_call_id = model_call_id
     return _update(u)
+
+
+def abort(number: int) -> bytes:
+    """`exec_server_control_message.abort`: the server no longer waits for exec `number`."""
+    msg = pb.AgentServerMessage()
+    msg.exec_server_control_message.abort.id = number
+    return frame(msg.SerializeToString())
