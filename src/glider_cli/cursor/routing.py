@@ -18,6 +18,11 @@ module here that reaches into the pipeline, the turns lifecycle and the backends
   part) in OpenAI Chat shape, sent through the pipeline's own call (`Proxy._call`: model, pack and
   translation to the backend's wire) and read back as it streams. Raises BackendError when the
   backend fails before answering.
+- `local_chat(opened, backend, body, usage, tools=, tap=)`: one model call of an OpenAI Chat body (a
+  local agent loop's step: packed here with exactly the tools it offers, the episodes and a short
+  system part), its text pieces as they stream and its tool calls fed to `tap`.
+- `can_call_tools(backend)`, `tool_lists()` (`routing.tool_followup` as the server runs it now) and
+  `tool_step(opened, data)` (the `ToolStepDecided` record) for the agent loop.
 The cloud side for Cursor is Cursor itself: the outcome names the `origin` backend of the config, or
 `cursor` when it has none.
 """
