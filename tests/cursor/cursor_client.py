@@ -154,6 +154,32 @@ class CursorClient:
             answers.append(await self.append(host, rid, i, m, headers=headers))
         return await asyncio.wait_for(sse, 60), answers, rid
 
+    async def agent_turn(
+        self,
+        host: str,
+        first: bytes,
+        executor: Any,
+        *,
+        headers: Mapping[str, str] | None = None,
+        rid: str | None = None,
+    ) -> tuple[Answer, str]:
+        """One run whose server may send exec messages: `executor` (cursor_exec.Executor) runs them
+        and answers each by appends (seq 1, 2, ... after the run's append 0)."""
+        rid = rid or str(uuid.uuid4())
+        seq = iter(range(1, 10_000))
+
+        async def send(message: bytes) -> None:
+            answer = await self.append(host, rid, next(seq), message, headers=headers)
+            assert answer.status == 200, answer
+
+        executor.send = send
+        sse = asyncio.create_task(self.run_sse(host, rid, headers=headers, on_frame=executor.on_frame))
+        assert (await self.append(host, rid, 0, first, headers=headers)).status == 200
+        try:
+            return await asyncio.wait_for(sse, 60), rid
+        finally:
+            await asyncio.gather(*executor.tasks, return_exceptions=True)
+
 
 async def _next(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:
     while True:

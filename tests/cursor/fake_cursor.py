@@ -9,7 +9,8 @@ recorded and is answered with one SETTINGS frame (a relay must pass both unchang
   BidiAppendRequest (else 415 / 400); the request id and seqno are recorded; answered 200, empty.
 - `POST /agent.v1.AgentService/RunSSE`: must be a Connect stream; waits up to `append_wait` seconds
   for an append of its request id; none: an end-of-stream error (`failed_precondition`). Else it
-  streams: a heartbeat, `text_delta("hello from cursor")`, a token delta, then (with `gate` set)
+  streams: a heartbeat, `text_delta("hello from cursor")`, a token delta, the frames in `execs`
+  (exec messages of its own agent loop; the client answers them by appends), then (with `gate` set)
   waits for `release()`, then `text_delta(" (done)")`, `turn_ended`, end of stream.
 - `NameAgent`: `NameAgentResponse{name: "Cursor title"}`.
 - Anything else: 200 `application/proto` with body `b"\\x0a\\x02ok"` and `x-fake-origin: 1`.
@@ -55,6 +56,7 @@ class FakeCursor:
         self.append_wait = 3.0
         self.gate = False
         self.tail = b""  # bytes sent after the end-of-stream frame (a truncated envelope, say)
+        self.execs: list[bytes] = []  # frames (exec messages) its agent loop sends after the first text
         self.sent: list[bytes] = []  # each RunSSE body as sent
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -213,6 +215,7 @@ class FakeCursor:
             await writer.drain()
             return
         first = wire.heartbeat_frame() + wire.text_frame("hello from cursor") + wire.token_frame(4)
+        first += b"".join(self.execs)
         writer.write(conn.send(h11.Data(data=first)))
         await writer.drain()
         if self.gate:

@@ -21,21 +21,28 @@ BAD = [
     ("hosts: api2.cursor.sh", "cursor.hosts", "a list of strings"),
     ('resolve: {api2.cursor.sh: "nowhere"}', "cursor.resolve.api2.cursor.sh", "not address:port"),
     ("upstream_ca: x.pem", "cursor.upstream_ca", "did you mean 'upstream_ca_file'"),
+    ("max_steps: 0", "cursor.max_steps", "at least 1"),
+    ("max_steps: 500", "cursor.max_steps", "at most 200"),
+    ("turn_deadline_seconds: 1", "cursor.turn_deadline_seconds", "between 5 and 3600"),
+    ("turn_deadline_seconds: soon", "cursor.turn_deadline_seconds", "must be a number"),
 ]
 
 
 def test_defaults_and_values(tmp_path: Path) -> None:
     cursor = load_config(profile="default").settings.cursor
     assert cursor.port is None and cursor.hosts == DEFAULT_HOSTS
+    assert cursor.max_steps == 25 and cursor.turn_deadline_seconds == 600
     path = tmp_path / "c.yaml"
     path.write_text(
         "cursor:\n  port: 8899\n  hosts: [API2.cursor.sh]\n"
         '  resolve: {api2.cursor.sh: "127.0.0.1:8443"}\n  upstream_ca_file: /tmp/ca.pem\n'
+        "  max_steps: 8\n  turn_deadline_seconds: 90\n"
     )
     cursor = load_config(config=str(path)).settings.cursor
     assert cursor.port == 8899 and cursor.hosts == ("api2.cursor.sh",)
     assert cursor.resolve == {"api2.cursor.sh": ("127.0.0.1", 8443)}
     assert cursor.upstream_ca_file == "/tmp/ca.pem"
+    assert cursor.max_steps == 8 and cursor.turn_deadline_seconds == 90
 
 
 @pytest.mark.parametrize(("line", "key", "fragment"), BAD)

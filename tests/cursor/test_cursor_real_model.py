@@ -27,14 +27,16 @@ def test_local_cursor_turn_answered_by_the_real_model(
     )
     g = glider_for(yaml)
     client = CursorClient(g.port, g.ca)
-    msg = wire.run_request("conv-real", wire.user_action("/local Say hello in one short sentence."))
+    # Ask mode: a tool-free turn (the text answer, no agent loop).
+    text = "/local Say hello in one short sentence."
+    msg = wire.run_request("conv-real", wire.user_action(text, mode=2))
     sse, appends, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg, more=[wire.heartbeat()]))
     assert sse.status == 200 and trailer(sse) == {}
     assert "".join(texts(sse)).strip()
     assert [a.status for a in appends] == [200, 200]
     assert [r.path for r in fake_cursor.requests] == []
     [seen] = [r for r in llama_relay.requests if r.path.endswith("/chat/completions")]
-    assert seen.body["messages"][0]["role"] == "system"
+    assert seen.body["messages"][0]["role"] == "system" and "tools" not in seen.body
     assert "Say hello in one short sentence." in str(seen.body["messages"][-1])
     done = g.server.wait_for("FulfilledLocal")[-1]
     assert done["backend"] == "ollama" and done["complete"] is True

@@ -319,6 +319,10 @@ class ReplayResult(Frozen):
     against: str | None
     against_steps: list[Step] | None
     changes: list[Change] | None
+    # Cursor's tool steps of an event log (`app.replay_tools`): each with this config's verdict,
+    # and with `--against` the steps the other config decides differently.
+    tool_steps: list[dict[str, Any]]
+    tool_changes: list[dict[str, Any]] | None
 
     def __init__(
         self,
@@ -327,8 +331,10 @@ class ReplayResult(Frozen):
         against: str | None = None,
         against_steps: list[Step] | None = None,
         changes: list[Change] | None = None,
+        tool_steps: list[dict[str, Any]] | None = None,
+        tool_changes: list[dict[str, Any]] | None = None,
     ) -> None:
-        init_fields(self, config, steps, against, against_steps, changes)
+        init_fields(self, config, steps, against, against_steps, changes, tool_steps or [], tool_changes)
 
     @property
     def moves(self) -> list[Move] | None:
@@ -338,6 +344,10 @@ class ReplayResult(Frozen):
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"config": self.config, "steps": [s.to_dict() for s in self.steps]}
+        if self.tool_steps:
+            d["tool_steps"] = self.tool_steps
+        if self.tool_changes is not None:
+            d["tool_changes"] = self.tool_changes
         moved = self.moves
         if self.against is not None and self.changes is not None and moved is not None:
             d["against"] = self.against
@@ -349,13 +359,19 @@ class ReplayResult(Frozen):
 
 def run(inp: ReplayInput, *, environ: Mapping[str, str] | None = None) -> ReplayResult:
     """Load the files and the config(s), replay, and compare when `against` is given."""
+    from glider_cli.app import replay_tools as rt
     from glider_cli.config.load import load_config
 
     requests = load_requests(inp.files)
+    tools = rt.load_tool_steps(inp.files)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
     steps = replay(requests, config)
+    verdicts = rt.decide(tools, config)
+    listed = [{**t.to_dict(), "decision": v} for t, v in zip(tools, verdicts, strict=True)]
     if inp.against is None:
-        return ReplayResult(config.source, steps)
+        return ReplayResult(config.source, steps, tool_steps=listed)
     other = load_config(config=inp.against, environ=environ)
     other_steps = replay(requests, other)
-    return ReplayResult(config.source, steps, other.source, other_steps, compare(steps, other_steps))
+    tool_changes = rt.compare(tools, verdicts, rt.decide(tools, other))
+    changes = compare(steps, other_steps)
+    return ReplayResult(config.source, steps, other.source, other_steps, changes, listed, tool_changes)

@@ -76,8 +76,11 @@ def _request(obj: Any, where: str) -> ReplayRequest | None:
 
 
 def load_requests(files: Sequence[str]) -> list[ReplayRequest]:
-    """The requests of every file, in order. RequestError names the file and line of a bad one."""
+    """The requests of every file, in order. RequestError names the file and line of a bad one.
+    Event log lines (`type` and `data`: Cursor's tool steps are read by `app.replay_tools`) are
+    passed over; a file of them alone has no requests and is no error."""
     out: list[ReplayRequest] = []
+    events = 0
     for name in files:
         try:
             text = Path(name).read_text(encoding="utf-8")
@@ -101,9 +104,12 @@ def load_requests(files: Sequence[str]) -> list[ReplayRequest]:
                 obj = json.loads(line)
             except ValueError as exc:
                 raise RequestError(f"{name}:{lineno}: not a JSON line: {exc}") from None
+            if isinstance(obj, Mapping) and "type" in obj and "data" in obj and "body" not in obj:
+                events += 1
+                continue
             r = _request(obj, f"{name}:{lineno}")
             if r is not None:
                 out.append(r)
-    if not out:
+    if not out and not events:
         raise RequestError(f"no model requests in {', '.join(files)}")
     return out

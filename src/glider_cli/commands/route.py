@@ -127,6 +127,8 @@ def replay(
             f"{s.index:>3} t={s.t:<7g} family {s.family or '-':<6} {s.kind:<12} -> {s.target:<5} "
             f"rule {s.rule:<24} sticky {state:<7} {s.link}"
         )
+    for t in result.tool_steps:
+        print(f"tool {t['index']:>3} {t['tool']} ({t['side']} turn) -> {t['decision']}  {t['where']}")
     if result.changes is not None:
         from glider_cli.app.replay import summary
 
@@ -145,6 +147,8 @@ def replay(
             print(f"{line}  {c.where}")
         counts = summary(result.changes)
         print("changes  " + ", ".join(f"{kind} {n}" for kind, n in counts.items()))
+    for t in result.tool_changes or ():
+        print(f"tool {t['index']:>3} {t['tool']} ({t['side']} turn): {t['from']} -> {t['to']}  {t['where']}")
 
 
 @app.command("suggest")

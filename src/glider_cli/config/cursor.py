@@ -5,9 +5,12 @@
       hosts: [api2.cursor.sh, api5.cursor.sh, "*.api5.cursor.sh"]   # decrypted; all else tunnelled
       resolve: {api2.cursor.sh: "127.0.0.1:8443"}                   # like curl --resolve
       upstream_ca_file: ~/corp-ca.pem  # trusted for Cursor's servers, besides the system store
+      max_steps: 25                   # a local tool turn's model calls, at most
+      turn_deadline_seconds: 600      # a local tool turn's time, at most
 
 `hosts` are glob patterns (`*` matches across dots). `resolve` maps a host name to `address:port`
-for intercepted and tunnelled connections alike.
+for intercepted and tunnelled connections alike. `max_steps` (1-200) and `turn_deadline_seconds`
+(5-3600) bound the agent loop Glider runs for a local Cursor turn that uses tools (`cursor.agent_loop`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from types import MappingProxyType
 from glider_cli.config.located import Checker, LDict, or_default
 from glider_cli.values import Frozen, init_fields
 
-CURSOR_KEYS = ("port", "hosts", "resolve", "upstream_ca_file")
+CURSOR_KEYS = ("port", "hosts", "resolve", "upstream_ca_file", "max_steps", "turn_deadline_seconds")
+MAX_STEPS = 25
+TURN_DEADLINE = 600.0
 DEFAULT_HOSTS: tuple[str, ...] = ("api2.cursor.sh", "api5.cursor.sh", "*.api5.cursor.sh")
 _EMPTY: Mapping[str, tuple[str, int]] = MappingProxyType({})
 
@@ -28,6 +33,8 @@ class CursorSettings(Frozen):
     hosts: tuple[str, ...]
     resolve: Mapping[str, tuple[str, int]]
     upstream_ca_file: str | None
+    max_steps: int
+    turn_deadline_seconds: float
 
     def __init__(
         self,
@@ -35,8 +42,10 @@ class CursorSettings(Frozen):
         hosts: tuple[str, ...] = DEFAULT_HOSTS,
         resolve: Mapping[str, tuple[str, int]] = _EMPTY,
         upstream_ca_file: str | None = None,
+        max_steps: int = MAX_STEPS,
+        turn_deadline_seconds: float = TURN_DEADLINE,
     ) -> None:
-        init_fields(self, port, hosts, resolve, upstream_ca_file)
+        init_fields(self, port, hosts, resolve, upstream_ca_file, max_steps, turn_deadline_seconds)
 
 
 def parse_address(value: str) -> tuple[str, int] | None:
@@ -73,9 +82,20 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
             )
             continue
         resolve[name.lower()] = addr
+    steps = ck.integer(sec, "max_steps", path="cursor", minimum=1)
+    if steps is not None and steps > 200:
+        ck.error(f"must be at most 200, got {steps}", sec.where("max_steps"), key="cursor.max_steps")
+        steps = None
+    deadline = ck.number(sec, "turn_deadline_seconds", path="cursor")
+    if deadline is not None and not 5 <= deadline <= 3600:
+        where, key = sec.where("turn_deadline_seconds"), "cursor.turn_deadline_seconds"
+        ck.error(f"must be between 5 and 3600 seconds, got {deadline:g}", where, key=key)
+        deadline = None
     return CursorSettings(
         port=port,
         hosts=or_default(tuple(h.lower() for h in hosts) if hosts else None, d.hosts),
         resolve=MappingProxyType(resolve),
         upstream_ca_file=ck.string(sec, "upstream_ca_file", path="cursor"),
+        max_steps=or_default(steps, d.max_steps),
+        turn_deadline_seconds=or_default(deadline, d.turn_deadline_seconds),
     )

@@ -18,6 +18,11 @@ module here that reaches into the pipeline, the turns lifecycle and the backends
   part) in OpenAI Chat shape, sent through the pipeline's own call (`Dispatch.call`: model, pack and
   translation to the backend's wire) and read back as it streams. Raises BackendError when the
   backend fails before answering.
+- `local_chat(opened, backend, body, usage, tools=, tap=)`: one model call of an OpenAI Chat body (a
+  local agent loop's step: packed here with exactly the tools it offers, the episodes and a short
+  system part), its text pieces as they stream and its tool calls fed to `tap`.
+- `can_call_tools(backend)`, `tool_lists()` (`routing.tool_followup` as the server runs it now) and
+  `tool_step(opened, data)` (the `ToolStepDecided` record) for the agent loop.
 The cloud side for Cursor is Cursor itself: the outcome names the `origin` backend of the config, or
 `cursor` when it has none.
 """
@@ -33,12 +38,18 @@ import orjson
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import ChatRequest, Deferred
 from glider_cli.errors import BackendError, GateRefused, GliderError
+from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.translate_stream import stream_converter
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import Inbound, Job, failure_record
 from glider_cli.proxy.pipeline import Proxy
-from glider_cli.store.eventlog.events import FALLBACK_USED, ROUTE_DECIDED, UPSTREAM_FAILED
+from glider_cli.store.eventlog.events import (
+    FALLBACK_USED,
+    ROUTE_DECIDED,
+    TOOL_STEP_DECIDED,
+    UPSTREAM_FAILED,
+)
 from glider_cli.turns.lifecycle import Opened, Served
 from glider_cli.values import replace
 
@@ -137,10 +148,29 @@ class Pipeline:
         self, opened: Opened, backend: Backend, text: str, usage: Usage
     ) -> AsyncIterator[str]:
         """Text pieces of the local answer (see the module contract); `usage` is filled as it streams."""
-        proxy = self.proxy
         body: dict[str, Any] = {"model": "", "stream": True, "messages": [{"role": "user", "content": text}]}
+        async for piece in self.local_chat(opened, backend, body, usage):
+            yield piece
+
+    async def local_chat(
+        self,
+        opened: Opened,
+        backend: Backend,
+        body: dict[str, Any],
+        usage: Usage,
+        *,
+        tools: tuple[str, ...] = (),
+        tap: ReplyTap | None = None,
+    ) -> AsyncIterator[str]:
+        """One model call of an OpenAI Chat `body` (a local agent loop's step when `tools` names the
+        tools it offers: the pack keeps exactly those); text pieces as they stream, the reply's tool
+        calls fed to `tap`. Raises BackendError when the backend fails before answering."""
+        proxy = self.proxy
         chat = replace(opened.chat, model="")
-        inb = Inbound("openai_chat", orjson.dumps(body), body, [], "", chat, "/v1/chat/completions")
+        packed = self._packed(opened, body, tools) if tools else None
+        sent = packed if packed is not None else body
+        inb = Inbound("openai_chat", orjson.dumps(sent), sent, [], "", chat, "/v1/chat/completions")
+        inb.pack = not tools
         call = proxy.dispatch.call(inb, opened.decision, backend)
         resp = await proxy.dispatch.send(call)
         if resp.status >= 400:
@@ -150,17 +180,22 @@ class Pipeline:
         convert = (
             None
             if call.passthrough
-            else stream_converter("openai_chat", backend.wire, model=call.model or "", body=body)
+            else stream_converter("openai_chat", backend.wire, model=call.model or "", body=sent)
         )
         sse = SSEDecoder()
         try:
             async for chunk in resp.aiter_bytes():
                 usage.feed(chunk)
                 out = chunk if convert is None else convert.feed(chunk)
+                if tap is not None:
+                    tap.feed(out)
                 for piece in _pieces(sse, out):
                     yield piece
             if convert is not None:
-                for piece in _pieces(sse, convert.close()):
+                tail = convert.close()
+                if tap is not None:
+                    tap.feed(tail)
+                for piece in _pieces(sse, tail):
                     yield piece
                 if convert.failure is not None:
                     raise BackendError(f"local backend {backend.name} failed: {convert.failure}")
@@ -168,6 +203,34 @@ class Pipeline:
             await resp.aclose()
         if proxy.local is not None:
             proxy.local.answered(backend.name)
+
+    def _packed(self, opened: Opened, body: dict[str, Any], tools: tuple[str, ...]) -> dict[str, Any] | None:
+        """The pack of a loop's step (the turn whole, episodes, a short system part, exactly `tools`)."""
+        local = self.proxy.local
+        if local is None or not local.settings.transform.local_context:
+            return None
+        from glider_cli.protocol.pack import pack
+
+        transform = replace(local.settings.transform, local_tools=tools)
+        return dict(
+            pack("openai_chat", body, transform, episodes=local.episodes(opened.chat), tools=True).body
+        )
+
+    def can_call_tools(self, backend: Backend) -> bool:
+        """Unknown counts as yes (as the capability gate has it); `tools: false` or a probe's no: no."""
+        local = self.proxy.local
+        cap = local.caps.get(backend.name) if local is not None else None
+        return cap is None or cap.tools is not False
+
+    def tool_lists(self) -> tuple[frozenset[str], frozenset[str]]:
+        """`routing.tool_followup` as the server runs it now (a reload swaps it): allow, deny."""
+        return self.proxy.turns.tool_lists
+
+    def tool_step(self, opened: Opened | None, data: dict[str, Any]) -> None:
+        """A tool step's allow/deny decision (`ToolStepDecided`): applied for a local turn, recorded
+        only ("would have been") for a turn Cursor runs."""
+        tid = opened.turn_id if opened is not None else None
+        self.proxy.sink.emit(TOOL_STEP_DECIDED, {"client": CLIENT, **data}, turn_id=tid)
 
     def model_of(self, opened: Opened, backend: Backend) -> str | None:
         from glider_cli.backends.registry import model_for

@@ -9,17 +9,23 @@ messages. Per run:
   are held (the RunSSE at most `hold` seconds, then it goes to Cursor).
 - Decided for Cursor: every held append is forwarded in seqno order, then the RunSSE; later ones
   as they come. The RunSSE's end records `OriginPassthrough`.
-- Decided local (a new user turn only): the local backend starts at once. The appends stay held and
-  the RunSSE is answered 200 with heartbeats until its first text: then every append of the run
-  (held, late, heartbeats) is answered here with an empty `BidiAppendResponse` and the answer
-  streams as Cursor's frames; nothing of the run reaches Cursor. A failure before the first text
-  falls back to Cursor (the held appends forwarded in order, then the RunSSE relayed into the open
-  stream) unless the rule or backend says `fallback: none` (then an end-of-stream error).
-- `NameAgent` (a title) is placed in the conversation whose new turn typed its text, else the one
-  seen last, and decided by the rules with the family's stickiness: at Cursor while the family is
-  cloud-bound; held local (a `/local` turn's title), the local model names it (`NameAgentResponse`)
-  and it does not reach Cursor (a local failure falls back to Cursor unless `fallback: none`).
-  Anything else, and any body that cannot be read, is relayed byte for byte.
+- Decided local (a new user turn only): the local backend starts at once; a turn that offers tools
+  (not Cursor's ask mode) whose backend can call tools runs Glider's agent loop
+  (`cursor.agent_loop`: its exec messages go out on the RunSSE, the exec answers that arrive in
+  the run's appends are handed to it; at most `max_steps` model calls within `deadline` seconds).
+  The appends stay held and the RunSSE is answered 200 with heartbeats until the first output
+  (text or a tool call): then every append of the run (held, late, heartbeats) is answered here
+  with an empty `BidiAppendResponse` and the answer streams as Cursor's frames; nothing of the run
+  reaches Cursor. A failure before the first output falls back to Cursor (the held appends
+  forwarded in order, then the RunSSE relayed into the open stream) unless the rule or backend says
+  `fallback: none` (then an end-of-stream error).
+- `NameAgent` (a title; `cursor.titles`) is placed in the conversation whose new turn typed its
+  text, else the one seen last, and decided by the rules with the family's stickiness: at Cursor
+  while the family is cloud-bound; held local (a `/local` turn's title), the local model names it
+  (`NameAgentResponse`) and it does not reach Cursor (a local failure falls back to Cursor unless
+  `fallback: none`). Anything else, and any body that cannot be read, is relayed byte for byte.
+- A RunSSE Cursor serves is relayed unchanged; each exec its server sends is recorded as a tool step
+  `routing.tool_followup` would allow or deny (`cloud_steps`; a record only, Cursor's loop as is).
 """
 
 from __future__ import annotations
@@ -31,22 +37,26 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from glider_cli.config.cursor import MAX_STEPS, TURN_DEADLINE
+from glider_cli.cursor.agent_loop import AgentLoop
+from glider_cli.cursor.cloud_steps import watch
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.relay import relay
 from glider_cli.cursor.routing import Pipeline
+from glider_cli.cursor.titles import Titles
 from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
-from glider_cli.protocol.cursor.chat import title_chat, to_chat
+from glider_cli.protocol.cursor.chat import to_chat
 from glider_cli.protocol.cursor.classify import (
     Classified,
     classify,
     decode_append,
-    name_agent_text,
     rpc,
     run_sse_id,
 )
 from glider_cli.protocol.usage import Usage
+from glider_cli.router.tool_policy import Policy
 from glider_cli.turns.lifecycle import Opened, Served
 
 _PROTO = [(b"content-type", b"application/proto")]
@@ -65,7 +75,8 @@ class Run:
         self.conversation: str | None = None
         self.text = ""
         self.first: asyncio.Future[None] | None = None
-        self.pieces: asyncio.Queue[str | None] = asyncio.Queue()
+        self.pieces: asyncio.Queue[str | bytes | None] = asyncio.Queue()  # text, a whole frame, the end
+        self.loop: AgentLoop | None = None  # a local turn that uses tools: Glider's agent loop
         self.error: BackendError | None = None
         self.usage = Usage()
         self.fallback = True
@@ -73,10 +84,19 @@ class Run:
         self.producer: asyncio.Task[Any] | None = None  # the local answer being read
 
 
-class CursorRuns:
+class CursorRuns(Titles):
     def __init__(
-        self, network: Network, pipeline: Pipeline, *, hold: float = 10.0, heartbeat: float = 3.0
+        self,
+        network: Network,
+        pipeline: Pipeline,
+        *,
+        hold: float = 10.0,
+        heartbeat: float = 3.0,
+        max_steps: int = MAX_STEPS,
+        deadline: float = TURN_DEADLINE,
     ) -> None:
+        self.max_steps = max_steps
+        self.deadline = deadline
         self.network = network
         self.pipeline = pipeline
         self.hold = hold
@@ -133,6 +153,8 @@ class CursorRuns:
         if run.phase == "origin":
             return await relay(self.network, req)
         if run.phase in ("local", "local_failed"):
+            if run.loop is not None:
+                run.loop.deliver(app.message)  # an exec's answer, to the loop waiting for it
             return HttpResponse(200, list(_PROTO), w.EMPTY_APPEND_RESPONSE)
         fut: asyncio.Future[HttpResponse] = asyncio.get_running_loop().create_future()
         run.held.append((app.seqno, req, fut))
@@ -207,16 +229,38 @@ class CursorRuns:
         run.fallback = self.pipeline.fallback_allowed(opened, backend)
         started = time.perf_counter()
         got = False
-        try:
-            async for piece in self.pipeline.local_text(opened, backend, run.text, run.usage):
-                if not got:
-                    got = True
-                    self._settle(run, "local")
-                    run.first.set_result(None)
-                run.pieces.put_nowait(piece)
+
+        def first() -> None:
+            nonlocal got
             if not got:
+                got = True
                 self._settle(run, "local")
+                assert run.first is not None
                 run.first.set_result(None)
+
+        try:
+            if opened.chat.tool_names and self.pipeline.can_call_tools(backend):
+                run.loop = AgentLoop(
+                    self.pipeline,
+                    opened,
+                    backend,
+                    run.text,
+                    out=run.pieces,
+                    first=first,
+                    max_steps=self.max_steps,
+                    deadline=self.deadline,
+                    request_id=run.rid,
+                )
+                try:
+                    await run.loop.run()
+                finally:
+                    run.usage.input_tokens = run.loop.input_tokens or run.usage.input_tokens
+                    run.usage.output_tokens = run.loop.output_tokens or run.usage.output_tokens
+                return
+            async for piece in self.pipeline.local_text(opened, backend, run.text, run.usage):
+                first()
+                run.pieces.put_nowait(piece)
+            first()
             run.pieces.put_nowait(None)
         except BackendError as exc:
             run.error = exc
@@ -267,8 +311,23 @@ class CursorRuns:
                 await self._to_origin(run)
         if run.phase == "origin":
             await run.settled.wait()
-            return await relay(self.network, req, self._origin_end(run))
+            resp = await relay(self.network, req, self._origin_end(run))
+            if resp.stream is not None and run.opened is not None:
+                resp.stream = watch(resp.stream, self._cloud_step(run))
+            return resp
         return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
+
+    def _cloud_step(self, run: Run) -> Callable[[str, str], None]:
+        """Records a tool step of Cursor's own loop as the policy would decide it (`cloud_steps`)."""
+        policy = Policy(*self.pipeline.tool_lists())
+
+        def record(tool: str, member: str) -> None:
+            verdict, why = policy.verdict(tool)
+            data = {"side": "cloud", "applied": False, "tool": tool, "exec": member}
+            data.update(decision=verdict, why=why, request_id=run.rid)
+            self.pipeline.tool_step(run.opened, data)
+
+        return record
 
     def _origin_end(self, run: Run) -> Callable[[int, bool, float], None]:
         def end(status: int, complete: bool, ms: float) -> None:
@@ -306,9 +365,16 @@ class CursorRuns:
                 return
             out = 0
             while True:
-                piece = await run.pieces.get()
+                try:  # a heartbeat while the model or a tool runs
+                    piece = await asyncio.wait_for(run.pieces.get(), self.heartbeat)
+                except TimeoutError:
+                    yield w.heartbeat()
+                    continue
                 if piece is None:
                     break
+                if isinstance(piece, bytes):
+                    yield piece
+                    continue
                 out += w.tokens_for(piece)
                 yield w.text_delta(piece) + w.token_delta(w.tokens_for(piece))
             if run.error is not None:
@@ -327,52 +393,3 @@ class CursorRuns:
                     self._settle(run, "local")
                 status = 200 if run.error is None else 502
                 self._close_local(run, opened, status, started, complete=complete, gone=gone)
-
-    # ------------------------------------------------------------------ titles
-
-    async def _title(self, req: HttpRequest) -> HttpResponse:
-        text = name_agent_text(req.body, req.header("content-encoding"))
-        if text is None:
-            return await relay(self.network, req)
-        # The conversation whose turn typed this text, else the one seen last (it names none itself).
-        session = self.asked.get(text.strip()) or self.last_conversation
-        what = {"kind": "title", "why": "NameAgent", "request_id": None}
-        opened = self.pipeline.open(title_chat(text, session), local_ok=True, what=what)
-        run = Run("title")
-        run.opened = opened
-        if opened is not None and opened.decision.target == "local":
-            answer = await self._local_title(run, opened, text)
-            if answer is not None:
-                return answer
-        return await relay(self.network, req, self._origin_end(run))
-
-    async def _local_title(self, run: Run, opened: Opened, text: str) -> HttpResponse | None:
-        """A title of a family held local, named by the local model; None: Cursor names it (fallback)."""
-        backend = self.pipeline.local_backend(opened)
-        started = time.perf_counter()
-        prompt = f"{TITLE_PROMPT}\n\n{text[:2000]}"
-        try:
-            name = "".join([p async for p in self.pipeline.local_text(opened, backend, prompt, run.usage)])
-        except BackendError as exc:
-            fallback = self.pipeline.fallback_allowed(opened, backend)
-            self.pipeline.failed(opened, backend, exc, fallback)
-            if fallback:
-                run.fallback_from = backend.name
-                return None
-            self._close_local(run, opened, 502, started, complete=False)
-            return HttpResponse(
-                503, [(b"content-type", b"application/json")], w.unary_error("unavailable", exc.message)
-            )
-        self._close_local(run, opened, 200, started, complete=True)
-        return HttpResponse(200, list(_PROTO), w.name_agent(_title_line(name) or "Chat"))
-
-
-TITLE_PROMPT = "Write a title of at most six words for this request. Answer with the title only."
-
-
-def _title_line(text: str) -> str:
-    for line in text.strip().splitlines():
-        line = line.strip().strip("\"'#*").strip()
-        if line:
-            return line[:80]
-    return ""

@@ -52,7 +52,14 @@ class CursorService:
         assert self.settings.port is not None
         self.ca = CertAuthority.load_or_create(self.directory)
         self._network = Network(self.settings)
-        self._runs = CursorRuns(self._network, Pipeline(self.proxy), hold=self.hold, heartbeat=self.heartbeat)
+        self._runs = CursorRuns(
+            self._network,
+            Pipeline(self.proxy),
+            hold=self.hold,
+            heartbeat=self.heartbeat,
+            max_steps=self.settings.max_steps,
+            deadline=self.settings.turn_deadline_seconds,
+        )
         self._front = FrontDoor(self.settings.hosts, self.ca, self._network, self._runs, on_http2=self._http2)
         self.port = await self._front.start(HOST, self.settings.port)
         return self.port

@@ -287,6 +287,11 @@ class Turns:
         )
 
     @property
+    def tool_lists(self) -> tuple[frozenset[str], frozenset[str]]:
+        """`routing.tool_followup` in force (a reload's `use` swaps it): the allowlist, the denylist."""
+        return self.sticky.allow, self.sticky.deny
+
+    @property
     def local_only(self) -> bool:
         """`routing.local_only` in force (a reload's `use` changes it): no fallback to the cloud either."""
         return self.sticky.local_only

@@ -1,7 +1,8 @@
+from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
@@ -198,12 +199,24 @@ class BackgroundSubagentAction(_message.Message):
     def __init__(self) -> None: ...
 
 class ExecClientMessage(_message.Message):
-    __slots__ = ("id", "exec_id")
+    __slots__ = ("id", "exec_id", "shell_result", "write_result", "delete_result", "grep_result", "read_result", "ls_result")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
+    SHELL_RESULT_FIELD_NUMBER: _ClassVar[int]
+    WRITE_RESULT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_RESULT_FIELD_NUMBER: _ClassVar[int]
+    GREP_RESULT_FIELD_NUMBER: _ClassVar[int]
+    READ_RESULT_FIELD_NUMBER: _ClassVar[int]
+    LS_RESULT_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ...) -> None: ...
+    shell_result: ShellResult
+    write_result: WriteResult
+    delete_result: DeleteResult
+    grep_result: GrepResult
+    read_result: ReadResult
+    ls_result: LsResult
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., shell_result: _Optional[_Union[ShellResult, _Mapping]] = ..., write_result: _Optional[_Union[WriteResult, _Mapping]] = ..., delete_result: _Optional[_Union[DeleteResult, _Mapping]] = ..., grep_result: _Optional[_Union[GrepResult, _Mapping]] = ..., read_result: _Optional[_Union[ReadResult, _Mapping]] = ..., ls_result: _Optional[_Union[LsResult, _Mapping]] = ...) -> None: ...
 
 class KvClientMessage(_message.Message):
     __slots__ = ("id",)
@@ -212,8 +225,26 @@ class KvClientMessage(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class ExecClientControlMessage(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("stream_close", "throw")
+    STREAM_CLOSE_FIELD_NUMBER: _ClassVar[int]
+    THROW_FIELD_NUMBER: _ClassVar[int]
+    stream_close: ExecClientStreamClose
+    throw: ExecClientThrow
+    def __init__(self, stream_close: _Optional[_Union[ExecClientStreamClose, _Mapping]] = ..., throw: _Optional[_Union[ExecClientThrow, _Mapping]] = ...) -> None: ...
+
+class ExecClientStreamClose(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    def __init__(self, id: _Optional[int] = ...) -> None: ...
+
+class ExecClientThrow(_message.Message):
+    __slots__ = ("id", "error")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    error: str
+    def __init__(self, id: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
 
 class InteractionResponse(_message.Message):
     __slots__ = ()
@@ -228,22 +259,424 @@ class PrewarmRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class AgentServerMessage(_message.Message):
-    __slots__ = ("interaction_update", "exec_server_message", "kv_server_message")
+    __slots__ = ("interaction_update", "exec_server_message", "kv_server_message", "exec_server_control_message")
     INTERACTION_UPDATE_FIELD_NUMBER: _ClassVar[int]
     EXEC_SERVER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     KV_SERVER_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    EXEC_SERVER_CONTROL_MESSAGE_FIELD_NUMBER: _ClassVar[int]
     interaction_update: InteractionUpdate
     exec_server_message: ExecServerMessage
     kv_server_message: KvServerMessage
-    def __init__(self, interaction_update: _Optional[_Union[InteractionUpdate, _Mapping]] = ..., exec_server_message: _Optional[_Union[ExecServerMessage, _Mapping]] = ..., kv_server_message: _Optional[_Union[KvServerMessage, _Mapping]] = ...) -> None: ...
+    exec_server_control_message: ExecServerControlMessage
+    def __init__(self, interaction_update: _Optional[_Union[InteractionUpdate, _Mapping]] = ..., exec_server_message: _Optional[_Union[ExecServerMessage, _Mapping]] = ..., kv_server_message: _Optional[_Union[KvServerMessage, _Mapping]] = ..., exec_server_control_message: _Optional[_Union[ExecServerControlMessage, _Mapping]] = ...) -> None: ...
 
 class ExecServerMessage(_message.Message):
-    __slots__ = ("id", "exec_id")
+    __slots__ = ("id", "exec_id", "shell_args", "write_args", "delete_args", "grep_args", "read_args", "ls_args", "mcp_args", "shell_stream_args", "background_shell_spawn_args", "fetch_args", "subagent_args", "redacted_read_args")
     ID_FIELD_NUMBER: _ClassVar[int]
     EXEC_ID_FIELD_NUMBER: _ClassVar[int]
+    SHELL_ARGS_FIELD_NUMBER: _ClassVar[int]
+    WRITE_ARGS_FIELD_NUMBER: _ClassVar[int]
+    DELETE_ARGS_FIELD_NUMBER: _ClassVar[int]
+    GREP_ARGS_FIELD_NUMBER: _ClassVar[int]
+    READ_ARGS_FIELD_NUMBER: _ClassVar[int]
+    LS_ARGS_FIELD_NUMBER: _ClassVar[int]
+    MCP_ARGS_FIELD_NUMBER: _ClassVar[int]
+    SHELL_STREAM_ARGS_FIELD_NUMBER: _ClassVar[int]
+    BACKGROUND_SHELL_SPAWN_ARGS_FIELD_NUMBER: _ClassVar[int]
+    FETCH_ARGS_FIELD_NUMBER: _ClassVar[int]
+    SUBAGENT_ARGS_FIELD_NUMBER: _ClassVar[int]
+    REDACTED_READ_ARGS_FIELD_NUMBER: _ClassVar[int]
     id: int
     exec_id: str
-    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ...) -> None: ...
+    shell_args: ShellArgs
+    write_args: WriteArgs
+    delete_args: DeleteArgs
+    grep_args: GrepArgs
+    read_args: ReadArgs
+    ls_args: LsArgs
+    mcp_args: Opaque
+    shell_stream_args: ShellArgs
+    background_shell_spawn_args: Opaque
+    fetch_args: Opaque
+    subagent_args: Opaque
+    redacted_read_args: ReadArgs
+    def __init__(self, id: _Optional[int] = ..., exec_id: _Optional[str] = ..., shell_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., write_args: _Optional[_Union[WriteArgs, _Mapping]] = ..., delete_args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., grep_args: _Optional[_Union[GrepArgs, _Mapping]] = ..., read_args: _Optional[_Union[ReadArgs, _Mapping]] = ..., ls_args: _Optional[_Union[LsArgs, _Mapping]] = ..., mcp_args: _Optional[_Union[Opaque, _Mapping]] = ..., shell_stream_args: _Optional[_Union[ShellArgs, _Mapping]] = ..., background_shell_spawn_args: _Optional[_Union[Opaque, _Mapping]] = ..., fetch_args: _Optional[_Union[Opaque, _Mapping]] = ..., subagent_args: _Optional[_Union[Opaque, _Mapping]] = ..., redacted_read_args: _Optional[_Union[ReadArgs, _Mapping]] = ...) -> None: ...
+
+class ReadArgs(_message.Message):
+    __slots__ = ("path", "tool_call_id", "offset", "limit")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    tool_call_id: str
+    offset: int
+    limit: int
+    def __init__(self, path: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., offset: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ReadResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "file_not_found", "permission_denied", "invalid_file")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    INVALID_FILE_FIELD_NUMBER: _ClassVar[int]
+    success: ReadSuccess
+    error: PathError
+    rejected: Opaque
+    file_not_found: PathOnly
+    permission_denied: Opaque
+    invalid_file: Opaque
+    def __init__(self, success: _Optional[_Union[ReadSuccess, _Mapping]] = ..., error: _Optional[_Union[PathError, _Mapping]] = ..., rejected: _Optional[_Union[Opaque, _Mapping]] = ..., file_not_found: _Optional[_Union[PathOnly, _Mapping]] = ..., permission_denied: _Optional[_Union[Opaque, _Mapping]] = ..., invalid_file: _Optional[_Union[Opaque, _Mapping]] = ...) -> None: ...
+
+class ReadSuccess(_message.Message):
+    __slots__ = ("path", "total_lines", "file_size", "truncated", "content", "data")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    total_lines: int
+    file_size: int
+    truncated: bool
+    content: str
+    data: bytes
+    def __init__(self, path: _Optional[str] = ..., total_lines: _Optional[int] = ..., file_size: _Optional[int] = ..., truncated: _Optional[bool] = ..., content: _Optional[str] = ..., data: _Optional[bytes] = ...) -> None: ...
+
+class PathError(_message.Message):
+    __slots__ = ("path", "error")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    error: str
+    def __init__(self, path: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class PathOnly(_message.Message):
+    __slots__ = ("path",)
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    def __init__(self, path: _Optional[str] = ...) -> None: ...
+
+class Opaque(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WriteArgs(_message.Message):
+    __slots__ = ("path", "file_text", "tool_call_id", "return_file_content_after_write")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    FILE_TEXT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    RETURN_FILE_CONTENT_AFTER_WRITE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    file_text: str
+    tool_call_id: str
+    return_file_content_after_write: bool
+    def __init__(self, path: _Optional[str] = ..., file_text: _Optional[str] = ..., tool_call_id: _Optional[str] = ..., return_file_content_after_write: _Optional[bool] = ...) -> None: ...
+
+class WriteResult(_message.Message):
+    __slots__ = ("success", "permission_denied", "no_space", "error", "rejected")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    NO_SPACE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    success: WriteSuccess
+    permission_denied: Opaque
+    no_space: Opaque
+    error: PathError
+    rejected: Opaque
+    def __init__(self, success: _Optional[_Union[WriteSuccess, _Mapping]] = ..., permission_denied: _Optional[_Union[Opaque, _Mapping]] = ..., no_space: _Optional[_Union[Opaque, _Mapping]] = ..., error: _Optional[_Union[PathError, _Mapping]] = ..., rejected: _Optional[_Union[Opaque, _Mapping]] = ...) -> None: ...
+
+class WriteSuccess(_message.Message):
+    __slots__ = ("path", "lines_created", "file_size")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    LINES_CREATED_FIELD_NUMBER: _ClassVar[int]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    lines_created: int
+    file_size: int
+    def __init__(self, path: _Optional[str] = ..., lines_created: _Optional[int] = ..., file_size: _Optional[int] = ...) -> None: ...
+
+class DeleteArgs(_message.Message):
+    __slots__ = ("path", "tool_call_id")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    tool_call_id: str
+    def __init__(self, path: _Optional[str] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class DeleteResult(_message.Message):
+    __slots__ = ("success", "file_not_found", "not_file", "permission_denied", "file_busy", "rejected", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FILE_NOT_FOUND_FIELD_NUMBER: _ClassVar[int]
+    NOT_FILE_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    FILE_BUSY_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: Opaque
+    file_not_found: Opaque
+    not_file: Opaque
+    permission_denied: Opaque
+    file_busy: Opaque
+    rejected: Opaque
+    error: Opaque
+    def __init__(self, success: _Optional[_Union[Opaque, _Mapping]] = ..., file_not_found: _Optional[_Union[Opaque, _Mapping]] = ..., not_file: _Optional[_Union[Opaque, _Mapping]] = ..., permission_denied: _Optional[_Union[Opaque, _Mapping]] = ..., file_busy: _Optional[_Union[Opaque, _Mapping]] = ..., rejected: _Optional[_Union[Opaque, _Mapping]] = ..., error: _Optional[_Union[Opaque, _Mapping]] = ...) -> None: ...
+
+class GrepArgs(_message.Message):
+    __slots__ = ("pattern", "path", "glob", "output_mode", "case_insensitive", "head_limit", "tool_call_id")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    GLOB_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
+    CASE_INSENSITIVE_FIELD_NUMBER: _ClassVar[int]
+    HEAD_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    path: str
+    glob: str
+    output_mode: str
+    case_insensitive: bool
+    head_limit: int
+    tool_call_id: str
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., glob: _Optional[str] = ..., output_mode: _Optional[str] = ..., case_insensitive: _Optional[bool] = ..., head_limit: _Optional[int] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class GrepResult(_message.Message):
+    __slots__ = ("success", "error")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    success: GrepSuccess
+    error: GrepError
+    def __init__(self, success: _Optional[_Union[GrepSuccess, _Mapping]] = ..., error: _Optional[_Union[GrepError, _Mapping]] = ...) -> None: ...
+
+class GrepSuccess(_message.Message):
+    __slots__ = ("pattern", "path", "output_mode", "active_editor_result")
+    PATTERN_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    OUTPUT_MODE_FIELD_NUMBER: _ClassVar[int]
+    ACTIVE_EDITOR_RESULT_FIELD_NUMBER: _ClassVar[int]
+    pattern: str
+    path: str
+    output_mode: str
+    active_editor_result: GrepUnionResult
+    def __init__(self, pattern: _Optional[str] = ..., path: _Optional[str] = ..., output_mode: _Optional[str] = ..., active_editor_result: _Optional[_Union[GrepUnionResult, _Mapping]] = ...) -> None: ...
+
+class GrepError(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: str
+    def __init__(self, error: _Optional[str] = ...) -> None: ...
+
+class GrepUnionResult(_message.Message):
+    __slots__ = ("count", "files", "content")
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    count: GrepCountResult
+    files: GrepFilesResult
+    content: GrepContentResult
+    def __init__(self, count: _Optional[_Union[GrepCountResult, _Mapping]] = ..., files: _Optional[_Union[GrepFilesResult, _Mapping]] = ..., content: _Optional[_Union[GrepContentResult, _Mapping]] = ...) -> None: ...
+
+class GrepCountResult(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GrepFilesResult(_message.Message):
+    __slots__ = ("files", "total_files")
+    FILES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_FILES_FIELD_NUMBER: _ClassVar[int]
+    files: _containers.RepeatedScalarFieldContainer[str]
+    total_files: int
+    def __init__(self, files: _Optional[_Iterable[str]] = ..., total_files: _Optional[int] = ...) -> None: ...
+
+class GrepContentResult(_message.Message):
+    __slots__ = ("total_lines", "total_matched_lines")
+    TOTAL_LINES_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_MATCHED_LINES_FIELD_NUMBER: _ClassVar[int]
+    total_lines: int
+    total_matched_lines: int
+    def __init__(self, total_lines: _Optional[int] = ..., total_matched_lines: _Optional[int] = ...) -> None: ...
+
+class LsArgs(_message.Message):
+    __slots__ = ("path", "ignore", "tool_call_id")
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    path: str
+    ignore: _containers.RepeatedScalarFieldContainer[str]
+    tool_call_id: str
+    def __init__(self, path: _Optional[str] = ..., ignore: _Optional[_Iterable[str]] = ..., tool_call_id: _Optional[str] = ...) -> None: ...
+
+class LsResult(_message.Message):
+    __slots__ = ("success", "error", "rejected", "timeout")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    success: LsSuccess
+    error: PathError
+    rejected: Opaque
+    timeout: Opaque
+    def __init__(self, success: _Optional[_Union[LsSuccess, _Mapping]] = ..., error: _Optional[_Union[PathError, _Mapping]] = ..., rejected: _Optional[_Union[Opaque, _Mapping]] = ..., timeout: _Optional[_Union[Opaque, _Mapping]] = ...) -> None: ...
+
+class LsSuccess(_message.Message):
+    __slots__ = ("directory_tree_root",)
+    DIRECTORY_TREE_ROOT_FIELD_NUMBER: _ClassVar[int]
+    directory_tree_root: LsDirectoryTreeNode
+    def __init__(self, directory_tree_root: _Optional[_Union[LsDirectoryTreeNode, _Mapping]] = ...) -> None: ...
+
+class LsDirectoryTreeNode(_message.Message):
+    __slots__ = ("abs_path", "children_dirs", "children_files", "num_files")
+    ABS_PATH_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_DIRS_FIELD_NUMBER: _ClassVar[int]
+    CHILDREN_FILES_FIELD_NUMBER: _ClassVar[int]
+    NUM_FILES_FIELD_NUMBER: _ClassVar[int]
+    abs_path: str
+    children_dirs: _containers.RepeatedCompositeFieldContainer[LsDirectoryTreeNode]
+    children_files: _containers.RepeatedCompositeFieldContainer[LsFile]
+    num_files: int
+    def __init__(self, abs_path: _Optional[str] = ..., children_dirs: _Optional[_Iterable[_Union[LsDirectoryTreeNode, _Mapping]]] = ..., children_files: _Optional[_Iterable[_Union[LsFile, _Mapping]]] = ..., num_files: _Optional[int] = ...) -> None: ...
+
+class LsFile(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class ShellArgs(_message.Message):
+    __slots__ = ("command", "working_directory", "timeout", "tool_call_id", "description")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    timeout: int
+    tool_call_id: str
+    description: str
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., timeout: _Optional[int] = ..., tool_call_id: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+
+class ShellResult(_message.Message):
+    __slots__ = ("success", "failure", "timeout", "rejected", "spawn_error", "permission_denied")
+    SUCCESS_FIELD_NUMBER: _ClassVar[int]
+    FAILURE_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    SPAWN_ERROR_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_DENIED_FIELD_NUMBER: _ClassVar[int]
+    success: ShellOutcome
+    failure: ShellOutcome
+    timeout: Opaque
+    rejected: Opaque
+    spawn_error: Opaque
+    permission_denied: Opaque
+    def __init__(self, success: _Optional[_Union[ShellOutcome, _Mapping]] = ..., failure: _Optional[_Union[ShellOutcome, _Mapping]] = ..., timeout: _Optional[_Union[Opaque, _Mapping]] = ..., rejected: _Optional[_Union[Opaque, _Mapping]] = ..., spawn_error: _Optional[_Union[Opaque, _Mapping]] = ..., permission_denied: _Optional[_Union[Opaque, _Mapping]] = ...) -> None: ...
+
+class ShellOutcome(_message.Message):
+    __slots__ = ("command", "working_directory", "exit_code", "signal", "stdout", "stderr")
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    WORKING_DIRECTORY_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    command: str
+    working_directory: str
+    exit_code: int
+    signal: str
+    stdout: str
+    stderr: str
+    def __init__(self, command: _Optional[str] = ..., working_directory: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ...) -> None: ...
+
+class ToolCall(_message.Message):
+    __slots__ = ("shell_tool_call", "delete_tool_call", "grep_tool_call", "read_tool_call", "ls_tool_call")
+    SHELL_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    DELETE_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    GREP_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    READ_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    LS_TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    shell_tool_call: ShellToolCall
+    delete_tool_call: DeleteToolCall
+    grep_tool_call: GrepToolCall
+    read_tool_call: ReadToolCall
+    ls_tool_call: LsToolCall
+    def __init__(self, shell_tool_call: _Optional[_Union[ShellToolCall, _Mapping]] = ..., delete_tool_call: _Optional[_Union[DeleteToolCall, _Mapping]] = ..., grep_tool_call: _Optional[_Union[GrepToolCall, _Mapping]] = ..., read_tool_call: _Optional[_Union[ReadToolCall, _Mapping]] = ..., ls_tool_call: _Optional[_Union[LsToolCall, _Mapping]] = ...) -> None: ...
+
+class ShellToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: ShellArgs
+    result: ShellResult
+    def __init__(self, args: _Optional[_Union[ShellArgs, _Mapping]] = ..., result: _Optional[_Union[ShellResult, _Mapping]] = ...) -> None: ...
+
+class DeleteToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: DeleteArgs
+    result: DeleteResult
+    def __init__(self, args: _Optional[_Union[DeleteArgs, _Mapping]] = ..., result: _Optional[_Union[DeleteResult, _Mapping]] = ...) -> None: ...
+
+class GrepToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: GrepArgs
+    result: GrepResult
+    def __init__(self, args: _Optional[_Union[GrepArgs, _Mapping]] = ..., result: _Optional[_Union[GrepResult, _Mapping]] = ...) -> None: ...
+
+class ReadToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: ReadArgs
+    result: ReadResult
+    def __init__(self, args: _Optional[_Union[ReadArgs, _Mapping]] = ..., result: _Optional[_Union[ReadResult, _Mapping]] = ...) -> None: ...
+
+class LsToolCall(_message.Message):
+    __slots__ = ("args", "result")
+    ARGS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    args: LsArgs
+    result: LsResult
+    def __init__(self, args: _Optional[_Union[LsArgs, _Mapping]] = ..., result: _Optional[_Union[LsResult, _Mapping]] = ...) -> None: ...
+
+class ToolCallStartedUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call: ToolCall
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class ToolCallCompletedUpdate(_message.Message):
+    __slots__ = ("call_id", "tool_call", "model_call_id")
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_FIELD_NUMBER: _ClassVar[int]
+    MODEL_CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    call_id: str
+    tool_call: ToolCall
+    model_call_id: str
+    def __init__(self, call_id: _Optional[str] = ..., tool_call: _Optional[_Union[ToolCall, _Mapping]] = ..., model_call_id: _Optional[str] = ...) -> None: ...
+
+class ExecServerControlMessage(_message.Message):
+    __slots__ = ("abort",)
+    ABORT_FIELD_NUMBER: _ClassVar[int]
+    abort: ExecServerAbort
+    def __init__(self, abort: _Optional[_Union[ExecServerAbort, _Mapping]] = ...) -> None: ...
+
+class ExecServerAbort(_message.Message):
+    __slots__ = ("id",)
+    ID_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class KvServerMessage(_message.Message):
     __slots__ = ("id",)
@@ -252,22 +685,30 @@ class KvServerMessage(_message.Message):
     def __init__(self, id: _Optional[int] = ...) -> None: ...
 
 class InteractionUpdate(_message.Message):
-    __slots__ = ("text_delta", "thinking_delta", "token_delta", "summary_started", "summary_completed", "heartbeat", "turn_ended")
+    __slots__ = ("text_delta", "tool_call_started", "tool_call_completed", "thinking_delta", "token_delta", "summary_started", "summary_completed", "heartbeat", "turn_ended", "step_started", "step_completed")
     TEXT_DELTA_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_STARTED_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CALL_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     THINKING_DELTA_FIELD_NUMBER: _ClassVar[int]
     TOKEN_DELTA_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_STARTED_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     TURN_ENDED_FIELD_NUMBER: _ClassVar[int]
+    STEP_STARTED_FIELD_NUMBER: _ClassVar[int]
+    STEP_COMPLETED_FIELD_NUMBER: _ClassVar[int]
     text_delta: TextDeltaUpdate
+    tool_call_started: ToolCallStartedUpdate
+    tool_call_completed: ToolCallCompletedUpdate
     thinking_delta: ThinkingDeltaUpdate
     token_delta: TokenDeltaUpdate
     summary_started: SummaryStartedUpdate
     summary_completed: SummaryCompletedUpdate
     heartbeat: HeartbeatUpdate
     turn_ended: TurnEndedUpdate
-    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., summary_started: _Optional[_Union[SummaryStartedUpdate, _Mapping]] = ..., summary_completed: _Optional[_Union[SummaryCompletedUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ...) -> None: ...
+    step_started: StepStartedUpdate
+    step_completed: StepCompletedUpdate
+    def __init__(self, text_delta: _Optional[_Union[TextDeltaUpdate, _Mapping]] = ..., tool_call_started: _Optional[_Union[ToolCallStartedUpdate, _Mapping]] = ..., tool_call_completed: _Optional[_Union[ToolCallCompletedUpdate, _Mapping]] = ..., thinking_delta: _Optional[_Union[ThinkingDeltaUpdate, _Mapping]] = ..., token_delta: _Optional[_Union[TokenDeltaUpdate, _Mapping]] = ..., summary_started: _Optional[_Union[SummaryStartedUpdate, _Mapping]] = ..., summary_completed: _Optional[_Union[SummaryCompletedUpdate, _Mapping]] = ..., heartbeat: _Optional[_Union[HeartbeatUpdate, _Mapping]] = ..., turn_ended: _Optional[_Union[TurnEndedUpdate, _Mapping]] = ..., step_started: _Optional[_Union[StepStartedUpdate, _Mapping]] = ..., step_completed: _Optional[_Union[StepCompletedUpdate, _Mapping]] = ...) -> None: ...
 
 class TextDeltaUpdate(_message.Message):
     __slots__ = ("text",)
@@ -298,6 +739,20 @@ class SummaryCompletedUpdate(_message.Message):
 class HeartbeatUpdate(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class StepStartedUpdate(_message.Message):
+    __slots__ = ("step_id",)
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    step_id: int
+    def __init__(self, step_id: _Optional[int] = ...) -> None: ...
+
+class StepCompletedUpdate(_message.Message):
+    __slots__ = ("step_id", "step_duration_ms")
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_DURATION_MS_FIELD_NUMBER: _ClassVar[int]
+    step_id: int
+    step_duration_ms: int
+    def __init__(self, step_id: _Optional[int] = ..., step_duration_ms: _Optional[int] = ...) -> None: ...
 
 class TurnEndedUpdate(_message.Message):
     __slots__ = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

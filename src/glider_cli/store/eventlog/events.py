@@ -90,6 +90,7 @@ CONTINUITY_CORRUPT = "ContinuityCorrupt"
 CONTINUITY_COMPACTED = "ContinuityCompacted"
 CONTINUITY_COMPACTION_FAILED = "ContinuityCompactionFailed"
 CONTINUITY_WRITE_FAILED = "ContinuityWriteFailed"
+TOOL_STEP_DECIDED = "ToolStepDecided"  # a Cursor tool step's allow/deny (`cursor.agent_loop`)
 
 EVENT_TYPES: tuple[str, ...] = (
     TURN_OPENED,
