@@ -36,7 +36,7 @@ def test_a_stream_cut_by_the_next_request_is_recorded_as_cut(
     fake.reset()
     with _serve(tmp_path, _config(llama.url, fake.url, max_tokens=600)) as g:
         lines: list[str] = []
-        g.app.state.proxy.observer = lambda job, served: lines.append(request_line(job, served))
+        g.app.state.proxy.dispatch.observer = lambda job, served: lines.append(request_line(job, served))
         streaming = threading.Event()
         frames: list[str] = []
 

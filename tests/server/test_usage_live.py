@@ -190,7 +190,7 @@ def test_streams_without_usage_fallbacks_cuts_and_errors_are_accounted(
         assert r.status_code == 200 and "[DONE]" in r.text
         # A local backend that refuses: its fallback (the cloud) answers and reports.
         _anthropic(g, "/gone add one")
-        # A cloud error status: an UpstreamFailed, no outcome; nothing billed, nothing estimated.
+        # A cloud error status: an UpstreamFailed and a failed outcome; nothing billed, nothing estimated.
         fake.set_fault(status=529, message="overloaded", times=1)
         body2 = {
             "model": "claude-sonnet-4-5",
@@ -205,8 +205,11 @@ def test_streams_without_usage_fallbacks_cuts_and_errors_are_accounted(
         with httpx.stream("POST", g.url + "/v1/messages", json=body3, headers=ANTHROPIC, timeout=30) as resp:
             resp.read()
     outs = _outcomes(home)
-    assert len(outs) == 3, outs
-    chat, fallback, cut = outs
+    assert len(outs) == 4, outs
+    chat, fallback, error, cut = outs
+    # The error's outcome says it failed and carries no usage, reported or estimated.
+    assert error["status"] == 529 and error.get("outcome") == "failed"
+    assert not error.get("input_tokens") and not error.get("output_tokens") and "estimated" not in error
     failed = [e["data"] for e in _events(home) if e["type"] == "UpstreamFailed"]
     assert [(f.get("status"), f["stage"]) for f in failed] == [
         (None, "before_first_byte"),
@@ -267,7 +270,8 @@ def test_strategy_members_count_once_each(fake: FakeUpstream, tmp_path: Path) ->
         _anthropic(g, "/ens 2+2")
     evs = _events(home)
     members = [e["data"] for e in evs if e["type"] == "StrategyMember"]
-    assert [(m["side"], m["input_tokens"], m["requested_model"]) for m in members] == [
+    # The members run at once: their records come in the order they finished.
+    assert sorted((m["side"], m["input_tokens"], m["requested_model"]) for m in members) == [
         ("cloud", 300, "claude-sonnet-4-5"),
         ("local", 300, "claude-sonnet-4-5"),
     ]

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, init_fields
 
 
 class ClientText(Frozen):
@@ -38,14 +38,17 @@ class ClientText(Frozen):
     parts: tuple[str, ...]
     pattern: re.Pattern[str]
 
-    def __init__(self, client: str, when: str, *parts: str) -> None:
-        body = "(?:.*?)".join(re.escape(p) for p in parts)  # an empty last part: runs on to the end
-        self.__dict__.update(
-            client=client, when=when, parts=tuple(parts), pattern=re.compile(body + r"\Z", re.DOTALL)
-        )
+    def __init__(self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str]) -> None:
+        init_fields(self, client, when, parts, pattern)
 
     def matches(self, text: str) -> bool:
         return self.pattern.match(text) is not None
+
+
+def _text(client: str, when: str, *parts: str) -> ClientText:
+    """A `ClientText` of these fixed parts (an empty last part lets the client's text run on)."""
+    body = "(?:.*?)".join(re.escape(p) for p in parts)
+    return ClientText(client, when, tuple(parts), re.compile(body + r"\Z", re.DOTALL))
 
 
 _GOAL_OPENING = (
@@ -65,44 +68,44 @@ _GEMINI_NUDGES = (
 )
 
 CONTINUATIONS: tuple[ClientText, ...] = (
-    ClientText(
+    _text(
         "Claude Code",
         "after a reply that stopped at max_tokens (up to 3 times in a row)",
         "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were doing. "
         "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces.",
     ),
-    ClientText(
+    _text(
         "Claude Code",
         "after a reply with no visible output",
         "[Your previous response had no visible output. Please continue and produce a user-visible "
         "response.]",
     ),
-    ClientText(
+    _text(
         "Claude Code",
         "after a reply whose tool call could not be parsed",
         "The previous response failed to produce a valid tool call. Please retry the tool call now.",
     ),
-    ClientText(
+    _text(
         "Claude Code",
         "after a reply whose tool call could not be parsed (older form)",
         "Your tool call was malformed and could not be parsed. Please retry.",
     ),
-    ClientText(
+    _text(
         "Claude Code",
         "resuming a session whose last prompt was interrupted (CLAUDE_CODE_RESUME_PROMPT overrides it)",
         "Continue from where you left off.",
     ),
-    ClientText("Claude Code", "a Stop hook blocked the end of the turn", "Stop hook feedback:\n", ""),
-    ClientText("Gemini CLI", "its next-speaker check says the model should go on", "Please continue."),
-    ClientText("Gemini CLI", "a retried reply had only thoughts (a message of its own)", _GEMINI_NUDGES[0]),
-    ClientText("Gemini CLI", "a retried reply was empty (a message of its own)", _GEMINI_NUDGES[1]),
-    ClientText(
+    _text("Claude Code", "a Stop hook blocked the end of the turn", "Stop hook feedback:\n", ""),
+    _text("Gemini CLI", "its next-speaker check says the model should go on", "Please continue."),
+    _text("Gemini CLI", "a retried reply had only thoughts (a message of its own)", _GEMINI_NUDGES[0]),
+    _text("Gemini CLI", "a retried reply was empty (a message of its own)", _GEMINI_NUDGES[1]),
+    _text(
         "Gemini CLI",
         "a tool ran and the reply was empty",
         "[System: You successfully executed a tool but returned an empty response. Please analyze the "
         "tool output and explain your progress or final answer.]",
     ),
-    ClientText(
+    _text(
         "Gemini CLI",
         "its loop detection fired",
         "System: Potential loop detected. Details: ",
@@ -110,8 +113,8 @@ CONTINUATIONS: tuple[ClientText, ...] = (
         "analyze your previous actions and rethink how you're approaching the problem. Avoid repeating "
         "the same tool calls or responses without new results.",
     ),
-    ClientText("Codex", "an active thread goal goes on by itself (goals/continuation.md)", _GOAL_OPENING, ""),
-    ClientText(
+    _text("Codex", "an active thread goal goes on by itself (goals/continuation.md)", _GOAL_OPENING, ""),
+    _text(
         "Codex", "an active thread goal ran out of budget (goals/budget_limit.md)", _GOAL_BUDGET_OPENING, ""
     ),
 )
