@@ -23,7 +23,7 @@ from glider_cli.turns.lifecycle import Opened
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 _SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
-_CLIENT_PATH = {
+CLIENT_PATH = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
     "openai_responses": "/v1/responses",

@@ -33,17 +33,16 @@ import orjson
 from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
-from glider_cli.backends.headers import response_headers, upstream_headers
-from glider_cli.backends.registry import Backend, BackendRegistry, model_for
+from glider_cli.backends.headers import response_headers
+from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
-from glider_cli.protocol import gemini_request, structured, translate
+from glider_cli.protocol import translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.openai_chat import CUT
 from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import (
-    _CLIENT_PATH,
     JSON_HEADERS,
     Call,
     Inbound,
@@ -54,6 +53,7 @@ from glider_cli.proxy.calls import (
 )
 from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.local_path import LocalPath
+from glider_cli.proxy.outgoing import build_call
 from glider_cli.proxy.reply import Reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Served, Turns
@@ -107,44 +107,8 @@ class Dispatch:
     def call(
         self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
     ) -> Call:
-        model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
-        protocol, body = inb.protocol, inb.body
-        raw = inb.raw
-        if backend.side == "local" and self.local is not None and not count_tokens and inb.pack:
-            # What a local model receives: the pack, not the client's whole request (proxy.local_path).
-            packed = self.local.packed(protocol, body, inb.chat, backend.name, inb.packs)
-            if packed is not None:
-                body = packed.body
-                raw = orjson.dumps(body)
-        dialect = self.local.dialect(backend.name) if backend.side == "local" and self.local else None
-        if backend.kind == "origin" or backend.wire == protocol:
-            if dialect is not None and protocol == "openai_chat":
-                adapted = structured.for_dialect(body, dialect)
-                if adapted is not body:
-                    body, raw = adapted, orjson.dumps(adapted)
-            if protocol == "gemini":
-                path = gemini_request.with_model(inb.path, model) if model else inb.path
-            else:
-                if model and body.get("model") != model:
-                    raw = orjson.dumps({**body, "model": model})
-                path = _CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
-            url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
-            headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
-            return Call(backend, True, url, headers, raw, model or body.get("model"))
-        window = self.local.window(backend.name) if self.local is not None else None
-        tb = translate.request_to(
-            backend.wire,
-            protocol,
-            body,
-            model=model or inb.chat.model,
-            max_tokens_cap=backend.max_tokens,
-            num_ctx=window,
-        )
-        if dialect is not None and backend.wire == "openai_chat":
-            tb = structured.for_dialect(tb, dialect)
-        url = backend.url(protocol, translate.upstream_path(backend.wire))
-        headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
-        return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
+        """The request as `backend` gets it (`proxy.outgoing.build_call`: the pack, the model, the wire)."""
+        return build_call(inb, decision, backend, self.local, count_tokens=count_tokens)
 
     async def send(self, call: Call) -> UpstreamResponse:
         """One attempt, through the backend's circuit breaker (`backends.breaker`): BackendOpen when

@@ -1,0 +1,70 @@
+"""`build_call(inb, decision, backend, local, count_tokens=)`: the request as one backend gets it.
+
+- A local backend gets the pack (`proxy.local_path`: what a local model receives), not the client's
+  whole request, unless the request is a count_tokens one or already built (`Inbound.pack` false).
+- The model: `model_for` (the decision's model or adapter, the backend's, the client's).
+- Same wire (or `origin`): the client's body passed through (the model replaced), to the client's
+  path; a Gemini passthrough keeps the client's path with the model in it. Another wire: the body
+  translated (`protocol.translate`), with the backend's `max_tokens` cap and the probed window.
+- Structured output in the local server's own dialect (`protocol.structured`).
+Pure but for the clock `Call` reads when made: no I/O.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from glider_cli.backends.headers import upstream_headers
+from glider_cli.backends.registry import Backend, model_for
+from glider_cli.domain import RouteDecision
+from glider_cli.protocol import gemini_request, structured, translate
+from glider_cli.proxy.calls import CLIENT_PATH, Call, Inbound
+from glider_cli.proxy.local_path import LocalPath
+
+
+def build_call(
+    inb: Inbound,
+    decision: RouteDecision,
+    backend: Backend,
+    local: LocalPath | None,
+    *,
+    count_tokens: bool = False,
+) -> Call:
+    model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
+    protocol, body = inb.protocol, inb.body
+    raw = inb.raw
+    if backend.side == "local" and local is not None and not count_tokens and inb.pack:
+        # What a local model receives: the pack, not the client's whole request (proxy.local_path).
+        packed = local.packed(protocol, body, inb.chat, backend.name, inb.packs)
+        if packed is not None:
+            body = packed.body
+            raw = orjson.dumps(body)
+    dialect = local.dialect(backend.name) if backend.side == "local" and local else None
+    if backend.kind == "origin" or backend.wire == protocol:
+        if dialect is not None and protocol == "openai_chat":
+            adapted = structured.for_dialect(body, dialect)
+            if adapted is not body:
+                body, raw = adapted, orjson.dumps(adapted)
+        if protocol == "gemini":
+            path = gemini_request.with_model(inb.path, model) if model else inb.path
+        else:
+            if model and body.get("model") != model:
+                raw = orjson.dumps({**body, "model": model})
+            path = CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
+        url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
+        headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
+        return Call(backend, True, url, headers, raw, model or body.get("model"))
+    window = local.window(backend.name) if local is not None else None
+    tb = translate.request_to(
+        backend.wire,
+        protocol,
+        body,
+        model=model or inb.chat.model,
+        max_tokens_cap=backend.max_tokens,
+        num_ctx=window,
+    )
+    if dialect is not None and backend.wire == "openai_chat":
+        tb = structured.for_dialect(tb, dialect)
+    url = backend.url(protocol, translate.upstream_path(backend.wire))
+    headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
+    return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
