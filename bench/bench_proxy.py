@@ -242,14 +242,17 @@ def cold_start(argv: list[str], port: int, env: dict[str, str], cpus: set[int] |
 
 
 async def first_text(session: aiohttp.ClientSession, url: str, path: str, body: bytes, n: int) -> list[float]:
-    """Per-request ms at c=1 to the first event carrying answer text of a stream."""
+    """Per-request ms at c=1 to the first event carrying answer text of a stream (a non-empty OpenAI
+    `content` delta, or an Anthropic `text_delta` with text: not the role chunk's empty content)."""
+    import re
+
+    text = re.compile(rb'"content": ?"[^"]|"text_delta", ?"text": ?"[^"]')
     out: list[float] = []
-    marks = (b'"text_delta"', b'"content":"')
     for _ in range(n):
         t0 = time.perf_counter()
         async with session.post(url + path, data=body, headers=HEADERS) as r:
             seen = b""
-            while not any(m in seen for m in marks):
+            while not text.search(seen):
                 chunk = await r.content.readany()
                 if not chunk:
                     raise SystemExit(f"{url}{path}: the stream ended without text ({r.status})")
