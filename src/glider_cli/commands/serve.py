@@ -1,6 +1,6 @@
 """`glider serve`: run the routing proxy that Claude Code, Codex and the SDKs talk to.
 
-What it prints (stderr; the banner through the console, the line per reply written straight): once the
+What it prints (stderr, plain text written straight: no Rich on the request path or at start): once the
 port is bound, where it listens and the backends it routes to; once the lifespan has probed the local
 backends, what each one serves (models, window, tools, or why it cannot be reached); then one line per
 reply — time, client protocol, family kind, side, rule, backend, model, status, milliseconds and the
@@ -60,7 +60,6 @@ def main(
     home: str | None = HOME,
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
-    from glider_cli.commands.console import err
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
@@ -69,7 +68,9 @@ def main(
     proxy = prepared.app.state.proxy
 
     def say(text: str) -> None:
-        err.print(text, markup=False, highlight=False, soft_wrap=True)
+        # Plain text, written as the console wrote it (markup and highlighting off, no wrapping):
+        # without Rich, which `glider serve` then never imports (~17 ms of every start; issue 29).
+        sys.stderr.write(text + "\n")
 
     def bound() -> None:
         say(f"glider serve: listening on {s['url']} ({s['config']})")
@@ -84,11 +85,10 @@ def main(
                 say(text)
 
     def observe(job: Any, served: Any) -> None:
-        # The line per request is plain text: written straight to stderr (as err.print would write
-        # it, markup and highlighting off), not through Rich's renderer, which cost ~15% of the
-        # server's CPU under load, on the event loop (bench/profile_proxy.sh).
+        # Written straight, not through Rich's renderer, which cost ~15% of the server's CPU under
+        # load, on the event loop (bench/profile_proxy.sh).
         try:
-            sys.stderr.write(request_line(job, served) + "\n")
+            say(request_line(job, served))
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
