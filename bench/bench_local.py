@@ -15,8 +15,8 @@ is a session of its own. Then *a new session's first turn after another session*
 first turn of another session of the same project (another session id, another prompt) right
 after that one, as most first turns are: the pack puts what every session of a project shares first
 and byte-identical (Glider's brief, the agent's system part, the environment lines), so the server
-has it cached and computes only the rest (compared with the bare request sent at the same point,
-right after another one). Targets: the truly cold first turn packed <= 3x direct's
+has it cached and computes only the rest (compared with the fastest of the bare request's figures,
+the most demanding). Targets: the truly cold first turn packed <= 3x direct's
 time (issue 13) and <= 1,500 prompt tokens for a Claude Code first turn; the new session's first turn
 after another <= 3x direct's time (issue 29). The machine has 2 shared cores: compare the ratios of
 one run, never absolute times across runs.
@@ -180,15 +180,16 @@ def main() -> None:
 
                 results[name] = _timed(args.runs, through, flush)
     ratio = results["packed"]["s"] / results["direct"]["s"]  # cold
+    bare = min(results["direct"][k] for k in ("s", "next_s", "new_s"))
     tokens = results["packed"]["prompt_tokens"] or 0
     summary = {
         "packed_vs_direct": round(ratio, 2),
         "unpacked_vs_direct": round(results["unpacked"]["s"] / results["direct"]["s"], 2),
         "next_packed_vs_direct": round(results["packed"]["next_s"] / results["direct"]["next_s"], 2),
-        # A new session's first turn after another session, against the bare request sent at the same
-        # point (right after another request: the server warm, as for the packed turn).
-        "new_session_packed_vs_direct": round(results["packed"]["new_s"] / results["direct"]["new_s"], 2),
-        "new_session_target_ok": results["packed"]["new_s"] / results["direct"]["new_s"] <= 3.0,
+        # A new session's first turn after another session, against the fastest of the bare request's
+        # three figures (the most demanding: one slow bare request must not make the ratio look good).
+        "new_session_packed_vs_direct": round(results["packed"]["new_s"] / bare, 2),
+        "new_session_target_ok": results["packed"]["new_s"] / bare <= 3.0,
         "time_target_ok": ratio <= 3.0,
         "tokens_target_ok": tokens <= 1500,
     }
