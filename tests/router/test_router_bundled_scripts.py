@@ -84,3 +84,15 @@ def test_in_process_scripts_keep_their_deadline_and_failures_are_outcomes() -> N
     assert out[0].error is not None and "stopped after 50 ms" in out[0].error
     assert out[1].error is not None and "nope" in out[1].error
     assert out[2].matched and out[2].action == {"target": "local"}
+
+
+def test_route_explain_with_the_default_profile_starts_no_worker() -> None:
+    code = (
+        "from pathlib import Path\n"
+        "from glider_cli.app.explain import ExplainInput, explain\n"
+        "explain(ExplainInput(message='please refactor this', profile='default'), environ={})\n"
+        "print(sum(len(p.read_text().split()) for p in Path('/proc/self/task').glob('*/children')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split()[-1] == "0"
