@@ -176,6 +176,7 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     from glider_cli.config.load import load_config
     from glider_cli.orchestrate.plan import plan_for
     from glider_cli.router.decide import Router
+
     # No script worker is started here: the bundled profiles' scripts run in-process, and a user's
     # script starts the worker when the router loads it (issue 29).
     request, body, protocol = _build(inp)
