@@ -1,6 +1,7 @@
 """The servers bench_proxy.py starts, each in a process of its own on 127.0.0.1.
 
-proxy_servers.py fake PORT         the fake upstream (tests/fake_upstream.py)
+proxy_servers.py fake PORT [PACE]  the fake upstream (tests/fake_upstream.py); PACE seconds between
+                                   a stream's events (a model's pace: the translation TTFT figure)
 proxy_servers.py floor PORT UP     a raw ASGI app on glider's own server stack (`server.run` uvicorn
                                    options) and upstream client (`backends.client.make_upstream`)
                                    forwarding to the fake on port UP: no routing, no records
@@ -70,8 +71,11 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
         from fake_upstream import FakeUpstream
 
+        fake = FakeUpstream(models=["claude-bench", "gpt-bench"])
+        if len(sys.argv) > 3:
+            fake.set_reply(event_delay=float(sys.argv[3]))
         uvicorn.run(
-            FakeUpstream(models=["claude-bench"]).app,
+            fake.app,
             host="127.0.0.1",
             port=port,
             log_level="warning",

@@ -134,3 +134,47 @@ def test_serve_prints_the_probe_and_a_line_per_reply_and_quiet_prints_neither(tm
         "anthropic" in line and "new_turn" in line and "local" in line and " 200 " in line and " ms" in line
     )
     assert "listening on" not in quiet_err and "explicit_local" not in quiet_err
+
+
+def test_serve_loads_neither_rich_nor_httpx_and_starts_no_worker(tmp_path: Path) -> None:
+    # Issue 29: what `glider serve` does not need costs every start. Its output is plain text (no
+    # Rich), the probe speaks aiohttp (no httpx), the bundled scripts run in-process (no worker).
+    from fake_upstream import FakeUpstream
+
+    with FakeUpstream(models=("claude-x",), ollama_models=("qwen-local",)) as fake:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(
+            "extends: default\nbackends:\n"
+            f"  ollama: {{type: ollama, side: local, base_url: '{fake.url}', model: qwen-local}}\n"
+            f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
+            encoding="utf-8",
+        )
+        port = _free_port()
+        env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "PYTHONPROFILEIMPORTTIME": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            _wait_up(proc, port)
+            body = {
+                "model": "claude-x",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "/cloud hi"}],
+            }
+            r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+            assert r.status_code == 200, r.text
+            kids = [p.read_text().split() for p in Path(f"/proc/{proc.pid}/task").glob("*/children")]
+            assert not any(kids)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=30)
+    imported = {
+        line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")
+    }
+    assert "glider_cli.server.app" in imported  # the import log is there
+    assert not {"rich", "httpx"} & imported

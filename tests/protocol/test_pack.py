@@ -280,3 +280,28 @@ def test_cut() -> None:
 def test_an_unknown_protocol_is_refused() -> None:
     with pytest.raises(ValueError, match="no pack for protocol 'ollama'"):
         pack("ollama", {"model": "m"}, DEFAULTS)
+
+
+def _at(clock: str, prompt: str) -> dict[str, Any]:
+    """The Claude Code first turn with a clock time on its date line and another prompt."""
+    text = json.dumps(CLAUDE_FIRST).replace(
+        "Today's date is 2026-11-29.", f"Today's date is 2026-11-29 {clock}."
+    )
+    body: dict[str, Any] = json.loads(text.replace('"say hi"', json.dumps(prompt)))
+    return body
+
+
+def test_what_changes_per_session_or_turn_comes_after_the_stable_part_of_the_system_prompt() -> None:
+    # Two sessions of one project: another time of day, another prompt, the second with episodes.
+    a = pack("anthropic", _at("9:05", "say hi"), DEFAULTS).body["system"]
+    b = pack("anthropic", _at("10:41", "list the files"), DEFAULTS, episodes=["asked: x; routed local"]).body[
+        "system"
+    ]
+    assert a.endswith("Time of this turn:\nToday's date is 2026-11-29 9:05.")
+    assert b.index(EPISODES_HEADING) < b.index("Time of this turn:")
+    # Everything before the episodes and the clock line is byte-identical: the server's cache covers it.
+    stable = a[: a.index("\n\nTime of this turn:")]
+    assert b.startswith(stable + "\n\n" + EPISODES_HEADING)
+    for line in CLAUDE_ENV:
+        assert line in stable
+    assert "9:05" not in stable

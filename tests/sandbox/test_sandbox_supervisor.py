@@ -8,6 +8,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -211,16 +212,27 @@ def test_a_second_thread_waits_no_longer_than_its_own_budget(box: Sandbox) -> No
     assert out.matched or (out.error is not None and "not evaluated" in out.error)
 
 
-def test_the_parent_never_loads_the_interpreter(tmp_path: object) -> None:
+def test_the_parent_never_loads_the_interpreter_for_a_user_script(tmp_path: Path) -> None:
+    # The bundled profiles' scripts are Glider's own and run in-process (issue 29); a user's script,
+    # even one with the very same text, is evaluated only in the worker.
+    from glider_cli.config.load import profiles_dir
+
+    (tmp_path / "mine.star").write_text((profiles_dir() / "scripts" / "refactor_local.star").read_text())
+    (tmp_path / "c.yaml").write_text(
+        "routing:\n  rules:\n"
+        "    - {name: mine, priority: 50, action: {target: cloud},\n"
+        "       trigger: {type: script, file: mine.star}}\n"
+        "    - {name: rest, priority: 0, trigger: {type: always}, action: {target: cloud}}\n"
+    )
     code = (
         "import sys\n"
         "from glider_cli.config.load import load_config\n"
         "from glider_cli.protocol.parse import parse_request\n"
         "from glider_cli.router import Router\n"
-        "r = Router(load_config(profile='default', environ={}))\n"
+        f"r = Router(load_config(config={str(tmp_path / 'c.yaml')!r}, environ={{}}))\n"
         "body = {'model': 'm', 'messages': [{'role': 'user', 'content': 'please refactor this'}]}\n"
         "d = r.decide(parse_request('anthropic', body))\n"
-        "assert d.rule == 'refactor_local', d.rule\n"
+        "assert d.rule == 'mine', d.rule\n"
         "assert 'starlark' not in sys.modules\n"
         "print('ok')\n"
     )

@@ -83,3 +83,37 @@ def test_serve_keeps_its_start_probe_for_lint(fake: FakeUpstream, tmp_path: Path
         assert httpx.get(g.url + "/healthz").status_code == 200
     known = probe_cache.load(tmp_path / "home" / "run" / probe_cache.FILENAME)
     assert known["ollama"].models == ("fake-model:latest",) and known["ollama"].applies(fake.url)
+
+
+PROBE_ONLY = """
+import asyncio, sys
+from glider_cli.config.load import load_config
+from glider_cli.server.app import create_app
+
+env = {"GLIDER_HOME": sys.argv[2]}
+app = create_app(load_config(config=sys.argv[1], environ=env), environ=env)
+cap = asyncio.run(app.state.proxy.local.probe(timeout=2))["ollama"]
+print(cap.reachable, cap.error, ",".join(cap.models or ()), cap.context_window, "httpx" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("where", ["fake", "closed"])
+def test_the_start_up_probe_answers_without_loading_httpx(
+    fake: FakeUpstream, tmp_path: Path, where: str
+) -> None:
+    # `glider serve` probes its local backends before it answers: on the HTTP client it has loaded
+    # already (aiohttp), not on httpx, whose import cost ~50 ms of every start (issue 29).
+    import subprocess
+    import sys
+
+    from fake_upstream import closed_port_url
+
+    url = fake.url if where == "fake" else closed_port_url()
+    (tmp_path / "c.yaml").write_text(_config(url, ", context_window: 4096"))
+    args = [sys.executable, "-c", PROBE_ONLY, str(tmp_path / "c.yaml"), str(tmp_path / "home")]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    if where == "fake":
+        assert out.stdout.split() == ["True", "None", "fake-model:latest", "4096", "False"]
+    else:
+        assert out.stdout.startswith("False connection refused ") and out.stdout.split()[-1] == "False"

@@ -224,10 +224,9 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     from glider_cli.config.load import load_config
     from glider_cli.router.decide import Router
     from glider_cli.router.plan import plan_for
-    from glider_cli.sandbox.supervisor import routing_sandbox
 
-    # The script worker starts while the config loads (most configs, the default one too, have scripts).
-    routing_sandbox().start()
+    # No script worker is started here: the bundled profiles' scripts run in-process, and a user's
+    # script starts the worker when the router loads it (issue 29).
     request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
     decision = Router(config).decide(request, every=inp.every)

@@ -81,6 +81,11 @@ def _script_issues(rule: Rule) -> list[Issue]:
     trig = rule.trigger
     if trig.type != "script" or trig.source is None:
         return []
+    sandbox = None
+    if trig.bundled:  # Glider's own script: checked in-process, where it runs
+        from glider_cli.sandbox.inprocess import bundled_sandbox
+
+        sandbox = bundled_sandbox()
     out = [
         Issue(
             f"script {trig.file}:{d.line}:{d.col}: {d.message}",
@@ -89,7 +94,7 @@ def _script_issues(rule: Rule) -> list[Issue]:
             rule=rule.name,
             key="trigger.file",
         )
-        for d in check_source(trig.source, trig.file or "<script>")
+        for d in check_source(trig.source, trig.file or "<script>", sandbox=sandbox)
     ]
     if out:
         return out
@@ -167,8 +172,9 @@ def lint(
     from glider_cli.config.load import check_config, resolve_source
     from glider_cli.sandbox.supervisor import checking_sandbox
 
-    # The script checker starts while the config loads.
-    checking_sandbox().start()
+    # The script checker starts while the config loads (a given config: only if it names a user script).
+    if config is None or any(r.trigger.type == "script" and not r.trigger.bundled for r in config.rules):
+        checking_sandbox().start()
     issues: list[Issue] = []
     if config is None:
         try:

@@ -21,20 +21,26 @@ config wins: a user who runs Ollama with a smaller `num_ctx` says so there). A v
 is None: unknown, never guessed. `describe_error` names the real cause of a failed connection
 (refused, DNS name not resolved, TLS verification failed, timeout) for `doctor`, `/healthz` and the
 error a client gets when every attempt failed.
+
+The probe speaks HTTP with aiohttp, which `glider serve` has loaded already for its upstream calls
+(httpx here cost ~50 ms of every serve start-up, for a few requests at start; issue 29).
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import socket
 import ssl
+import sys
 import time
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from glider_cli.backends.registry import Backend
 from glider_cli.values import Frozen
+
+if TYPE_CHECKING:
+    import aiohttp
 
 __all__ = ["Capability", "describe_error", "is_loopback", "merge", "probe", "probe_all"]
 
@@ -133,7 +139,7 @@ def describe_error(exc: BaseException) -> str:
             return f"TLS error ({cur.reason or cur})"
         if isinstance(cur, ConnectionRefusedError) or getattr(cur, "errno", None) == errno.ECONNREFUSED:
             return "connection refused"
-        if isinstance(cur, TimeoutError | httpx.TimeoutException):
+        if isinstance(cur, TimeoutError) or _httpx_timeout(cur):
             return "timeout"
         cur = cur.__cause__ or cur.__context__
     text = str(exc)
@@ -147,12 +153,65 @@ def describe_error(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _httpx_timeout(exc: BaseException) -> bool:
+    """An httpx timeout (httpx is used elsewhere, by the delegate summarizers; not imported for this)."""
+    httpx = sys.modules.get("httpx")
+    return httpx is not None and isinstance(exc, httpx.TimeoutException)
+
+
+class _StatusError(Exception):
+    """An HTTP error status answered to a probe request."""
+
+    def __init__(self, status: int, path: str) -> None:
+        super().__init__(f"HTTP {status} from {path}")
+        self.status = status
+        self.path = path
+
+
+class _Reply:
+    def __init__(self, status: int, path: str, body: bytes) -> None:
+        self.status_code = status
+        self.path = path
+        self.body = body
+
+    def json(self) -> Any:
+        return json.loads(self.body)  # a ValueError when it is not JSON
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            raise _StatusError(self.status_code, self.path)
+
+
+class _Client:
+    """The few calls the probe makes, on an aiohttp session (no redirects followed, no proxy)."""
+
+    def __init__(self, session: aiohttp.ClientSession) -> None:
+        self.session = session
+
+    async def _ask(self, method: str, url: str, **kw: Any) -> _Reply:
+        async with self.session.request(method, url, allow_redirects=False, **kw) as r:
+            return _Reply(r.status, r.url.path, await r.read())
+
+    async def get(self, url: str, headers: dict[str, str] | None = None) -> _Reply:
+        return await self._ask("GET", url, headers=headers)
+
+    async def post(self, url: str, json: Any = None) -> _Reply:
+        return await self._ask("POST", url, json=json)
+
+
+def _http_errors(*more: type[BaseException]) -> tuple[type[BaseException], ...]:
+    """What a failed probe request raises (aiohttp's errors, a timeout), and `more`."""
+    import aiohttp
+
+    return (aiohttp.ClientError, TimeoutError, *more)
+
+
 def _host_root(base: str) -> str:
     base = base.rstrip("/")
     return base[:-3] if base.endswith("/v1") else base
 
 
-async def _ollama(backend: Backend, client: httpx.AsyncClient) -> Capability:
+async def _ollama(backend: Backend, client: _Client) -> Capability:
     base = _host_root(backend.base_url or "")
     tags = await client.get(base + "/api/tags")
     tags.raise_for_status()
@@ -177,7 +236,7 @@ async def _ollama(backend: Backend, client: httpx.AsyncClient) -> Capability:
     return Capability(backend.name, error is None, error, models, window, tools, "probe", time.time())
 
 
-async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
+async def _openai(backend: Backend, client: _Client) -> Capability:
     base = (backend.base_url or "").rstrip("/")
     url = base + "/models" if base.endswith("/v1") else base + "/v1/models"
     resp = await client.get(url, headers=backend.auth_headers())
@@ -205,7 +264,7 @@ async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
                 gen = body.get("default_generation_settings") or {}
                 n = body.get("n_ctx") or gen.get("n_ctx")
                 window = n if isinstance(n, int) else None
-        except (httpx.HTTPError, ValueError):
+        except _http_errors(ValueError):
             pass
     any_model = None
     if backend.model and not Capability(backend.name, models=models).serves(backend.model):
@@ -215,17 +274,17 @@ async def _openai(backend: Backend, client: httpx.AsyncClient) -> Capability:
     )
 
 
-async def _answers_any_model(base: str, client: httpx.AsyncClient) -> bool:
+async def _answers_any_model(base: str, client: _Client) -> bool:
     """Whether the server says it is llama-cpp-python (which serves every model name it is asked)."""
     try:
         resp = await client.get(_host_root(base) + "/openapi.json")
         info = resp.json().get("info") if resp.status_code < 400 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    except _http_errors(ValueError, AttributeError):
         return False
     return isinstance(info, dict) and info.get("title") == _LLAMA_CPP_PYTHON_TITLE
 
 
-async def probe(backend: Backend, client: httpx.AsyncClient) -> Capability:
+async def probe(backend: Backend, client: _Client) -> Capability:
     """Ask a local backend what it serves; cloud backends are described, not asked."""
     if backend.side != "local":
         return Capability(backend.name, None, None, None, None, True, "cloud")
@@ -235,10 +294,10 @@ async def probe(backend: Backend, client: httpx.AsyncClient) -> Capability:
         if backend.kind == "openai":
             return await _openai(backend, client)
         return Capability(backend.name, None, None, None, None, None, "not probed")
-    except httpx.HTTPStatusError as exc:
-        why = f"HTTP {exc.response.status_code} from {exc.request.url.path}"
+    except _StatusError as exc:
+        why = f"HTTP {exc.status} from {exc.path}"
         return Capability(backend.name, False, why, source="probe", probed_at=time.time())
-    except (httpx.HTTPError, OSError, ValueError) as exc:
+    except _http_errors(OSError, ValueError) as exc:
         return Capability(backend.name, False, describe_error(exc), source="probe", probed_at=time.time())
 
 
@@ -246,11 +305,15 @@ async def probe_all(backends: list[Backend], *, timeout: float = 2.0) -> dict[st
     """Probe every backend at once (loopback only: trust_env off, so no proxy is consulted)."""
     import asyncio
 
+    import aiohttp
+
     from glider_cli import __version__
 
     headers = {"user-agent": f"glider/{__version__} (capability probe)"}
-    async with httpx.AsyncClient(timeout=timeout, trust_env=False, headers=headers) as client:
-        found = await asyncio.gather(*(probe(b, client) for b in backends))
+    # As the httpx client it replaced: `timeout` bounds each phase (connect, each read), not the whole.
+    limits = aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
+    async with aiohttp.ClientSession(timeout=limits, trust_env=False, headers=headers) as session:
+        found = await asyncio.gather(*(probe(b, _Client(session)) for b in backends))
     return {c.backend: c for c in found}
 
 

@@ -1,16 +1,18 @@
 """`glider serve`: run the routing proxy that Claude Code, Codex and the SDKs talk to.
 
-What it prints (stderr, through the console): once the port is bound, where it listens and the
-backends it routes to; once the lifespan has probed the local backends, what each one serves (models,
-window, tools, or why it cannot be reached) and, with `--cursor-port` / `cursor.port`, where the
-Cursor proxy listens and its CA; then one line per reply — time, client protocol, family
-kind, side, rule, backend, model, status (with `cut` or `failed` when the reply did not end well),
-milliseconds and the backend a fallback replaced — and one per request the capability gate refused.
+What it prints (stderr, plain text written straight: no Rich on the request path or at start): once the
+port is bound, where it listens and the backends it routes to; once the lifespan has probed the local
+backends, what each one serves (models, window, tools, or why it cannot be reached) and, with
+`--cursor-port` / `cursor.port`, where the Cursor proxy listens and its CA; then one line per reply —
+time, client protocol, family kind, side, rule, backend, model, status (with `cut` or `failed` when the
+reply did not end well), milliseconds and the backend a fallback replaced — and one per request the
+capability gate refused.
 `--quiet` keeps only errors.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import typer
@@ -79,13 +81,14 @@ def main(
     ),
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
-    from glider_cli.commands.console import err
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
 
     def say(text: str) -> None:
-        err.print(text, markup=False, highlight=False, soft_wrap=True)
+        # Plain text, written as the console wrote it (markup and highlighting off, no wrapping):
+        # without Rich, which `glider serve` then never imports (~17 ms of every start; issue 29).
+        sys.stderr.write(text + "\n")
 
     def bound() -> None:
         say(f"glider serve: listening on {s['url']} ({s['config']})")
@@ -105,6 +108,8 @@ def main(
                 say(text)
 
     def observe(job: Any, served: Any) -> None:
+        # Written straight, not through Rich's renderer, which cost ~15% of the server's CPU under
+        # load, on the event loop (bench/profile_proxy.sh).
         try:
             say(request_line(job, served))
         except Exception:  # a line that cannot be printed never fails a request

@@ -51,7 +51,9 @@ class Trigger(Frozen):
     """One of the six trigger types. Only the fields of `type` are set.
 
     `file` is the script's absolute path and `source` its text (read when the config loads, so the
-    router does no I/O). `spelled` is the type as written (an alias of composer_wrapup, say).
+    router does no I/O); `bundled` when the file is one of the scripts that ship with Glider (the
+    bundled profiles' `scripts/`), which the router evaluates in-process instead of in the sandbox
+    worker. `spelled` is the type as written (an alias of composer_wrapup, say).
     """
 
     type: str
@@ -62,6 +64,7 @@ class Trigger(Frozen):
     file: str | None
     source: str | None
     spelled: str | None
+    bundled: bool
 
     def __init__(
         self,
@@ -73,8 +76,9 @@ class Trigger(Frozen):
         file: str | None = None,
         source: str | None = None,
         spelled: str | None = None,
+        bundled: bool = False,
     ) -> None:
-        init_fields(self, type, commands, pattern, operator, value, file, source, spelled)
+        init_fields(self, type, commands, pattern, operator, value, file, source, spelled, bundled)
 
 
 class Rule(Frozen):

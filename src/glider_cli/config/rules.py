@@ -152,8 +152,15 @@ def _trigger(ck: Checker, rule: LDict, name: str, read_file: ReadFile) -> Trigge
                 rule=name,
             )
             return Trigger(kind, file=str(path), spelled=spelled)
-        return Trigger(kind, file=str(path), source=source, spelled=spelled)
+        return Trigger(kind, file=str(path), source=source, spelled=spelled, bundled=_bundled(path))
     return Trigger(kind, spelled=spelled)
+
+
+def _bundled(path: Path) -> bool:
+    """Whether `path` is one of the scripts that ship with Glider (the bundled profiles' scripts/)."""
+    from glider_cli.config.load import profiles_dir
+
+    return path.parent == (profiles_dir() / "scripts").resolve()
 
 
 def _action(ck: Checker, rule: LDict, name: str) -> Action | None:

@@ -18,7 +18,10 @@ what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools
   `settings.local_system_chars`, keeping its start and its environment lines (working directory,
   platform, shell, OS, date; Claude Code's `# Environment` lines and Codex's `<environment_context>`,
   wherever in the request they are), then the last `settings.local_episode_count` episodes (short texts
-  the caller gives, oldest first) as one "earlier in this session" block.
+  the caller gives, oldest first) as one "earlier in this session" block, then the environment lines
+  that carry a clock time. Stable across a project's sessions first, byte-identical, per-session and
+  per-turn text after (the local server reuses the longest cached prefix: a new session's first turn
+  then pays only for its own part).
 - A tool diet, only when `tools` (the backend can call tools): the tools this turn's calls used plus
   those named in `settings.local_tools`, among those the client offered; each description cut to
   `settings.local_tool_chars` and each parameter's description to a quarter of it, JSON-Schema
@@ -72,6 +75,12 @@ _ENV_LINE = re.compile(
     re.IGNORECASE,
 )
 _CLIENT_HEADER = re.compile(r"^x-anthropic-billing-header:")
+# An environment line with a clock time (a date with its time) changes from turn to turn: it goes last.
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
+CLOCK_HEADING = "Time of this turn:"
+# The room kept for the clock lines is rounded up to this, so the client's excerpt before them keeps
+# its length (and its bytes) when a time is one character longer.
+_CLOCK_ROOM = 64
 
 
 class PackReport(Frozen):
@@ -159,13 +168,29 @@ def system_prompt(
     """The pack's system prompt, the characters of the client's text it kept and its environment lines.
 
     `client` is the client's system text (prompt and system/developer messages), `context` the other
-    text the turn no longer carries (earlier messages), read only for environment lines."""
+    text the turn no longer carries (earlier messages), read only for environment lines.
+
+    Ordered for the local server's prompt cache (it reuses the longest prefix it saw): what is the same
+    for every session of a project first and byte-identical (the brief, the client's excerpt, the
+    environment lines), then what changes per session or per turn (the episodes, then environment
+    lines with a clock time, taken out of the excerpt)."""
     parts = [t for t in (t.strip() for t in client) if t and not _CLIENT_HEADER.match(t)]
-    full = "\n\n".join(parts)
     env = _environment([*parts, *context])
+    clock = [line for line in env if _CLOCK.search(line)]
+    if clock:
+        timed = set(clock)
+        parts = [
+            "\n".join(x for x in t.splitlines() if cut(x.strip(), ENV_LINE_CHARS) not in timed) for t in parts
+        ]
+        env = [line for line in env if line not in timed]
+    full = "\n\n".join(p for p in parts if p)
+    clock_block = cut("\n".join(clock), budget // 4)
+    room = -(-(len(clock_block) + 2) // _CLOCK_ROOM) * _CLOCK_ROOM if clock_block else 0
     env_block = cut("\n".join(env), budget // 2)
-    kept_env = env_block.count("\n") + 1 if env_block else 0
-    start = cut(full, max(0, budget - len(env_block) - 2)) if budget else ""
+    kept_env = (env_block.count("\n") + 1 if env_block else 0) + (
+        clock_block.count("\n") + 1 if clock_block else 0
+    )
+    start = cut(full, max(0, budget - len(env_block) - 2 - room)) if budget else ""
     missing = [line for line in env_block.splitlines() if line not in start]
     env_text = "\n".join(missing)
     sections = [BRIEF]
@@ -177,7 +202,9 @@ def system_prompt(
         sections.append(
             EPISODES_HEADING + "\n" + "\n".join("- " + cut(e.strip(), EPISODE_CHARS) for e in episodes)
         )
-    return "\n\n".join(sections), len(start) + len(env_text), kept_env
+    if clock_block and budget:
+        sections.append(CLOCK_HEADING + "\n" + clock_block)
+    return "\n\n".join(sections), len(start) + len(env_text) + len(clock_block), kept_env
 
 
 def _size(protocol: str, body: Mapping[str, Any], parsed: ChatRequest | None = None) -> tuple[int, int]:

@@ -253,7 +253,8 @@ class _GroupedScript:
 
 
 def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
-    """Runs of adjacent enabled script rules share one interpreter call per request."""
+    """Runs of adjacent enabled script rules on the same sandbox share one interpreter call per
+    request (the bundled scripts run in-process, a user's in the worker)."""
     from glider_cli.router.scripts import ScriptGroup
 
     out = list(rules)
@@ -261,6 +262,8 @@ def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
     while i < len(out):
         j = i
         while j < len(out) and out[j].enabled and isinstance(out[j].matcher, ScriptMatcher):
+            if j > i and _sandbox_of(out[j]) is not _sandbox_of(out[i]):
+                break
             j += 1
         if j - i >= 2:
             members = [out[k].matcher for k in range(i, j)]
@@ -271,6 +274,10 @@ def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
                 out[k] = replace(out[k], matcher=_GroupedScript(group, pos, alone))
         i = max(j, i + 1)
     return out
+
+
+def _sandbox_of(rule: CompiledRule) -> Any:
+    return rule.matcher.script.sandbox if isinstance(rule.matcher, ScriptMatcher) else None
 
 
 def merge_action(base: Action, override: dict[str, Any] | None, config: Config) -> tuple[Action | None, str]:

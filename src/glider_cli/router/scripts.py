@@ -1,4 +1,4 @@
-"""Starlark rule scripts: compiled once and called in the sandbox worker, never in this process.
+"""Starlark rule scripts: compiled once and called in the sandbox worker, except Glider's own.
 
 Contract:
 - A script defines `evaluate(request)`. `request` has the spec's fields with attribute access:
@@ -8,7 +8,9 @@ Contract:
   appears in one of the config's scripts: a script that names neither does not pay for them). It
   returns None (no match) or a dict: `matched` (default True when a dict is returned) and
   `action` (`target`, `backend`, `model`, `adapter`, `strategy`), which wins over the rule's action.
-- `Script(source, filename)` loads the file once in the routing sandbox (sandbox.supervisor); a
+- `Script(source, filename)` loads the file once in the routing sandbox (sandbox.supervisor), or
+  in `sandbox=` (the router passes `sandbox.inprocess.bundled_sandbox()` for the bundled profiles'
+  scripts, which are Glider's own code: evaluated in-process, no pipe round trip); a
   syntax error, a load-time error (an undefined name...), a missing `evaluate`, or a top level that
   runs out of time or memory raises ScriptError with line and column.
 - `Script.call` and `ScriptGroup.call` are bounded: each script has a wall-clock deadline and a
@@ -26,13 +28,16 @@ script rule; adjacent script rules share one round trip to the worker (`ScriptGr
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from glider_cli.sandbox.results import Diagnostic, LoadFailed, ScriptOutcome
 from glider_cli.sandbox.supervisor import DEFAULT_DEADLINE_S, Sandbox, checking_sandbox, routing_sandbox
 from glider_cli.values import Frozen
+
+if TYPE_CHECKING:
+    from glider_cli.sandbox.inprocess import InProcessSandbox
 
 __all__ = [
     "DEFAULT_DEADLINE_S",
@@ -71,7 +76,9 @@ class ScriptPayload(Frozen):
         _set(self, "data", data)
 
 
-def check_source(source: str, filename: str, *, sandbox: Sandbox | None = None) -> list[Diagnostic]:
+def check_source(
+    source: str, filename: str, *, sandbox: Sandbox | InProcessSandbox | None = None
+) -> list[Diagnostic]:
     """Every problem that stops the script from loading (empty when it is fine).
 
     Used by `glider lint` and `POST /api/playground/parse`; bounded like a routing call.
@@ -88,9 +95,9 @@ class Script:
         filename: str,
         *,
         deadline_s: float = DEFAULT_DEADLINE_S,
-        sandbox: Sandbox | None = None,
+        sandbox: Sandbox | InProcessSandbox | None = None,
     ) -> None:
-        self.sandbox = sandbox or routing_sandbox()
+        self.sandbox: Sandbox | InProcessSandbox = sandbox or routing_sandbox()
         try:
             self.id = self.sandbox.load(source, filename, deadline_s=deadline_s)
         except LoadFailed as exc:

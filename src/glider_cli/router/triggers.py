@@ -264,7 +264,13 @@ class ScriptMatcher:
     def __init__(self, trigger: Trigger) -> None:
         from glider_cli.router.scripts import Script
 
-        self.script = Script(trigger.source or "", trigger.file or "<script>")
+        # Glider's own scripts run in-process; a user's go to the supervised worker (started now).
+        sandbox = None
+        if trigger.bundled:
+            from glider_cli.sandbox.inprocess import bundled_sandbox
+
+            sandbox = bundled_sandbox()
+        self.script = Script(trigger.source or "", trigger.file or "<script>", sandbox=sandbox)
         self.name = (trigger.file or "script").rsplit("/", 1)[-1]
 
     def __call__(self, ctx: Context) -> Match:
