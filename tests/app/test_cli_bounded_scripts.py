@@ -41,9 +41,11 @@ IN_EVALUATE = {
         f"def evaluate(request):\n    return list(range(2000000000 + {N}))\n",
         "crashed the Starlark interpreter",
     ),
+    # It reaches the memory cap at about its 50 ms deadline: either limit may stop it (both are said
+    # as they happened); it is stopped, counted as no match, and the rules after it run.
     "endless-comprehension": (
         "def evaluate(request):\n    return [i for i in range(2000000000)]\n",
-        "stopped after 50 ms",
+        ("stopped after 50 ms", "crashed the Starlark interpreter (out of memory)"),
     ),
 }
 
@@ -100,6 +102,7 @@ def test_explain_stops_on_a_script_that_cannot_load_with_one_line(tmp_path: Path
 @pytest.mark.parametrize("case", sorted(IN_EVALUATE))
 def test_explain_counts_a_script_that_fails_when_it_runs_as_no_match(tmp_path: Path, case: str) -> None:
     source, fragment = IN_EVALUATE[case]
+    fragments = (fragment,) if isinstance(fragment, str) else fragment
     cfg = setup(tmp_path, source)
     assert glider(tmp_path, "lint", "--config", str(cfg)).returncode == 0
     proc = glider(tmp_path, "route", "explain", "please refactor the cache", "--config", str(cfg), "--json")
@@ -107,7 +110,8 @@ def test_explain_counts_a_script_that_fails_when_it_runs_as_no_match(tmp_path: P
     assert_clean(proc)
     decision = json.loads(proc.stdout)
     (bomb,) = [t for t in decision["trace"] if t["rule"] == "bomb"]
-    assert not bomb["matched"] and fragment in bomb["reason"] and "counted as no match" in bomb["reason"]
+    assert not bomb["matched"] and any(f in bomb["reason"] for f in fragments), bomb["reason"]
+    assert "counted as no match" in bomb["reason"]
     # The script rules after it still run, in a restarted worker when the bomb took the worker down;
     # a worker still starting when the deadline comes is said so (a loaded machine starts slowly).
     (refactor,) = [t for t in decision["trace"] if t["rule"] == "refactor_local"]

@@ -23,6 +23,12 @@ N = "len(r.messages)"
 MATCH = 'def evaluate(r):\n    return {"matched": True}\n'
 NONE = "def evaluate(r):\n    return None\n"
 ENDLESS_LOOP = "def f():\n    for i in range(2000000000):\n        pass\n\nx = f()\n"
+# `[i for i in range(2000000000)]` in evaluate grows its list (by doubling) so fast that it reaches the
+# worker's memory cap at about the time its 50 ms deadline comes: which limit stops it first depends on
+# the allocator's state (a worker that already ran it once holds more), not on the machine's load.
+# Either is a real outcome, said as it happened; what the product guarantees is that it is stopped
+# within the call's bound, counted as no match, and the scripts after it still run.
+ENDLESS_COMPREHENSION = ("stopped after 50 ms", "crashed the Starlark interpreter (out of memory)")
 
 
 def ev(*lines: str) -> str:
@@ -66,17 +72,18 @@ BOUND = 0.05 + GRACE_S + 0.4  # the deadline, the grace, and room for a loaded m
         (ev(f'x = "x" * (2000000000 + {N})', 'return {"matched": True}'), "out of memory"),
         (ev(f'x = "x" * (300000000 + {N})', 'return {"matched": True}'), "out of memory"),
         (ev(f"return list(range(2000000000 + {N}))"), "crashed the Starlark interpreter"),
-        (ev("return [i for i in range(2000000000)]"), "stopped after 50 ms"),
+        (ev("return [i for i in range(2000000000)]"), ENDLESS_COMPREHENSION),
         (ev(f's = "ab" * (20000000 + {N})', 'return len(s.replace("a", "ccc"))'), "stopped"),
         (ev(f"return len(sorted(list(range(5000000 + {N}))))"), "stopped after 50 ms"),
     ],
     ids=["list-bomb", "2GB-string", "300MB-string", "range-panic", "endless-comprehension", "native", "sort"],
 )
 def test_a_failing_script_is_a_bounded_no_match_and_the_worker_comes_back(
-    box: Sandbox, source: str, fragment: str
+    box: Sandbox, source: str, fragment: str | tuple[str, ...]
 ) -> None:
     out, took = call_once(box, source)
-    assert not out.matched and out.error is not None and fragment in out.error, out
+    fragments = (fragment,) if isinstance(fragment, str) else fragment
+    assert not out.matched and out.error is not None and any(f in out.error for f in fragments), out
     assert took < BOUND, f"the call took {took:.3f} s"
     ok = box.load(MATCH, "ok.star")
     assert until_ready(box, ok) == ScriptOutcome(True)
@@ -120,7 +127,7 @@ def test_a_group_goes_on_past_failures_and_stops_at_a_match(box: Sandbox) -> Non
     out = box.call([raises, loops, match, never], PAYLOAD)
     assert len(out) == 3
     assert out[0].error is not None and out[0].error.startswith("raised:")
-    assert out[1].error is not None and out[1].error.startswith("stopped after 50 ms")
+    assert out[1].error is not None and any(f in out[1].error for f in ENDLESS_COMPREHENSION), out[1]
     assert out[2] == ScriptOutcome(True)
     assert box.restarts == 0  # the worker's own deadline stopped the loop: no kill needed
 

@@ -125,6 +125,10 @@ def test_the_audit_lists_what_left_the_machine_and_nothing_else(fake: FakeUpstre
     assert (
         "strategy member (ensemble #0)" in human and "fallback from gone" in human and "per backend" in human
     )
+    newest = _json(home, "context", "egress", "--limit", "1")
+    assert [c["turn_id"] for c in newest["calls"]] == [gone["turn_id"]] and newest["omitted"] == 1
+    assert newest["totals"] == audit["totals"]  # the totals count the call not listed
+    assert "1 older calls not listed" in _glider(home, "context", "egress", "--limit", "1").stderr
 
 
 def test_the_dashboard_api_answers_the_audit_behind_the_token(fake: FakeUpstream, tmp_path: Path) -> None:
@@ -146,3 +150,7 @@ def test_the_dashboard_api_answers_the_audit_behind_the_token(fake: FakeUpstream
         assert other["calls"] == [] and other["session"] == "no-such-session"
         bad = httpx.get(url, params={"days": "0"}, headers=auth, timeout=30)
         assert bad.status_code == 400 and bad.json()["error"]["param"] == "days"
+        capped = httpx.get(url, params={"limit": "1"}, headers=auth, timeout=60).json()
+        assert (len(capped["calls"]), capped["omitted"], capped["limit"]) == (1, 0, 1)
+        bad = httpx.get(url, params={"limit": "0"}, headers=auth, timeout=30)
+        assert bad.status_code == 400 and bad.json()["error"]["param"] == "limit"

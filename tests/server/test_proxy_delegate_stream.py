@@ -115,11 +115,17 @@ def test_a_client_that_leaves_stops_the_delegate(
         with httpx.stream(
             "POST", g.url + "/v1/messages", json=_body("hang on /agy", True), headers=headers, timeout=30
         ) as r:
-            first = next(r.iter_lines())
-            assert first == "event: message_start"
+            # Keep the line iterator: a dropped one is closed at once, and with it the response (the
+            # client would leave right after the head, racing the agent's start).
+            lines = r.iter_lines()
+            assert next(lines) == "event: message_start"
             end = time.monotonic() + 30
             while not runs(log) and time.monotonic() < end:
                 time.sleep(0.05)
+            assert runs(log), "the fake agent did not start within 30 s"
+            # The client is still here: the run goes on (the agent hangs) until it leaves.
+            time.sleep(0.5)
+            assert not g.wait_for("DelegateRun", 1, timeout=0)
         # The client is gone: the run is stopped (its process group), and the outcome says why.
         pid = int(runs(log)[0]["pid"])
         done = g.wait_for("DelegateRun", 1, timeout=15)

@@ -365,3 +365,61 @@ def test_the_store_reads_only_the_turns_that_left_and_the_turnless_delegate_runs
     assert [c["turn_id"] for c in store.egress(days=2)["calls"]] == ["c", None]
     assert [c["turn_id"] for c in store.egress(session="s1")["calls"]] == ["o", "c"]
     assert store.egress(session="s2")["calls"] == []
+
+
+def test_a_limit_lists_the_newest_calls_and_the_totals_still_count_them_all() -> None:
+    specs: list[Spec] = []
+    for n in range(12):
+        turn = f"t{n:02d}"
+        specs += [
+            _opened(turn),
+            _decided(turn, "cloud", "origin", "default"),
+            ("OriginPassthrough", turn, {"backend": "origin", "status": 200, "input_tokens": 1}),
+        ]
+    evs = _events(specs)
+    shuffled = list(evs)
+    random.Random(3).shuffle(shuffled)
+    capped = audit(shuffled, limit=5)
+    assert [c.turn_id for c in capped.calls] == ["t07", "t08", "t09", "t10", "t11"]  # newest, oldest first
+    assert capped.omitted == 7
+    assert [(t.calls, t.input_tokens) for t in capped.totals] == [(12, 12)]
+    whole = audit(evs)
+    assert (len(whole.calls), whole.omitted, whole.totals) == (12, 0, capped.totals)
+    assert capped.to_dict()["omitted"] == 7
+
+
+def test_the_store_reads_and_audits_one_turn_at_a_time(
+    glider_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from glider_cli.store import service
+    from glider_cli.store.views import egress
+
+    paths = Paths(home=glider_env)
+    with EventWriter(paths) as w:
+        for n in range(6):
+            t = f"c{n}"
+            w.emit("TurnOpened", {"ask": f"cloud {n}", "session_id": "s1"}, turn_id=t)
+            w.emit("RouteDecided", {"target": "cloud", "backend": "origin", "rule": "default"}, turn_id=t)
+            w.emit("OriginPassthrough", {"backend": "origin", "status": 200, "output_tokens": 2}, turn_id=t)
+    steps: list[tuple[str, set[str]]] = []
+    read_spans, add = service.read_spans, egress.Audit.add
+
+    def reading(path: Path, spans: Any) -> list[dict[str, Any]]:
+        got = read_spans(path, spans)
+        steps.append(("read", {e["turn_id"] for e in got}))
+        return got
+
+    def adding(self: egress.Audit, turn: str | None, events: Any) -> None:
+        events = list(events)
+        steps.append(("add", {e["turn_id"] for e in events}))
+        add(self, turn, events)
+
+    monkeypatch.setattr(service, "read_spans", reading)
+    monkeypatch.setattr(egress.Audit, "add", adding)
+    got = ContextStore(paths).egress(limit=2)
+    assert [c["turn_id"] for c in got["calls"]] == ["c4", "c5"]
+    assert (got["omitted"], got["limit"], got["totals"][0]["calls"]) == (4, 2, 6)
+    # Each turn's lines are read, then audited, before the next turn is read: one turn held at a time
+    # (then the turnless delegate runs of the day files: none here).
+    assert [k for k, _ in steps] == ["read", "add"] * 6 + ["add"]
+    assert all(len(s) == 1 for _, s in steps[:12])

@@ -230,6 +230,9 @@ def egress(
     ctx: typer.Context,
     days: int | None = typer.Option(None, "--days", min=1, help="The last N days (default retain_days)."),
     session: str | None = typer.Option(None, "--session", help="Only the turns of this session."),
+    limit: int = typer.Option(
+        200, "--limit", min=1, help="List the newest N calls (the totals count every call)."
+    ),
     json_out: bool = JSON,
     config: str | None = CONFIG,
     profile: str | None = PROFILE,
@@ -239,7 +242,7 @@ def egress(
     from glider_cli.commands import console
 
     store = open_store(ctx, config, profile, home)
-    audit = store.egress(days, session)
+    audit = store.egress(days, session, limit)
     if json_out:
         _emit_json(audit)
     elif not audit["calls"]:
@@ -253,6 +256,11 @@ def egress(
             for t in audit["totals"]
         ]
         console.table("per backend", ("backend", "calls", "failed", "input tokens", "output tokens"), totals)
+        if audit["omitted"]:
+            console.err.print(
+                f"{audit['omitted']} older calls not listed (counted in the totals): --limit N to see more",
+                markup=False,
+            )
     if store.last_read.torn or store.last_read.corrupt:
         console.warn(f"skipped {store.last_read.torn} torn and {store.last_read.corrupt} unreadable lines")
 

@@ -7,8 +7,10 @@ EventWriter (recent events and episodes then come from its ring), or None to rea
     GET  /api/context/turns?limit=200&before=   list of episode dicts, oldest first: a page (below)
     GET  /api/context/turns/{id}                {"turn_id", "episode", "keys", "events"}; 404 if unknown
     GET  /api/context/episodes?limit=N&before=  list of episode dicts, newest last
-    GET  /api/context/egress?days=N&session=S   what `glider context egress --json` prints: every call
-                                                that left the machine, and per-backend totals
+    GET  /api/context/egress?days=N&session=S&limit=200
+                                                what `glider context egress --json` prints: the newest
+                                                `limit` calls that left the machine (`omitted`: how
+                                                many older ones), and per-backend totals of them all
     GET  /api/context/usage?days=N&by=day|model|rule|session
                                                 what `glider context usage --json` prints: tokens and
                                                 cost per side, estimated savings, local share, regret
@@ -52,7 +54,7 @@ from glider_cli.paths import Paths
 from glider_cli.server.http_json import BadParam, error_json, json_object, json_response
 from glider_cli.server.store_worker import StoreWorker
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import FLUSH_WAIT, ContextStore
+from glider_cli.store.service import EGRESS_LIMIT, FLUSH_WAIT, ContextStore
 
 T = TypeVar("T")
 MAX_LIMIT = 10_000
@@ -173,7 +175,7 @@ def context_routes(
         session = request.query_params.get("session", "").strip() or None
         if session is not None and (len(session) > 200 or any(c.isspace() for c in session)):
             raise BadParam("session must be one token (no spaces)", "session")
-        return await answer("egress", days, session)
+        return await answer("egress", days, session, _int_param(request, "limit", EGRESS_LIMIT))
 
     async def usage(request: Request) -> Response:
         from glider_cli.store.views.usage import BY

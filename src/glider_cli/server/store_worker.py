@@ -10,7 +10,7 @@ Contract:
   process that builds one `store.service.ContextStore`, whose caches then serve later calls).
 - `call(op, *args) -> (json bytes, meta)` runs one view and blocks until it is answered (callers run
   it on a thread); calls are answered one at a time, in order. Ops: `turns(limit, before)` (meta:
-  `count`, `first`), `turn(id)`, `egress(days, session)`, `usage(days, by, prices)` (prices:
+  `count`, `first`), `turn(id)`, `egress(days, session, limit)`, `usage(days, by, prices)` (prices:
   `Price.to_dict()`s), `query(text)` (the `--json` value),
   `index_tree(root, turn_id)`, `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")`
   yields the export's pieces.
@@ -91,7 +91,7 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
     return {
         "turns": turns,
         "turn": lambda tid: (store.turn(tid), {}),
-        "egress": lambda days, session: (store.egress(days, session), {}),
+        "egress": lambda days, session, limit: (store.egress(days, session, limit), {}),
         "usage": lambda days, by, prices: (store.usage(days, by, price_entries(prices)), {}),
         "query": lambda text: (store.query(text).to_json(), {}),
         "index_tree": lambda root, tid: (store.index_tree(Path(root), turn_id=tid).to_dict(), {}),

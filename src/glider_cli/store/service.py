@@ -10,9 +10,11 @@ ring) and returns plain values (dicts, and `values.Frozen` values with `to_dict(
   the newest `limit` turns listed before the turn `before` (every turn before it when None);
 - `turn(id)`: {"turn_id", "episode", "keys", "events"} or None for an unknown turn; only that turn's
   lines are read (by their offsets in the store index);
-- `egress(days, session)`: the egress audit (`store.views.egress`) of the last `days` days (default
-  `retain_days`): {"days", "session", "calls", "totals"}; only the lines of the turns whose fold says
-  a request left the machine are read (by their offsets), and the turnless `DelegateRun` lines;
+- `egress(days, session, limit)`: the egress audit (`store.views.egress`) of the last `days` days
+  (default `retain_days`): {"days", "session", "limit", "calls", "totals", "omitted"}, the newest
+  `limit` calls (default `EGRESS_LIMIT`; None: all); only the lines of the turns whose fold says a
+  request left the machine are read (by their offsets), one turn at a time, and the turnless
+  `DelegateRun` lines;
 - `usage(days, by, prices)`: the usage and cost report (`store.usage`) of the last `days` days
   (default `retain_days`), priced with the `pricing:` entries `prices` over the bundled table; only
   the lines of the types it needs are parsed, and a digest of each day file is kept
@@ -60,6 +62,8 @@ FLUSH_WAIT = 2.0
 _CURRENT = b'{"v":1,'
 # Export yields about this many bytes at a time (a server hands each piece over from a thread).
 _CHUNK = 1 << 20
+# `egress` lists at most this many calls (the newest) by default; its totals count them all.
+EGRESS_LIMIT = 200
 
 
 class ContextStore:
@@ -154,29 +158,31 @@ class ContextStore:
             "events": evs,
         }
 
-    def egress(self, days: int | None = None, session: str | None = None) -> dict[str, Any]:
+    def egress(
+        self, days: int | None = None, session: str | None = None, limit: int | None = EGRESS_LIMIT
+    ) -> dict[str, Any]:
         from glider_cli.store.eventlog.events import DELEGATE_RUN
         from glider_cli.store.views import egress
 
         window = self.settings.retain_days if days is None else days
         folds = self.folds(window)
-        picked = {
-            t
-            for t, f in folds.items()
+        picked = [
+            f
+            for f in folds.values()
             if f.egress and (session is None or (f.session is not None and f.session[1] == session))
-        }
-        spans: dict[str, list[int]] = {}
-        for t in picked:
-            for day, offsets in folds[t].spans.items():
-                spans.setdefault(day, []).extend(offsets)
-        evs: list[dict[str, Any]] = []
-        for day, pairs in sorted(spans.items()):
-            path = log.day_path(self.paths.context, day)
-            evs += [e for e in read_spans(path, pairs) if e.get("turn_id") in picked]
+        ]
+        # Turn by turn: only one turn's events are held at a time (the audit keeps `limit` calls).
+        audit = egress.Audit(session, limit)
+        for fold in picked:
+            evs: list[dict[str, Any]] = []
+            for day, pairs in sorted(fold.spans.items()):
+                path = log.day_path(self.paths.context, day)
+                evs += [e for e in read_spans(path, pairs) if e.get("turn_id") == fold.turn]
+            audit.add(fold.turn, evs)
         if session is None:  # `glider delegate` run by hand: a delegate run of no turn (and no session)
             for path in log.select_days(self.paths.context, days=window):
-                evs += [e for e in log.read_typed(path, DELEGATE_RUN) if not e.get("turn_id")]
-        return {"days": window, "session": session, **egress.audit(evs, session).to_dict()}
+                audit.add(None, [e for e in log.read_typed(path, DELEGATE_RUN) if not e.get("turn_id")])
+        return {"days": window, "session": session, "limit": limit, **audit.result().to_dict()}
 
     def usage(
         self, days: int | None = None, by: str = "day", prices: tuple[Price, ...] = ()

@@ -2,7 +2,9 @@
 values out); `store.service.ContextStore.egress` gives it the events, `glider context egress` and
 `GET /api/context/egress` show it.
 
-    audit(events, session=None) -> Egress        # .calls (oldest first), .totals (per backend)
+    audit(events, session=None, limit=None) -> Egress   # .calls (oldest first), .totals, .omitted
+    Audit(session=None, limit=None)                      # the same, fed one turn at a time:
+        .add(turn_id, events); .result() -> Egress       #   memory: one turn's events + `limit` calls
 
 A call left the machine when its event is one of (`left_machine` says which events these are):
 - `OriginPassthrough`: a cloud-side backend was sent the request (answered, failed with a status,
@@ -41,10 +43,14 @@ answer that did not end; else `ok`. A delegate run: ok | error | timeout.
 Totals (`BackendTotal`), one per backend (delegate vendors apart: `delegate` true), by name: calls,
 failed (outcome not ok), input_tokens and output_tokens (of the calls that reported them).
 With `session`, only the calls of turns of that session are kept.
+With `limit`, only the newest `limit` calls (by event id) are listed, still oldest first; `omitted` says
+how many more there were. The totals always count every call. An `Audit` keeps only those calls and
+the totals, so a caller can read the log turn by turn (`store.service.ContextStore.egress` does).
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -52,7 +58,7 @@ from typing import Any
 from glider_cli.store.eventlog import events as ev
 from glider_cli.store.index.turnfold import changed_line, left_machine
 
-__all__ = ["BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
+__all__ = ["Audit", "BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
 
 ERROR_CHARS = 200
 
@@ -96,9 +102,14 @@ class BackendTotal:
 class Egress:
     calls: tuple[EgressCall, ...]
     totals: tuple[BackendTotal, ...]
+    omitted: int = 0  # the older calls past `limit`: counted in the totals, not listed
 
     def to_dict(self) -> dict[str, Any]:
-        return {"calls": [c.to_dict() for c in self.calls], "totals": [t.to_dict() for t in self.totals]}
+        return {
+            "calls": [c.to_dict() for c in self.calls],
+            "totals": [t.to_dict() for t in self.totals],
+            "omitted": self.omitted,
+        }
 
 
 def _int(v: Any) -> int | None:
@@ -218,18 +229,43 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
     return out
 
 
-def _totals(calls: Iterable[EgressCall]) -> tuple[BackendTotal, ...]:
-    acc: dict[tuple[str, bool], list[int]] = {}
-    for c in calls:
-        row = acc.setdefault((c.backend, c.event == ev.DELEGATE_RUN), [0, 0, 0, 0])
-        row[0] += 1
-        row[1] += c.outcome != "ok"
-        row[2] += c.input_tokens or 0
-        row[3] += c.output_tokens or 0
-    return tuple(BackendTotal(b, dl, *row) for (b, dl), row in sorted(acc.items()))
+class Audit:
+    """The audit fed one turn at a time (see the module contract): keeps the totals of every call and
+    only the newest `limit` calls (all of them when `limit` is None)."""
+
+    def __init__(self, session: str | None = None, limit: int | None = None) -> None:
+        self.session = session
+        self.limit = limit
+        self._heap: list[tuple[str, int, EgressCall]] = []  # the newest `limit`, oldest on top
+        self._seen = 0
+        self._acc: dict[tuple[str, bool], list[int]] = {}
+
+    def add(self, turn: str | None, events: Iterable[Mapping[str, Any]]) -> None:
+        """Every event of one turn (`turn` None: turnless delegate runs), in any order."""
+        for c in _turn(sorted(events, key=lambda e: str(e.get("id"))), turn):
+            if self.session is not None and c.session != self.session:
+                continue
+            row = self._acc.setdefault((c.backend, c.event == ev.DELEGATE_RUN), [0, 0, 0, 0])
+            row[0] += 1
+            row[1] += c.outcome != "ok"
+            row[2] += c.input_tokens or 0
+            row[3] += c.output_tokens or 0
+            self._seen += 1
+            item = (c.id, self._seen, c)
+            if self.limit is None or len(self._heap) < self.limit:
+                heapq.heappush(self._heap, item)
+            elif self.limit > 0 and item > self._heap[0]:
+                heapq.heapreplace(self._heap, item)
+
+    def result(self) -> Egress:
+        calls = tuple(c for _, _, c in sorted(self._heap))
+        totals = tuple(BackendTotal(b, dl, *row) for (b, dl), row in sorted(self._acc.items()))
+        return Egress(calls, totals, self._seen - len(calls))
 
 
-def audit(events: Iterable[Mapping[str, Any]], session: str | None = None) -> Egress:
+def audit(
+    events: Iterable[Mapping[str, Any]], session: str | None = None, limit: int | None = None
+) -> Egress:
     """See the module contract."""
     turns: dict[str | None, list[Mapping[str, Any]]] = {}
     for e in events:
@@ -238,11 +274,7 @@ def audit(events: Iterable[Mapping[str, Any]], session: str | None = None) -> Eg
             turns.setdefault(turn, []).append(e)
         elif e.get("type") == ev.DELEGATE_RUN:
             turns.setdefault(None, []).append(e)
-    calls: list[EgressCall] = []
+    acc = Audit(session, limit)
     for turn, evs in turns.items():
-        evs.sort(key=lambda e: str(e.get("id")))
-        calls += _turn(evs, turn)
-    if session is not None:
-        calls = [c for c in calls if c.session == session]
-    calls.sort(key=lambda c: c.id)
-    return Egress(tuple(calls), _totals(calls))
+        acc.add(turn, evs)
+    return acc.result()
