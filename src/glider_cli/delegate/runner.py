@@ -18,8 +18,8 @@ Contract:
   logged in · Please run /login"), so the person who asked sees why.
 - `progress(line)`, when given, gets what the vendor reports while it works (`Adapter.progress` of
   each complete stdout line: codex's commands and messages), on the capture thread.
-- Changed files are `git status` (plus HEAD and content hashes of dirty files) before vs after, merged
-  with the files the vendor itself reports (codex `file_change`).
+- Changed files are `git status` (plus HEAD and content hashes of dirty files: `delegate.git_state`)
+  before vs after, merged with the files the vendor itself reports (codex `file_change`).
 - `changes` is what the run changed as a diff (`delegate.changes`: git trees, or a file walk outside a
   repository), from the workspace alone, never from the vendor's report; its scratch folder is under
   `$GLIDER_HOME/run` and removed with the run's.
@@ -27,7 +27,6 @@ Contract:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import signal
@@ -44,6 +43,7 @@ from glider_cli.delegate import changes as changes_mod
 from glider_cli.delegate.agents import Adapter, Outcome
 from glider_cli.delegate.changes import NONE as NO_CHANGES
 from glider_cli.delegate.changes import Changes
+from glider_cli.delegate.git_state import GitSnapshot, changed_files, git_snapshot
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
 from glider_cli.values import Frozen, init_fields, replace
@@ -103,73 +103,6 @@ class RunResult(Frozen):
             {} if detail is None else detail,
             changes,
         )
-
-
-class GitSnapshot(Frozen):
-    head: str | None
-    status: Mapping[str, str]  # path -> porcelain XY code (+ content hash for dirty files)
-
-    def __init__(self, head: str | None, status: Mapping[str, str]) -> None:
-        init_fields(self, head, status)
-
-
-def _git(workspace: Path, *args: str) -> str | None:
-    try:
-        cp = subprocess.run(
-            ["git", "-C", str(workspace), *args],
-            capture_output=True,
-            timeout=30,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return cp.stdout.decode("utf-8", "surrogateescape") if cp.returncode == 0 else None
-
-
-def _digest(path: Path) -> str:
-    try:
-        if path.is_symlink():
-            return "link:" + os.readlink(path)
-        if path.is_dir():
-            return "dir"
-        with open(path, "rb") as fh:
-            return hashlib.sha1(fh.read()).hexdigest()
-    except OSError:
-        return "missing"
-
-
-def git_snapshot(workspace: Path) -> GitSnapshot | None:
-    """The workspace's git state, or None outside a repository (or without git)."""
-    raw = _git(workspace, "status", "--porcelain=v1", "-z", "--untracked-files=all")
-    if raw is None:
-        return None
-    head = (_git(workspace, "rev-parse", "--verify", "-q", "HEAD") or "").strip() or None
-    status: dict[str, str] = {}
-    parts = raw.split("\0")
-    i = 0
-    while i < len(parts):
-        item = parts[i]
-        i += 1
-        if len(item) < 4:
-            continue
-        code, path = item[:2], item[3:]
-        if code[0] in "RC":
-            i += 1  # the rename's source path follows
-        status[path] = f"{code}:{_digest(workspace / path)}"
-    return GitSnapshot(head=head, status=status)
-
-
-def changed_files(workspace: Path, before: GitSnapshot | None, after: GitSnapshot | None) -> list[str]:
-    if before is None or after is None:
-        return []
-    paths = sorted(
-        {p for p in (*before.status, *after.status) if before.status.get(p) != after.status.get(p)}
-    )
-    if before.head and after.head and before.head != after.head:
-        diff = _git(workspace, "diff", "--name-only", before.head, after.head) or ""
-        paths = sorted({*paths, *(p for p in diff.splitlines() if p)})
-    return paths
 
 
 def read_user_agents_md(workspace: Path) -> str:
