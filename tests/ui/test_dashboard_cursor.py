@@ -1,0 +1,100 @@
+"""Cursor's turns on the dashboard, in a real browser: `glider serve` with its Cursor proxy (the
+strict fake Cursor origin behind it), one conversation driven by the Cursor-shaped client through
+real CONNECT + TLS — a `/local` turn answered here, then a `/cloud` turn relayed to Cursor — then the
+Sessions and Overview pages read from the real event log."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from glider_harness import GliderServer
+from ui_tab import Tab
+
+from fake_upstream import FakeUpstream
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cursor"))
+
+import cursor_wire as wire
+from cursor_client import CursorClient, texts
+from fake_cursor import HOSTS, FakeCursor
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+AGENT = "agent.api5.cursor.sh"
+CONV = "6f1c2d3e-cursor-conv-0001"
+
+
+@pytest.fixture
+def glider(tmp_path: Path, fake: FakeUpstream) -> Iterator[GliderServer]:
+    fake.reset()
+    with FakeCursor() as origin:
+        resolve = ", ".join(f'"{h}": "127.0.0.1:{origin.port}"' for h in HOSTS)
+        yaml = (
+            "extends: default\n"
+            "backends:\n"
+            f"  ollama: {{type: ollama, side: local, base_url: '{fake.url}', model: fake-model}}\n"
+            "cursor:\n"
+            "  port: 0\n"
+            f"  resolve: {{{resolve}}}\n"
+            f"  upstream_ca_file: '{origin.ca_file(tmp_path)}'\n"
+        )
+        with GliderServer(yaml, tmp_path, record=False) as g:
+            yield g
+
+
+def _turns(g: GliderServer, tmp_path: Path) -> None:
+    client = CursorClient(g.app.state.cursor.port, str(tmp_path / "home" / "cursor" / "ca.pem"))
+
+    async def go() -> None:
+        local, _, _ = await client.turn(AGENT, wire.run_request(CONV, wire.user_action("/local say hello")))
+        assert "".join(texts(local)) == "hello from fake ollama fake-model"
+        cloud, _, _ = await client.turn(
+            AGENT, wire.run_request(CONV, wire.user_action("/cloud plan the refactor"))
+        )
+        assert texts(cloud) == ["hello from cursor", " (done)"]
+
+    # Playwright's sync API runs an event loop in this thread: the client gets a thread of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, go()).result(timeout=120)
+
+
+def test_a_cursor_conversation_on_the_sessions_page(glider: GliderServer, tab: Tab, tmp_path: Path) -> None:
+    _turns(glider, tmp_path)
+    tab.page.goto(glider.url + "/ui/sessions")
+    button = tab.page.locator(f'[data-session="{CONV}"]')
+    button.wait_for()
+    # The conversation is listed as Cursor's, with its two turns, one local and one at Cursor.
+    listed = button.inner_text()
+    assert "cursor" in listed and "2 requests, 2 turns" in listed, listed
+    assert (
+        button.locator(".badge.local").inner_text() == "1"
+        and button.locator(".badge.cloud").inner_text() == "1"
+    )
+    assert "/cloud plan the refactor" in listed  # the conversation's last ask
+    button.click()
+    tab.page.wait_for_selector(f"#session-detail h2:has-text('Session {CONV}')")
+    tab.page.wait_for_function("() => document.querySelectorAll('#session-detail .family').length === 2")
+    fams = tab.page.locator("#session-detail .family")
+    heads = [fams.nth(i).locator("h3").inner_text() for i in range(2)]
+    assert heads[0].startswith("“/cloud plan the refactor”") and heads[1].startswith("“/local say hello”"), (
+        heads
+    )
+    rows = [fams.nth(i).locator("tbody tr td").all_inner_texts() for i in range(2)]
+    cloud, local = rows
+    assert cloud[1:4] == ["new turn", "cloud", "explicit_cloud"] and cloud[4].startswith("origin"), cloud
+    assert cloud[5].startswith("200")
+    assert local[1:4] == ["new turn", "local", "explicit_local"], local
+    assert local[4].startswith("ollama") and local[5].startswith("200"), local
+    tab.shot("sessions-cursor")
+    # The Overview's recent requests and episodes carry the same turns.
+    tab.page.goto(glider.url + "/ui/")
+    tab.page.wait_for_function("() => document.querySelectorAll('#live-rows tr[data-id]').length === 2")
+    live = [r.locator("td").all_inner_texts() for r in tab.page.locator("#live-rows tr[data-id]").all()]
+    assert [r[1] for r in live] == ["cloud", "local"] and live[0][3].startswith("origin"), live
+    tab.page.wait_for_selector("#episodes td:has-text('/local say hello')")
+    tab.shot("overview-cursor")
+    assert tab.errors == []
