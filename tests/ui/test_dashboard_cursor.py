@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from glider_harness import GliderServer
@@ -41,13 +43,24 @@ def glider(tmp_path: Path, fake: FakeUpstream) -> Iterator[GliderServer]:
             "  port: 0\n"
             f"  resolve: {{{resolve}}}\n"
             f"  upstream_ca_file: '{origin.ca_file(tmp_path)}'\n"
+            "  stream_wait_seconds: 1\n"
         )
         with GliderServer(yaml, tmp_path, record=False) as g:
             yield g
 
 
+def _client(g: GliderServer, tmp_path: Path) -> CursorClient:
+    return CursorClient(g.app.state.cursor.port, str(tmp_path / "home" / "cursor" / "ca.pem"))
+
+
+def _in_thread(coro: Any) -> None:
+    # Playwright's sync API runs an event loop in this thread: the client gets a thread of its own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coro).result(timeout=120)
+
+
 def _turns(g: GliderServer, tmp_path: Path) -> None:
-    client = CursorClient(g.app.state.cursor.port, str(tmp_path / "home" / "cursor" / "ca.pem"))
+    client = _client(g, tmp_path)
 
     async def go() -> None:
         local, _, _ = await client.turn(AGENT, wire.run_request(CONV, wire.user_action("/local say hello")))
@@ -57,9 +70,7 @@ def _turns(g: GliderServer, tmp_path: Path) -> None:
         )
         assert texts(cloud) == ["hello from cursor", " (done)"]
 
-    # Playwright's sync API runs an event loop in this thread: the client gets a thread of its own.
-    with ThreadPoolExecutor(1) as pool:
-        pool.submit(asyncio.run, go()).result(timeout=120)
+    _in_thread(go())
 
 
 def test_a_cursor_conversation_on_the_sessions_page(glider: GliderServer, tab: Tab, tmp_path: Path) -> None:
@@ -97,4 +108,24 @@ def test_a_cursor_conversation_on_the_sessions_page(glider: GliderServer, tab: T
     assert [r[1] for r in live] == ["cloud", "local"] and live[0][3].startswith("origin"), live
     tab.page.wait_for_selector("#episodes td:has-text('/local say hello')")
     tab.shot("overview-cursor")
+    assert tab.errors == []
+
+
+def test_an_abandoned_cursor_run_on_the_sessions_page(glider: GliderServer, tab: Tab, tmp_path: Path) -> None:
+    """A run whose stream the client never opened is closed after `cursor.stream_wait_seconds`, and
+    the page says so (not a request left waiting forever)."""
+    client = _client(glider, tmp_path)
+    msg = wire.run_request("conv-abandoned", wire.user_action("/local explain the build"))
+    _in_thread(client.append(AGENT, "rid-never-streamed", 0, msg))
+    deadline = time.monotonic() + 20
+    tab.page.goto(glider.url + "/ui/sessions#session=conv-abandoned")
+    while True:  # the page reads the log when it loads: load it until the run's outcome is there
+        tab.page.wait_for_selector("#session-detail .family tbody tr")
+        cells = tab.page.locator("#session-detail .family tbody tr td").all_inner_texts()
+        if cells[5] != "…" or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+        tab.page.reload()
+    assert cells[1:3] == ["new turn", "local"] and cells[5] == "abandoned 499", cells
+    tab.shot("sessions-cursor-abandoned")
     assert tab.errors == []
