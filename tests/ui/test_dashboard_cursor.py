@@ -96,16 +96,17 @@ def test_a_cursor_conversation_on_the_sessions_page(glider: GliderServer, tab: T
     )
     rows = [fams.nth(i).locator("tbody tr td").all_inner_texts() for i in range(2)]
     cloud, local = rows
-    assert cloud[1:4] == ["new turn", "cloud", "explicit_cloud"] and cloud[4].startswith("origin"), cloud
+    assert cloud[1:4] == ["new turn", "cloud", "explicit_cloud"] and cloud[4] == "origin · default", cloud
     assert cloud[5].startswith("200")
     assert local[1:4] == ["new turn", "local", "explicit_local"], local
-    assert local[4].startswith("ollama") and local[5].startswith("200"), local
+    assert local[4] == "ollama · fake-model" and local[5].startswith("200"), local
     tab.shot("sessions-cursor")
     # The Overview's recent requests and episodes carry the same turns.
     tab.page.goto(glider.url + "/ui/")
     tab.page.wait_for_function("() => document.querySelectorAll('#live-rows tr[data-id]').length === 2")
     live = [r.locator("td").all_inner_texts() for r in tab.page.locator("#live-rows tr[data-id]").all()]
-    assert [r[1] for r in live] == ["cloud", "local"] and live[0][3].startswith("origin"), live
+    assert [r[1] for r in live] == ["cloud", "local"], live
+    assert live[0][3] == "origin · default" and live[1][3] == "ollama · fake-model", live
     tab.page.wait_for_selector("#episodes td:has-text('/local say hello')")
     tab.shot("overview-cursor")
     assert tab.errors == []
