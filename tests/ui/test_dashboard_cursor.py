@@ -34,6 +34,7 @@ CONV = "6f1c2d3e-cursor-conv-0001"
 def glider(tmp_path: Path, fake: FakeUpstream) -> Iterator[GliderServer]:
     fake.reset()
     with FakeCursor() as origin:
+        origin.usage = (1200, 6)  # Cursor's turn-ended update carries the turn's counts
         resolve = ", ".join(f'"{h}": "127.0.0.1:{origin.port}"' for h in HOSTS)
         yaml = (
             "extends: default\n"
@@ -108,6 +109,8 @@ def test_a_cursor_conversation_on_the_sessions_page(glider: GliderServer, tab: T
     assert [r[1] for r in live] == ["cloud", "local"], live
     assert live[0][3] == "origin · default" and live[1][3] == "ollama · fake-model", live
     tab.page.wait_for_selector("#episodes td:has-text('/local say hello')")
+    # Cursor's own counts of the turn it answered, not an estimate ("0 tokens out" before).
+    tab.page.wait_for_selector("#episodes td:has-text('answered by origin status 200, 6 tokens out')")
     tab.shot("overview-cursor")
     assert tab.errors == []
 

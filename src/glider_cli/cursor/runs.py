@@ -62,6 +62,7 @@ from glider_cli.protocol.cursor.classify import (
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.tool_policy import Policy
 from glider_cli.turns.lifecycle import Opened, Served
+from glider_cli.values import replace
 
 _PROTO = [(b"content-type", b"application/proto")]
 _STREAM = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -83,6 +84,7 @@ class Run:
         self.loop: AgentLoop | None = None  # a local turn that uses tools: Glider's agent loop
         self.error: BackendError | None = None
         self.usage = Usage()
+        self.cloud_usage = Usage()  # what Cursor's own updates said of a run it served (`cloud_steps`)
         self.fallback = True
         self.fallback_from: str | None = None  # the local backend Cursor took over from
         self.producer: asyncio.Task[Any] | None = None  # the local answer being read
@@ -330,7 +332,7 @@ class CursorRuns(Titles, Abandon):
             await run.settled.wait()
             resp = await relay(self.network, req, self._origin_end(run))
             if resp.stream is not None and run.opened is not None:
-                resp.stream = watch(resp.stream, self._cloud_step(run))
+                resp.stream = watch(resp.stream, self._cloud_step(run), run.cloud_usage)
             return resp
         return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
 
@@ -351,6 +353,8 @@ class CursorRuns(Titles, Abandon):
             if run.opened is not None and not run.closed:
                 run.closed = True
                 served = self.pipeline.served_origin(run.opened, status, ms, complete, run.fallback_from)
+                got = run.cloud_usage
+                served = replace(served, input_tokens=got.input_tokens, output_tokens=got.output_tokens)
                 self.pipeline.close(run.opened, served)
 
         return end
