@@ -138,8 +138,12 @@ def heartbeat_frame() -> bytes:
     return envelope(bytes.fromhex("0a026a00"))
 
 
-def turn_ended_frame() -> bytes:
-    return envelope(bytes.fromhex("0a027200"))
+def turn_ended_frame(input_tokens: int | None = None, output_tokens: int | None = None) -> bytes:
+    """TurnEndedUpdate (InteractionUpdate 14), with the turn's counts when given (fields 1, 2)."""
+    counts = (vi(1, input_tokens) if input_tokens is not None else b"") + (
+        vi(2, output_tokens) if output_tokens is not None else b""
+    )
+    return envelope(ld(1, ld(14, counts)))
 
 
 def end_frame(error: dict[str, str] | None = None) -> bytes:

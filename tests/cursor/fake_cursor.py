@@ -11,7 +11,8 @@ recorded and is answered with one SETTINGS frame (a relay must pass both unchang
   for an append of its request id; none: an end-of-stream error (`failed_precondition`). Else it
   streams: a heartbeat, `text_delta("hello from cursor")`, a token delta, the frames in `execs`
   (exec messages of its own agent loop; the client answers them by appends), then (with `gate` set)
-  waits for `release()`, then `text_delta(" (done)")`, `turn_ended`, end of stream.
+  waits for `release()`, then `text_delta(" (done)")`, `turn_ended` (with the counts in `usage`,
+  when set), end of stream.
 - `NameAgent`: `NameAgentResponse{name: "Cursor title"}`.
 - Anything else: 200 `application/proto` with body `b"\\x0a\\x02ok"` and `x-fake-origin: 1`.
 Every request is recorded with its headers and body bytes (`requests`).
@@ -58,6 +59,7 @@ class FakeCursor:
         self.tail = b""  # bytes sent after the end-of-stream frame (a truncated envelope, say)
         self.execs: list[bytes] = []  # frames (exec messages) its agent loop sends after the first text
         self.sent: list[bytes] = []  # each RunSSE body as sent
+        self.usage: tuple[int | None, int | None] = (None, None)  # its turn-ended update's counts
         self.port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._release: asyncio.Event | None = None
@@ -222,7 +224,7 @@ class FakeCursor:
             assert self._release is not None
             await asyncio.wait_for(self._release.wait(), 20)
             self._release.clear()
-        rest = wire.text_frame(" (done)") + wire.turn_ended_frame() + wire.end_frame() + self.tail
+        rest = wire.text_frame(" (done)") + wire.turn_ended_frame(*self.usage) + wire.end_frame() + self.tail
         self.sent.append(first + rest)
         writer.write(conn.send(h11.Data(data=rest)) + conn.send(h11.EndOfMessage()))
         await writer.drain()

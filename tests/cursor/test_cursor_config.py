@@ -25,6 +25,8 @@ BAD = [
     ("max_steps: 500", "cursor.max_steps", "at most 200"),
     ("turn_deadline_seconds: 1", "cursor.turn_deadline_seconds", "between 5 and 3600"),
     ("turn_deadline_seconds: soon", "cursor.turn_deadline_seconds", "must be a number"),
+    ("stream_wait_seconds: 0.5", "cursor.stream_wait_seconds", "between 1 and 3600"),
+    ("stream_wait_seconds: later", "cursor.stream_wait_seconds", "must be a number"),
 ]
 
 
@@ -32,17 +34,19 @@ def test_defaults_and_values(tmp_path: Path) -> None:
     cursor = load_config(profile="default").settings.cursor
     assert cursor.port is None and cursor.hosts == DEFAULT_HOSTS
     assert cursor.max_steps == 25 and cursor.turn_deadline_seconds == 600
+    assert cursor.stream_wait_seconds == 60
     path = tmp_path / "c.yaml"
     path.write_text(
         "cursor:\n  port: 8899\n  hosts: [API2.cursor.sh]\n"
         '  resolve: {api2.cursor.sh: "127.0.0.1:8443"}\n  upstream_ca_file: /tmp/ca.pem\n'
-        "  max_steps: 8\n  turn_deadline_seconds: 90\n"
+        "  max_steps: 8\n  turn_deadline_seconds: 90\n  stream_wait_seconds: 2.5\n"
     )
     cursor = load_config(config=str(path)).settings.cursor
     assert cursor.port == 8899 and cursor.hosts == ("api2.cursor.sh",)
     assert cursor.resolve == {"api2.cursor.sh": ("127.0.0.1", 8443)}
     assert cursor.upstream_ca_file == "/tmp/ca.pem"
     assert cursor.max_steps == 8 and cursor.turn_deadline_seconds == 90
+    assert cursor.stream_wait_seconds == 2.5
 
 
 @pytest.mark.parametrize(("line", "key", "fragment"), BAD)

@@ -114,6 +114,10 @@ def test_cloud_family_keeps_follow_ons_title_summary_subagent_at_origin_then_dec
     assert events(g, "StickyBound")[0]["target"] == "cloud"
     passthrough = g.server.wait_for("OriginPassthrough", 6)
     assert {p["backend"] for p in passthrough} == {"origin"}
+    # Each run's usage is what Cursor's own updates said: its token delta (no counts in turn-ended).
+    runs = passthrough[:3] + passthrough[4:]  # the title (index 3) is a unary call, not a run
+    assert [p["output_tokens"] for p in runs] == [4] * 5
+    assert all("output_tokens" not in p.get("estimated", ()) for p in runs)
     # Cursor saw every one of the cloud side's runs, and nothing of the last (local) one.
     assert len([p for p in fake_cursor.paths() if p.endswith("/RunSSE")]) == 5
 

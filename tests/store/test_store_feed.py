@@ -80,11 +80,12 @@ class Log:
         status: int = 200,
         ms: float = 40.0,
         fallback_from: str | None = None,
+        model: str | None = None,
     ) -> dict[str, Any]:
         kind = "FulfilledLocal" if side == "local" else "OriginPassthrough"
         data: dict[str, Any] = {
             "backend": backend,
-            "model": None,
+            "model": model,
             "status": status,
             "ms": ms,
             "complete": True,
@@ -105,7 +106,7 @@ def test_requests_pair_with_their_outcomes_first_in_first_out(tmp_path: Path) ->
         "UpstreamFailed", {"backend": "origin", "status": 529, "error": "overloaded\nmore"}, "t1"
     )
     o1 = lg.outcome("t1", ms=10, fallback_from="origin", backend="cloud2")
-    o2 = lg.outcome("t1", side="local", backend="ollama", ms=5, status=500)
+    o2 = lg.outcome("t1", side="local", backend="ollama", ms=5, status=500, model="qwen-local")
     lg.write(opened, d1, d2, failed, o1, o2)
     f = Feed(tmp_path)
     assert f.refresh() == 6
@@ -132,6 +133,8 @@ def test_requests_pair_with_their_outcomes_first_in_first_out(tmp_path: Path) ->
         "after /cloud",
     )
     assert (newest["status"], newest["answered_by"], newest["failures"]) == (500, "ollama", 0)
+    # The model that answered (the decision named none): the dashboard shows it beside the backend.
+    assert (newest["model"], newest["answered_model"], oldest["answered_model"]) == (None, "qwen-local", None)
 
 
 def test_refresh_reads_only_what_was_appended_and_waits_for_a_torn_line(tmp_path: Path) -> None:

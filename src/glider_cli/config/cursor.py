@@ -7,10 +7,13 @@
       upstream_ca_file: ~/corp-ca.pem  # trusted for Cursor's servers, besides the system store
       max_steps: 25                   # a local tool turn's model calls, at most
       turn_deadline_seconds: 600      # a local tool turn's time, at most
+      stream_wait_seconds: 60         # a routed run's RunSSE must open within this, else: abandoned
 
 `hosts` are glob patterns (`*` matches across dots). `resolve` maps a host name to `address:port`
 for intercepted and tunnelled connections alike. `max_steps` (1-200) and `turn_deadline_seconds`
 (5-3600) bound the agent loop Glider runs for a local Cursor turn that uses tools (`cursor.agent_loop`).
+`stream_wait_seconds` (1-3600): a run decided by Glider whose `RunSSE` the client has not opened by
+then (it sent the run's BidiAppend, then timed out or went away) is closed with `outcome: abandoned`.
 """
 
 from __future__ import annotations
@@ -21,9 +24,18 @@ from types import MappingProxyType
 from glider_cli.config.located import Checker, LDict, or_default
 from glider_cli.values import Frozen, init_fields
 
-CURSOR_KEYS = ("port", "hosts", "resolve", "upstream_ca_file", "max_steps", "turn_deadline_seconds")
+CURSOR_KEYS = (
+    "port",
+    "hosts",
+    "resolve",
+    "upstream_ca_file",
+    "max_steps",
+    "turn_deadline_seconds",
+    "stream_wait_seconds",
+)
 MAX_STEPS = 25
 TURN_DEADLINE = 600.0
+STREAM_WAIT = 60.0
 DEFAULT_HOSTS: tuple[str, ...] = ("api2.cursor.sh", "api5.cursor.sh", "*.api5.cursor.sh")
 _EMPTY: Mapping[str, tuple[str, int]] = MappingProxyType({})
 
@@ -35,6 +47,7 @@ class CursorSettings(Frozen):
     upstream_ca_file: str | None
     max_steps: int
     turn_deadline_seconds: float
+    stream_wait_seconds: float
 
     def __init__(
         self,
@@ -44,8 +57,10 @@ class CursorSettings(Frozen):
         upstream_ca_file: str | None = None,
         max_steps: int = MAX_STEPS,
         turn_deadline_seconds: float = TURN_DEADLINE,
+        stream_wait_seconds: float = STREAM_WAIT,
     ) -> None:
-        init_fields(self, port, hosts, resolve, upstream_ca_file, max_steps, turn_deadline_seconds)
+        limits = (max_steps, turn_deadline_seconds, stream_wait_seconds)
+        init_fields(self, port, hosts, resolve, upstream_ca_file, *limits)
 
 
 def parse_address(value: str) -> tuple[str, int] | None:
@@ -91,6 +106,11 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
         where, key = sec.where("turn_deadline_seconds"), "cursor.turn_deadline_seconds"
         ck.error(f"must be between 5 and 3600 seconds, got {deadline:g}", where, key=key)
         deadline = None
+    wait = ck.number(sec, "stream_wait_seconds", path="cursor")
+    if wait is not None and not 1 <= wait <= 3600:
+        where, key = sec.where("stream_wait_seconds"), "cursor.stream_wait_seconds"
+        ck.error(f"must be between 1 and 3600 seconds, got {wait:g}", where, key=key)
+        wait = None
     return CursorSettings(
         port=port,
         hosts=or_default(tuple(h.lower() for h in hosts) if hosts else None, d.hosts),
@@ -98,4 +118,5 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
         upstream_ca_file=ck.string(sec, "upstream_ca_file", path="cursor"),
         max_steps=or_default(steps, d.max_steps),
         turn_deadline_seconds=or_default(deadline, d.turn_deadline_seconds),
+        stream_wait_seconds=or_default(wait, d.stream_wait_seconds),
     )

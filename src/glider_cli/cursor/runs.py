@@ -26,6 +26,9 @@ messages. Per run:
   `fallback: none`). Anything else, and any body that cannot be read, is relayed byte for byte.
 - A RunSSE Cursor serves is relayed unchanged; each exec its server sends is recorded as a tool step
   `routing.tool_followup` would allow or deny (`cloud_steps`; a record only, Cursor's loop as is).
+- A run whose RunSSE has not come `stream_wait` seconds after its decision is closed with `outcome:
+  abandoned` (`cursor.abandon`); a RunSSE that comes later gets an end-of-stream error (a local
+  run) or goes to Cursor unrecorded.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from glider_cli.config.cursor import MAX_STEPS, TURN_DEADLINE
+from glider_cli.config.cursor import MAX_STEPS, STREAM_WAIT, TURN_DEADLINE
+from glider_cli.cursor.abandon import Abandon
 from glider_cli.cursor.agent_loop import AgentLoop
 from glider_cli.cursor.cloud_steps import watch
 from glider_cli.cursor.front import HttpRequest, HttpResponse
@@ -58,6 +62,7 @@ from glider_cli.protocol.cursor.classify import (
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.tool_policy import Policy
 from glider_cli.turns.lifecycle import Opened, Served
+from glider_cli.values import replace
 
 _PROTO = [(b"content-type", b"application/proto")]
 _STREAM = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
@@ -67,7 +72,7 @@ MAX_RUNS = 1024
 class Run:
     def __init__(self, rid: str) -> None:
         self.rid = rid
-        self.phase = "pending"  # pending | origin | local_wait | local | local_failed
+        self.phase = "pending"  # pending | origin | local_wait | local | local_failed | abandoned
         self.settled = asyncio.Event()  # set when the phase leaves pending / local_wait
         self.decided = asyncio.Event()  # set when the phase leaves pending
         self.held: list[tuple[int, HttpRequest, asyncio.Future[HttpResponse]]] = []
@@ -79,12 +84,15 @@ class Run:
         self.loop: AgentLoop | None = None  # a local turn that uses tools: Glider's agent loop
         self.error: BackendError | None = None
         self.usage = Usage()
+        self.cloud_usage = Usage()  # what Cursor's own updates said of a run it served (`cloud_steps`)
         self.fallback = True
         self.fallback_from: str | None = None  # the local backend Cursor took over from
         self.producer: asyncio.Task[Any] | None = None  # the local answer being read
+        self.streamed = asyncio.Event()  # set when the run's RunSSE arrives
+        self.closed = False  # its outcome is recorded
 
 
-class CursorRuns(Titles):
+class CursorRuns(Titles, Abandon):
     def __init__(
         self,
         network: Network,
@@ -94,8 +102,10 @@ class CursorRuns(Titles):
         heartbeat: float = 3.0,
         max_steps: int = MAX_STEPS,
         deadline: float = TURN_DEADLINE,
+        stream_wait: float = STREAM_WAIT,
     ) -> None:
         self.max_steps = max_steps
+        self.stream_wait = stream_wait
         self.deadline = deadline
         self.network = network
         self.pipeline = pipeline
@@ -152,8 +162,8 @@ class CursorRuns(Titles):
                 self._settle(run, "origin")
         if run.phase == "origin":
             return await relay(self.network, req)
-        if run.phase in ("local", "local_failed"):
-            if run.loop is not None:
+        if run.phase in ("local", "local_failed", "abandoned"):
+            if run.loop is not None and run.phase != "abandoned":
                 run.loop.deliver(app.message)  # an exec's answer, to the loop waiting for it
             return HttpResponse(200, list(_PROTO), w.EMPTY_APPEND_RESPONSE)
         fut: asyncio.Future[HttpResponse] = asyncio.get_running_loop().create_future()
@@ -186,6 +196,8 @@ class CursorRuns(Titles):
         local_ok = info.kind == "new_turn"
         opened = self.pipeline.open(to_chat(info, session), local_ok=local_ok, what=what)
         run.opened = opened
+        if opened is not None:
+            self._spawn(self._watch_stream(run))
         if opened is None or opened.decision.target != "local" or not local_ok:
             self._settle(run, "origin")
             return
@@ -282,6 +294,9 @@ class CursorRuns(Titles):
     def _close_local(
         self, run: Run, opened: Opened, status: int, started: float, *, complete: bool, gone: bool = False
     ) -> None:
+        if run.closed:
+            return
+        run.closed = True
         backend = self.pipeline.local_backend(opened)
         served = Served(
             backend.name,
@@ -304,6 +319,10 @@ class CursorRuns(Titles):
         if rid is None:
             return await relay(self.network, req)
         run = self._run(rid)
+        if run.closed and run.phase == "abandoned":
+            message = "glider: this run was abandoned (its stream did not open in time)"
+            return HttpResponse(200, list(_STREAM), w.end_stream({"code": "aborted", "message": message}))
+        run.streamed.set()
         if run.phase == "pending":
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(run.decided.wait(), self.hold)
@@ -313,7 +332,7 @@ class CursorRuns(Titles):
             await run.settled.wait()
             resp = await relay(self.network, req, self._origin_end(run))
             if resp.stream is not None and run.opened is not None:
-                resp.stream = watch(resp.stream, self._cloud_step(run))
+                resp.stream = watch(resp.stream, self._cloud_step(run), run.cloud_usage)
             return resp
         return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
 
@@ -331,8 +350,11 @@ class CursorRuns(Titles):
 
     def _origin_end(self, run: Run) -> Callable[[int, bool, float], None]:
         def end(status: int, complete: bool, ms: float) -> None:
-            if run.opened is not None:
+            if run.opened is not None and not run.closed:
+                run.closed = True
                 served = self.pipeline.served_origin(run.opened, status, ms, complete, run.fallback_from)
+                got = run.cloud_usage
+                served = replace(served, input_tokens=got.input_tokens, output_tokens=got.output_tokens)
                 self.pipeline.close(run.opened, served)
 
         return end

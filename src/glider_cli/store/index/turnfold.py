@@ -72,6 +72,9 @@ def routed_line(d: Mapping[str, Any]) -> str:
 def outcome_line(t: str, d: Mapping[str, Any]) -> str:
     status = f" status {d['status']}" if d.get("status") is not None else ""
     toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
+    if d.get("outcome") == "abandoned":  # a Cursor run whose stream the client never opened
+        where = _where(d) if t == ev.FULFILLED_LOCAL else d.get("backend") or "origin"
+        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}"
     if t == ev.FULFILLED_LOCAL:
         where = _where(d)
         return f"answered locally{' by ' + where if where else ''}{status}{toks}"

@@ -147,6 +147,8 @@ class _Request:
 
 def _outcome(d: Mapping[str, Any]) -> str:
     status = _int(d.get("status"))
+    if d.get("outcome") == "abandoned":
+        return "abandoned"
     if d.get("client_disconnected"):
         return "disconnected"
     if status is not None and status >= 400:

@@ -12,11 +12,12 @@ Contract:
   state (bound, reason, forced), the estimated tokens and `reason`: why, the reason of the trace line
   that decided (the rule's own matched line, else the last line that matched). Its outcome is the first later
   `FulfilledLocal` / `OriginPassthrough` of the same turn that no earlier request of that turn took
-  (first in, first out: the log has no request id), which fills status, ms, the backend that answered,
-  `fallback_from`, token counts, `complete` and `outcome` (None when the reply ended well, else
-  `cut`, `failed` or `refused`: a request the capability gate refused, its `RouteDecided` carrying
-  `refused`); an `UpstreamFailed` or `FallbackUsed` in between is counted on that same open request
-  (`failures`, `failed_backends`, `fallbacks`, `error`).
+  (first in, first out: the log has no request id), which fills status, ms, the backend that answered
+  and its model (`answered_by`, `answered_model`: the model the backend reported, where the decision
+  may name none), `fallback_from`, token counts, `complete` and `outcome` (None when the reply ended
+  well, else `cut`, `failed`, `abandoned` or `refused`: a request the capability gate refused, its
+  `RouteDecided` carrying `refused`); an `UpstreamFailed` or `FallbackUsed` in between is counted on
+  that same open request (`failures`, `failed_backends`, `fallbacks`, `error`).
   `TurnOpened` gives the turn's `ask` (shown with its new_turn request) and its client.
 - At most `max_requests` records are kept, newest last (`dropped` counts the older ones let go); at
   most `MAX_OPEN_TURNS` turns wait for an outcome (the least recently decided are dropped first).
@@ -84,6 +85,7 @@ class Request:
     status: int | None = None
     ms: float | None = None
     answered_by: str | None = None
+    answered_model: str | None = None
     fallback_from: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -300,6 +302,7 @@ class Feed:
         ms = d.get("ms")
         req.ms = float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None
         req.answered_by = _str(d.get("backend"))
+        req.answered_model = _shared(d.get("model"))
         req.fallback_from = _str(d.get("fallback_from"))
         req.input_tokens = _int(d.get("input_tokens"))
         req.output_tokens = _int(d.get("output_tokens"))

@@ -59,7 +59,7 @@
   }
 
   function rowCells(r) {
-    const where = [r.answered_by || r.backend, r.model].filter(Boolean).join(" · ");
+    const where = [r.answered_by || r.backend, r.answered_model || r.model].filter(Boolean).join(" · ");
     return [G.time(r.ts), G.side(r.side), r.rule, where, G.kind(r.kind), G.status(r.status, r.outcome), G.ms(r.ms), notes(r)];
   }
 
@@ -106,7 +106,7 @@
       state.open.get(ev.turn_id).shift();
       const d = ev.data || {};
       Object.assign(r, { status: d.status ?? 0, ms: d.ms ?? null, answered_by: d.backend || null,
-        fallback_from: d.fallback_from || null, outcome: d.outcome || null, error: r.error || d.error || null });
+        answered_model: d.model || null, fallback_from: d.fallback_from || null, outcome: d.outcome || null, error: r.error || d.error || null });
       render(r, true);
       statsSoon();
       episodesSoon();

@@ -80,7 +80,7 @@
       const opener = reqs.find((r) => r.kind === "new_turn");
       const home = opener ? opener.side : null;
       const rows = reqs.map((r) => [G.time(r.ts), G.kind(r.kind), G.side(r.side), r.rule,
-        [r.answered_by || r.backend, r.model].filter(Boolean).join(" · "), G.status(r.status, r.outcome), G.ms(r.ms), notes(r, home)]);
+        [r.answered_by || r.backend, r.answered_model || r.model].filter(Boolean).join(" · "), G.status(r.status, r.outcome), G.ms(r.ms), notes(r, home)]);
       const t = table(cols, rows);
       reqs.forEach((r, i) => {
         if (home && r.kind !== "new_turn" && r.side !== home && !r.forced) t.querySelectorAll("tbody tr")[i].classList.add("warn");
