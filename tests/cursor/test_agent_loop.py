@@ -15,10 +15,10 @@ import cursor_wire as wire
 import pytest
 from cursor_client import CursorClient, texts, trailer
 from cursor_exec import Executor, Leave
+from cursor_harness import cursor_yaml
 from fake_agent_model import MODEL, FakeAgentModel, last_tool_result, offered
 from fake_cursor import _fields
 
-from conftest import cursor_yaml
 from glider_cli.store.views.egress import audit
 
 pytestmark = pytest.mark.live

@@ -14,10 +14,10 @@ from typing import Any
 import cursor_wire as wire
 import pytest
 from cursor_client import CursorClient, trailer
+from cursor_harness import cursor_yaml
 from glider_harness import GliderServer
 from typer.testing import CliRunner
 
-from conftest import cursor_yaml
 from glider_cli.cli import app
 
 pytestmark = pytest.mark.live

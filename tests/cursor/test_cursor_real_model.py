@@ -10,8 +10,8 @@ from pathlib import Path
 import cursor_wire as wire
 import pytest
 from cursor_client import CursorClient, texts, trailer
+from cursor_harness import cursor_yaml
 
-from conftest import cursor_yaml
 from llama_server import LoggingRelay
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]

@@ -11,10 +11,10 @@ from pathlib import Path
 import cursor_wire as wire
 import pytest
 from cursor_client import CursorClient
+from cursor_harness import Glider, cursor_yaml
 from glider_harness import GliderServer
 from typer.testing import CliRunner
 
-from conftest import Glider, cursor_yaml
 from glider_cli.cli import app
 from glider_cli.commands.serve import request_line
 

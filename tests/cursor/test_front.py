@@ -13,9 +13,9 @@ import cursor_wire as wire
 import httpx
 import pytest
 from cursor_client import CursorClient, texts
+from cursor_harness import cursor_yaml
 from fake_cursor import SETTINGS_FRAME
 
-from conftest import cursor_yaml
 from fake_upstream import closed_port_url
 
 pytestmark = pytest.mark.live

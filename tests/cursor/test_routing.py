@@ -11,8 +11,8 @@ from typing import Any
 import cursor_wire as wire
 import pytest
 from cursor_client import CursorClient, texts, trailer
+from cursor_harness import cursor_yaml
 
-from conftest import cursor_yaml
 from fake_upstream import closed_port_url
 
 pytestmark = pytest.mark.live
