@@ -192,6 +192,7 @@ DEFERRED = (
     "glider_cli.server.store_worker",
     "glider_cli.server.session_api",
     "glider_cli.server.dashboard_api",
+    "glider_cli.server.ui.routes",  # the dashboard's pages
     "glider_cli.store.service",  # retention's first run, the context views
     "glider_cli.protocol.translate",  # the first call in another protocol than the client's
     "glider_cli.protocol.translate_stream",  # the first stream that is read

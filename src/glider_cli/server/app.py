@@ -21,8 +21,9 @@ Contract:
   APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
-  is answered as before). The context, session and dashboard APIs are placeholders until a request
-  first asks for one (`server.deferred`): a start imports none of their modules (issue 29).
+  is answered as before). The context, session and dashboard APIs and the pages are placeholders
+  until a request first asks for one (`server.deferred`): a start imports none of their modules
+  (issue 29).
 - Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
   `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
   `POST /api/router/reload`; `state.live` is the config and router in force.
@@ -125,7 +126,6 @@ def create_app(
         sink = writer
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
     from glider_cli.server.events_api import EventHub, events_routes
-    from glider_cli.server.ui.routes import ui_routes
 
     # The dashboard's live stream is woken each time the request path's events are written.
     hub = EventHub(live)
@@ -149,7 +149,7 @@ def create_app(
         *deferred(["/api/context"], lambda: _context_routes(home, settings.context, live, current)),
         *events_routes(home, settings.context, hub),
         *deferred(["/api/continuity", "/api/router/rules"], lambda: _dashboard_routes(config, router, home)),
-        *ui_routes(env.get("GLIDER_TOKEN") or None),
+        *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
         *gemini_routes(proxy, settings.server.max_body_bytes),
         *deferred(["/api/sessions"], lambda: _session_routes(home, settings.context, live)),
     ]
@@ -186,6 +186,12 @@ def _dashboard_routes(config: Config, router: Decider, home: Paths) -> list[Base
     from glider_cli.server.dashboard_api import dashboard_routes
 
     return dashboard_routes(config, router, home)
+
+
+def _ui_routes(token: str | None) -> list[BaseRoute]:
+    from glider_cli.server.ui.routes import ui_routes
+
+    return ui_routes(token)
 
 
 def _session_routes(home: Paths, settings: ContextSettings, live: EventWriter | None) -> list[BaseRoute]:
