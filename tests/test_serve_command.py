@@ -178,3 +178,62 @@ def test_serve_loads_neither_rich_nor_httpx_and_starts_no_worker(tmp_path: Path)
     }
     assert "glider_cli.server.app" in imported  # the import log is there
     assert not {"rich", "httpx"} & imported
+
+
+# What a plain `glider serve` start must not import (issue 29's cold start): each is loaded on first use.
+DEFERRED = (
+    "glider_cli.proxy.strategies.runner",  # a strategy's plan is served
+    "glider_cli.delegate.service",  # a workspace's turn is recorded, a delegate flag runs
+    "glider_cli.delegate.relay",
+    "glider_cli.delegate.compaction",
+    "glider_cli.delegate.permissions",  # `/allow`, `/deny`
+    "glider_cli.cursor.service",  # only with cursor.port
+    "glider_cli.server.context_api",  # the dashboard's and the context API's first request
+    "glider_cli.server.store_worker",
+    "glider_cli.server.session_api",
+    "glider_cli.server.dashboard_api",
+    "glider_cli.server.ui.routes",  # the dashboard's pages
+    "glider_cli.store.service",  # retention's first run, the context views
+    "glider_cli.protocol.translate",  # the first call in another protocol than the client's
+    "glider_cli.protocol.translate_stream",  # the first stream that is read
+)
+
+
+def test_serve_answers_a_plain_request_without_loading_what_it_does_not_need(tmp_path: Path) -> None:
+    from fake_upstream import FakeUpstream
+
+    with FakeUpstream(models=("claude-x",)) as fake:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(
+            f"extends: default\nbackends:\n  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
+            encoding="utf-8",
+        )
+        port = _free_port()
+        env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "PYTHONPROFILEIMPORTTIME": "1"}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            _wait_up(proc, port)
+            body = {
+                "model": "claude-x",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "/cloud hi"}],
+            }
+            r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+            assert r.status_code == 200, r.text
+            # The deferred routes still answer (and load their modules then).
+            r = httpx.get(f"http://127.0.0.1:{port}/api/continuity", timeout=30)
+            assert r.status_code != 404, r.text
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=30)
+    lines = [line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")]
+    assert "glider_cli.server.app" in lines  # the import log is there
+    before = set(lines[: lines.index("glider_cli.server.dashboard_api")])
+    assert sorted(set(DEFERRED) & before) == []

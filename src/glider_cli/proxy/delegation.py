@@ -18,6 +18,9 @@ Contract (the calls `delegate.service` documents for the proxy):
   runs nothing; an unknown, used or expired token is said so. None when the text says neither.
 - The lifespan calls `start()` (the background compaction worker) and `close()`.
 Events from these calls go to the thread-safe sink given here (the EventWriter), not the loop-only one.
+- Start-up cost: `delegate.service`, `delegate.relay`, `delegate.permissions` and the compaction
+  worker are imported and built when a turn first needs them (a turn from a client that names a
+  workspace, a delegate flag, `/allow` or `/deny`), not when `glider serve` starts (issue 29).
 """
 
 from __future__ import annotations
@@ -26,17 +29,19 @@ import asyncio
 import secrets
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from glider_cli.config.settings import Settings
-from glider_cli.delegate import permissions, relay, service
 from glider_cli.delegate import workspace as ws
-from glider_cli.delegate.compaction import Compactor
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
 from glider_cli.protocol import turn_keys
 from glider_cli.proxy.delegate_reply import Running
 from glider_cli.store.eventlog.events import CONTINUITY_WRITE_FAILED
+
+if TYPE_CHECKING:
+    from glider_cli.config.settings import Settings
+    from glider_cli.delegate.compaction import Compactor
+    from glider_cli.delegate.permissions import Grants
 
 
 class Delegation:
@@ -49,16 +54,35 @@ class Delegation:
         self.events = events
         self.compactor: Compactor | None = None
         self._pending: set[asyncio.Future[Any]] = set()
-        self.grants = permissions.Grants()
+        self._grants: Grants | None = None
+        self._started = False
+
+    @property
+    def grants(self) -> Grants:
+        """The one-shot permission tokens (`delegate.permissions.Grants`), made on first use."""
+        if self._grants is None:
+            from glider_cli.delegate.permissions import Grants
+
+            self._grants = Grants()
+        return self._grants
 
     def start(self) -> None:
-        self.compactor = service.make_compactor(
-            self.paths, self.settings, environ=self.environ, events=self.events
-        )
+        """From now on the compaction worker exists: built when a turn first needs it."""
+        self._started = True
+
+    def _compactor(self) -> Compactor | None:
+        if self.compactor is None and self._started:
+            from glider_cli.delegate import service
+
+            self.compactor = service.make_compactor(
+                self.paths, self.settings, environ=self.environ, events=self.events
+            )
+        return self.compactor
 
     async def close(self) -> None:
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        self._started = False
         if self.compactor is not None:
             self.compactor.close()
             self.compactor = None
@@ -67,6 +91,8 @@ class Delegation:
         workspace = ws.from_request(chat)
         if workspace is None or turn_keys.delegate_of(chat.headers):
             return
+        from glider_cli.delegate import service
+
         work = partial(
             service.record_turn,
             self.paths,
@@ -75,7 +101,7 @@ class Delegation:
             chat.last_user_text,
             ws.client_name(chat.headers),
             events=self.events,
-            compactor=self.compactor,
+            compactor=self._compactor(),
             environ=self.environ,
         )
         fut = asyncio.get_running_loop().run_in_executor(None, work)
@@ -90,6 +116,8 @@ class Delegation:
 
     def begin(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> Running:
         loop = asyncio.get_running_loop()
+        from glider_cli.delegate import service
+
         running = Running(loop)
         found = service.parse_flag(chat.last_user_text)
         task = found[1] if found else chat.last_user_text
@@ -110,7 +138,7 @@ class Delegation:
             ws.client_name(chat.headers),
             events=self.events,
             environ=turn_keys.delegate_env(self.environ, turn_id or secrets.token_hex(8)),
-            compactor=self.compactor,
+            compactor=self._compactor(),
             turn_id=turn_id,
             cancel=running.stop,
             progress=running.report,
@@ -124,6 +152,7 @@ class Delegation:
         text = chat.last_user_text
         if "/allow" not in text and "/deny" not in text:  # every new turn passes here: most carry neither
             return None
+        from glider_cli.delegate import permissions, relay
         from glider_cli.router.triggers import typed_text
 
         found = permissions.answer(typed_text(text))
@@ -151,7 +180,7 @@ class Delegation:
             pending,
             events=self.events,
             environ=turn_keys.delegate_env(self.environ, turn_id or secrets.token_hex(8)),
-            compactor=self.compactor,
+            compactor=self._compactor(),
             turn_id=turn_id,
             cancel=running.stop,
             progress=running.report,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -37,10 +37,7 @@ from glider_cli.backends.headers import response_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import EventSink, RouteDecision
 from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
-from glider_cli.protocol import translate
 from glider_cli.protocol.errors import error_bytes, upstream_text
-from glider_cli.protocol.openai_chat import CUT
-from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter, stream_error
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import (
     JSON_HEADERS,
@@ -57,6 +54,9 @@ from glider_cli.proxy.outgoing import build_call
 from glider_cli.proxy.reply import Reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Served, Turns
+
+if TYPE_CHECKING:
+    from glider_cli.protocol.translate_stream import StreamConverter, StreamTranslator
 
 # Failures that say nothing new of whether a local server is up (it answered; it was not tried).
 _NOT_DOWN = (UpstreamStatus, BackendOpen)
@@ -232,6 +232,8 @@ class Dispatch:
             msg = upstream_text(data, f"upstream answered {status}")
             reply = self.error(job.inb.protocol, status, msg, route)
         else:
+            from glider_cli.protocol import translate  # a translated call's (see the module notes)
+
             model = chat.model or call.model or ""
             out = translate.response_bytes_to(
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
@@ -258,16 +260,20 @@ class Dispatch:
         estimate = None
         if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
             estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
-        convert = (
-            None
-            if call.passthrough
-            else stream_converter(
-                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
-            )
-        )
         # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
         local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
-        watch = StreamTranslator(inb.protocol, inb.protocol, model=model) if local_chat else None
+        convert: StreamConverter | None = None
+        watch: StreamTranslator | None = None
+        if not call.passthrough or local_chat:
+            # Imported by the first stream that is read (`protocol.translate_stream`), not at start.
+            from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter
+
+            if not call.passthrough:
+                convert = stream_converter(
+                    inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
+                )
+            if local_chat:
+                watch = StreamTranslator(inb.protocol, inb.protocol, model=model)
 
         def said() -> str | None:
             return convert.failure if convert is not None else watch.failure if watch is not None else None
@@ -322,6 +328,8 @@ class Dispatch:
             except BackendError as exc:
                 failure = exc
                 message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
+                from glider_cli.protocol.translate_stream import stream_error
+
                 yield (
                     stream_error(inb.protocol, message, model=model)
                     if convert is None
@@ -377,6 +385,8 @@ class Dispatch:
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
             self.closing.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+            from glider_cli.protocol.openai_chat import CUT
+
             end = "cut" if CUT in failure.message else "failed"
         calls: list[Any] = []
         if served is not None and job.tap is not None:

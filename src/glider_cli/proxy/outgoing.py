@@ -17,7 +17,7 @@ import orjson
 from glider_cli.backends.headers import upstream_headers
 from glider_cli.backends.registry import Backend, model_for
 from glider_cli.domain import RouteDecision
-from glider_cli.protocol import gemini_request, structured, translate
+from glider_cli.protocol import gemini_request, structured
 from glider_cli.proxy.calls import CLIENT_PATH, Call, Inbound
 from glider_cli.proxy.local_path import LocalPath
 
@@ -54,6 +54,8 @@ def build_call(
         url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
         headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
         return Call(backend, True, url, headers, raw, model or body.get("model"))
+    from glider_cli.protocol import translate  # only a translated call needs it (not imported at start)
+
     window = local.window(backend.name) if local is not None else None
     tb = translate.request_to(
         backend.wire,

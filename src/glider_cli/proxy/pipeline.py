@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -81,11 +81,13 @@ from glider_cli.proxy.dispatch import Dispatch, Observer
 from glider_cli.proxy.failed import do_not_retry
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply, Scope
-from glider_cli.proxy.strategies.runner import Orchestrator
 from glider_cli.proxy.title_wait import PromptWaits
 from glider_cli.router.decide import Gate
 from glider_cli.store.eventlog.events import BACKEND_CLOSED, BACKEND_OPENED
 from glider_cli.turns.lifecycle import Decider, Served, Turns
+
+if TYPE_CHECKING:
+    from glider_cli.proxy.strategies.runner import Orchestrator
 
 __all__ = ["Decider", "Inbound", "Proxy", "route_header"]
 
@@ -147,7 +149,18 @@ class Proxy:
         self.error = self.dispatch.error
         # Header names as received -> lower-case str: clients send the same few dozen names every time.
         self._header_names: dict[bytes, str] = {}
-        self.orchestrator = Orchestrator(self.dispatch, orchestration) if orchestration is not None else None
+        self._orchestration = orchestration
+        self._orchestrator: Orchestrator | None = None
+
+    @property
+    def orchestrator(self) -> Orchestrator | None:
+        """What serves a strategy's plan (`proxy.strategies.runner`): imported and built on first use,
+        so a start without a strategy in play does not load it (issue 29)."""
+        if self._orchestrator is None and self._orchestration is not None:
+            from glider_cli.proxy.strategies.runner import Orchestrator
+
+            self._orchestrator = Orchestrator(self.dispatch, self._orchestration)
+        return self._orchestrator
 
     # ------------------------------------------------------------------------------ inbound
 

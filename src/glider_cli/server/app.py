@@ -21,7 +21,9 @@ Contract:
   APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
-  is answered as before).
+  is answered as before). The context, session and dashboard APIs and the pages are placeholders
+  until a request first asks for one (`server.deferred`): a start imports none of their modules
+  (issue 29).
 - Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
   `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
   `POST /api/router/reload`; `state.live` is the config and router in force.
@@ -42,7 +44,7 @@ import asyncio
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -58,15 +60,19 @@ from glider_cli.proxy.pipeline import Decider, Proxy, RefusedObserver
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
+from glider_cli.server.deferred import deferred
 from glider_cli.server.http_json import EXCEPTION_HANDLERS
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from glider_cli.config.model import Config
+    from glider_cli.config.settings import ContextSettings
     from glider_cli.paths import Paths
     from glider_cli.server.events_api import EventHub
-    from glider_cli.server.reload import Reloader
+    from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
 
 
@@ -95,14 +101,12 @@ def create_app(
     refused_observer: RefusedObserver | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
-    from glider_cli.server.context_api import context_routes
     from glider_cli.server.gemini_api import gemini_routes
     from glider_cli.server.info_routes import info_routes
     from glider_cli.server.model_routes import model_endpoints, model_routes
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.server.router_api import router_routes
     from glider_cli.server.rules_edit_api import rules_edit_routes
-    from glider_cli.server.session_api import session_routes
     from glider_cli.store.eventlog.writer import EventWriter
 
     env = os.environ if environ is None else environ
@@ -121,9 +125,7 @@ def create_app(
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
-    from glider_cli.server.dashboard_api import dashboard_routes
     from glider_cli.server.events_api import EventHub, events_routes
-    from glider_cli.server.ui.routes import ui_routes
 
     # The dashboard's live stream is woken each time the request path's events are written.
     hub = EventHub(live)
@@ -143,12 +145,13 @@ def create_app(
         *model_routes(config, endpoints),
         *router_routes(current, reloader),
         *rules_edit_routes(current, reloader, home.home),
-        *context_routes(home, settings.context, live, lambda: current.config.settings.pricing),
+        # Built on the first request for one of them (`server.deferred`): not needed to serve a model call.
+        *deferred(["/api/context"], lambda: _context_routes(home, settings.context, live, current)),
         *events_routes(home, settings.context, hub),
-        *dashboard_routes(config, router, home),
-        *ui_routes(env.get("GLIDER_TOKEN") or None),
+        *deferred(["/api/continuity", "/api/router/rules"], lambda: _dashboard_routes(config, router, home)),
+        *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
         *gemini_routes(proxy, settings.server.max_body_bytes),
-        *session_routes(home, settings.context, live),
+        *deferred(["/api/sessions"], lambda: _session_routes(home, settings.context, live)),
     ]
     lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home)
     # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
@@ -171,6 +174,32 @@ def create_app(
     return GliderApp(inner, Deadlines(gate, limits))
 
 
+def _context_routes(
+    home: Paths, settings: ContextSettings, live: EventWriter | None, current: LiveConfig
+) -> list[BaseRoute]:
+    from glider_cli.server.context_api import context_routes
+
+    return context_routes(home, settings, live, lambda: current.config.settings.pricing)
+
+
+def _dashboard_routes(config: Config, router: Decider, home: Paths) -> list[BaseRoute]:
+    from glider_cli.server.dashboard_api import dashboard_routes
+
+    return dashboard_routes(config, router, home)
+
+
+def _ui_routes(token: str | None) -> list[BaseRoute]:
+    from glider_cli.server.ui.routes import ui_routes
+
+    return ui_routes(token)
+
+
+def _session_routes(home: Paths, settings: ContextSettings, live: EventWriter | None) -> list[BaseRoute]:
+    from glider_cli.server.session_api import session_routes
+
+    return session_routes(home, settings, live)
+
+
 def _proxy(
     config: Config,
     env: Mapping[str, str],
@@ -188,7 +217,7 @@ def _proxy(
 
     from glider_cli import paths as paths_mod
     from glider_cli.protocol.parse import parse_request
-    from glider_cli.proxy.strategies.runner import planner
+    from glider_cli.router.plan import Planner
     from glider_cli.store.eventlog.events import IdGenerator
     from glider_cli.store.eventlog.writer import EventWriter
     from glider_cli.turns.lifecycle import Turns
@@ -199,7 +228,12 @@ def _proxy(
     ids = IdGenerator()
     local_only = config.routing.local_only
     # A strategy that operates gets its plan from Turns.open (`router.plan.Planner`).
-    plans = planner(registry, settings.orchestration)
+    # (`proxy.strategies.runner.planner`, inlined: the runner is imported when a strategy first runs.)
+    sides = {name: registry.get(name).side for name in registry.names()}
+    defaults = {
+        s: (b.name if (b := registry.default_for(s)) is not None else None) for s in ("local", "cloud")
+    }
+    plans = Planner(settings.orchestration, sides, defaults)
     turns = Turns(
         router,
         settings.sticky,
@@ -229,14 +263,17 @@ def _proxy(
     )
 
 
-def _retention(writer: EventWriter) -> Coroutine[Any, Any, None]:
-    """Daily pruning of the writer's day files (`server.retention`), recorded through the writer."""
+async def _retention(writer: EventWriter) -> None:
+    """Daily pruning of the writer's day files (`server.retention`), recorded through the writer. The
+    store is imported after the first delay, not at start (issue 29's cold start)."""
+    from glider_cli.server import retention
+
+    await asyncio.sleep(retention.FIRST_DELAY)
     from glider_cli.paths import Paths
-    from glider_cli.server.retention import run_retention
     from glider_cli.store.service import ContextStore
 
     store = ContextStore(Paths(home=writer.context_dir.parent), writer.settings)
-    return run_retention(store, writer)
+    await retention.run_retention(store, writer, first_delay=0.0)
 
 
 async def _start_cursor(app: Starlette, proxy: Proxy, config: Config | None, home: Paths | None) -> Any:

@@ -32,9 +32,10 @@ if TYPE_CHECKING:
 
 
 def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
-    from glider_cli.server.ui.routes import wants_page
-
     async def root(request: Request) -> Response:
+        # (imported here: the pages' module is loaded by the first request that may want one, not at start)
+        from glider_cli.server.ui.routes import wants_page
+
         if wants_page(request):  # a browser: the dashboard
             return RedirectResponse("/ui/", status_code=307)
         return Response(b"glider\n" if request.method == "GET" else b"", media_type="text/plain")

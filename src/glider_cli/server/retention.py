@@ -10,11 +10,14 @@ is recorded and the next one still happens; cancelling the task (shutdown) stops
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from glider_cli.domain import EventSink
 from glider_cli.errors import StoreError
 from glider_cli.store.eventlog.events import EVENTS_PRUNED
-from glider_cli.store.service import ContextStore
+
+if TYPE_CHECKING:
+    from glider_cli.store.service import ContextStore
 
 DAY = 86_400.0
 # The first run waits this long after startup (read at call time).
