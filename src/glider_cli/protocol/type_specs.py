@@ -11,6 +11,7 @@ value's size; the path is only built on the way out of an error.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -43,13 +44,13 @@ class Bad(Exception):
         self.path: list[str | int] = []
 
 
-class Spec:
+class Spec(ABC):
     """One shape: `check(value)` raises `Bad` when `value` (not None) is not of it."""
 
     what = "a value"
 
-    def check(self, value: Any) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def check(self, value: Any) -> None: ...
 
 
 class Leaf(Spec):

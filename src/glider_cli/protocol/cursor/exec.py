@@ -116,26 +116,24 @@ class Request:
 
     def tool_call(self, result: pb.ExecClientMessage | None = None) -> pb.ToolCall:
         tc = pb.ToolCall()
-        m = self.message
-        if self.kind == "shell_args":
-            tc.shell_tool_call.args.CopyFrom(m.shell_args)
-            if result is not None and result.HasField("shell_result"):
-                tc.shell_tool_call.result.CopyFrom(result.shell_result)
-        elif self.kind == "read_args":
-            tc.read_tool_call.args.CopyFrom(m.read_args)
-            if result is not None and result.HasField("read_result"):
-                tc.read_tool_call.result.CopyFrom(result.read_result)
-        elif self.kind == "grep_args":
-            tc.grep_tool_call.args.CopyFrom(m.grep_args)
-            if result is not None and result.HasField("grep_result"):
-                tc.grep_tool_call.result.CopyFrom(result.grep_result)
-        elif self.kind == "ls_args":
-            tc.ls_tool_call.args.CopyFrom(m.ls_args)
-            if result is not None and result.HasField("ls_result"):
-                tc.ls_tool_call.result.CopyFrom(result.ls_result)
-        elif self.kind == "delete_args":
-            tc.delete_tool_call.args.CopyFrom(m.delete_args)
+        step = _STEPS.get(self.kind)
+        if step is not None:  # write and edit steps have no ToolCall member (the fact sheet lists none)
+            member, result_field = step
+            call = getattr(tc, member)
+            call.args.CopyFrom(getattr(self.message, self.kind))
+            if result_field is not None and result is not None and result.HasField(result_field):
+                call.result.CopyFrom(getattr(result, result_field))
         return tc
+
+
+# An exec member -> the ToolCall member that shows its step, and the exec result that completes it.
+_STEPS: dict[str, tuple[str, str | None]] = {
+    "shell_args": ("shell_tool_call", "shell_result"),
+    "read_args": ("read_tool_call", "read_result"),
+    "grep_args": ("grep_tool_call", "grep_result"),
+    "ls_args": ("ls_tool_call", "ls_result"),
+    "delete_args": ("delete_tool_call", None),
+}
 
 
 def read(path: str, call_id: str, offset: int | None = None, limit: int | None = None) -> Request:
