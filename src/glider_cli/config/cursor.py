@@ -76,10 +76,7 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
     d = CursorSettings()
     if sec is None:
         return d
-    port = ck.integer(sec, "port", path="cursor", minimum=0)
-    if port is not None and port > 65535:
-        ck.error(f"must be a TCP port (0-65535), got {port}", sec.where("port"), key="cursor.port")
-        port = None
+    port = ck.port(sec, "port", path="cursor")
     hosts = ck.str_list(sec, "hosts", path="cursor")
     for h in hosts or ():
         if not h.strip() or " " in h:
@@ -97,20 +94,9 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
             )
             continue
         resolve[name.lower()] = addr
-    steps = ck.integer(sec, "max_steps", path="cursor", minimum=1)
-    if steps is not None and steps > 200:
-        ck.error(f"must be at most 200, got {steps}", sec.where("max_steps"), key="cursor.max_steps")
-        steps = None
-    deadline = ck.number(sec, "turn_deadline_seconds", path="cursor")
-    if deadline is not None and not 5 <= deadline <= 3600:
-        where, key = sec.where("turn_deadline_seconds"), "cursor.turn_deadline_seconds"
-        ck.error(f"must be between 5 and 3600 seconds, got {deadline:g}", where, key=key)
-        deadline = None
-    wait = ck.number(sec, "stream_wait_seconds", path="cursor")
-    if wait is not None and not 1 <= wait <= 3600:
-        where, key = sec.where("stream_wait_seconds"), "cursor.stream_wait_seconds"
-        ck.error(f"must be between 1 and 3600 seconds, got {wait:g}", where, key=key)
-        wait = None
+    steps = ck.integer(sec, "max_steps", path="cursor", minimum=1, maximum=200)
+    deadline = ck.number(sec, "turn_deadline_seconds", path="cursor", between=(5, 3600), unit="seconds")
+    wait = ck.number(sec, "stream_wait_seconds", path="cursor", between=(1, 3600), unit="seconds")
     return CursorSettings(
         port=port,
         hosts=or_default(tuple(h.lower() for h in hosts) if hosts else None, d.hosts),

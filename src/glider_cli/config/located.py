@@ -168,26 +168,69 @@ class Checker:
         return result
 
     def integer(
-        self, m: LDict, key: str, *, path: str, rule: str | None = None, minimum: int | None = None
+        self,
+        m: LDict,
+        key: str,
+        *,
+        path: str,
+        rule: str | None = None,
+        minimum: int | None = None,
+        maximum: int | None = None,
     ) -> int | None:
         value: int | None = self._get(
             m, key, path, rule, "an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)
         )
-        if value is not None and minimum is not None and value < minimum:
-            self.error(
-                f"must be at least {minimum}, got {value}", m.where(key), key=f"{path}.{key}", rule=rule
-            )
+        if value is None:
+            return None
+        why = None
+        if minimum is not None and value < minimum:
+            why = f"must be at least {minimum}, got {value}"
+        elif maximum is not None and value > maximum:
+            why = f"must be at most {maximum}, got {value}"
+        if why is not None:
+            self.error(why, m.where(key), key=f"{path}.{key}", rule=rule)
             return None
         return value
 
-    def number(self, m: LDict, key: str, *, path: str, rule: str | None = None) -> float | None:
+    def port(self, m: LDict, key: str, *, path: str) -> int | None:
+        """A TCP port (0 asks the system for a free one)."""
+        value: int | None = self._get(
+            m, key, path, None, "an integer", lambda v: isinstance(v, int) and not isinstance(v, bool)
+        )
+        if value is not None and not 0 <= value <= 65535:
+            self.error(f"must be a TCP port (0-65535), got {value}", m.where(key), key=f"{path}.{key}")
+            return None
+        return value
+
+    def number(
+        self,
+        m: LDict,
+        key: str,
+        *,
+        path: str,
+        rule: str | None = None,
+        between: tuple[float, float] | None = None,
+        at_most: float | None = None,
+        unit: str = "",
+    ) -> float | None:
+        """A number, never negative; `between` (inclusive) or `at_most` bound it, said in `unit`."""
         value = self._get(
             m, key, path, rule, "a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool)
         )
-        if value is not None and value < 0:
-            self.error(f"must not be negative, got {value}", m.where(key), key=f"{path}.{key}", rule=rule)
+        if value is None:
             return None
-        return None if value is None else float(value)
+        unit = f" {unit}" if unit else ""
+        why = None
+        if between is not None and not between[0] <= value <= between[1]:
+            why = f"must be between {between[0]:g} and {between[1]:g}{unit}, got {value:g}"
+        elif value < 0:
+            why = f"must not be negative, got {value}"
+        elif at_most is not None and value > at_most:
+            why = f"must be at most {at_most:g}{unit}, got {value:g}"
+        if why is not None:
+            self.error(why, m.where(key), key=f"{path}.{key}", rule=rule)
+            return None
+        return float(value)
 
     def string(
         self, m: LDict, key: str, *, path: str, rule: str | None = None, choices: Sequence[str] | None = None

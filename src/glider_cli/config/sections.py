@@ -127,10 +127,7 @@ def read_server(ck: Checker, top: LDict) -> ServerSettings:
     d = ServerSettings()
     if sec is None:
         return d
-    port = ck.integer(sec, "port", path="server", minimum=0)
-    if port is not None and port > 65535:
-        ck.error(f"must be a TCP port (0-65535), got {port}", sec.where("port"), key="server.port")
-        port = None
+    port = ck.port(sec, "port", path="server")
     return ServerSettings(
         host=or_default(ck.string(sec, "host", path="server"), d.host),
         port=or_default(port, d.port),
@@ -203,12 +200,7 @@ def read_sticky(ck: Checker, routing: LDict) -> StickySettings:
 
 def _title_wait(ck: Checker, sec: LDict) -> float | None:
     """`routing.sticky.title_wait_seconds`: a short bound (a title holds its request while it waits)."""
-    value = ck.number(sec, "title_wait_seconds", path="routing.sticky")
-    if value is not None and value > 10:
-        where, key = sec.where("title_wait_seconds"), "routing.sticky.title_wait_seconds"
-        ck.error(f"must be at most 10 seconds, got {value:g}", where, key=key)
-        return None
-    return value
+    return ck.number(sec, "title_wait_seconds", path="routing.sticky", at_most=10, unit="seconds")
 
 
 def read_tool_followup(ck: Checker, routing: LDict) -> ToolFollowupSettings:
