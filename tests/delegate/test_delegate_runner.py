@@ -10,7 +10,7 @@ from delegate_helpers import git_status
 
 from fixtures.fake_agents.install import runs
 from glider_cli.config.settings import DelegateSettings
-from glider_cli.delegate import git_state, runner
+from glider_cli.delegate import changes, runner
 from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
@@ -111,10 +111,9 @@ def test_changed_files_come_from_git_status(vendor: str, fake_agents, git_worksp
 
 
 def test_modified_dirty_file_is_detected(tmp_path: Path, git_workspace: Path) -> None:
-    before = git_state.git_snapshot(git_workspace)
+    before = changes.take(git_workspace, tmp_path / "scratch")
     (git_workspace / "notes.txt").write_text("changed again\n")
-    after = git_state.git_snapshot(git_workspace)
-    assert git_state.changed_files(git_workspace, before, after) == ["notes.txt"]
+    assert [f.path for f in before.changes().files] == ["notes.txt"]
 
 
 def test_missing_command_is_a_delegate_error_and_leaves_no_run_dir(git_workspace: Path) -> None:

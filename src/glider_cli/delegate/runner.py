@@ -18,8 +18,8 @@ Contract:
   logged in · Please run /login"), so the person who asked sees why.
 - `progress(line)`, when given, gets what the vendor reports while it works (`Adapter.progress` of
   each complete stdout line: codex's commands and messages), on the capture thread.
-- Changed files are `git status` (plus HEAD and content hashes of dirty files: `delegate.git_state`)
-  before vs after, merged with the files the vendor itself reports (codex `file_change`).
+- Changed files are the paths of `changes` (one snapshot of the workspace before and after the run:
+  `delegate.changes`), merged with the files the vendor itself reports (codex `file_change`).
 - `changes` is what the run changed as a diff (`delegate.changes`: git trees, or a file walk outside a
   repository), from the workspace alone, never from the vendor's report; its scratch folder is under
   `$GLIDER_HOME/run` and removed with the run's.
@@ -43,7 +43,6 @@ from glider_cli.delegate import changes as changes_mod
 from glider_cli.delegate.agents import Adapter, Outcome
 from glider_cli.delegate.changes import NONE as NO_CHANGES
 from glider_cli.delegate.changes import Changes
-from glider_cli.delegate.git_state import GitSnapshot, changed_files, git_snapshot
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.errors import DelegateError
 from glider_cli.values import Frozen, init_fields, replace
@@ -222,7 +221,6 @@ def run(
     `grant` (session id, rules) resumes that run with exactly those rules allowed (`Adapter.build`)."""
     if not workspace.is_dir():
         raise DelegateError(f"workspace {workspace} is not a directory")
-    before = git_snapshot(workspace)
     scratch = make_run_dir(run_root, f"{adapter.vendor}-changes")
     try:
         snap = changes_mod.take(workspace, scratch)
@@ -240,13 +238,14 @@ def run(
             progress,
             grant,
         )
-        return replace(result, files=_merged(workspace, before, result), changes=snap.changes())
+        changed = snap.changes()
+        return replace(result, files=_merged(changed, result), changes=changed)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _merged(workspace: Path, before: GitSnapshot | None, result: RunResult) -> tuple[str, ...]:
-    files = changed_files(workspace, before, git_snapshot(workspace))
+def _merged(changed: Changes, result: RunResult) -> tuple[str, ...]:
+    files = [f.path for f in changed.files]
     return tuple(files + [f for f in result.files if f not in files])
 
 
