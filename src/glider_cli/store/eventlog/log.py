@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -294,3 +295,16 @@ def read_typed(path: Path, type_: str, stats: ReadStats | None = None) -> list[d
 def parse_lines(lines: list[bytes], stats: ReadStats) -> list[dict[str, Any]]:
     """The readable events of these complete lines (no newlines), counted into `stats` as `read_file` does."""
     return _parse_lines(lines, stats)
+
+
+def file_ident(path: Path) -> str | None:
+    """A day file's identity: its inode and a checksum of its first 64 bytes (None while it is shorter).
+    The turn index (`store.index.index_day`) and the usage digests (`store.views.usage_read`) key what
+    they keep of a day file by it, so a file replaced under the same name is read anew."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+            ino = os.fstat(fh.fileno()).st_ino
+    except OSError:
+        return None
+    return f"{ino}-{zlib.crc32(head):08x}" if len(head) == 64 else None

@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-import zlib
 from pathlib import Path
 
 import orjson
 
 from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.log import file_ident
 from glider_cli.store.index.turnfold import Digest, TurnFold, digest
 
 INDEX_DIR = "index"
@@ -40,17 +40,6 @@ def turns_path(context_dir: Path, day: str) -> Path:
 
 def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes:
     return orjson.dumps({"v": VERSION, "file": ident, "at": [start, end], "e": digests}) + b"\n"
-
-
-def file_ident(path: Path) -> str | None:
-    """The day file's identity (see the module contract); None while it has fewer than 64 bytes."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-            ino = os.fstat(fh.fileno()).st_ino
-    except OSError:
-        return None
-    return f"{ino}-{zlib.crc32(head):08x}" if len(head) == 64 else None
 
 
 class IndexAppender:

@@ -8,7 +8,7 @@ Files, under `<context dir>/index/` (the day files stay the source of truth):
     events-YYYY-MM-DD.usage   {"v": 1, "file": <ident>, "size": N, "digest": Digest.to_json()}
 
 `size` is how many bytes of the day file the digest covers (whole lines). A day file whose ident
-(`store.index_day.file_ident`) is the kept one's and that is at least `size` long is read on from
+(`store.eventlog.log.file_ident`) is the kept one's and that is at least `size` long is read on from
 `size` only (appended lines); any other is read whole again. Only the complete lines that name one of
 `USAGE_TYPES` (`"type":"<T>"`, as `store.log.encode` writes it) are parsed. The file is written again
 (a temporary file, then renamed) when the digest grew; a home that cannot be written is only read.
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog.log import file_ident
 from glider_cli.store.views.usage import USAGE_TYPES, Digest
 
 VERSION = 2
@@ -37,18 +37,6 @@ INDEX_DIR = "index"  # store.index_day's directory
 
 def index_dir(context_dir: Path) -> Path:
     return context_dir / INDEX_DIR
-
-
-def file_ident(path: Path) -> str | None:
-    """A day file's identity as `store.index_day.file_ident` makes it (its inode and a checksum of its
-    first 64 bytes; None while it is shorter), without importing the turn index (a faster start)."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-            ino = os.fstat(fh.fileno()).st_ino
-    except OSError:
-        return None
-    return f"{ino}-{zlib.crc32(head):08x}" if len(head) == 64 else None
 
 
 _NEEDLES = tuple(b'"type":' + orjson.dumps(t) for t in USAGE_TYPES)
