@@ -45,7 +45,7 @@ def request_line(job: Any, served: Any) -> str:
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
     gone = " client left" if served.disconnected else ""
     model = model_label(served.model) if served.model else "-"
-    end = f" {served.end}" if getattr(served, "end", None) else ""
+    end = f" {served.end}" if served.end else ""
     return (
         f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
         f"{job.decision.rule} -> {served.backend} {model} {served.status}{end} "
