@@ -14,6 +14,8 @@ Contract (what `store.eventlog.writer.EventWriter` relies on):
   lines are encoded, and one `redact.may_need_redaction` scan of the lines joined clears them all
   at once (no match of its pattern spans two lines: each line ends in the `}` of its event, which no
   match ends before, then a newline). A batch that scan does not clear is settled event by event.
+  `settle_clean(items)` is that first step alone: the events, their lines and the lines joined
+  when the one scan clears the batch, else None.
 - A settled event's `data` is the `data` given (no copy: `snapshot` made it, or the caller handed it
   over), or the redacted copy.
 Pure apart from a small cache of verdicts keyed by the bytes checked.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -100,17 +102,37 @@ def _event(id_: str, type_: str, ts: str, turn_id: str | None, data: dict[str, A
     }
 
 
-def settle_many(items: Sequence[Pending]) -> list[Settled]:
-    """`[settle(item) for item in items]` (see the contract)."""
-    evs = [_event(*item) for item in items]
+class Clean(NamedTuple):
+    """A batch that one scan cleared: its events, their lines, and the lines joined."""
+
+    events: list[dict[str, Any]]
+    lines: list[bytes]
+    blob: bytes
+
+
+def settle_clean(items: Sequence[Pending]) -> Clean | None:
+    """The batch settled as `settle_many` would, when one scan of its lines clears every event (no
+    `redact` walk runs, no line is None); None otherwise (see the contract)."""
+    v, prov = SCHEMA_VERSION, PROV_RUNTIME
+    evs = [
+        {"v": v, "id": id_, "type": t, "ts": ts, "turn_id": turn, "prov": prov, "data": data}
+        for id_, t, ts, turn, data in items
+    ]
     dumps = orjson.dumps
     try:
         lines = [dumps(ev, option=_LINE) for ev in evs]
-    except TypeError:  # not JSON-native: each event as `settle` takes it
-        return [settle(item) for item in items]
-    if not may_need_redaction(b"".join(lines)):
-        return [(ev, line, False) for ev, line in zip(evs, lines, strict=True)]
-    return [_settled(item, ev, line) for item, ev, line in zip(items, evs, lines, strict=True)]
+    except TypeError:  # not JSON-native
+        return None
+    blob = b"".join(lines)
+    return None if may_need_redaction(blob) else Clean(evs, lines, blob)
+
+
+def settle_many(items: Sequence[Pending]) -> list[Settled]:
+    """`[settle(item) for item in items]` (see the contract)."""
+    clean = settle_clean(items)
+    if clean is not None:
+        return [(ev, line, False) for ev, line in zip(clean.events, clean.lines, strict=True)]
+    return [settle(item) for item in items]
 
 
 def settle(item: Pending) -> Settled:

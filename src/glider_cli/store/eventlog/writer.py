@@ -55,7 +55,7 @@ from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import Pending, settle_many, snapshot
+from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
 from glider_cli.store.index.index_day import IndexAppender
 from glider_cli.store.index.turnfold import Digest, digest_of
 
@@ -221,16 +221,25 @@ class EventWriter:
             with self._lock:
                 if self._pending:
                     self._settle_pending()
-                ids = self._ids.many(n)
-                stamped = zip(ids, items, strict=True)
-                self._settle(
-                    [
-                        (id_, t, ts, turn, data if type(data) is dict else dict(data))
-                        for id_, (t, data, turn) in stamped
-                    ]
-                )
-                batch, self._unwritten = self._unwritten, []
-            self._write(batch, n)
+                stamped = [
+                    (id_, t, ts, turn, data if type(data) is dict else dict(data))
+                    for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
+                ]
+                # The usual batch: nothing else waits to be written and one scan clears it all.
+                clean = None if self._unwritten else settle_clean(stamped)
+                if clean is None:
+                    self._settle(stamped)
+                    batch, self._unwritten = self._unwritten, []
+                else:
+                    self._ring.extend(clean.events)
+            if clean is None:
+                self._write(batch, n)
+                return
+            digests = [
+                digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in stamped
+            ]
+            self._write_day(ts[:10], clean.lines, digests, clean.blob)
+            self._written(n, n)
 
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The ring's events, oldest first (the last `limit` when given), pending ones included."""
@@ -276,12 +285,12 @@ class EventWriter:
             del self._unwritten[: self._batch_max]
         return batch
 
-    def _append(self, day: str, lines: list[bytes]) -> int:
-        """Append to the day's file through a descriptor kept open between batches (callers hold
-        `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against the path: a file
-        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened.
-        Returns the offset just past the lines written (an O_APPEND write leaves the descriptor there)."""
-        data = b"".join(lines)
+    def _append(self, day: str, data: bytes) -> int:
+        """Append `data` (whole lines) to the day's file through a descriptor kept open between
+        batches (callers hold `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against
+        the path: a file deleted or replaced under a running writer (by hand: prune never touches
+        today's) is reopened. Returns the offset just past the lines written (an O_APPEND write leaves
+        the descriptor there)."""
         fd = self._fd if self._fd_day == day else None
         if fd is not None:
             now = time.monotonic()
@@ -341,20 +350,27 @@ class EventWriter:
             self.stats.failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
-            try:
-                end = self._append(day, lines)
-                self.stats.written += len(lines)
-                self._index.record(day, end, lines, digests)
-            except OSError as exc:
-                self._dir_ready = False
-                self._close_fd()
-                self.stats.failed += len(lines)
-                self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+            self._write_day(day, lines, digests, b"".join(lines))
+        self._written(len(batch), emitted)
+
+    def _write_day(self, day: str, lines: list[bytes], digests: list[Digest | None], data: bytes) -> None:
+        """Append one day's `lines` (`data`: joined) and their index line (callers hold `_write_lock`)."""
+        try:
+            end = self._append(day, data)
+            self.stats.written += len(lines)
+            self._index.record(day, end, lines, digests)
+        except OSError as exc:
+            self._dir_ready = False
+            self._close_fd()
+            self.stats.failed += len(lines)
+            self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+
+    def _written(self, done: int, emitted: int) -> None:
         self.stats.batches += 1
         with self._cond:
             self._enqueued += emitted
             self.stats.emitted += emitted
-            self._done += len(batch)
+            self._done += done
             self._cond.notify_all()
 
     def _drain(self, slice_: int | None = None) -> None:
