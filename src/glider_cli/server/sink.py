@@ -22,7 +22,9 @@ class LoopSink:
     - `later.emit` (a reply's closing events: outcome, who answered) waits for the next drain: the
       next request's, or `linger` seconds at most. Drained right after a reply, they would compete
       with the client's next request as it arrives; drained with the next request's opening events,
-      they cost nothing on anyone's wait, and both go out in one write.
+      they cost nothing on anyone's wait, and both go out in one write. One timer serves many
+      replies: armed by the first closing events, it is left armed by the drains that take them
+      and, when it fires, drains only events that have waited `linger` (else it waits for them).
     - `drain()` hands everything pending over at once, in emit order (the lifespan calls it before
       closing the writer): to `write_now` when given (the event writer's batch path: written on this
       thread, no hand-over to the writer's thread, which would cost the request path a wake-up and
