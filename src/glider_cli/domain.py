@@ -229,11 +229,12 @@ class RequestSummary:
         return (RequestSummary, self._key())
 
     def to_dict(self) -> dict[str, Any]:
+        c = self._complexity
         return {
             "estimated_tokens": self.estimated_tokens,
             "has_tools": self.has_tools,
-            "complexity_score": self.complexity_score,
-            "complexity_source": self.complexity_source,
+            "complexity_score": self._score if c is None else c.score,
+            "complexity_source": self._source if c is None else c.source,
         }
 
 
@@ -302,6 +303,20 @@ class RouteDecision(Frozen):
         )
 
     def to_dict(self) -> dict[str, Any]:
+        return self._record(self.trace)
+
+    def to_record(self) -> dict[str, Any]:
+        """The `RouteDecided` event: `to_dict()` with the not-reached rules counted, not listed."""
+        at, n = self.tail
+        trace = self.trace
+        d = self._record(trace[:at] + trace[at + n :] if n else trace)
+        d["not_reached"] = n
+        return d
+
+    def _record(self, trace: tuple[Reason, ...]) -> dict[str, Any]:
+        """`to_dict()` with these trace lines: built in one go (each Reason's dict inline, the
+        summary's read once), since a record is made per request."""
+        req = self.request
         d: dict[str, Any] = {
             "target": self.target,
             "rule": self.rule,
@@ -311,29 +326,23 @@ class RouteDecision(Frozen):
             "adapter": self.adapter,
             "strategy": self.strategy,
             "delegate": self.delegate,
-            "request": self.request.to_dict(),
-            "trace": [r.to_dict() for r in self.trace],
+            "request": req.to_dict(),
+            "trace": [
+                {"rule": r.rule, "priority": r.priority, "matched": r.matched, "reason": r.reason}
+                for r in trace
+            ],
             "where": self.where,
             "fallback": self.fallback,
         }
         if self.command is not None:
             d["command"] = self.command
-        d.update(self.extra)
+        if self.extra:
+            d.update(self.extra)
         if self.plan is not None:
             d["plan"] = self.plan
-        signals = self.request.complexity_signals
+        signals = req.complexity_signals
         if signals is not None:
             d["complexity_signals"] = list(signals)
-        return d
-
-    def to_record(self) -> dict[str, Any]:
-        """The `RouteDecided` event: `to_dict()` with the not-reached rules counted, not listed."""
-        at, n = self.tail
-        d = self.to_dict()
-        if n:
-            trace = d["trace"]
-            d["trace"] = trace[:at] + trace[at + n :]
-        d["not_reached"] = n
         return d
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -101,3 +102,42 @@ def test_loop_sink_hands_the_writer_deferred_data_made_once() -> None:
     asyncio.run(go())
     assert written == [[("TurnOpened", {"ask": "hi"}, "t1"), ("RouteDecided", {"rule": "r"}, "t1")]]
     assert type(written[0][1][1]) is dict and made == [1]
+
+
+def test_one_linger_timer_serves_many_replies() -> None:
+    """A reply's closing events arm the linger timer; the next request's drain takes them and leaves
+    the timer be (no new timer per reply, no cancel per request): 100 request/reply cycles cost about
+    one timer per linger, not one per reply, and what the last reply left is still written."""
+    written: list[list[str]] = []
+    sink = LoopSink(_List(), lambda items: written.append([t for t, _, _ in items]), linger=0.05)
+    timers: list[float] = []
+    spent: list[float] = []
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+        call_at, call_later = loop.call_at, loop.call_later
+
+        def counted_at(when: float, *args: Any, **kw: Any) -> asyncio.TimerHandle:
+            timers.append(when)
+            return call_at(when, *args, **kw)
+
+        def counted_later(delay: float, *args: Any, **kw: Any) -> asyncio.TimerHandle:
+            timers.append(-delay)
+            return call_later(delay, *args, **kw)
+
+        loop.call_at = counted_at  # type: ignore[method-assign]
+        loop.call_later = counted_later  # type: ignore[method-assign]
+        t0 = time.monotonic()
+        for i in range(100):
+            sink.emit(f"Opened{i}", {})
+            await asyncio.sleep(0)
+            sink.later.emit(f"Outcome{i}", {})
+        assert written[-1] == ["Outcome98", "Opened99"]
+        spent.append(time.monotonic() - t0)
+        armed = len(timers)
+        assert armed <= 1 + 2 * spent[0] / 0.05, (timers, spent)
+        await asyncio.sleep(0.15)
+        assert written[-1] == ["Outcome99"]
+
+    asyncio.run(go())
+    assert sum(len(w) for w in written) == 200

@@ -141,3 +141,34 @@ def test_the_writer_writes_what_the_full_walk_would() -> None:
         assert ev == expected
         walked += ran
     assert 0 < walked < 5000
+
+
+def test_a_batch_settles_as_its_events_do_one_by_one() -> None:
+    """`settle_many` (one scan of the batch's lines) gives what `settle` gives event by event: a
+    secret in any event of a batch is redacted in that event only, and a batch of clean events
+    (one scan) is written as the walk would write it."""
+    from glider_cli.store.eventlog import log
+    from glider_cli.store.eventlog.events import make_event
+    from glider_cli.store.eventlog.settle import settle, settle_many
+
+    rng = random.Random(29)
+    batches = suspect_batches = 0
+    for b in range(1500):
+        items = []
+        for i in range(rng.randint(1, 6)):
+            pool = NAMES + HARMLESS + SUSPECT_ONLY if rng.random() < 0.3 else HARMLESS
+            data = {rng.choice(pool): _value(rng, 1) for _ in range(rng.randint(0, 4))}
+            if rng.random() < 0.05:
+                data["odd"] = (1, b"x")  # not JSON-native: the batch goes event by event
+            items.append(
+                (f"{b:016x}{i:016x}", "Note", "2026-11-29T00:00:00.000Z", rng.choice(("t", None)), data)
+            )
+        got = settle_many([(a, t, ts, turn, dict(d)) for a, t, ts, turn, d in items])
+        want = [settle((a, t, ts, turn, dict(d))) for a, t, ts, turn, d in items]
+        assert got == want
+        for (ev, line, _), (id_, t, ts, turn, data) in zip(got, items, strict=True):
+            expected = make_event(id_, t, ts, turn, redact(data))
+            assert ev == expected and line == log.encode(expected), data
+        batches += 1
+        suspect_batches += any(ran for _, _, ran in got)
+    assert 0 < suspect_batches < batches

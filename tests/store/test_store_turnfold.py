@@ -116,3 +116,46 @@ def test_an_index_written_before_is_rebuilt_from_the_day_file(glider_env: Path) 
     assert orjson.loads(turns.read_bytes().split(b"\n")[0])["v"] == index_day.VERSION
     again = {t["turn_id"]: t for t in ContextStore(paths).turns()}
     assert again == listed
+
+
+def test_every_event_type_digests_to_its_extra_in_key_order() -> None:
+    """`digest` / `digest_of` (the writer's): each type's `extra`, keys in the order the index lines
+    have always had them (the bytes below were written before `_extra` became a table per type)."""
+    from glider_cli.store.index.turnfold import digest, digest_of
+
+    specs: list[tuple[str, dict[str, Any]]] = [
+        (
+            "TurnOpened",
+            {"ask": "fix  the\nbug", "goal": "fix the bug", "session_id": "s1", "clone_path": "/w"},
+        ),
+        ("TurnContext", {"plan": "1. x", "goal": "", "files": ["c.py"], "workspace": "/w"}),
+        ("RouteDecided", {"target": "local", "backend": "ollama", "model": "/m/q.gguf", "rule": "r"}),
+        ("StrategyMember", {"side": "cloud", "role": "judge"}),
+        ("UpstreamFailed", {"backend": "origin", "side": "cloud", "status": 502, "error": "bad\nthing"}),
+        ("UpstreamFailed", {"backend": "ollama", "side": "local"}),
+        ("DelegateRun", {"vendor": "claude", "exit_code": 0, "summary": "done", "files": ["d.py"]}),
+        ("FallbackUsed", {"from": "a", "to": "b"}),
+        ("Note", {"text": "remember"}),
+        ("Note", {"text": 3}),
+        ("StickyBound", {"family": "f", "files": "notalist"}),
+    ]
+    specs[0][1].update(
+        plan="p", delegate_of="0123456789abcdef", files=["a.py", "a.py", "", 3, "b.py"], workspace="/w"
+    )
+    specs[2][1].update(delegate="claude", plan={"strategy": "fan_out"}, strategy="single")
+    ts = "2026-11-29T00:00:00.000Z"
+    got = []
+    for i, (t, d) in enumerate(specs):
+        dg = digest({"id": f"{i:032x}", "ts": ts, "type": t, "turn_id": "t", "data": d})
+        assert orjson.dumps(digest_of(f"{i:032x}", ts, t, "t", d)) == orjson.dumps(dg)
+        got.append(dg[6])
+    assert orjson.dumps(got) == (
+        b'[{"asked":"[delegate run of turn 0123456789ab] fix the bug","text":"fix the bug","session":"s1",'
+        b'"goal":"fix the bug","plan":"p","clone_path":"/w","files":["a.py","b.py"],"workspace":"/w"},'
+        b'{"plan":"1. x","files":["c.py"],"workspace":"/w"},'
+        b'{"routed":"local via ollama/q.gguf delegate claude (rule r)","side":"local","rule":"r",'
+        b'"strategy":"fan_out"},{"member":"cloud","judge":true,"egress":true},'
+        b'{"outcome":"failed at origin status 502: bad","egress":true},{"outcome":"failed at ollama"},'
+        b'{"outcome":"delegated to claude exit 0: done","egress":true,"files":["d.py"]},'
+        b'{"fallback":" after fallback a -> b"},{"note":"remember"},{},{}]'
+    )

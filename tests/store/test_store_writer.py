@@ -293,3 +293,59 @@ def test_a_restarted_writer_seals_a_torn_day_file(glider_env: Path) -> None:
     assert [e["type"] for e in events] == ["Note", "RouteDecided", "Note"]
     assert events[1]["data"]["trace"] == [{"v": 1, "rule": "first"}]
     assert (stats.torn, stats.corrupt) == (1, 0)
+
+
+def test_a_clean_batch_is_written_as_the_event_by_event_path_writes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_now's usual batch (one scan clears it: `settle_clean`) gives the same day-file lines, index
+    lines, ring and counts as the same batch settled event by event; a batch with a secret still takes
+    the walk for that event."""
+    import random
+
+    import glider_cli.store.eventlog.writer as writer_mod
+
+    batches = [
+        [
+            ("TurnOpened", {"ask": "fix the bug", "session_id": None}, "t1"),
+            (
+                "RouteDecided",
+                {"target": "cloud", "rule": "r", "trace": [{"rule": "r", "matched": True}]},
+                "t1",
+            ),
+            ("Note", {"n": 1.5, "tags": ["a", None]}, None),
+        ],
+        [("OriginPassthrough", {"backend": "origin", "status": 200, "output_tokens": 9}, "t1")],
+        [("Note", {"error": f"401 for {SECRETS['openai']}"}, "t2"), ("Note", {"ok": True}, "t2")],
+    ]
+
+    def run(home: Path) -> tuple[bytes, bytes, list[dict[str, object]], dict[str, int]]:
+        random.seed(5)
+        now = [1_796_147_098.25]
+
+        def clock() -> float:
+            now[0] += 0.001
+            return now[0]
+
+        w = EventWriter(Paths(home), clock=clock)
+        for batch in batches:
+            w.write_now([(t, dict(d), turn) for t, d, turn in batch])
+        ring, stats = w.recent(), w.stats.to_dict()
+        w.close()
+        ctx = home / "context"
+        delta = b"".join(p.read_bytes() for p in sorted((ctx / "index").glob("*.delta")))
+        day = b"".join(p.read_bytes() for p in sorted(ctx.glob("events-*.jsonl")))
+        return (
+            day,
+            delta.replace(str(os.stat(next(ctx.glob("events-*.jsonl"))).st_ino).encode(), b"INO"),
+            ring,
+            stats,
+        )
+
+    fast = run(tmp_path / "fast")
+    monkeypatch.setattr(writer_mod, "settle_clean", lambda items: None)
+    slow = run(tmp_path / "slow")
+    assert fast == slow
+    day, delta, _ring, stats = fast
+    assert SECRETS["openai"] not in day.decode() and day.count(b"\n") == 6 and delta.count(b"\n") == 3
+    assert stats["written"] == stats["emitted"] == 6 and stats["redacted"] == 1

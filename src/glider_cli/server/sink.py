@@ -22,7 +22,9 @@ class LoopSink:
     - `later.emit` (a reply's closing events: outcome, who answered) waits for the next drain: the
       next request's, or `linger` seconds at most. Drained right after a reply, they would compete
       with the client's next request as it arrives; drained with the next request's opening events,
-      they cost nothing on anyone's wait, and both go out in one write.
+      they cost nothing on anyone's wait, and both go out in one write. One timer serves many
+      replies: armed by the first closing events, it is left armed by the drains that take them
+      and, when it fires, drains only events that have waited `linger` (else it waits for them).
     - `drain()` hands everything pending over at once, in emit order (the lifespan calls it before
       closing the writer): to `write_now` when given (the event writer's batch path: written on this
       thread, no hand-over to the writer's thread, which would cost the request path a wake-up and
@@ -43,6 +45,8 @@ class LoopSink:
         self._pending: list[tuple[str, Mapping[str, Any], str | None]] = []
         self._scheduled = False
         self._timer: asyncio.TimerHandle | None = None
+        # When the closing events pending since the last drain are due (loop time); None: none are.
+        self._due: float | None = None
         self.later: EventSink = _Later(self)
 
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
@@ -51,14 +55,29 @@ class LoopSink:
             loop = self._loop_or_drain()
             if loop is not None:
                 self._scheduled = True
-                loop.call_soon(self.drain)
+                loop.call_soon(self._drain)
 
     def emit_later(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
-        if not self._scheduled and self._timer is None:
+        if not self._scheduled and self._due is None:
             loop = self._loop_or_drain()
             if loop is not None:
-                self._timer = loop.call_later(self._linger, self.drain)
+                self._due = loop.time() + self._linger
+                # One timer serves many replies: a drain does not cancel it; when it fires early
+                # (the events it was set for went with a drain) it waits for the events now due.
+                if self._timer is None:
+                    self._timer = loop.call_at(self._due, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        due = self._due
+        if due is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() >= due:
+            self._drain()
+        else:
+            self._timer = loop.call_at(due, self._on_timer)
 
     def _loop_or_drain(self) -> asyncio.AbstractEventLoop | None:
         """The running loop; with none, everything pending is handed over now and None returned."""
@@ -69,10 +88,15 @@ class LoopSink:
             return None
 
     def drain(self) -> None:
-        self._scheduled = False
+        """Hand everything pending over now (the lifespan's call at shutdown: the timer is cancelled)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._drain()
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        self._due = None
         if not self._pending:
             return
         pending, self._pending = self._pending, []

@@ -144,14 +144,14 @@ class IdGenerator:
         ms = int(self._clock() * 1000)
         with self._lock:
             if ms <= self._last_ms:
-                ms = self._last_ms
                 first = self._counter + 1
             else:
                 self._last_ms = ms
                 self._prefix = f"{ms:012x}"
                 first = random.getrandbits(79)
             self._counter = first + n - 1
-        return [f"{ms:012x}{c:020x}" for c in range(first, first + n)]
+            prefix = self._prefix
+        return [f"{prefix}{c:020x}" for c in range(first, first + n)]
 
 
 _ts_cache: tuple[int, str] = (-1, "")

@@ -11,12 +11,14 @@ Contract:
   hand-over it costs are what the request path would otherwise pay per event), and a first event after
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
-- Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): an event whose
-  `data` the writer finds clean (the top two levels walked as `redact` would, with a substring check for
-  strings; deeper lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they
-  are written as, verdicts remembered by those bytes since most parts repeat) is written as is; any
-  other event (or one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses,
-  datetimes, subclasses) goes through the full `redact` walk and `log.encode`.
+- Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): the
+  lines of the events settled together are cleared by one `redact.may_need_redaction` scan when it
+  finds nothing (`settle_many`); otherwise each event on its own: one whose `data` the writer finds
+  clean (the top two levels walked as `redact` would, with a substring check for strings; deeper
+  lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they are written as,
+  verdicts remembered by those bytes since most parts repeat) is written as is; any other event (or
+  one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses, datetimes,
+  subclasses) goes through the full `redact` walk and `log.encode`.
 - `write_now(items)` is the batch path for a caller that already runs off the request's critical
   path (the server's `LoopSink` drains on a later event-loop pass): it stamps, settles (redacts) and
   appends the events on the caller's thread, in one write per day file, without waking the thread: no
@@ -45,7 +47,7 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.config.settings import ContextSettings
@@ -53,9 +55,9 @@ from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import Pending, settle, snapshot
+from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
 from glider_cli.store.index.index_day import IndexAppender
-from glider_cli.store.index.turnfold import Digest, digest
+from glider_cli.store.index.turnfold import Digest, digest_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
@@ -213,21 +215,31 @@ class EventWriter:
             raise StoreError(f"event writer for {self.context_dir} is closed; {len(items)} event(s) lost")
         if not items:
             return
+        n = len(items)
         ts = format_ts(self._clock())
         with self._write_lock:
             with self._lock:
-                self._settle_pending()
-                ids = self._ids.many(len(items))
-                stamped = zip(ids, items, strict=True)
-                self._settle(
+                if self._pending:
+                    self._settle_pending()
+                stamped = [
                     (id_, t, ts, turn, data if type(data) is dict else dict(data))
-                    for id_, (t, data, turn) in stamped
-                )
-                batch, self._unwritten = self._unwritten, []
-            with self._cond:
-                self._enqueued += len(items)
-                self.stats.emitted += len(items)
-            self._write(batch)
+                    for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
+                ]
+                # The usual batch: nothing else waits to be written and one scan clears it all.
+                clean = None if self._unwritten else settle_clean(stamped)
+                if clean is None:
+                    self._settle(stamped)
+                    batch, self._unwritten = self._unwritten, []
+                else:
+                    self._ring.extend(clean.events)
+            if clean is None:
+                self._write(batch, n)
+                return
+            digests = [
+                digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in stamped
+            ]
+            self._write_day(ts[:10], clean.lines, digests, clean.blob)
+            self._written(n, n)
 
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The ring's events, oldest first (the last `limit` when given), pending ones included."""
@@ -242,18 +254,23 @@ class EventWriter:
         """Move (up to `limit`) pending events into the ring and `_unwritten` (caller holds `_lock`)."""
         pending = self._pending
         n = len(pending) if limit is None else min(limit, len(pending))
-        self._settle(pending.popleft() for _ in range(n))
+        if n:
+            popleft = pending.popleft
+            self._settle([popleft() for _ in range(n)])
 
-    def _settle(self, items: Iterable[Pending]) -> None:
+    def _settle(self, items: list[Pending]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
-        ring, unwritten = self._ring, self._unwritten
+        append = self._unwritten.append
         redacted = 0
-        for item in items:
-            ev, line, ran = settle(item)
-            ring.append(ev)
-            unwritten.append((ev["ts"][:10], line, digest(ev) if ev["turn_id"] else None))
+        settled = settle_many(items)
+        for ev, line, ran in settled:
+            turn = ev["turn_id"]
+            ts = ev["ts"]
+            append((ts[:10], line, digest_of(ev["id"], ts, ev["type"], turn, ev["data"]) if turn else None))
             redacted += ran
-        self.stats.redacted += redacted
+        self._ring.extend([s[0] for s in settled])
+        if redacted:
+            self.stats.redacted += redacted
 
     def _take(self, slice_: int | None = None) -> list[_Line] | None:
         """Settle pending events and take a batch to write; None when a slice was settled and more
@@ -268,12 +285,12 @@ class EventWriter:
             del self._unwritten[: self._batch_max]
         return batch
 
-    def _append(self, day: str, lines: list[bytes]) -> int:
-        """Append to the day's file through a descriptor kept open between batches (callers hold
-        `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against the path: a file
-        deleted or replaced under a running writer (by hand: prune never touches today's) is reopened.
-        Returns the offset just past the lines written (an O_APPEND write leaves the descriptor there)."""
-        data = b"".join(lines)
+    def _append(self, day: str, data: bytes) -> int:
+        """Append `data` (whole lines) to the day's file through a descriptor kept open between
+        batches (callers hold `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against
+        the path: a file deleted or replaced under a running writer (by hand: prune never touches
+        today's) is reopened. Returns the offset just past the lines written (an O_APPEND write leaves
+        the descriptor there)."""
         fd = self._fd if self._fd_day == day else None
         if fd is not None:
             now = time.monotonic()
@@ -315,32 +332,45 @@ class EventWriter:
                 os.close(fd)
         self._index.close()
 
-    def _write(self, batch: list[_Line]) -> None:
+    def _write(self, batch: list[_Line], emitted: int = 0) -> None:
+        """Append `batch` (callers hold `_write_lock`); `emitted`: how many of its events `write_now`
+        stamped (counted as emitted here, with the count written, under one hold of `_cond`)."""
         by_day: dict[str, tuple[list[bytes], list[Digest | None]]] = {}
         bad = 0
         for day, line, dg in batch:
             if line is None:
                 bad += 1
-            else:
-                lines, digests = by_day.setdefault(day, ([], []))
-                lines.append(line)
-                digests.append(dg)
+                continue
+            group = by_day.get(day)
+            if group is None:
+                group = by_day[day] = ([], [])
+            group[0].append(line)
+            group[1].append(dg)
         if bad:
             self.stats.failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
-            try:
-                end = self._append(day, lines)
-                self.stats.written += len(lines)
-                self._index.record(day, log.day_path(self.context_dir, day), end, lines, digests)
-            except OSError as exc:
-                self._dir_ready = False
-                self._close_fd()
-                self.stats.failed += len(lines)
-                self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+            self._write_day(day, lines, digests, b"".join(lines))
+        self._written(len(batch), emitted)
+
+    def _write_day(self, day: str, lines: list[bytes], digests: list[Digest | None], data: bytes) -> None:
+        """Append one day's `lines` (`data`: joined) and their index line (callers hold `_write_lock`)."""
+        try:
+            end = self._append(day, data)
+            self.stats.written += len(lines)
+            self._index.record(day, end, lines, digests)
+        except OSError as exc:
+            self._dir_ready = False
+            self._close_fd()
+            self.stats.failed += len(lines)
+            self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
+
+    def _written(self, done: int, emitted: int) -> None:
         self.stats.batches += 1
         with self._cond:
-            self._done += len(batch)
+            self._enqueued += emitted
+            self.stats.emitted += emitted
+            self._done += done
             self._cond.notify_all()
 
     def _drain(self, slice_: int | None = None) -> None:

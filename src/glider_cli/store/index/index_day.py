@@ -43,7 +43,7 @@ def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes
 
 
 class IndexAppender:
-    """A writer's side of the index: `record(day, path, end, lines, digests)` after each day-file write
+    """A writer's side of the index: `record(day, end, lines, digests)` after each day-file write
     (see the module contract). Callers serialise calls (the writer's write lock). Failures are
     counted, never raised: the index is rebuilt from the day files."""
 
@@ -55,14 +55,14 @@ class IndexAppender:
         self._ident: str | None = None
         self._ready = False
 
-    def record(
-        self, day: str, path: Path, end: int, lines: list[bytes], digests: list[Digest | None]
-    ) -> None:
+    def record(self, day: str, end: int, lines: list[bytes], digests: list[Digest | None]) -> None:
+        """The index line for `lines` (with their `digests`), just written to the day's file (whose
+        end is now at `end`)."""
         if self._ident is None or self._day != day:
-            self._ident = file_ident(path)
+            self._ident = file_ident(log.day_path(self.context_dir, day))
         if self._ident is None:
             return  # too short to tell apart yet: readers catch up from the day file
-        start = end - sum(len(x) for x in lines)
+        start = end - sum(map(len, lines))
         off = start
         out: list[Digest] = []
         for line, dg in zip(lines, digests, strict=True):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import base64
 import sys
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from glider_cli.domain import model_label
@@ -112,44 +112,81 @@ def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
     return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
 
 
-def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
+def _opened(d: Mapping[str, Any]) -> dict[str, Any]:
     x: dict[str, Any] = {}
-    if t == ev.TURN_OPENED:
-        ask = d.get("goal") or d.get("ask") or ""
-        if ask:
-            run = d.get("delegate_of")
-            mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
-            x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
-            if isinstance(ask, str):
-                x["text"] = ask[:TEXT_CHARS]
-        if isinstance(d.get("session_id"), str) and d["session_id"]:
-            x["session"] = d["session_id"]
-    elif t == ev.ROUTE_DECIDED:
-        x["routed"] = routed_line(d)
-        x["side"] = d.get("target")
-        x["rule"] = d.get("rule")
-        plan = d.get("plan")
-        strategy = plan.get("strategy") if isinstance(plan, dict) else None
-        strategy = strategy or d.get("strategy")
-        if isinstance(strategy, str) and strategy and strategy != "single":
-            x["strategy"] = strategy
-    elif t == ev.STRATEGY_MEMBER:
-        x["member"] = str(d.get("side") or "")
-        if d.get("role") == "judge":
-            x["judge"] = True
-    elif t == ev.FALLBACK_USED:
-        x["fallback"] = f" after fallback {d.get('from')} -> {d.get('to')}"
-    elif t in ev.OUTCOME_TYPES:
-        x["outcome"] = outcome_line(str(t), d)
-    elif t == ev.NOTE and isinstance(d.get("text"), str):
-        x["note"] = d["text"]
-    if t in (ev.TURN_OPENED, ev.TURN_CONTEXT):
-        for k in TURN_KEYS:
-            v = d.get(k)
-            if isinstance(v, str) and v:
-                x[k] = v
-    if left_machine(t, d):
+    ask = d.get("goal") or d.get("ask") or ""
+    if ask:
+        run = d.get("delegate_of")
+        mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
+        x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
+        if isinstance(ask, str):
+            x["text"] = ask[:TEXT_CHARS]
+    if isinstance(d.get("session_id"), str) and d["session_id"]:
+        x["session"] = d["session_id"]
+    return _turn_keys(d, x)
+
+
+def _turn_keys(d: Mapping[str, Any], x: dict[str, Any]) -> dict[str, Any]:
+    for k in TURN_KEYS:
+        v = d.get(k)
+        if isinstance(v, str) and v:
+            x[k] = v
+    return x
+
+
+def _decided(d: Mapping[str, Any]) -> dict[str, Any]:
+    x: dict[str, Any] = {"routed": routed_line(d), "side": d.get("target"), "rule": d.get("rule")}
+    plan = d.get("plan")
+    strategy = plan.get("strategy") if isinstance(plan, dict) else None
+    strategy = strategy or d.get("strategy")
+    if isinstance(strategy, str) and strategy and strategy != "single":
+        x["strategy"] = strategy
+    return x
+
+
+def _member(d: Mapping[str, Any]) -> dict[str, Any]:
+    x: dict[str, Any] = {"member": str(d.get("side") or "")}
+    if d.get("role") == "judge":
+        x["judge"] = True
+    if d.get("side") == "cloud":
         x["egress"] = True
+    return x
+
+
+def _fallback(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {"fallback": f" after fallback {d.get('from')} -> {d.get('to')}"}
+
+
+def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def extra(d: Mapping[str, Any]) -> dict[str, Any]:
+        x: dict[str, Any] = {"outcome": outcome_line(t, d)}
+        if left_machine(t, d):
+            x["egress"] = True
+        return x
+
+    return extra
+
+
+def _note(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {"note": d["text"]} if isinstance(d.get("text"), str) else {}
+
+
+# An event type's part of `extra`, in the order the keys are written (then `files` and `workspace`
+# for any type); a type not listed has none.
+_EXTRA: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    ev.TURN_OPENED: _opened,
+    ev.ROUTE_DECIDED: _decided,
+    ev.STRATEGY_MEMBER: _member,
+    ev.FALLBACK_USED: _fallback,
+    **{t: _outcome(t) for t in ev.OUTCOME_TYPES},
+    ev.NOTE: _note,
+    ev.TURN_CONTEXT: lambda d: _turn_keys(d, {}),
+}
+
+
+def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
+    part = _EXTRA.get(t) if type(t) is str else None
+    x = {} if part is None else part(d)
     files = d.get("files")
     if isinstance(files, list):
         fs = [f for f in files if isinstance(f, str) and f]
@@ -165,6 +202,12 @@ def digest(event: Mapping[str, Any], offset: int = -1, length: int = 0) -> Diges
     d = event.get("data") or {}
     t = event.get("type")
     return [offset, length, str(event.get("id")), str(event.get("ts")), t, event.get("turn_id"), _extra(t, d)]
+
+
+def digest_of(id_: str, ts: str, type_: str, turn_id: str | None, data: Mapping[str, Any]) -> Digest:
+    """`digest` of the event made of these fields (as the event writer has them), before its offset
+    and length are known."""
+    return [-1, 0, id_, ts, type_, turn_id, _extra(type_, data)]
 
 
 def _first(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:
