@@ -192,3 +192,44 @@ def test_a_stream_reply_that_fails_before_its_first_chunk_is_still_closed() -> N
         assert [m.get("body") for m in sent[1:]] == [b"chunk", b""]
 
     asyncio.run(run())
+
+
+def test_a_reply_done_before_the_watcher_starts_costs_no_task() -> None:
+    """The disconnect watcher is a timer `WATCH_AFTER` into the request, not a task per request: a
+    reply that is ready sooner starts no task at all; a slower one still gets its watcher."""
+    from glider_cli.server.asgi import WATCH_AFTER, ProxyEndpoint
+
+    async def count_tasks(delay: float) -> int:
+        made = 0
+        loop = asyncio.get_running_loop()
+        messages = [{"type": "http.request", "body": b"x", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop()
+            await asyncio.Event().wait()  # the client neither sends nor leaves
+            raise AssertionError("unreachable")
+
+        async def send(message: Any) -> None:
+            pass
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+            nonlocal made
+            made += 1
+            return asyncio.Task(coro, loop=loop, **kw)
+
+        async def handler(scope: Any, body: bytes) -> Reply:
+            if delay:
+                await asyncio.sleep(delay)
+            return Reply(200, body=body)
+
+        endpoint = ProxyEndpoint(handler, 1024, lambda status, message: Reply(400))
+        loop.set_task_factory(factory)
+        try:
+            await endpoint(_scope("POST", "/v1/messages"), receive, send)
+        finally:
+            loop.set_task_factory(None)
+        return made
+
+    assert asyncio.run(count_tasks(0)) == 0
+    assert asyncio.run(count_tasks(WATCH_AFTER * 4)) == 1

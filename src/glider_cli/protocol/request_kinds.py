@@ -29,6 +29,7 @@ All functions are pure and total: malformed input gives the negative answer, nev
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import json
@@ -176,5 +177,12 @@ def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | Non
     for name in _AUTH_HEADERS:
         value = headers.get(name)
         if value:
-            return hmac.new(key, value.encode("utf-8", "replace"), hashlib.sha256).hexdigest()[:32]
+            return _fingerprint(key, value)
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(key: bytes, value: str) -> str:
+    # Remembered (in memory only, a few entries): a client sends the same credential on every
+    # request, and each request asks for it twice (turns.families).
+    return hmac.digest(key, value.encode("utf-8", "replace"), "sha256").hex()[:32]

@@ -144,6 +144,7 @@ def run(prepared: Prepared, *, on_bound: Callable[[], None] | None = None) -> No
     options = uvicorn_options(prepared.app)
     config = uvicorn.Config(prepared.app, host=prepared.host, port=prepared.port, **options)
     server = uvicorn.Server(config)
+    collect_for_serving()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:
@@ -152,3 +153,18 @@ def run(prepared: Prepared, *, on_bound: Callable[[], None] | None = None) -> No
         sock.close()
     if not server.started:
         raise SystemExit(3)
+
+
+def collect_for_serving() -> None:
+    """Freeze what start-up loaded, for the cyclic garbage collector (issue 29).
+
+    Everything loaded by now (modules, the config, the app: ~37k objects) lives as long as the
+    process: collected once and frozen (`gc.freeze`), it is left out of every later full
+    collection instead of being walked again each time. Under load (c=32, 9,600 requests, the
+    collector's own timings through `gc.callbacks`) the full collections took 155 ms instead of
+    246 ms. The young generations keep Python's thresholds: their cost is the objects that
+    survive a request (event records, turn families), not how often they are counted."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
