@@ -76,7 +76,6 @@ from glider_cli.protocol.request_kinds import (
     agent_prompt,
     answered_calls,
     codex_request_kind,
-    credentials_fingerprint,
     is_new_user_message,
     is_summary_request,
     is_title_request,
@@ -135,6 +134,9 @@ class FamilyIndex(Recording):
         self._agents: dict[str, str] = {}
         # (session key, typed prompt) -> the family it opened, or the family a title opened ahead of it.
         self._asks: dict[tuple[str, str], str] = {}
+        self._asked_by: dict[str, list[tuple[str, str]]] = {}
+        self._looked: tuple[ChatRequest, Mapping[str, Any] | None, tuple[tuple[str, ...], str, bool]] | None
+        self._looked = None
 
     def __len__(self) -> int:
         return len(self.families)
@@ -149,25 +151,15 @@ class FamilyIndex(Recording):
             return None
         return fam
 
-    def family_of_call(self, call_id: str) -> Family | None:
-        return self.get(self._calls.get(call_id))
-
     def _live(self, fam: Family | None, now: float) -> bool:
         return fam is not None and now - fam.last_seen <= self.window
-
-    def _key_of(self, request: ChatRequest) -> str | None:
-        """The session key (see the module contract)."""
-        if request.session_id:
-            return request.session_id
-        fp = credentials_fingerprint(request.headers, self._key)
-        return None if fp is None else "creds:" + fp
 
     def _subagent_parent(self, request: ChatRequest, text: str, now: float) -> tuple[Family, Call] | None:
         typed = prompt_text(text)
         if not typed:
             return None
         sid = request.session_id
-        creds = None if sid else credentials_fingerprint(request.headers, self._key)
+        creds = None if sid else self.fingerprint(request)
         if not sid and creds is None:
             return None
         digest = prompt_digest(typed)
@@ -189,6 +181,21 @@ class FamilyIndex(Recording):
                 best = (fam, call)
         return best
 
+    def _look(
+        self, request: ChatRequest, body: Mapping[str, Any] | None
+    ) -> tuple[tuple[str, ...], str, bool]:
+        """What placing reads first: the calls `request` answers, its latest user text, and (when it
+        answers none) whether it is a title request. Kept for the request at hand: `awaited_prompt`
+        and `place` ask about the same request one after the other."""
+        looked = self._looked
+        if looked is not None and looked[0] is request and looked[1] is body:
+            return looked[2]
+        answered = answered_calls(request)
+        text = request.last_user_text
+        seen = answered, text, not answered and is_title_request(request, body, text)
+        self._looked = (request, body, seen)
+        return seen
+
     # ------------------------------------------------------------------------------ titles ahead
 
     def awaited_prompt(
@@ -197,13 +204,11 @@ class FamilyIndex(Recording):
         """For a title request that quotes a prompt no live family has opened with yet (`place` would
         open a family ahead of its turn): the (session key, typed prompt) that `prompt_key` gives the
         request typing that prompt. None for any other request."""
-        if answered_calls(request):
-            return None
-        text = request.last_user_text
-        if not is_title_request(request, body, text):
+        answered, text, title = self._look(request, body)
+        if answered or not title:
             return None
         quoted = quoted_prompt(text)
-        key = self._key_of(request) if quoted else None
+        key = self.key_of(request) if quoted else None
         if quoted is None or key is None:
             return None
         typed = prompt_text(quoted)
@@ -211,13 +216,6 @@ class FamilyIndex(Recording):
         if fam is not None and self._live(fam, now) and not fam.ahead:
             return None
         return key, typed
-
-    def prompt_key(self, request: ChatRequest) -> tuple[str, str] | None:
-        """(session key, typed prompt) of a request whose latest message is a new user message."""
-        if not request.is_new_user_message:
-            return None
-        key = self._key_of(request)
-        return None if key is None else (key, prompt_text(request.last_user_text))
 
     # ------------------------------------------------------------------------------ placing
 
@@ -238,11 +236,10 @@ class FamilyIndex(Recording):
             return self._join(current, now, "count_tokens", sid, "same session id")
         if request.client_kind is not None:
             return self._place_declared(request, now, request.client_kind, current)
-        answered = answered_calls(request)
+        answered, text, title = self._look(request, body)
         if answered:
             return self._place_result(request, now, answered, current)
-        text = request.last_user_text
-        if is_title_request(request, body, text):
+        if title:
             return self._place_title(request, now, text, current)
         if is_utility_request(request, body):
             return self._follow(current, now, "utility", sid, request)
@@ -303,7 +300,7 @@ class FamilyIndex(Recording):
     def _place_title(self, request: ChatRequest, now: float, text: str, current: Family | None) -> Placement:
         sid = request.session_id
         quoted = quoted_prompt(text)
-        key = self._key_of(request) if quoted else None
+        key = self.key_of(request) if quoted else None
         if quoted is None or key is None:
             return self._follow(current, now, "title", sid, request)
         typed = prompt_text(quoted)
@@ -314,7 +311,7 @@ class FamilyIndex(Recording):
             return self._join(fam, now, "title", sid, f"quotes the opening message of turn {fam.turn_id}")
         fam = self._new_family(request, now, sid, session_pointer=False)
         fam.ahead, fam.typed = True, typed
-        self._asks[(key, typed)] = fam.turn_id
+        self._ask((key, typed), fam.turn_id)
         why = "no live family opened with the prompt it quotes: opened ahead of its turn"
         return Placement("title", fam.turn_id, sid, why, quoted=quoted)
 
@@ -339,31 +336,6 @@ class FamilyIndex(Recording):
         self.families.move_to_end(fam.turn_id)
         return Placement("tool_result", fam.turn_id, sid, link, answered, names)
 
-    def _record_answers(
-        self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
-    ) -> tuple[str, ...]:
-        """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
-        unseen = any(self.family_of_call(cid) is None for cid in answered)
-        echoed = {c.id: c.name for m in request.messages for c in m.tool_calls} if unseen else {}
-        names: list[str] = []
-        for cid in answered:
-            call = self.answer(fam, cid, echoed.get(cid, ""))
-            if call.name and call.name not in names:
-                names.append(call.name)
-        return tuple(names)
-
-    def answer(self, fam: Family, cid: str, name: str = "") -> Call:
-        """Mark call `cid` answered, in the family that issued it (`fam`, named `name`, when none did)."""
-        owner = self.family_of_call(cid) or fam
-        call = owner.calls.get(cid)
-        if call is None:
-            call = owner.calls[cid] = Call(cid, name, fam.side, fam.backend, fam.model)
-            self._calls[cid] = owner.turn_id
-        call.answered = True
-        owner.open_calls.discard(cid)
-        self._agents.pop(cid, None)
-        return call
-
     def _follow(
         self, current: Family | None, now: float, kind: Kind, sid: str | None, request: ChatRequest
     ) -> Placement:
@@ -379,7 +351,7 @@ class FamilyIndex(Recording):
 
     def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
         typed = prompt_text(text)
-        key = self._key_of(request)
+        key = self.key_of(request)
         ahead = self.get(self._asks.get((key, typed))) if key is not None else None
         if ahead is not None and ahead.ahead and self._live(ahead, now):
             # Its title request came first and opened the family: the turn opens in it.
@@ -399,29 +371,10 @@ class FamilyIndex(Recording):
         self, request: ChatRequest, now: float, sid: str | None, *, session_pointer: bool = True
     ) -> Family:
         fam = Family(self._new_id(), sid, now, now)
-        fam.creds = credentials_fingerprint(request.headers, self._key)
+        fam.creds = self.fingerprint(request)
         return self.add(fam, session_pointer=session_pointer)
 
     # ------------------------------------------------------------------------------ recording
-
-    def add(self, fam: Family, *, session_pointer: bool = True) -> Family:
-        self.families[fam.turn_id] = fam
-        self.families.move_to_end(fam.turn_id)
-        if fam.session_id and session_pointer:
-            self._sessions[fam.session_id] = fam.turn_id
-        for cid in fam.calls:
-            self._calls[cid] = fam.turn_id
-        while len(self.families) > self.max_families:
-            _, old = self.families.popitem(last=False)
-            if old.session_id and self._sessions.get(old.session_id) == old.turn_id:
-                del self._sessions[old.session_id]
-            for cid in old.calls:
-                if self._calls.get(cid) == old.turn_id:
-                    del self._calls[cid]
-                self._agents.pop(cid, None)
-            for k in [k for k, t in self._asks.items() if t == old.turn_id]:
-                del self._asks[k]
-        return fam
 
     def rebuild_event(self, event: Mapping[str, Any]) -> None:
         """Fold one logged event (oldest first) into the index (see `turns.rebuild`)."""

@@ -58,16 +58,14 @@ got, and the turn families, their bindings and the usage calibration carry over.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.errors import GateRefused
 from glider_cli.protocol import turn_keys
-from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
@@ -80,6 +78,7 @@ from glider_cli.store.eventlog.events import (
 )
 from glider_cli.turns.opening import opened_record, refusal_events
 from glider_cli.turns.regret import RegretWatch
+from glider_cli.turns.served import LastPlans, Served
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.turns.usage import UsageCalibrator, accounting
 from glider_cli.values import Frozen, replace
@@ -139,104 +138,6 @@ class Opened(Frozen):
         return self.plan.placement.new_turn
 
 
-class Served(Frozen):
-    """What answered a request and how it went (see the module contract)."""
-
-    backend: str | None
-    side: str
-    model: str | None
-    status: int
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    ms: float = 0.0
-    complete: bool = True
-    answered: bool = True
-    disconnected: bool = False
-    fallback_from: str | None = None
-    calls: Sequence[IssuedCall] = ()
-    cache: Mapping[str, Any] = MappingProxyType({})
-    reply_bytes: int | None = None
-    end: str | None = None
-
-    def __init__(
-        self,
-        backend: str | None,
-        side: str,
-        model: str | None,
-        status: int,
-        input_tokens: int | None = None,
-        output_tokens: int | None = None,
-        ms: float = 0.0,
-        complete: bool = True,
-        answered: bool = True,
-        disconnected: bool = False,
-        fallback_from: str | None = None,
-        calls: Sequence[IssuedCall] = (),
-        cache: Mapping[str, Any] | None = None,
-        reply_bytes: int | None = None,
-        end: str | None = None,
-    ) -> None:
-        self.__dict__.update(
-            backend=backend,
-            side=side,
-            model=model,
-            status=status,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            ms=ms,
-            complete=complete,
-            answered=answered,
-            disconnected=disconnected,
-            fallback_from=fallback_from,
-            calls=calls,
-            cache={} if cache is None else cache,
-            reply_bytes=reply_bytes,
-            end=end,
-        )
-
-    def outcome(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "backend": self.backend,
-            "model": self.model,
-            "status": self.status,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "ms": self.ms,
-            "complete": self.complete,
-        }
-        data.update(self.cache)
-        if self.fallback_from:
-            data["fallback_from"] = self.fallback_from
-        if self.disconnected:
-            data["client_disconnected"] = True
-        if self.end:
-            data["outcome"] = self.end
-        return data
-
-
-class _LastPlans:
-    """The last plan recorded per turn (the newest `size` turns), so a plan is logged when it changes."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._last: OrderedDict[str, str] = OrderedDict()
-
-    def changed(self, turn_id: str, ctx: dict[str, Any]) -> bool:
-        """False when `ctx` is only a plan, and the plan this turn already has; drops an unchanged plan."""
-        plan = ctx.get("plan")
-        if plan is None:
-            return True
-        if self._last.get(turn_id) == plan:
-            del ctx["plan"]
-            ctx.pop("tool", None)
-            return bool(ctx)
-        self._last[turn_id] = plan
-        self._last.move_to_end(turn_id)
-        if len(self._last) > self.size:
-            self._last.popitem(last=False)
-        return True
-
-
 class Turns:
     """See the module contract. One per app (or per replay); not thread-safe."""
 
@@ -265,7 +166,7 @@ class Turns:
         self.usage = UsageCalibrator()
         self.regret = RegretWatch(max_families)
         self._clock = clock
-        self._plans = _LastPlans(max_families)
+        self._plans = LastPlans(max_families)
 
     def use(
         self,
@@ -326,15 +227,17 @@ class Turns:
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
         turn_id = plan.turn_id
-        events: Events = []
-        if plan.placement.new_turn:
-            events.append((TURN_OPENED, Deferred(lambda: opened_record(chat)), turn_id))
-        # The record is built when it is written (off the request's path); a decision is immutable.
-        events.append((ROUTE_DECIDED, Deferred(decision.to_record), turn_id))
-        events.extend(bound)
-        if plan.placement.new_turn:
+        # The records are built when they are written (off the request's path); both are immutable.
+        decided = (ROUTE_DECIDED, Deferred(decision.to_record), turn_id)
+        if plan.placement.kind == "new_turn":
+            events: Events = [(TURN_OPENED, Deferred(partial(opened_record, chat)), turn_id), decided]
+            events += bound
             events += self.regret.opened(turn_id, chat.session_id, chat.last_user_text, self._clock())
-        events += self.regret.take()
+        else:
+            events = [decided]
+            events += bound
+        if self.regret.pending:
+            events += self.regret.take()
         return Opened(chat, plan, decision, events, False, strategy)
 
     def bind_cloud(self, opened: Opened) -> Events:
@@ -364,27 +267,30 @@ class Turns:
             self.usage.record(served.backend, opened.chat.estimated_tokens, served.input_tokens)
         if opened.count_tokens:
             return []
-        kind = FULFILLED_LOCAL if served.side == "local" else ORIGIN_PASSTHROUGH
+        turn_id = opened.plan.placement.turn_id
+        local = served.side == "local"
         outcome = served.outcome()
         outcome.update(accounting(opened, served, self.usage))
-        events: Events = [(kind, outcome, opened.turn_id)]
-        events += self.regret.served(
-            opened.turn_id,
-            side=served.side,
-            rule=opened.decision.rule,
-            backend=served.backend,
-            model=served.model,
-            status=served.status,
-            complete=served.complete,
-            disconnected=served.disconnected,
-            malformed_calls=[c.name for c in served.calls if c.malformed],
-            now=self._clock(),
-        )
-        events += self.regret.take()
-        if served.answered and served.calls and opened.turn_id is not None:
+        events: Events = [(FULFILLED_LOCAL if local else ORIGIN_PASSTHROUGH, outcome, turn_id)]
+        if local:  # regret follows locally served turns only
+            events += self.regret.served(
+                turn_id,
+                side=served.side,
+                rule=opened.decision.rule,
+                backend=served.backend,
+                model=served.model,
+                status=served.status,
+                complete=served.complete,
+                disconnected=served.disconnected,
+                malformed_calls=[c.name for c in served.calls if c.malformed],
+                now=self._clock(),
+            )
+        if self.regret.pending:
+            events += self.regret.take()
+        if served.answered and served.calls and turn_id is not None:
             ctx = turn_keys.progress(served.calls)
-            if ctx is not None and self._plans.changed(opened.turn_id, ctx):
-                events.append((TURN_CONTEXT, ctx, opened.turn_id))
+            if ctx is not None and self._plans.changed(turn_id, ctx):
+                events.append((TURN_CONTEXT, ctx, turn_id))
         if served.answered:
             events += self.sticky.served(
                 opened.plan,

@@ -66,11 +66,12 @@ def similarity(a: str, b: str) -> float:
 
 
 class _Turn:
-    __slots__ = ("ask", "backend", "cut", "ended", "kinds", "local", "model", "rule", "turn")
+    __slots__ = ("backend", "cut", "ended", "kinds", "local", "model", "rule", "text", "turn", "words")
 
-    def __init__(self, turn: str, ask: str) -> None:
+    def __init__(self, turn: str, text: str) -> None:
         self.turn = turn
-        self.ask = ask
+        self.text = text  # the request's text; its words (`ask`) are made when a later turn compares
+        self.words: str | None = None
         self.local = False  # a local answer served it
         self.ended: float | None = None  # when its last local answer ended
         self.cut = False  # the client left a local stream before its end
@@ -78,6 +79,13 @@ class _Turn:
         self.backend: str | None = None
         self.model: str | None = None
         self.kinds: set[str] = set()
+
+    @property
+    def ask(self) -> str:
+        """The person's words of the request (`_norm`), made on first use."""
+        if self.words is None:
+            self.words = _norm(self.text)[0]
+        return self.words
 
 
 class RegretWatch:
@@ -113,24 +121,34 @@ class RegretWatch:
         """A new real user message opened `turn`: is it a repeat of the session's last, local, turn?"""
         if turn is None:
             return []
-        ask, cloud = _norm(text)
         out: list[Event] = []
         prev_id = self._last.get(session) if session else None
         prev = self._turns.get(prev_id) if prev_id else None
-        if prev is not None and prev.local and prev.ended is not None and len(ask) >= MIN_CHARS:
-            since = now - prev.ended
-            score = similarity(ask, prev.ask) if len(prev.ask) >= MIN_CHARS else 0.0
-            evidence = f"similarity {score:.0f} after {since:.0f} s"
-            if prev.cut and score >= SIMILAR and since <= CLOUD_WINDOW:
-                out += self._event(prev, "interrupted", turn, evidence)
-            if cloud and score >= SIMILAR and since <= CLOUD_WINDOW:
-                out += self._event(prev, "repeat_cloud", turn, evidence)
-            elif not cloud and score >= SIMILAR_SOON and since <= SOON_WINDOW and not prev.cut:
-                out += self._event(prev, "repeat_soon", turn, evidence)
-        self._keep(self._turns, turn, _Turn(turn, ask))
+        t = _Turn(turn, text)
+        # Only a repeat of a locally answered turn can be a verdict: the words are read for that alone.
+        if prev is not None and prev.local and prev.ended is not None:
+            t.words = self._compare(prev, prev.ended, turn, text, now, out)
+        self._keep(self._turns, turn, t)
         if session:
             self._keep(self._last, session, turn)
         return out
+
+    def _compare(self, prev: _Turn, ended: float, turn: str, text: str, now: float, out: list[Event]) -> str:
+        """Add to `out` the verdicts on `prev` (local, its answer ended at `ended`) that `text`, opening
+        `turn`, makes; returns the words of `text`."""
+        ask, cloud = _norm(text)
+        if len(ask) < MIN_CHARS:
+            return ask
+        since = now - ended
+        score = similarity(ask, prev.ask) if len(prev.ask) >= MIN_CHARS else 0.0
+        evidence = f"similarity {score:.0f} after {since:.0f} s"
+        if prev.cut and score >= SIMILAR and since <= CLOUD_WINDOW:
+            out += self._event(prev, "interrupted", turn, evidence)
+        if cloud and score >= SIMILAR and since <= CLOUD_WINDOW:
+            out += self._event(prev, "repeat_cloud", turn, evidence)
+        elif not cloud and score >= SIMILAR_SOON and since <= SOON_WINDOW and not prev.cut:
+            out += self._event(prev, "repeat_soon", turn, evidence)
+        return ask
 
     def served(
         self,

@@ -132,10 +132,10 @@ class Stickiness:
         return StickyPlan(p, view)
 
     def _view(self, request: ChatRequest, p: Placement, now: float) -> StickyView:
-        fam = self.index.get(p.turn_id)
         family = p.to_dict()
         if p.kind == "new_turn":
             return StickyView(False, p.turn_id, "a new user message decides anew", False, family=family)
+        fam = self.index.get(p.turn_id)
         binding = fam.binding if fam is not None else None
         live = binding is not None and binding.live(now)
         turn = f"turn {p.turn_id}"
@@ -217,10 +217,10 @@ class Stickiness:
         p = plan.placement
         if p.kind in ("count_tokens", "utility") or p.turn_id is None:
             return events  # a utility request is about the next prompt: it leaves its family as it was
-        self.index.served(p.turn_id, decision.target, decision.backend, decision.model)
         fam = self.index.get(p.turn_id)
         if fam is None:
             return events
+        fam.side, fam.backend, fam.model = decision.target, decision.backend, decision.model
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
@@ -256,8 +256,10 @@ class Stickiness:
         p = plan.placement
         if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
             return []
-        self.index.served(p.turn_id, side, backend, model)
-        issued = [c for c in calls if c.id]
+        fam = self.index.get(p.turn_id)
+        if fam is not None:
+            fam.side, fam.backend, fam.model = side, backend, model
+        issued = [c for c in calls if c.id] if calls else ()
         if issued:
             logged = []
             for c in issued:
@@ -274,8 +276,7 @@ class Stickiness:
             data: dict[str, Any] = {"family": p.turn_id, "session_id": p.session_id, "side": side}
             data.update(backend=backend, model=model, calls=logged)
             return [(TOOL_CALLS_ISSUED, data, p.turn_id)]
-        fam = self.index.get(p.turn_id)
-        if fam is None or not complete or self.index.pending(p.turn_id):
+        if fam is None or not complete or fam.open_calls:
             return []
         now = self.clock()
         fam.ended_at = now
