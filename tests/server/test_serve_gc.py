@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from glider_cli.server.run import prepare, run
+from glider_cli.server.run import GC_FULL_EVERY, prepare, run
 
 
 def test_serving_starts_with_the_start_up_heap_frozen(
@@ -22,8 +22,10 @@ def test_serving_starts_with_the_start_up_heap_frozen(
     def serve(self: uvicorn.Server, sockets: Any = None) -> None:
         # uvicorn is the seam: what matters is the collector's state when serving would begin.
         seen["frozen"] = gc.get_freeze_count()
+        seen["full_every"] = gc.get_threshold()[2]
 
     monkeypatch.setattr(uvicorn.Server, "run", serve)
+    thresholds = gc.get_threshold()
     gc.unfreeze()
     prepared = prepare(port=0, environ={"GLIDER_HOME": str(tmp_path / "home")})
     try:
@@ -31,5 +33,8 @@ def test_serving_starts_with_the_start_up_heap_frozen(
             run(prepared)
     finally:
         gc.unfreeze()
-    # Everything alive at start (modules, config, app) was moved out of the collector's way.
+        gc.set_threshold(*thresholds)
+    # Everything alive at start (modules, config, app) was moved out of the collector's way, and
+    # full collections wait longer.
     assert seen["frozen"] > 10_000
+    assert seen["full_every"] == GC_FULL_EVERY > 10

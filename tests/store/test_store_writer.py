@@ -92,6 +92,34 @@ def test_emit_flush_close_and_ring(glider_env: Path) -> None:
         w.emit("Note", {})
 
 
+def test_the_ring_keeps_lines_the_collector_does_not_walk(glider_env: Path) -> None:
+    """The ring keeps each event as (id, line): nothing in it is a container the garbage collector
+    follows (as dicts, a full ring was ~40k objects every full collection walked, issue 29), and
+    reading it gives new dicts each time, the same events as on disk; `after` reads only what
+    comes after its cursor."""
+    import gc
+
+    paths = Paths(home=glider_env)
+    w = EventWriter(paths, ContextSettings(max_events=50))
+    w.start()
+    for i in range(30):
+        w.emit("Note", {"i": i, "nested": {"list": [i, {"deep": True}]}}, turn_id="t")
+    w.write_now([("Note", {"i": 30, "nested": {"list": [30]}}, "t")])
+    assert w.flush(timeout=30)
+    first = w.recent()
+    first[0]["data"]["i"] = "changed by a reader"
+    again = w.recent()
+    assert [e["data"]["i"] for e in again] == list(range(31))
+    gc.collect()
+    assert not [k for k in w._ring._items if gc.is_tracked(k)]
+    cursor = again[27]["id"]
+    assert [e["data"]["i"] for e in w.after(cursor, 2)] == [28, 29]
+    assert w.after(again[-1]["id"], 10) == []
+    w.close()
+    on_disk = list(log.iter_events(paths.context))
+    assert on_disk == again
+
+
 def test_warm_load_reads_recent_days_only(glider_env: Path) -> None:
     paths = Paths(home=glider_env)
     import time

@@ -128,11 +128,7 @@ class EventHub:
     def after(self, cursor: str, limit: int) -> list[dict[str, Any]]:
         """The ring's events with an id above `cursor`, oldest first, at most `limit` (the oldest)."""
         assert self.writer is not None
-        ring = self.writer.recent()
-        i = len(ring)
-        while i > 0 and ring[i - 1]["id"] > cursor:
-            i -= 1
-        return ring[i : i + limit]
+        return self.writer.after(cursor, limit)
 
     def start_cursor(self, backlog: int) -> str:
         assert self.writer is not None

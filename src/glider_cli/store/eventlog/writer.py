@@ -32,7 +32,9 @@ Contract:
   byte range written and the digest of each event of a turn); an index write that fails is counted
   there and never fails the event, since the index is rebuilt from the day files.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
-  it sees everything emitted before the call, oldest first.
+  it sees everything emitted before the call, oldest first; `after(cursor, limit)` likewise, from
+  the id after `cursor`. The ring (`store.eventlog.ring`) keeps each event's line, not a dict: these
+  read new dicts back.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
   and starts the thread; `flush()` wakes the thread at once and waits until everything emitted so far
   is on disk; `close()` flushes and stops.
@@ -53,7 +55,7 @@ from typing import Any
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store.eventlog import log
+from glider_cli.store.eventlog import log, ring
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
 from glider_cli.store.index.index_day import IndexAppender
@@ -107,7 +109,7 @@ class EventWriter:
         self._batch_max = batch_max
         self._linger = linger
         self._pending: collections.deque[Pending] = collections.deque()
-        self._ring: collections.deque[dict[str, Any]] = collections.deque(maxlen=self.settings.max_events)
+        self._ring = ring.Ring(self.settings.max_events)
         # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
         self._lock = threading.Lock()
         # Held from taking a batch to having written it, so two writers keep the file in emit order.
@@ -151,10 +153,7 @@ class EventWriter:
         events = log.read_tail(files, self.settings.max_events, st)
         events.sort(key=lambda e: e["id"])
         with self._lock:
-            live = list(self._ring)
-            self._ring.clear()
-            self._ring.extend(events[-self.settings.max_events :])
-            self._ring.extend(live)
+            self._ring.load(events[-self.settings.max_events :])
         self.stats.warm_loaded = len(events)
         self.stats.warm_window_lines = st.lines
         self.stats.torn_on_load = st.torn
@@ -231,7 +230,7 @@ class EventWriter:
                     self._settle(stamped)
                     batch, self._unwritten = self._unwritten, []
                 else:
-                    self._ring.extend(clean.events)
+                    self._ring.add_lines([s[0] for s in stamped], clean.lines)
             if clean is None:
                 self._write(batch, n)
                 return
@@ -243,10 +242,20 @@ class EventWriter:
 
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The ring's events, oldest first (the last `limit` when given), pending ones included."""
+        if limit is not None and limit <= 0:
+            return []
         with self._lock:
             self._settle_pending()
-            items = list(self._ring)
-        return items if limit is None else items[-limit:] if limit > 0 else []
+            kept = self._ring.tail(limit)
+        return ring.read(kept)
+
+    def after(self, cursor: str, limit: int) -> list[dict[str, Any]]:
+        """The ring's events with an id above `cursor`, oldest first, at most `limit` (the oldest),
+        pending ones included; only those are read back."""
+        with self._lock:
+            self._settle_pending()
+            kept = self._ring.after_cursor(cursor, limit)
+        return ring.read(kept)
 
     # -- the background thread ---------------------------------------------------------------------
 
@@ -268,7 +277,7 @@ class EventWriter:
             ts = ev["ts"]
             append((ts[:10], line, digest_of(ev["id"], ts, ev["type"], turn, ev["data"]) if turn else None))
             redacted += ran
-        self._ring.extend([s[0] for s in settled])
+        self._ring.add_settled(settled)
         if redacted:
             self.stats.redacted += redacted
 
