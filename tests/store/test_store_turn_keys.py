@@ -133,3 +133,36 @@ def test_a_delegate_runs_environment_marks_its_requests() -> None:
     assert turn_keys.delegate_of({"X-Glider-Delegate-Of": " 01ab "}) == "01ab"
     assert turn_keys.delegate_of({"x-glider-delegate-of": "a b\n"}) is None
     assert turn_keys.delegate_of({}) is None
+
+
+def test_the_claude_workspace_is_found_as_a_scan_of_every_line_finds_it() -> None:
+    """`workspace_in` tries the pattern only where its keyword is (issue 29); the answer is the one
+    a scan of the whole text gives, on generated texts mixing the lines that matter (a dash, blank
+    lines before the keyword, keywords mid-line, relative paths, several on one line)."""
+    import random
+    import re
+
+    whole = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
+
+    def by_scan(text: str) -> str | None:
+        return next((m.group(1) for m in whole.finditer(text) if m.group(1).startswith("/")), None)
+
+    pieces = [
+        "Working directory: /a/b",
+        " - Primary working directory: /repo  ",
+        "-\n  Working directory: /after-dash",
+        "x - Working directory: /mid-line",
+        "Working directory: relative/path",
+        "Working directory: Working directory: /twice",
+        "Primary working directory:\n/next-line",
+        "\n\n   \n",
+        "- ",
+        "orking directory",
+        "some prose about a working directory: /not-a-key",
+        "\t-\tWorking directory:\t/tabs\t",
+        "",
+    ]
+    rng = random.Random(29)
+    for _ in range(3000):
+        text = rng.choice(["", "\n"]).join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        assert turn_keys.workspace_in([text]) == by_scan(text), text
