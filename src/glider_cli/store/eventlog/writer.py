@@ -229,12 +229,13 @@ class EventWriter:
             self.stats.emitted += n
 
     def write_staged(self, limit: int | None = None) -> bool:
-        """Settle and append the oldest `limit` pending events (all when None) on this thread; True
-        when more are pending."""
+        """Settle and append the oldest `limit` pending events (all when None, or when `_BACKLOG` or
+        more are pending) on this thread; True when more are pending."""
         with self._write_lock:
             with self._lock:
                 pending = self._pending
-                n = len(pending) if limit is None else min(limit, len(pending))
+                # Under a backlog the loop is busy anyway: all at once (slices would fall behind).
+                n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
                 popleft = pending.popleft
                 items = [_made(popleft()) for _ in range(n)]
                 day = items[0][2][:10] if items else ""
