@@ -141,3 +141,41 @@ def test_one_linger_timer_serves_many_replies() -> None:
 
     asyncio.run(go())
     assert sum(len(w) for w in written) == 200
+
+
+def test_staged_events_are_readable_at_the_next_pass_and_written_after_the_linger_in_slices(
+    tmp_path: Any,
+) -> None:
+    """With the event writer's `stage`/`write_staged`, a drain only stamps and hands the events over
+    (readable at once), and the writing happens `linger` later, `SLICE` events per loop pass: off the
+    pass where the upstream's answer arrives (issue 29). `drain()` writes everything."""
+    from glider_cli.config.settings import ContextSettings
+    from glider_cli.paths import Paths
+    from glider_cli.server.sink import SLICE
+    from glider_cli.store.eventlog.writer import EventWriter
+
+    paths = Paths(home=tmp_path)
+    writer = EventWriter(paths, ContextSettings())
+    sink = LoopSink(
+        _List(), writer.write_now, linger=0.05, stage=writer.stage, write_staged=writer.write_staged
+    )
+
+    def on_disk() -> int:
+        return sum(len(p.read_bytes().splitlines()) for p in paths.context.glob("events-*.jsonl"))
+
+    async def go() -> None:
+        for i in range(SLICE * 2 + 3):
+            sink.emit("Note", {"i": i}, turn_id="t")
+        await asyncio.sleep(0)
+        assert len(writer.recent()) == SLICE * 2 + 3  # staged: readable already
+        assert not paths.context.exists() or on_disk() == 0  # and not written yet
+        await asyncio.sleep(0.08)  # the linger, then one slice per pass
+        assert on_disk() == SLICE * 2 + 3
+        sink.emit("Last", {})
+        await asyncio.sleep(0)
+        sink.drain()  # shutdown: everything written now
+        assert on_disk() == SLICE * 2 + 4
+
+    asyncio.run(go())
+    writer.close()
+    assert [e["data"].get("i") for e in writer.recent()][:3] == [0, 1, 2]

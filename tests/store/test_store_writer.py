@@ -120,6 +120,30 @@ def test_the_ring_keeps_lines_the_collector_does_not_walk(glider_env: Path) -> N
     assert on_disk == again
 
 
+def test_staged_events_are_read_before_they_are_written_oldest_first_in_slices(glider_env: Path) -> None:
+    """`stage` stamps and keeps the events pending (readable, not written); `write_staged(limit)`
+    writes the oldest `limit` and says whether more wait; Deferred data is made when settled."""
+    from glider_cli.domain import Deferred
+
+    made: list[int] = []
+
+    def record() -> dict[str, object]:
+        made.append(1)
+        return {"rule": "r"}
+
+    paths = Paths(home=glider_env)
+    w = EventWriter(paths, ContextSettings())
+    w.stage([("Note", {"i": i}, "t") for i in range(5)] + [("RouteDecided", Deferred(record), "t")])
+    assert not list(paths.context.glob("events-*.jsonl"))
+    assert w.write_staged(4) is True
+    assert [e["data"].get("i") for e in log.iter_events(paths.context)] == [0, 1, 2, 3]
+    assert made == []
+    assert [e["type"] for e in w.recent()][-2:] == ["Note", "RouteDecided"] and made == [1]
+    assert w.write_staged() is False
+    assert [e["data"] for e in log.iter_events(paths.context)][-1] == {"rule": "r"} and made == [1]
+    w.close()
+
+
 def test_warm_load_reads_recent_days_only(glider_env: Path) -> None:
     paths = Paths(home=glider_env)
     import time

@@ -129,7 +129,12 @@ def create_app(
 
     # The dashboard's live stream is woken each time the request path's events are written.
     hub = EventHub(live)
-    loop_sink = LoopSink(sink, hub.wrap(live.write_now) if live is not None else None)
+    loop_sink = LoopSink(
+        sink,
+        hub.wrap(live.write_now) if live is not None else None,
+        stage=hub.wrap(live.stage) if live is not None else None,
+        write_staged=live.write_staged if live is not None else None,
+    )
     routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
     # Built inside the running loop: by the lifespan, which closes it (an injected one is the caller's).
     owned = None

@@ -20,11 +20,15 @@ Contract:
   one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses, datetimes,
   subclasses) goes through the full `redact` walk and `log.encode`.
 - `write_now(items)` is the batch path for a caller that already runs off the request's critical
-  path (the server's `LoopSink` drains on a later event-loop pass): it stamps, settles (redacts) and
-  appends the events on the caller's thread, in one write per day file, without waking the thread: no
-  thread hand-over and no GIL contention on the request path. The caller hands `data` over (it must
-  not change it afterwards: there is no snapshot). Events pending from other threads are written
-  first, so the file keeps emit order; the thread and `write_now` never write at the same time.
+  path: `stage(items)`, then `write_staged()`. `stage` stamps the events and adds them to the pending
+  ones without waking the thread (no thread hand-over, no GIL contention on the request path): from
+  then on `recent()` and `after()` see them. `write_staged(limit)` settles (redacts) and appends the
+  oldest `limit` pending events (all by default) on the caller's thread, in one write per day file,
+  and says whether more are pending: the server's `LoopSink` stages a request's events on the next
+  loop pass and writes them in slices a moment later, so the work is off the loop pass where the
+  upstream's answer arrives (issue 29). The caller hands `data` over (it must not change it
+  afterwards: there is no snapshot); `domain.Deferred` data is made when settled. Events pending
+  from other threads are written in the same order; the thread and these never write at once.
 - The day file stays open between batches (an O_APPEND descriptor: each batch is one write of whole
   lines); once a second at most it is checked against its path, so a file deleted or replaced
   under a running writer is reopened. `close()` closes it.
@@ -45,20 +49,19 @@ Contract:
 from __future__ import annotations
 
 import collections
-import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.config.settings import ContextSettings
+from glider_cli.domain import Deferred
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store.eventlog import log, ring
+from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
-from glider_cli.store.index.index_day import IndexAppender
 from glider_cli.store.index.turnfold import Digest, digest_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
@@ -66,7 +69,7 @@ from glider_cli.store.index.turnfold import Digest, digest_of
 _SLICE = 8
 _PAUSE = 0.0001
 _BACKLOG = 256
-# How often a kept-open day file is checked against its path (see EventWriter._append).
+# How often a kept-open day file is checked against its path (`store.eventlog.dayfile`).
 _RECHECK = 1.0
 
 # (day, line or None when it could not be encoded, the event's index digest when it has a turn) as settled.
@@ -120,13 +123,8 @@ class EventWriter:
         self._cond = threading.Condition()
         self._enqueued = 0
         self._done = 0
-        self._dir_ready = False
-        self._fd: int | None = None
-        self._fd_day: str | None = None
-        self._fd_checked = 0.0
-        # The store index (`store.index.turn_index`): one line per day-file write, so views never parse
-        # the log.
-        self._index = IndexAppender(self.context_dir)
+        # The day file kept open and the store index beside it (`store.eventlog.dayfile`).
+        self._files = DayFiles(self.context_dir, _RECHECK)
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._closed = False
@@ -183,7 +181,7 @@ class EventWriter:
         # An emit that raced `close()` may have landed after the thread's last batch.
         self._drain()
         with self._write_lock:
-            self._close_fd()
+            self._files.close()
         if self.stats.failed:
             raise StoreError(
                 f"{self.stats.failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
@@ -210,35 +208,59 @@ class EventWriter:
 
     def write_now(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
         """Stamp, settle and append `items` (type, data, turn_id) on this thread; see the contract."""
+        self.stage(items)
+        self.write_staged()
+
+    def stage(self, items: list[tuple[str, Mapping[str, Any], str | None]]) -> None:
+        """Stamp `items` (type, data, turn_id) and add them to the pending events; see the contract."""
         if self._closed:
             raise StoreError(f"event writer for {self.context_dir} is closed; {len(items)} event(s) lost")
-        if not items:
-            return
         n = len(items)
+        if not n:
+            return
         ts = format_ts(self._clock())
+        # `data` stays as given (a Deferred is made when settled: `_made`).
+        self._pending.extend(
+            (id_, t, ts, turn, data)  # type: ignore[misc]
+            for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
+        )
+        with self._cond:
+            self._enqueued += n
+            self.stats.emitted += n
+
+    def write_staged(self, limit: int | None = None) -> bool:
+        """Settle and append the oldest `limit` pending events (all when None, or when `_BACKLOG` or
+        more are pending) on this thread; True when more are pending."""
         with self._write_lock:
             with self._lock:
-                if self._pending:
-                    self._settle_pending()
-                stamped = [
-                    (id_, t, ts, turn, data if type(data) is dict else dict(data))
-                    for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
-                ]
-                # The usual batch: nothing else waits to be written and one scan clears it all.
-                clean = None if self._unwritten else settle_clean(stamped)
+                pending = self._pending
+                # Under a backlog the loop is busy anyway: all at once (slices would fall behind).
+                n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
+                popleft = pending.popleft
+                items = [_made(popleft()) for _ in range(n)]
+                day = items[0][2][:10] if items else ""
+                # The usual batch: nothing else waits, one day, and one scan clears it all.
+                clean = (
+                    settle_clean(items)
+                    if items and not self._unwritten and all(it[2].startswith(day) for it in items)
+                    else None
+                )
                 if clean is None:
-                    self._settle(stamped)
+                    self._settle(items)
                     batch, self._unwritten = self._unwritten, []
                 else:
-                    self._ring.add_lines([s[0] for s in stamped], clean.lines)
+                    self._ring.add_lines([it[0] for it in items], clean.lines)
+                more = bool(pending)
             if clean is None:
-                self._write(batch, n)
-                return
+                if batch:
+                    self._write(batch)
+                return more
             digests = [
-                digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in stamped
+                digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
             ]
-            self._write_day(ts[:10], clean.lines, digests, clean.blob)
-            self._written(n, n)
+            self._write_day(day, clean.lines, digests, clean.blob)
+            self._written(n)
+        return more
 
     def recent(self, limit: int | None = None) -> list[dict[str, Any]]:
         """The ring's events, oldest first (the last `limit` when given), pending ones included."""
@@ -265,7 +287,7 @@ class EventWriter:
         n = len(pending) if limit is None else min(limit, len(pending))
         if n:
             popleft = pending.popleft
-            self._settle([popleft() for _ in range(n)])
+            self._settle([_made(popleft()) for _ in range(n)])
 
     def _settle(self, items: list[Pending]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
@@ -294,56 +316,8 @@ class EventWriter:
             del self._unwritten[: self._batch_max]
         return batch
 
-    def _append(self, day: str, data: bytes) -> int:
-        """Append `data` (whole lines) to the day's file through a descriptor kept open between
-        batches (callers hold `_write_lock`). Every `_RECHECK` seconds the descriptor is checked against
-        the path: a file deleted or replaced under a running writer (by hand: prune never touches
-        today's) is reopened. Returns the offset just past the lines written (an O_APPEND write leaves
-        the descriptor there)."""
-        fd = self._fd if self._fd_day == day else None
-        if fd is not None:
-            now = time.monotonic()
-            if now - self._fd_checked > _RECHECK:
-                self._fd_checked = now
-                if not self._same_file(fd, day):
-                    fd = None
-        if fd is None:
-            fd = self._open_day(day)
-        log.write_all(fd, data)
-        return os.lseek(fd, 0, os.SEEK_CUR)
-
-    def _same_file(self, fd: int, day: str) -> bool:
-        try:
-            st, here = os.fstat(fd), os.stat(log.day_path(self.context_dir, day))
-        except OSError:
-            return False
-        return st.st_nlink > 0 and (st.st_ino, st.st_dev) == (here.st_ino, here.st_dev)
-
-    def _open_day(self, day: str) -> int:
-        self._close_fd()
-        path = log.day_path(self.context_dir, day)
-        if not self._dir_ready:
-            self.context_dir.mkdir(parents=True, exist_ok=True)
-            self._dir_ready = True
-        try:
-            fd = log.open_append(path)
-        except FileNotFoundError:  # the directory went away under us: make it again, once
-            self.context_dir.mkdir(parents=True, exist_ok=True)
-            fd = log.open_append(path)
-        self._fd, self._fd_day, self._fd_checked = fd, day, time.monotonic()
-        self._index.reopen()
-        return fd
-
-    def _close_fd(self) -> None:
-        if self._fd is not None:
-            fd, self._fd, self._fd_day = self._fd, None, None
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._index.close()
-
-    def _write(self, batch: list[_Line], emitted: int = 0) -> None:
-        """Append `batch` (callers hold `_write_lock`); `emitted`: how many of its events `write_now`
-        stamped (counted as emitted here, with the count written, under one hold of `_cond`)."""
+    def _write(self, batch: list[_Line]) -> None:
+        """Append `batch` (callers hold `_write_lock`)."""
         by_day: dict[str, tuple[list[bytes], list[Digest | None]]] = {}
         bad = 0
         for day, line, dg in batch:
@@ -360,25 +334,22 @@ class EventWriter:
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
             self._write_day(day, lines, digests, b"".join(lines))
-        self._written(len(batch), emitted)
+        self._written(len(batch))
 
     def _write_day(self, day: str, lines: list[bytes], digests: list[Digest | None], data: bytes) -> None:
         """Append one day's `lines` (`data`: joined) and their index line (callers hold `_write_lock`)."""
         try:
-            end = self._append(day, data)
+            end = self._files.append(day, data)
             self.stats.written += len(lines)
-            self._index.record(day, end, lines, digests)
+            self._files.index.record(day, end, lines, digests)
         except OSError as exc:
-            self._dir_ready = False
-            self._close_fd()
+            self._files.failed()
             self.stats.failed += len(lines)
             self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
 
-    def _written(self, done: int, emitted: int) -> None:
+    def _written(self, done: int) -> None:
         self.stats.batches += 1
         with self._cond:
-            self._enqueued += emitted
-            self.stats.emitted += emitted
             self._done += done
             self._cond.notify_all()
 
@@ -406,3 +377,12 @@ class EventWriter:
             self._drain(_SLICE)
             if self._stopping:
                 return
+
+
+def _made(item: Pending) -> Pending:
+    """A pending event with its data made: staged `Deferred` data is made here, once."""
+    data: Any = item[4]
+    if type(data) is dict:
+        return item
+    made = data.resolve() if type(data) is Deferred else dict(data)
+    return (item[0], item[1], item[2], item[3], made)
