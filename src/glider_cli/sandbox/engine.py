@@ -15,13 +15,14 @@ Contract:
 Values cross into Starlark as JSON, and every argument and byte costs, so the request is passed as
 one string (a JSON header with the scalar fields, roles and message lengths, then the texts joined)
 and rebuilt into structs once per call by a group module that loads each script's `evaluate`. The
-group tells the engine which script starts (`glider_next`), so a deadline or a failure is charged
+group tells the engine which script starts (`glider_next_<i>`), so a deadline or a failure is charged
 to the script that was running, and the progress board lets the supervisor do the same when it has
 to kill the worker.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -212,19 +213,23 @@ class Engine:
         loads = "".join(f'load("m{i}", e{i} = "evaluate")\n' for i in range(len(ids)))
         members = ", ".join(f"e{i}" for i in range(len(ids)))
         # The engine starts the clock of the first script itself (`call`): only the scripts after it
-        # tell it they start, one callback fewer per call.
+        # tell it they start, each through a callback of its own that takes no argument (every
+        # argument crosses to Python as JSON, which costs more than the call).
+        starts = "".join(f"glider_next_{i}, " for i in range(1, len(ids)))
         source = (
-            f"{loads}_members = [{members}]\n\ndef glider_group(payload, start = 0):{_BUILD_REQUEST}"
+            f"{loads}_members = [{members}]\n_starts = [None, {starts}]\n\n"
+            f"def glider_group(payload, start = 0):{_BUILD_REQUEST}"
             f"    for i in range(start, {len(ids)}):\n"
             "        if i != start:\n"
-            "            glider_next(i)\n"
+            "            _starts[i]()\n"
             "        r = _members[i](request)\n"
             "        if r != None:\n"
             "            return [i, r]\n"
             "    return None\n"
         )
         module = sl.Module()
-        module.add_callable("glider_next", self._enter)
+        for i in range(1, len(ids)):
+            module.add_callable(f"glider_next_{i}", functools.partial(self._enter, i))
         sl.eval(module, sl.parse("<script group>", source), self._globals, sl.FileLoader(by_name.__getitem__))
         group = _Group(module.freeze(), tuple(self._scripts[sid].deadline_s for sid in ids))
         self._groups[ids] = group
