@@ -166,9 +166,10 @@ def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str)
 def typed_command(pattern: re.Pattern[str], commands: tuple[str, ...], ctx: Context) -> str | None:
     """A command the person typed in the latest user message (see `typed_text`)."""
     text = ctx.user_text
-    if not any(c in text for c in commands):  # most messages carry none: no cleaning for them
-        return None
-    return find_command(pattern, commands, ctx.command_text)
+    for c in commands:  # most messages carry none: no cleaning for them
+        if c in text:
+            return find_command(pattern, commands, ctx.command_text)
+    return None
 
 
 class Matcher(Protocol):
