@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from glider_cli.router.scripts import build_payload
 from glider_cli.sandbox.engine import Engine
 from glider_cli.sandbox.inprocess import InProcessSandbox
@@ -16,9 +20,9 @@ class Counting(Engine):
         super().__init__()
         self.entered: list[int] = []
 
-    def _enter(self, index: int) -> None:
+    def _enter(self, index: int) -> str:
         self.entered.append(index)
-        super()._enter(index)
+        return super()._enter(index)
 
 
 def payload() -> str:
@@ -33,6 +37,23 @@ def test_only_the_scripts_after_the_first_tell_the_engine_they_start() -> None:
     assert out == [{"matched": False, "action": None, "error": None}] * 3
     # The engine starts the first script's clock itself: one Starlark-to-Python callback fewer.
     assert engine.entered == [1, 2]
+
+
+def test_a_script_start_hands_python_no_value_to_encode_but_a_string(monkeypatch: pytest.MonkeyPatch) -> None:
+    # starlark-pyo3 hands values across with json.dumps / json.loads: the callback takes no argument
+    # and returns "", the cheapest value to encode; the call's one argument is the payload.
+    engine = Engine()
+    for sid in (1, 2, 3):
+        engine.load(sid, NONE, f"s{sid}.star", 0.05, 1.0)
+    engine.call((1, 2, 3), payload(), lambda i, o: None)  # the group is built
+    dumped: list[object] = []
+    loaded: list[object] = []
+    real_dumps, real_loads = json.dumps, json.loads
+    monkeypatch.setattr(json, "dumps", lambda v, *a, **k: dumped.append(v) or real_dumps(v, *a, **k))
+    monkeypatch.setattr(json, "loads", lambda v, *a, **k: loaded.append(v) or real_loads(v, *a, **k))
+    engine.call((1, 2, 3), payload(), lambda i, o: None)
+    assert dumped == [payload(), "", ""]
+    assert len(loaded) == 1  # the call's result; no callback argument
 
 
 def test_each_script_keeps_its_own_deadline_after_a_failure() -> None:

@@ -143,12 +143,14 @@ class Engine:
     def _cancelled(self) -> bool:
         return time.monotonic() > self._deadline
 
-    def _enter(self, index: int) -> None:
-        """Called by a group module as each script starts: its own deadline begins now."""
+    def _enter(self, index: int) -> str:
+        """Called by a group module as each script starts: its own deadline begins now. Returns ""
+        (what Starlark is handed back crosses as JSON: a string is the shortest way through)."""
         if index != self._current:
             self._current = index
             self._deadline = time.monotonic() + self._limits[index]
             self._mark(index)
+        return ""
 
     # -- loading -----------------------------------------------------------------------------------
 
