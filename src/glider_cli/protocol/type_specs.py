@@ -106,7 +106,8 @@ class Obj(Spec):
         self.fields_of(value)
 
     def ok(self, value: Any) -> bool:
-        return isinstance(value, Mapping) and self.fields_ok(value)
+        # A parsed body is made of dicts: the exact-type test first, the ABC check (slower) after it.
+        return (type(value) is dict or isinstance(value, Mapping)) and self.fields_ok(value)
 
     def takes(self, value: Any) -> bool:
         return isinstance(value, Mapping)
@@ -216,7 +217,7 @@ class Tagged(Spec):
     def ok(self, value: Any) -> bool:
         if self.strings and isinstance(value, str):
             return True
-        if not isinstance(value, Mapping):
+        if type(value) is not dict and not isinstance(value, Mapping):
             return False
         kind = value.get("type")
         if kind is None:
