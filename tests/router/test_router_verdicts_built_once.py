@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import sys
+from types import FrameType
+from typing import Any
+
 from glider_cli.config.load import load_config
 from glider_cli.router import Router
 from glider_cli.router.compiled import Ctx
@@ -34,3 +38,23 @@ def test_the_wrap_up_wording_is_looked_for_in_the_first_2000_characters_only() -
     assert wrapup(ctx_for(router, "summarize the conversation so far")).matched
     assert wrapup(ctx_for(router, " " * 1990 + "summarize the conversation")).matched is False
     assert wrapup(ctx_for(router, " " * 1960 + "summarize the conversation" + "x" * 50)).matched
+
+
+def test_the_command_pre_check_makes_no_generator() -> None:
+    # The delegate flags and each explicit rule look for their commands in every new user message.
+    router = Router(load_config(profile="default"))
+    req = message("where should we look next?")
+    router.decide(req)
+    seen: list[str] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename.endswith("triggers.py"):
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        router.decide(req)
+    finally:
+        sys.setprofile(None)
+    assert seen.count("typed_command") == 3
+    assert "<genexpr>" not in seen
