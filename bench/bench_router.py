@@ -9,6 +9,14 @@ so every rule (both Starlark scripts included) is evaluated.
     default profile with its two Starlark rules  p50 <= 50 us back to back (issue 29; was 200)
     the same, requests `--gap` seconds apart     p50 <= 100 us (issue 29: 5 s apart)
 
+Beside that spaced row, in the same run and timed the same way (one call after each `--gap` sleep,
+interleaved with the decisions), the floor: what any code pays on this machine after an idle gap.
+A reference workload of plain Python (no Glider code: dicts, strings, json, re), sized so that its
+back-to-back cost is about the decision's, and one no-op Starlark call (starlark-pyo3 alone, which
+a decision that reaches a script rule makes once). Each is printed with its back-to-back p50, its
+spaced p50 and their ratio; the decision's ratio beside the reference's says how much of the spaced
+remainder is the machine's own wake-up cost and how much is ours.
+
 Also printed (no target): the same request with non-ASCII text, and a heavy Claude-Code-like request
 (20 messages of ~3 KB each), because a script's cost grows with the bytes it is handed; and single
 requests `--gap` seconds apart (decide, and parse and decide, timed one by one), as requests come in
@@ -25,10 +33,13 @@ Usage: .venv/bin/python bench/bench_router.py [--n 5000] [--gap 5 --spaced 30]
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import statistics
 import time
 import timeit
+from collections.abc import Callable
 from pathlib import Path
 
 from glider_cli.config.load import load_config
@@ -116,6 +127,93 @@ def typical_parsed(body: dict[str, object]) -> ChatRequest:
     return req
 
 
+_WORDS = (
+    "cache",
+    "expiry",
+    "worker",
+    "session",
+    "tenant",
+    "helper",
+    "store",
+    "module",
+    "timestamp",
+    "deadline",
+)
+
+
+def reference(rounds: int) -> int:
+    """Plain Python, no Glider code: the kinds of work a decision does (dict and list building,
+    string scans, a JSON dump, a regex search), `rounds` times."""
+    found = 0
+    for i in range(rounds):
+        text = " ".join(_WORDS[(i + k) % len(_WORDS)] for k in range(12))
+        record = {"i": i, "words": text.split(), "upper": text.upper(), "n": len(text)}
+        found += len(json.dumps(record)) + (1 if _REF_PATTERN.search(text) else 0)
+        found += text.lower().count("e") + sum(1 for w in record["words"] if w.startswith("s"))
+    return found
+
+
+_REF_PATTERN = re.compile(r"\b(deadline|session)\s+\w+")
+
+
+def back_to_back(call: Callable[[], object], samples: int, batch: int = 50) -> float:
+    """p50 microseconds per call, timed as `measure` times a decision (batches, divided)."""
+    for _ in range(200):
+        call()
+    per: list[float] = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        for _ in range(batch):
+            call()
+        per.append((time.perf_counter() - t0) / batch * 1e6)
+    return statistics.median(per)
+
+
+def floor_calls(decision_us: float, samples: int) -> dict[str, Callable[[], object]]:
+    """The floor's workloads: the reference sized to about `decision_us` back to back, and a
+    no-op Starlark call with the typical request's size of argument."""
+    import starlark as sl
+
+    rounds = 1
+    for _ in range(6):  # settle the size: cost grows linearly with the rounds
+        us = back_to_back(lambda n=rounds: reference(n), max(10, samples // 4))
+        rounds = max(1, round(rounds * decision_us / us))
+    module = sl.Module()
+    sl.eval(module, sl.parse("noop.star", "def f(payload):\n    return None\n"), sl.Globals.standard())
+    frozen = module.freeze()
+    text = "".join(m.content for m in request().messages)
+    return {
+        f"plain Python reference ({rounds} rounds)": lambda: reference(rounds),
+        "one no-op Starlark call (starlark-pyo3)": lambda: frozen.call("f", text),
+    }
+
+
+def spaced_with_floor(
+    router: Router, samples: int, gap_s: float, floor: dict[str, Callable[[], object]]
+) -> tuple[tuple[float, float, float, str], dict[str, float]]:
+    """`spaced(parse=False)`, with each floor workload timed the same way after its own gap,
+    interleaved with the decisions (so the machine's state is the same for all)."""
+    body = request_body()
+    req = typical_parsed(body)
+    for _ in range(50):
+        router.decide(req)
+    per: list[float] = []
+    floor_per: dict[str, list[float]] = {label: [] for label in floor}
+    for _ in range(samples):
+        time.sleep(gap_s)
+        t0 = time.perf_counter()
+        d = router.decide(typical_parsed(body))
+        per.append((time.perf_counter() - t0) * 1e6)
+        for label, call in floor.items():
+            time.sleep(gap_s)
+            t0 = time.perf_counter()
+            call()
+            floor_per[label].append((time.perf_counter() - t0) * 1e6)
+    per.sort()
+    row = (statistics.median(per), per[0], per[int(len(per) * 0.99)], d.rule)
+    return row, {label: statistics.median(v) for label, v in floor_per.items()}
+
+
 def per_call(samples: int) -> list[tuple[str, float, float, float]]:
     """(label, p50, best, p99) microseconds of `Sandbox.call` alone."""
     from glider_cli.router.scripts import build_payload
@@ -155,6 +253,34 @@ def per_call(samples: int) -> list[tuple[str, float, float, float]]:
         return rows
     finally:
         box.close()
+
+
+def print_floor(
+    spaced_us: float, b2b_us: float, floor_b2b: dict[str, float], floor_spaced: dict[str, float], gap: str
+) -> None:
+    """The floor beside the spaced row: back to back, spaced, ratio; and what the decision would
+    cost spaced if it paid only the reference's ratio (the rest is the decision's own)."""
+    print(f"  floor, timed the same way in the same run ({gap} vs back to back):")
+    ratio = spaced_us / b2b_us if b2b_us else float("nan")
+    label = "the decision (default, 2 scripts)"
+    print(f"    {label:<44} {b2b_us:6.1f} -> {spaced_us:6.1f} us  x{ratio:4.1f}")
+    for label in floor_b2b:
+        b, s = floor_b2b[label], floor_spaced[label]
+        print(f"    {label:<44} {b:6.1f} -> {s:6.1f} us  x{s / b if b else float('nan'):4.1f}")
+    ref, star = list(floor_b2b)[:2]
+    ref_ratio = floor_spaced[ref] / floor_b2b[ref] if floor_b2b[ref] else float("nan")
+    at_floor = b2b_us * ref_ratio
+    print(
+        f"    the decision at the reference's ratio: {at_floor:.1f} us ({gap}); "
+        f"beyond it: {spaced_us - at_floor:+.1f} us"
+    )
+    # The decision makes one Starlark call: that call's own spaced cost, plus the rest of the
+    # decision at the reference's ratio.
+    with_star = floor_spaced[star] + max(0.0, b2b_us - floor_b2b[star]) * ref_ratio
+    print(
+        f"    one Starlark call spaced + the rest at the reference's ratio: {with_star:.1f} us; "
+        f"beyond it: {spaced_us - with_star:+.1f} us"
+    )
 
 
 def main() -> None:
@@ -197,13 +323,18 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
         f"CPU reference: sum(range(100)) best {ref[0] / 20000 * 1e6:.2f} us"
     )
+    typical_us = 0.0
     for label, router, req, target in rows:
         p50, best, p99, rule = measure(router, req, max(20, args.n // 50))
+        if label == "default with 2 Starlark rules, typical":
+            typical_us = p50
         verdict = (
             "" if target is None else f"target p50 <= {target:.0f} us: {'OK' if p50 <= target else 'MISSED'}"
         )
         print(f"{label:<44} p50 {p50:6.1f} us  best {best:6.1f} us  p99 {p99:6.1f} us  ({rule})  {verdict}")
     gap = f"{args.gap:g} s apart"
+    floor = floor_calls(typical_us, max(20, args.n // 50))
+    floor_b2b = {label: back_to_back(call, max(20, args.n // 50)) for label, call in floor.items()}
     for label, router, parse, target in (
         (f"{gap}, decide, no scripts", Router(no_scripts), False, None),
         (f"{gap}, decide, 2 scripts", Router(config), False, 100.0),
@@ -211,11 +342,17 @@ def main() -> None:
         (f"{gap}, parse + decide, no scripts", Router(no_scripts), True, None),
         (f"{gap}, parse + decide, 2 scripts", Router(config), True, None),
     ):
-        p50, best, p99, rule = spaced(router, args.spaced, args.gap, parse=parse)
+        floor_spaced: dict[str, float] = {}
+        if target is None:
+            p50, best, p99, rule = spaced(router, args.spaced, args.gap, parse=parse)
+        else:
+            (p50, best, p99, rule), floor_spaced = spaced_with_floor(router, args.spaced, args.gap, floor)
         verdict = (
             "" if target is None else f"target p50 <= {target:.0f} us: {'OK' if p50 <= target else 'MISSED'}"
         )
         print(f"{label:<44} p50 {p50:6.1f} us  best {best:6.1f} us  p99 {p99:6.1f} us  ({rule})  {verdict}")
+        if floor_spaced:
+            print_floor(p50, typical_us, floor_b2b, floor_spaced, gap)
     for label, p50, best, p99 in per_call(max(20, args.n // 20)):
         print(f"{label:<44} p50 {p50:6.1f} us  best {best:6.1f} us  p99 {p99:6.1f} us")
 

@@ -13,7 +13,8 @@ Contract:
   (which must be a string); a block or item type the table does not know is checked only for the
   fields every one of them shares (`type`, `text`). Unknown fields are never checked nor refused.
 - Gemini fields are accepted in both JSON spellings (`functionCall` / `function_call`).
-- One pass, linear in the body's size, nothing copied; the path is only spelled out for the error.
+- One pass, linear in the body's size, nothing copied (`Spec.ok`); a body it refuses is walked
+  again by `Spec.check`, which spells out the path of the first wrong field for the error.
 """
 
 from __future__ import annotations
@@ -260,6 +261,11 @@ def check_types(protocol: str, body: Mapping[str, Any]) -> None:
     shape = SHAPES.get(protocol)
     if shape is None:
         return
+    try:
+        if shape.fields_ok(body):  # the fast pass; a body it refuses is walked again for the error
+            return
+    except RecursionError:
+        pass
     try:
         shape.fields_of(body)
     except Bad as bad:

@@ -212,8 +212,8 @@ def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
     for tool in tools:
         if not isinstance(tool, _MAP):
             continue
-        fn = tool.get("function")
-        name = fn.get("name") if isinstance(fn, _MAP) else tool.get("name")
+        fn = tool.get("function")  # most tools have none: no ABC check of None against Mapping
+        name = fn.get("name") if fn is not None and isinstance(fn, _MAP) else tool.get("name")
         if not isinstance(name, str):
             name = tool.get("type") if isinstance(tool.get("type"), str) else None
         if name:

@@ -248,7 +248,7 @@ class _GroupedScript:
     def __call__(self, ctx: Any) -> Match:
         outcomes = ctx.memo(self.group, lambda: self.group.call(ctx.script_payload()))
         if outcomes is not None and self.position < len(outcomes):
-            return script_match(self.alone.name, outcomes[self.position])
+            return script_match(self.alone.name, outcomes[self.position], self.alone.miss)
         return self.alone(ctx)
 
 

@@ -64,6 +64,7 @@ class Router:
             r.trigger.type == "script" and "complexity" in (r.trigger.source or "") for r in config.rules
         )
         self._default_backend = {side: config.default_backend(side) for side in ("local", "cloud")}
+        self._local_only = config.routing.local_only
         self._explicit = tuple(
             (r, command_pattern(r.commands)) for r in self.rules if r.kind == "explicit" and r.enabled
         )
@@ -118,7 +119,7 @@ class Router:
             sticky is not None and (held is not None or sticky.bound) and sticky.is_follow_on(request)
         )
         refused = False
-        local_only = self.config.routing.local_only
+        local_only = self._local_only
         gated: str | None = None
         winner: CompiledRule | None = None
         action: Action | None = None

@@ -166,9 +166,10 @@ def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str)
 def typed_command(pattern: re.Pattern[str], commands: tuple[str, ...], ctx: Context) -> str | None:
     """A command the person typed in the latest user message (see `typed_text`)."""
     text = ctx.user_text
-    if not any(c in text for c in commands):  # most messages carry none: no cleaning for them
-        return None
-    return find_command(pattern, commands, ctx.command_text)
+    for c in commands:  # most messages carry none: no cleaning for them
+        if c in text:
+            return find_command(pattern, commands, ctx.command_text)
+    return None
 
 
 class Matcher(Protocol):
@@ -244,18 +245,24 @@ def _composer_wrapup(trigger: Trigger) -> Matcher:
         req = ctx.request
         if req.protocol == "cursor":
             return by_field if req.client_kind == "summary" else miss
-        return hit if _WRAPUP.search(ctx.user_text[:2000]) else miss
+        # endpos: as if the text were cut at 2,000 characters, without copying them.
+        return hit if _WRAPUP.search(ctx.user_text, 0, 2000) else miss
 
     return match
 
 
-def script_match(name: str, outcome: ScriptOutcome) -> Match:
-    """A script's outcome as a trace verdict (a failing script is no match, and says why)."""
+def script_match(name: str, outcome: ScriptOutcome, miss: Match | None = None) -> Match:
+    """A script's outcome as a trace verdict (a failing script is no match, and says why).
+    `miss`: the script's "returned no match" verdict, built once (`no_match_verdict`)."""
     if outcome.error is not None:
         return Match(False, f"script {name} {outcome.error}; counted as no match", error=True)
     if not outcome.matched:
-        return Match(False, f"script {name} returned no match")
+        return miss or no_match_verdict(name)
     return Match(True, f"script {name} matched", outcome.action)
+
+
+def no_match_verdict(name: str) -> Match:
+    return Match(False, f"script {name} returned no match")
 
 
 class ScriptMatcher:
@@ -272,9 +279,10 @@ class ScriptMatcher:
             sandbox = bundled_sandbox()
         self.script = Script(trigger.source or "", trigger.file or "<script>", sandbox=sandbox)
         self.name = (trigger.file or "script").rsplit("/", 1)[-1]
+        self.miss = no_match_verdict(self.name)
 
     def __call__(self, ctx: Context) -> Match:
-        return script_match(self.name, self.script.call(ctx.script_payload()))
+        return script_match(self.name, self.script.call(ctx.script_payload()), self.miss)
 
 
 _BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {

@@ -15,19 +15,22 @@ Contract:
 Values cross into Starlark as JSON, and every argument and byte costs, so the request is passed as
 one string (a JSON header with the scalar fields, roles and message lengths, then the texts joined)
 and rebuilt into structs once per call by a group module that loads each script's `evaluate`. The
-group tells the engine which script starts (`glider_next`), so a deadline or a failure is charged
+group tells the engine which script starts (`glider_next_<i>`), so a deadline or a failure is charged
 to the script that was running, and the progress board lets the supervisor do the same when it has
 to kill the worker.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
 from typing import TYPE_CHECKING
 
 import starlark as sl
+
+from glider_cli.sandbox.results import NO_MATCH
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -93,7 +96,7 @@ def crash_message(exc: BaseException) -> str:
 def interpret(result: Any) -> dict[str, Any]:
     """What evaluate() returned as an outcome dict (a wrong shape is an error, not a match)."""
     if result is None:
-        return _no_match()
+        return NO_MATCH
     if not isinstance(result, dict):
         return _error(f"returned a {type(result).__name__}, expected None or a dict")
     matched = result.get("matched", True)
@@ -105,10 +108,6 @@ def interpret(result: Any) -> dict[str, Any]:
     if matched and action is not None and len(json.dumps(action)) > MAX_ACTION_BYTES:
         return _error(f"returned an action larger than {MAX_ACTION_BYTES >> 10} KiB")
     return {"matched": matched, "action": action if matched else None, "error": None}
-
-
-def _no_match() -> dict[str, Any]:
-    return {"matched": False, "action": None, "error": None}
 
 
 def _error(message: str) -> dict[str, Any]:
@@ -134,7 +133,7 @@ class Engine:
     def __init__(self, mark: Callable[[int], None] | None = None) -> None:
         self._globals = _globals()
         self._scripts: dict[int, _Loaded] = {}
-        self._groups: dict[tuple[int, ...], sl.FrozenModule] = {}
+        self._groups: dict[tuple[int, ...], _Group] = {}
         self._mark = mark or (lambda index: None)
         self._deadline = 0.0
         self._current = 0
@@ -144,12 +143,14 @@ class Engine:
     def _cancelled(self) -> bool:
         return time.monotonic() > self._deadline
 
-    def _enter(self, index: int) -> None:
-        """Called by a group module as each script starts: its own deadline begins now."""
+    def _enter(self, index: int) -> str:
+        """Called by a group module as each script starts: its own deadline begins now. Returns ""
+        (what Starlark is handed back crosses as JSON: a string is the shortest way through)."""
         if index != self._current:
             self._current = index
             self._deadline = time.monotonic() + self._limits[index]
             self._mark(index)
+        return ""
 
     # -- loading -----------------------------------------------------------------------------------
 
@@ -201,26 +202,38 @@ class Engine:
 
     # -- calling -----------------------------------------------------------------------------------
 
-    def _group(self, ids: tuple[int, ...]) -> sl.FrozenModule:
+    def _group(self, ids: tuple[int, ...]) -> _Group | None:
+        """The group module over scripts `ids` with their deadlines, built on first use (None when
+        one of them is not loaded). `drop` removes every group a dropped script belongs to, so a
+        cached group's scripts are all loaded."""
         group = self._groups.get(ids)
         if group is not None:
             return group
+        if any(sid not in self._scripts for sid in ids):
+            return None
         by_name = {f"m{i}": self._scripts[sid].module for i, sid in enumerate(ids)}
         loads = "".join(f'load("m{i}", e{i} = "evaluate")\n' for i in range(len(ids)))
         members = ", ".join(f"e{i}" for i in range(len(ids)))
+        # The engine starts the clock of the first script itself (`call`): only the scripts after it
+        # tell it they start, each through a callback of its own that takes no argument (every
+        # argument crosses to Python as JSON, which costs more than the call).
+        starts = "".join(f"glider_next_{i}, " for i in range(1, len(ids)))
         source = (
-            f"{loads}_members = [{members}]\n\ndef glider_group(payload, start):{_BUILD_REQUEST}"
+            f"{loads}_members = [{members}]\n_starts = [None, {starts}]\n\n"
+            f"def glider_group(payload, start = 0):{_BUILD_REQUEST}"
             f"    for i in range(start, {len(ids)}):\n"
-            "        glider_next(i)\n"
+            "        if i != start:\n"
+            "            _starts[i]()\n"
             "        r = _members[i](request)\n"
             "        if r != None:\n"
             "            return [i, r]\n"
             "    return None\n"
         )
         module = sl.Module()
-        module.add_callable("glider_next", self._enter)
+        for i in range(1, len(ids)):
+            module.add_callable(f"glider_next_{i}", functools.partial(self._enter, i))
         sl.eval(module, sl.parse("<script group>", source), self._globals, sl.FileLoader(by_name.__getitem__))
-        group = module.freeze()
+        group = _Group(module.freeze(), tuple(self._scripts[sid].deadline_s for sid in ids))
         self._groups[ids] = group
         return group
 
@@ -229,11 +242,12 @@ class Engine:
     ) -> list[dict[str, Any]]:
         """One outcome per script evaluated (see the contract). `partial(index, outcome)` is told
         of every outcome the call goes on past, before it goes on."""
-        missing = [sid for sid in ids if sid not in self._scripts]
-        if missing:
-            return [_error(f"not evaluated: script {missing[0]} is not loaded in the worker")] * len(ids)
         group = self._group(ids)
-        self._limits = tuple(self._scripts[sid].deadline_s for sid in ids)
+        if group is None:
+            missing = next(sid for sid in ids if sid not in self._scripts)
+            return [_error(f"not evaluated: script {missing} is not loaded in the worker")] * len(ids)
+        self._limits = group.limits
+        module = group.module
         out: list[dict[str, Any]] = []
         start = 0
         while start < len(ids):
@@ -241,22 +255,29 @@ class Engine:
             self._deadline = time.monotonic() + self._limits[start]
             self._mark(start)
             try:
-                found: Any = group.call_with(self._options, "glider_group", payload, start).value
+                # Every argument crosses as JSON: `start` only when the call resumes after a failure.
+                found: Any = (
+                    module.call_with(self._options, "glider_group", payload, start)
+                    if start
+                    else module.call_with(self._options, "glider_group", payload)
+                ).value
             except BaseException as exc:
                 if isinstance(exc, _FATAL):
                     raise
                 index = self._current
-                out.extend(_no_match() for _ in range(index - start))
+                out.extend(NO_MATCH for _ in range(index - start))
                 outcome = self._failure(exc, index)
                 out.append(outcome)
                 partial(index, outcome)
                 start = index + 1
                 continue
             if found is None:
-                out.extend(_no_match() for _ in range(len(ids) - start))
+                if not out and start == 0:  # the common case: no script matched, none failed
+                    return group.no_match
+                out.extend(NO_MATCH for _ in range(len(ids) - start))
                 break
             index, result = int(found[0]), found[1]
-            out.extend(_no_match() for _ in range(index - start))
+            out.extend(NO_MATCH for _ in range(index - start))
             outcome = interpret(result)
             out.append(outcome)
             if outcome["matched"]:
@@ -275,6 +296,18 @@ class Engine:
             return _error(f"stopped after {self._limits[index] * 1000:.0f} ms{where}")
         where = f" (line {diag['line']})" if diag["line"] else ""
         return _error(f"raised: {diag['message']}{where}")
+
+
+class _Group:
+    """A group module, its scripts' deadlines, and its outcome list when none matches (shared,
+    like `NO_MATCH`: callers only read it)."""
+
+    __slots__ = ("limits", "module", "no_match")
+
+    def __init__(self, module: sl.FrozenModule, limits: tuple[float, ...]) -> None:
+        self.module = module
+        self.limits = limits
+        self.no_match = [NO_MATCH] * len(limits)
 
 
 class _LoadError(Exception):

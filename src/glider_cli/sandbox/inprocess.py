@@ -22,10 +22,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from glider_cli.sandbox import wire
-from glider_cli.sandbox.results import Diagnostic, LoadFailed, ScriptOutcome
+from glider_cli.sandbox.results import NO_MATCH, Diagnostic, LoadFailed, ScriptOutcome
 
 if TYPE_CHECKING:
     from glider_cli.sandbox.engine import Engine
+
+_NONE = ScriptOutcome(False)
 
 DEFAULT_DEADLINE_S = 0.05
 LOAD_DEADLINE_S = 1.0
@@ -89,7 +91,8 @@ class InProcessSandbox:
             return [ScriptOutcome(False, error=error) for _ in ids]
         with self._lock:
             raw = self._get().call(ids, payload, _ignore)
-        return [ScriptOutcome.from_dict(o) for o in raw]
+        # Most outcomes are the engine's shared no-match: one immutable ScriptOutcome for them.
+        return [_NONE if o is NO_MATCH else ScriptOutcome.from_dict(o) for o in raw]
 
 
 def _ignore(index: int, outcome: object) -> None:

@@ -33,6 +33,11 @@ class Diagnostic(Frozen):
         )
 
 
+# The outcome dict of a script that returned None, as the engine shares it between calls (never
+# mutated: the in-process sandbox knows it by identity).
+NO_MATCH: dict[str, Any] = {"matched": False, "action": None, "error": None}
+
+
 class ScriptOutcome(Frozen):
     """What one call produced: a match with an optional action dict, no match, or an error."""
 
