@@ -144,6 +144,27 @@ def test_staged_events_are_read_before_they_are_written_oldest_first_in_slices(g
     w.close()
 
 
+def test_a_full_ring_costs_about_its_lines(glider_env: Path) -> None:
+    """The ring keeps each line as a copy of its own size: orjson's bytes keep its ~4 KB output
+    buffer, and 2,000 lines of ~250 bytes held that way were ~8 MB instead of ~1 MB (issue 29)."""
+    import gc
+    import tracemalloc
+
+    w = EventWriter(Paths(home=glider_env), ContextSettings(max_events=2000))
+    w.write_now([("Note", {"i": -1}, "t")])
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(2000):
+            w.write_now([("Note", {"i": i, "text": "x" * 150}, "t")])
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+        w.close()
+    assert grown < 3_000_000, grown
+
+
 def test_warm_load_reads_recent_days_only(glider_env: Path) -> None:
     paths = Paths(home=glider_env)
     import time
