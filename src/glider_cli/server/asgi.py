@@ -18,10 +18,7 @@ stream): they are the hot path. Contract:
   A handler that raises anything else is logged (`uvicorn.error`, with the traceback) and answered
   with `on_error(500, ...)`, the client protocol's error shape.
   A disconnect is seen the ASGI way, under any server: a watcher task waits on `receive()` for
-  `http.disconnect` while the handler runs and the reply is sent. The watcher starts `WATCH_AFTER`
-  seconds into the request (a timer, not a task): a reply done sooner — most local and every
-  cached answer — costs no task, and a client that leaves is still seen within those few
-  milliseconds (issue 29: a task per request was a tenth of what the endpoint cost). A stream is always closed
+  `http.disconnect` while the handler runs and the reply is sent. A stream is always closed
   (`aclose`), so its `finally` — where the outcome event is written — runs on completion, failure
   and disconnect.
 """
@@ -67,22 +64,12 @@ async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-# Seconds into a request before its disconnect watcher starts (see the module contract).
-WATCH_AFTER = 0.005
-
-
 class _Watch:
-    __slots__ = ("disconnected", "done", "watcher")
+    __slots__ = ("disconnected", "done")
 
     def __init__(self) -> None:
         self.done = False
         self.disconnected = False
-        self.watcher: asyncio.Task[None] | None = None
-
-    def start(self, receive: Receive, task: asyncio.Task[None]) -> None:
-        """The timer's callback: the watcher task, unless the request is over already."""
-        if not self.done:
-            self.watcher = asyncio.get_running_loop().create_task(_watch(receive, task, self))
 
 
 async def _watch(receive: Receive, task: asyncio.Task[None], state: _Watch) -> None:
@@ -166,7 +153,7 @@ class ProxyEndpoint:
         task = asyncio.current_task()
         assert task is not None
         state = _Watch()
-        timer = asyncio.get_running_loop().call_later(WATCH_AFTER, state.start, receive, task)
+        watcher = asyncio.create_task(_watch(receive, task, state))
         try:
             try:
                 reply = await self.handler(scope, body)
@@ -181,6 +168,4 @@ class ProxyEndpoint:
             task.uncancel()
         finally:
             state.done = True
-            timer.cancel()
-            if state.watcher is not None:
-                state.watcher.cancel()
+            watcher.cancel()
