@@ -62,7 +62,7 @@ from glider_cli.store.eventlog import log, ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
-from glider_cli.store.index.turnfold import Digest, digest_of
+from glider_cli.store.index.digests import Digest, digest_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).

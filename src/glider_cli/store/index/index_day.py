@@ -17,7 +17,8 @@ import orjson
 
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.log import file_ident
-from glider_cli.store.index.turnfold import Digest, TurnFold, digest
+from glider_cli.store.index.digests import Digest, digest
+from glider_cli.store.index.turnfold import TurnFold
 
 INDEX_DIR = "index"
 # The index's format and what its digests keep (`store.index.turnfold`). Files and delta lines of another

@@ -1,18 +1,7 @@
 """The per-turn fold: what every turn view needs from a turn's events, one event at a time, mergeable.
 
-An event becomes a *digest* (`digest(event, offset, length)`), the few values the views read, and the
-store index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again:
-
-    [offset, length, id, ts, type, turn_id, extra]
-
-`extra` holds only what the views read (see `_extra`): the user's words (`asked`, cleaned and cut as
-an episode shows them; `text`, the longer form the graph searches), the turn keys (`goal`, `plan`,
-`clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an episode, `side`
-and `rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has
-one), a strategy member call's `member` side (and `judge` when it was a model judge's call), `egress`
-for an event whose request left the machine (`store.views.egress`: a cloud outcome, a cloud member or a
-failure at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the
-`workspace` relative files are under, and a note's `note` text.
+An event becomes a *digest* (`store.index.digests`: the few values the views read), and the store
+index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again.
 
 `TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
 the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, last
@@ -32,182 +21,27 @@ from __future__ import annotations
 import base64
 import sys
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from glider_cli.domain import model_label
 from glider_cli.store.eventlog import events as ev
+from glider_cli.store.index.digests import (
+    MAX_FILES,
+    TURN_KEYS,
+    Digest,
+    changed_line,
+    digest,
+    digest_of,
+    left_machine,
+)
 
-ASK_CHARS = 200
-TEXT_CHARS = 500
-# Files a fold remembers (an episode shows the first 20 of them, by first mention).
-MAX_FILES = 200
-TURN_KEYS = ("goal", "plan", "clone_path")
-
-# (offset in its day file, length in bytes, id, ts, type, turn id, extra)
-Digest = list[Any]
+# Still importable from here (they were defined here before `store.index.digests`).
+__all__ = ["Digest", "TurnFold", "changed_line", "digest", "digest_of", "fold_events", "left_machine"]
 
 # Which event set a field: (event id, value) (a list when read back from a record).
 _Tagged = Sequence[Any]
 # The positional fields of a record, after the turn id and the event count.
 _TAGGED = ("first", "last", "asked", "text", "routed", "outcome", "fallback", "session", "base")
-
-
-def _where(d: Mapping[str, Any]) -> str:
-    model = d.get("model")
-    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
-
-
-def routed_line(d: Mapping[str, Any]) -> str:
-    target = d.get("target") or "?"
-    where = _where(d)
-    s = f"{target}" + (f" via {where}" if where else "")
-    if d.get("delegate"):
-        s += f" delegate {d['delegate']}"
-    if d.get("rule"):
-        s += f" (rule {d['rule']})"
-    return s
-
-
-def outcome_line(t: str, d: Mapping[str, Any]) -> str:
-    status = f" status {d['status']}" if d.get("status") is not None else ""
-    toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
-    if d.get("outcome") == "abandoned":  # a Cursor run whose stream the client never opened
-        where = _where(d) if t == ev.FULFILLED_LOCAL else d.get("backend") or "origin"
-        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}"
-    if t == ev.FULFILLED_LOCAL:
-        where = _where(d)
-        return f"answered locally{' by ' + where if where else ''}{status}{toks}"
-    if t == ev.ORIGIN_PASSTHROUGH:
-        return f"answered by {d.get('backend') or 'origin'}{status}{toks}"
-    if t == ev.UPSTREAM_FAILED:
-        err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
-        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
-    summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
-    changed = changed_line(d)
-    return (
-        f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
-        + (f": {summary}" if summary else "")
-        + (f"; changed {changed}" if changed else "")
-    )
-
-
-def changed_line(d: Mapping[str, Any]) -> str | None:
-    """A `DelegateRun`'s changes in the workspace (`delegate.changes`): `2 files +3 −1`, `nothing`;
-    None when the event does not say (older events, a run that could not snapshot)."""
-    c = d.get("changes")
-    if not isinstance(c, Mapping) or c.get("source") in (None, "none"):
-        return None
-    files = c.get("files")
-    n = len(files) if isinstance(files, list) else 0
-    if not n:
-        return "nothing"
-    return f"{n} file{'s' if n != 1 else ''} +{c.get('added', 0)} −{c.get('removed', 0)}"
-
-
-def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
-    """Whether this event's request left the machine (see `store.views.egress`)."""
-    if t == ev.ORIGIN_PASSTHROUGH or t == ev.DELEGATE_RUN:
-        return True
-    return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
-
-
-def _opened(d: Mapping[str, Any]) -> dict[str, Any]:
-    x: dict[str, Any] = {}
-    ask = d.get("goal") or d.get("ask") or ""
-    if ask:
-        run = d.get("delegate_of")
-        mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
-        x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
-        if isinstance(ask, str):
-            x["text"] = ask[:TEXT_CHARS]
-    if isinstance(d.get("session_id"), str) and d["session_id"]:
-        x["session"] = d["session_id"]
-    return _turn_keys(d, x)
-
-
-def _turn_keys(d: Mapping[str, Any], x: dict[str, Any]) -> dict[str, Any]:
-    for k in TURN_KEYS:
-        v = d.get(k)
-        if isinstance(v, str) and v:
-            x[k] = v
-    return x
-
-
-def _decided(d: Mapping[str, Any]) -> dict[str, Any]:
-    x: dict[str, Any] = {"routed": routed_line(d), "side": d.get("target"), "rule": d.get("rule")}
-    plan = d.get("plan")
-    strategy = plan.get("strategy") if isinstance(plan, dict) else None
-    strategy = strategy or d.get("strategy")
-    if isinstance(strategy, str) and strategy and strategy != "single":
-        x["strategy"] = strategy
-    return x
-
-
-def _member(d: Mapping[str, Any]) -> dict[str, Any]:
-    x: dict[str, Any] = {"member": str(d.get("side") or "")}
-    if d.get("role") == "judge":
-        x["judge"] = True
-    if d.get("side") == "cloud":
-        x["egress"] = True
-    return x
-
-
-def _fallback(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {"fallback": f" after fallback {d.get('from')} -> {d.get('to')}"}
-
-
-def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    def extra(d: Mapping[str, Any]) -> dict[str, Any]:
-        x: dict[str, Any] = {"outcome": outcome_line(t, d)}
-        if left_machine(t, d):
-            x["egress"] = True
-        return x
-
-    return extra
-
-
-def _note(d: Mapping[str, Any]) -> dict[str, Any]:
-    return {"note": d["text"]} if isinstance(d.get("text"), str) else {}
-
-
-# An event type's part of `extra`, in the order the keys are written (then `files` and `workspace`
-# for any type); a type not listed has none.
-_EXTRA: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-    ev.TURN_OPENED: _opened,
-    ev.ROUTE_DECIDED: _decided,
-    ev.STRATEGY_MEMBER: _member,
-    ev.FALLBACK_USED: _fallback,
-    **{t: _outcome(t) for t in ev.OUTCOME_TYPES},
-    ev.NOTE: _note,
-    ev.TURN_CONTEXT: lambda d: _turn_keys(d, {}),
-}
-
-
-def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
-    part = _EXTRA.get(t) if type(t) is str else None
-    x = {} if part is None else part(d)
-    files = d.get("files")
-    if isinstance(files, list):
-        fs = [f for f in files if isinstance(f, str) and f]
-        if fs:
-            x["files"] = list(dict.fromkeys(fs))[:MAX_FILES]
-            if isinstance(d.get("workspace"), str) and d["workspace"]:
-                x["workspace"] = d["workspace"]
-    return x
-
-
-def digest(event: Mapping[str, Any], offset: int = -1, length: int = 0) -> Digest:
-    """The digest of one event (its turn id may be None: such events are in no fold)."""
-    d = event.get("data") or {}
-    t = event.get("type")
-    return [offset, length, str(event.get("id")), str(event.get("ts")), t, event.get("turn_id"), _extra(t, d)]
-
-
-def digest_of(id_: str, ts: str, type_: str, turn_id: str | None, data: Mapping[str, Any]) -> Digest:
-    """`digest` of the event made of these fields (as the event writer has them), before its offset
-    and length are known."""
-    return [-1, 0, id_, ts, type_, turn_id, _extra(type_, data)]
 
 
 def _first(cur: _Tagged | None, id_: str, value: Any) -> _Tagged:

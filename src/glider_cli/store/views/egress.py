@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from glider_cli.store.eventlog import events as ev
-from glider_cli.store.index.turnfold import changed_line, left_machine
+from glider_cli.store.index.digests import changed_line, left_machine
 
 __all__ = ["Audit", "BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
 
