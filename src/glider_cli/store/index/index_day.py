@@ -21,7 +21,7 @@ from glider_cli.store.index.digests import Digest, digest
 from glider_cli.store.index.turnfold import TurnFold
 
 INDEX_DIR = "index"
-# The index's format and what its digests keep (`store.index.turnfold`). Files and delta lines of another
+# The index's format and what its digests keep (`store.index.digests`). Files and delta lines of another
 # version are not read: the day files are folded again and the index rewritten (2: strategies, member
 # counts and egress).
 VERSION = 2
