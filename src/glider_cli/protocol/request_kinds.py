@@ -29,7 +29,6 @@ All functions are pure and total: malformed input gives the negative answer, nev
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import json
@@ -177,12 +176,6 @@ def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | Non
     for name in _AUTH_HEADERS:
         value = headers.get(name)
         if value:
-            return _fingerprint(key, value)
+            # One-shot HMAC (OpenSSL's); turns.recording keeps the request at hand's fingerprint.
+            return hmac.digest(key, value.encode("utf-8", "replace"), "sha256").hex()[:32]
     return None
-
-
-@functools.lru_cache(maxsize=64)
-def _fingerprint(key: bytes, value: str) -> str:
-    # Remembered (in memory only, a few entries): a client sends the same credential on every
-    # request, and each request asks for it twice (turns.families).
-    return hmac.digest(key, value.encode("utf-8", "replace"), "sha256").hex()[:32]

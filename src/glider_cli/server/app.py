@@ -127,11 +127,10 @@ def create_app(
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
     from glider_cli.server.events_api import EventHub, events_routes
 
-    # The dashboard's live stream is woken each time the request path's events are written.
+    # The dashboard's live stream is woken each time the request path's events are handed over.
     hub = EventHub(live)
     loop_sink = LoopSink(
         sink,
-        hub.wrap(live.write_now) if live is not None else None,
         stage=hub.wrap(live.stage) if live is not None else None,
         write_staged=live.write_staged if live is not None else None,
     )

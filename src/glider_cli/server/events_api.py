@@ -90,7 +90,7 @@ class EventHub:
     def wrap(
         self, write_now: Callable[[list[tuple[str, Any, str | None]]], None]
     ) -> Callable[[list[tuple[str, Any, str | None]]], None]:
-        """`write_now`, then a wake-up for the streams (what `LoopSink` is given in `create_app`)."""
+        """`write_now` (the writer's `stage` in `create_app`), then a wake-up for the streams."""
 
         def written(items: list[tuple[str, Any, str | None]]) -> None:
             write_now(items)
