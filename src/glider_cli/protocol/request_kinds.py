@@ -65,6 +65,9 @@ _SUMMARY = re.compile(
     r"|<compaction_request>)",
     re.IGNORECASE,
 )
+# The characters re.IGNORECASE matches to a letter of "conversation" or "<compaction_request>" whose
+# lower() is not that letter (U+0130 and U+0131 for i, U+017F for s): with one, lower() cannot tell.
+_FOLDED_APART = ("\u0130", "\u0131", "\u017f")
 
 
 def is_new_user_message(request: ChatRequest) -> bool:
@@ -124,7 +127,15 @@ def is_utility_request(request: ChatRequest, body: Mapping[str, Any] | None) -> 
 
 def summary_worded(text: str) -> bool:
     """The text asks for a summary / compaction / wrap-up (only its first 4000 characters are read)."""
-    return bool(_SUMMARY.search(text[:4000]))
+    text = text[:4000]
+    # Only the first alternative can match past the start, and it needs `^`: unless the text holds
+    # one of the others' words, matching at the start answers as a search. A case-insensitive scan
+    # costs ~35 ns a character (140 µs for 4000); lower() and two substring tests ~1 ns.
+    low = text.lower()
+    apart = not text.isascii() and any(ch in text for ch in _FOLDED_APART)
+    if apart or "conversation" in low or "<compaction_request>" in low:
+        return _SUMMARY.search(text) is not None
+    return _SUMMARY.match(text) is not None
 
 
 def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
