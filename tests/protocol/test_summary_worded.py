@@ -92,3 +92,30 @@ def test_the_characters_folded_apart_are_all_there_are() -> None:
         for letter in letters:
             if ch.lower() != letter and re.fullmatch(re.escape(letter), ch, re.IGNORECASE):
                 assert ch in apart, hex(cp)
+
+
+class _Counted:
+    """`_SUMMARY` with its searches and matches counted (the real pattern answers)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.searched, self.matched = pattern, 0, 0
+
+    def search(self, text: str) -> re.Match[str] | None:
+        self.searched += 1
+        return self.pattern.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        self.matched += 1
+        return self.pattern.match(text)
+
+
+def test_an_ordinary_prompt_is_matched_at_its_start_not_searched(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted = _Counted(request_kinds._SUMMARY)
+    monkeypatch.setattr(request_kinds, "_SUMMARY", counted)
+    prompt = "Refactor the parser so that every error names its line — and add tests. " * 50
+    assert summary_worded(prompt) is False
+    assert summary_worded("Summarize the changes you made to the parser") is True
+    assert (counted.searched, counted.matched) == (0, 2)
+    # A text holding a word only a search finds is searched.
+    assert summary_worded("ok. Now summarize this conversation so far") is True
+    assert counted.searched == 1
