@@ -10,6 +10,8 @@ Every request is parsed beforehand (one ChatRequest per request, as the server p
 time is CPU µs per request (process time: other processes on the machine do not count):
 
     bench         the bench_proxy.py request: Anthropic "/cloud say hi", no session id, a new turn each
+    bench-steady  the same with the index full (4096 families, as in `glider serve` after bench_proxy's
+                  warm-up: every request opens a family and evicts the least recently seen one)
     cc-first      Claude Code's first turn (tests/fixtures/clients/claude-code-01), a new prompt each
                   time in one session
     cc-steady     the same with the index full (4096 families: a long-running server, every new turn
@@ -39,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = HERE.parent / "tests" / "fixtures" / "clients"
 BODY = {"model": "claude-bench", "max_tokens": 16, "messages": [{"role": "user", "content": "/cloud say hi"}]}
 HEADERS = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
-SCENARIOS = ("bench", "cc-first", "cc-steady", "cc-tool-loop")
+SCENARIOS = ("bench", "bench-steady", "cc-first", "cc-steady", "cc-tool-loop")
 
 
 def _fixture(name: str, seq: int) -> tuple[dict[str, Any], dict[str, str]]:
@@ -114,6 +116,16 @@ def _run(n: int) -> dict[str, float]:
     for chat in chats:
         one(turns, chat, BODY, ok)
     out["bench"] = (time.process_time() - t0) / n * 1e6
+
+    # bench-steady: the same with the index full (each new family evicts the oldest)
+    turns = new_turns(Fixed(decision("/cloud")))
+    for _ in range(4096):
+        one(turns, parse_request("anthropic", BODY, HEADERS, lowered=True), BODY, ok)
+    chats = [parse_request("anthropic", BODY, HEADERS, lowered=True) for _ in range(n)]
+    t0 = _start()
+    for chat in chats:
+        one(turns, chat, BODY, ok)
+    out["bench-steady"] = (time.process_time() - t0) / n * 1e6
 
     # cc-first: Claude Code's first turn, a new prompt each time (one session)
     body, headers = _fixture("claude-code-01-first-turn.json", 0)

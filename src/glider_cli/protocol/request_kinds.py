@@ -20,7 +20,7 @@ from it because they only read what a client sends (`../shared/CLIENTS.md`):
   `prompt_digest` of the whole prompt is what the index matches a subagent's message against;
   `subagent_type`: the call's `subagent_type` (Claude Code's `Explore`, `general-purpose`...).
 - `quoted_prompt`: the prompt a Claude Code title request quotes inside `<session>` tags.
-- `credentials_fingerprint`: a keyed hash of the request's auth header value (`x-api-key`,
+- `credentials_fingerprint`: a keyed hash (keyed BLAKE2b) of the request's auth header value (`x-api-key`,
   `Authorization`, `x-goog-api-key`), to tell two clients apart when neither sends a session id.
   Never the key itself; the index keeps it in memory only.
 
@@ -30,7 +30,6 @@ All functions are pure and total: malformed input gives the negative answer, nev
 from __future__ import annotations
 
 import hashlib
-import hmac
 import json
 import re
 from collections.abc import Mapping
@@ -54,6 +53,7 @@ AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
 # How much of an Agent prompt is kept (in memory and in the log); the whole prompt is matched by digest.
 PROMPT_CAP = 2000
 _AUTH_HEADERS = ("x-api-key", "authorization", "x-goog-api-key")
+_blake2b = hashlib.blake2b
 _SESSION_QUOTE = re.compile(r"<session>(.*?)</session>", re.DOTALL)
 
 _SUMMARY = re.compile(
@@ -65,6 +65,9 @@ _SUMMARY = re.compile(
     r"|<compaction_request>)",
     re.IGNORECASE,
 )
+# The characters re.IGNORECASE matches to a letter of "conversation" or "<compaction_request>" whose
+# lower() is not that letter (U+0130 and U+0131 for i, U+017F for s): with one, lower() cannot tell.
+_FOLDED_APART = ("\u0130", "\u0131", "\u017f")
 
 
 def is_new_user_message(request: ChatRequest) -> bool:
@@ -124,7 +127,15 @@ def is_utility_request(request: ChatRequest, body: Mapping[str, Any] | None) -> 
 
 def summary_worded(text: str) -> bool:
     """The text asks for a summary / compaction / wrap-up (only its first 4000 characters are read)."""
-    return bool(_SUMMARY.search(text[:4000]))
+    text = text[:4000]
+    # Only the first alternative can match past the start, and it needs `^`: unless the text holds
+    # one of the others' words, matching at the start answers as a search. A case-insensitive scan
+    # costs ~35 ns a character (140 µs for 4000); lower() and two substring tests ~1 ns.
+    low = text.lower()
+    apart = not text.isascii() and any(ch in text for ch in _FOLDED_APART)
+    if apart or "conversation" in low or "<compaction_request>" in low:
+        return _SUMMARY.search(text) is not None
+    return _SUMMARY.match(text) is not None
 
 
 def is_summary_request(request: ChatRequest, text: str | None = None) -> bool:
@@ -171,11 +182,15 @@ def quoted_prompt(text: str) -> str | None:
 
 
 def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | None:
-    """A keyed hash (HMAC-SHA256 with `key`, truncated) of the first auth header value the request
-    carries, or None without one. Only equality is ever asked of it."""
+    """A keyed hash (BLAKE2b in its keyed mode, a MAC, with `key`: 16 bytes, 32 hex digits) of the
+    first auth header value the request carries, or None without one. Only equality is ever asked of
+    it; without `key` it cannot be computed nor its value guessed."""
     for name in _AUTH_HEADERS:
         value = headers.get(name)
         if value:
-            # One-shot HMAC (OpenSSL's); turns.recording keeps the request at hand's fingerprint.
-            return hmac.digest(key, value.encode("utf-8", "replace"), "sha256").hex()[:32]
+            # One call: keyed BLAKE2b is ~3x cheaper than hmac.digest(sha256) for a header value, and
+            # nothing is cached (turns.recording keeps only the request at hand's fingerprint).
+            if len(key) > 64:  # BLAKE2b's longest key: a longer one is hashed down first (as HMAC does)
+                key = _blake2b(key).digest()
+            return _blake2b(value.encode("utf-8", "replace"), key=key, digest_size=16).hexdigest()
     return None
