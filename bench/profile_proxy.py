@@ -61,7 +61,11 @@ def main() -> None:
         port = free_port()
         argv = [spy, "record", "--format", "raw", "-o", str(out), "--rate", "250", "-d", str(int(secs) + 3)]
         serve = [PY, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(port)]
-        rec = subprocess.Popen([*argv, "--", *serve], env=env, stdout=subprocess.DEVNULL)
+        # serve's line per reply goes where bench_proxy.py sends it (nowhere): to a terminal or a
+        # file its write would be a system call per reply the bench does not pay (py-spy's notes too).
+        rec = subprocess.Popen(
+            [*argv, "--", *serve], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         try:
             wait_port(port, rec)
 
