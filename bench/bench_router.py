@@ -3,29 +3,37 @@
 A "typical" request is 20 messages of a coding conversation (user prompts of ~150 characters,
 assistant answers of ~450, English text), a ~3 KB system prompt and no tools, worded so that no
 classifier pattern matches: the decision falls through every rule down to `small_context_local`,
-so every rule (both Starlark scripts included) is evaluated.
+so every rule (both bundled scripts included) is evaluated.
 
     default profile minus its two script rules   p50 <= 50 us
-    default profile with its two Starlark rules  p50 <= 50 us back to back (issue 29; was 200)
+    default profile with its two script rules    p50 <= 50 us back to back (issue 29; was 200)
     the same, requests `--gap` seconds apart     p50 <= 100 us (issue 29: 5 s apart)
+
+The default profile's two scripts are evaluated as Python (sandbox.native: they are in the subset
+of Starlark that means the same in Python), so those rows make no Starlark call. For comparison,
+rows marked "via Starlark" evaluate the very same scripts through the in-process Starlark
+interpreter (sandbox.inprocess), as every decision did before: the router is built with the native
+compiler turned off (`via_starlark`).
 
 Beside that spaced row, in the same run and timed the same way (one call after each `--gap` sleep,
 interleaved with the decisions), the floor: what any code pays on this machine after an idle gap.
 A reference workload of plain Python (no Glider code: dicts, strings, json, re), sized so that its
 back-to-back cost is about the decision's, and one no-op Starlark call (starlark-pyo3 alone, which
-a decision that reaches a script rule makes once). Each is printed with its back-to-back p50, its
-spaced p50 and their ratio; the decision's ratio beside the reference's says how much of the spaced
-remainder is the machine's own wake-up cost and how much is ours.
+a decision that reached a script rule made once before the bundled scripts ran as Python). Each is
+printed with its back-to-back p50, its spaced p50 and their ratio; the decision's ratio beside the
+reference's says how much of the spaced remainder is the machine's own wake-up cost and how much is
+ours.
 
 Also printed (no target): the same request with non-ASCII text, and a heavy Claude-Code-like request
 (20 messages of ~3 KB each), because a script's cost grows with the bytes it is handed; and single
 requests `--gap` seconds apart (decide, and parse and decide, timed one by one), as requests come in
 real use, when the process has gone idle before each one: without scripts and with the two.
 
-The bundled profiles' scripts run in-process (glider_cli.sandbox.inprocess); a user's script runs in
-the sandbox worker process, and a decision that reaches it pays one pipe round trip. That per-call
-cost is printed on its own: the round trip of one no-op script on a one-message request (the fixed
-cost of the worker), and the default profile's two scripts sent to the worker on the typical request.
+The bundled profiles' scripts run in-process (as Python, else through glider_cli.sandbox.inprocess);
+a user's script runs in the sandbox worker process, and a decision that reaches it pays one pipe
+round trip. That per-call cost is printed on its own: the round trip of one no-op script on a
+one-message request (the fixed cost of the worker), and the default profile's two scripts sent to
+the worker on the typical request.
 
 Usage: .venv/bin/python bench/bench_router.py [--n 5000] [--gap 5 --spaced 30]
 """
@@ -43,6 +51,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from glider_cli.config.load import load_config
+from glider_cli.config.model import Config
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router import Router
@@ -169,6 +178,19 @@ def back_to_back(call: Callable[[], object], samples: int, batch: int = 50) -> f
     return statistics.median(per)
 
 
+def via_starlark(config: Config) -> Router:
+    """A router whose bundled scripts go through the in-process Starlark interpreter, as before the
+    native evaluator (sandbox.native): its compiler is switched off while the rules compile."""
+    import glider_cli.sandbox.native as native
+
+    compile_native = native.compile_native
+    native.compile_native = lambda *args, **kwargs: None
+    try:
+        return Router(config)
+    finally:
+        native.compile_native = compile_native
+
+
 def floor_calls(decision_us: float, samples: int) -> dict[str, Callable[[], object]]:
     """The floor's workloads: the reference sized to about `decision_us` back to back, and a
     no-op Starlark call with the typical request's size of argument."""
@@ -262,7 +284,7 @@ def print_floor(
     cost spaced if it paid only the reference's ratio (the rest is the decision's own)."""
     print(f"  floor, timed the same way in the same run ({gap} vs back to back):")
     ratio = spaced_us / b2b_us if b2b_us else float("nan")
-    label = "the decision (default, 2 scripts)"
+    label = "the decision (default, 2 scripts native)"
     print(f"    {label:<44} {b2b_us:6.1f} -> {spaced_us:6.1f} us  x{ratio:4.1f}")
     for label in floor_b2b:
         b, s = floor_b2b[label], floor_spaced[label]
@@ -274,12 +296,12 @@ def print_floor(
         f"    the decision at the reference's ratio: {at_floor:.1f} us ({gap}); "
         f"beyond it: {spaced_us - at_floor:+.1f} us"
     )
-    # The decision makes one Starlark call: that call's own spaced cost, plus the rest of the
-    # decision at the reference's ratio.
+    # Had the decision made its one Starlark call (before the scripts ran as Python): that call's
+    # own spaced cost, plus the rest of the decision at the reference's ratio.
     with_star = floor_spaced[star] + max(0.0, b2b_us - floor_b2b[star]) * ref_ratio
     print(
-        f"    one Starlark call spaced + the rest at the reference's ratio: {with_star:.1f} us; "
-        f"beyond it: {spaced_us - with_star:+.1f} us"
+        f"    had it made one Starlark call (the old way): {with_star:.1f} us; "
+        f"the decision beside it: {spaced_us - with_star:+.1f} us"
     )
 
 
@@ -303,9 +325,11 @@ def main() -> None:
     )
     typical = request()
     print(f"typical request: {len(typical.messages)} messages, ~{typical.estimated_tokens} tokens")
+    starlark = via_starlark(config)
     rows = [
         ("default minus scripts, typical", Router(no_scripts), typical, 50.0),
-        ("default with 2 Starlark rules, typical", Router(config), typical, 50.0),
+        ("default with 2 script rules, typical", Router(config), typical, 50.0),
+        ("the 2 scripts via Starlark, typical", starlark, typical, None),
         ("the 2 scripts in the worker, typical", Router(in_worker), typical, None),
         (
             "default with scripts, non-ASCII text",
@@ -326,7 +350,7 @@ def main() -> None:
     typical_us = 0.0
     for label, router, req, target in rows:
         p50, best, p99, rule = measure(router, req, max(20, args.n // 50))
-        if label == "default with 2 Starlark rules, typical":
+        if label == "default with 2 script rules, typical":
             typical_us = p50
         verdict = (
             "" if target is None else f"target p50 <= {target:.0f} us: {'OK' if p50 <= target else 'MISSED'}"
@@ -338,6 +362,7 @@ def main() -> None:
     for label, router, parse, target in (
         (f"{gap}, decide, no scripts", Router(no_scripts), False, None),
         (f"{gap}, decide, 2 scripts", Router(config), False, 100.0),
+        (f"{gap}, decide, 2 scripts via Starlark", starlark, False, None),
         (f"{gap}, decide, 2 scripts in the worker", Router(in_worker), False, None),
         (f"{gap}, parse + decide, no scripts", Router(no_scripts), True, None),
         (f"{gap}, parse + decide, 2 scripts", Router(config), True, None),

@@ -69,6 +69,7 @@ class Ctx:
     __slots__ = (
         "_command_text",
         "_memo",
+        "_native",
         "_payload",
         "commands",
         "complexity",
@@ -99,6 +100,7 @@ class Ctx:
         self.parent = parent
         self._command_text: str | None = None
         self._payload: Any = None
+        self._native: Any = None
         self._memo: dict[int, Any] = {}
 
     @property
@@ -138,6 +140,26 @@ class Ctx:
                 fields, [m.role for m in req.messages], [m.content for m in req.messages]
             )
         return self._payload
+
+    def script_request(self) -> Any:
+        """The `request` a natively evaluated bundled script gets (`sandbox.native`): the fields
+        `script_payload` hands the Starlark interpreter, straight from the request (built once)."""
+        if self._native is None:
+            from glider_cli.sandbox.native_ops import NativeRequest
+
+            req = self.request
+            r = NativeRequest(
+                req.model, req.stream, list(req.messages), req.estimated_tokens, req.has_tools, self.parent
+            )
+            if self.script_complexity:
+                r.complexity_score = self.complexity.score
+                r.complexity_source = self.complexity.source
+            if req.temperature is not None:
+                r.temperature = req.temperature
+            if req.max_tokens is not None:
+                r.max_tokens = req.max_tokens
+            self._native = r
+        return self._native
 
 
 def _never(ctx: Any) -> Match:
@@ -254,7 +276,8 @@ class _GroupedScript:
 
 def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
     """Runs of adjacent enabled script rules on the same sandbox share one interpreter call per
-    request (the bundled scripts run in-process, a user's in the worker)."""
+    request (the bundled scripts Starlark evaluates run in-process, a user's in the worker; a bundled
+    script evaluated as Python, `NativeScriptMatcher`, has no call to share and is never grouped)."""
     from glider_cli.router.scripts import ScriptGroup
 
     out = list(rules)

@@ -10,7 +10,9 @@ Contract:
   `action` (`target`, `backend`, `model`, `adapter`, `strategy`), which wins over the rule's action.
 - `Script(source, filename)` loads the file once in the routing sandbox (sandbox.supervisor), or
   in `sandbox=` (the router passes `sandbox.inprocess.bundled_sandbox()` for the bundled profiles'
-  scripts, which are Glider's own code: evaluated in-process, no pipe round trip); a
+  scripts, which are Glider's own code: evaluated in-process, no pipe round trip; a bundled script
+  in the subset `sandbox.native` takes does not come here at all: the router runs it as Python,
+  `router.triggers.NativeScriptMatcher`, with the same fields and the same outcomes); a
   syntax error, a load-time error (an undefined name...), a missing `evaluate`, or a top level that
   runs out of time or memory raises ScriptError with line and column.
 - `Script.call` and `ScriptGroup.call` are bounded: each script has a wall-clock deadline and a

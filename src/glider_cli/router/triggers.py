@@ -10,7 +10,8 @@
 - `regex`: RE2 `pattern` searched in the most recent message (`messages[-1].content`).
 - `context_size`: `estimated_tokens <operator> value`.
 - `always`: every request.
-- `script`: a Starlark script decides (`router.scripts`).
+- `script`: a Starlark script decides (`router.scripts`); a bundled one in the subset that
+  `sandbox.native` evaluates as Python does so without the interpreter (`NativeScriptMatcher`).
 - `composer_wrapup` (also `wrapup_origin`, `composer_wrapup_origin`): a Cursor Composer wrap-up, the
   summary request Composer sends when a run ends. Recognised by field when the client declares it
   (Cursor's `summarize_action`: `ChatRequest.client_kind == "summary"` from the `cursor` client),
@@ -116,6 +117,8 @@ class Context(Protocol):
     def command_text(self) -> str: ...
 
     def script_payload(self) -> Any: ...
+
+    def script_request(self) -> Any: ...
 
     def memo(self, key: object, compute: Callable[[], Any]) -> Any:
         """`compute()` once per decision for `key` (work several rules share)."""
@@ -278,11 +281,40 @@ class ScriptMatcher:
 
             sandbox = bundled_sandbox()
         self.script = Script(trigger.source or "", trigger.file or "<script>", sandbox=sandbox)
-        self.name = (trigger.file or "script").rsplit("/", 1)[-1]
+        self.name = script_name(trigger)
         self.miss = no_match_verdict(self.name)
 
     def __call__(self, ctx: Context) -> Match:
         return script_match(self.name, self.script.call(ctx.script_payload()), self.miss)
+
+
+class NativeScriptMatcher:
+    """A bundled script evaluated as Python (`sandbox.native`): the same verdicts and trace as
+    `ScriptMatcher`, without the Starlark interpreter; never grouped (there is no round trip to
+    share)."""
+
+    def __init__(self, trigger: Trigger, script: Any) -> None:
+        self.script = script
+        self.name = script_name(trigger)
+        self.miss = no_match_verdict(self.name)
+
+    def __call__(self, ctx: Context) -> Match:
+        return script_match(self.name, self.script.call(ctx.script_request()), self.miss)
+
+
+def script_name(trigger: Trigger) -> str:
+    return (trigger.file or "script").rsplit("/", 1)[-1]
+
+
+def _script(trigger: Trigger) -> Matcher:
+    """A bundled script in the subset `sandbox.native` takes runs as Python; any other, Starlark."""
+    if trigger.bundled:
+        from glider_cli.sandbox.native import compile_native
+
+        native = compile_native(trigger.source or "", trigger.file or "<script>")
+        if native is not None:
+            return NativeScriptMatcher(trigger, native)
+    return ScriptMatcher(trigger)
 
 
 _BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {
@@ -290,7 +322,7 @@ _BUILDERS: dict[str, Callable[[Trigger], Matcher]] = {
     "regex": _regex,
     "context_size": _context_size,
     "always": _always,
-    "script": ScriptMatcher,
+    "script": _script,
     "composer_wrapup": _composer_wrapup,
 }
 

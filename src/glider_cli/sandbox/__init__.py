@@ -1,8 +1,9 @@
 """The bounded place where Starlark runs: a small supervised worker process.
 
-Nothing in Glider's own process evaluates a user's rule script (the scripts that ship with the
-bundled profiles are Glider's own code, evaluated in-process by `sandbox.inprocess`, under the same
-deadlines and call-stack limit). `Sandbox` (sandbox.supervisor) starts
+Nothing in Glider's own process evaluates a user's rule script. The scripts that ship with the
+bundled profiles are Glider's own code: evaluated as Python by `sandbox.native` when they are in the
+subset of Starlark that means the same in Python (both of today's are), else in-process by
+`sandbox.inprocess`, under the same deadlines and call-stack limit. `Sandbox` (sandbox.supervisor) starts
 `python -m glider_cli.sandbox.worker`, which caps its own address space (RLIMIT_AS, 256 MiB over its
 start-up footprint) and evaluates scripts with starlark-pyo3 (sandbox.engine); the two speak small
 frames over a pipe (sandbox.wire). Scripts are compiled once in the worker; a call sends only the

@@ -9,8 +9,8 @@ Contract:
   not False). Each script has its own deadline (the interpreter's cancel hook) and a call-stack limit;
   a script that raises, panics, runs out of memory or time is an outcome with `error`, and the call
   goes on with the next script.
-- Outcomes are `ScriptOutcome.to_dict()` shapes, interpreted here (a wrong shape is an error, not a
-  match) so only small, checked values leave the worker.
+- Outcomes are `ScriptOutcome.to_dict()` shapes, interpreted here (`results.interpret`: a wrong
+  shape is an error, not a match) so only small, checked values leave the worker.
 
 Values cross into Starlark as JSON, and every argument and byte costs, so the request is passed as
 one string (a JSON header with the scalar fields, roles and message lengths, then the texts joined)
@@ -23,22 +23,21 @@ to kill the worker.
 from __future__ import annotations
 
 import functools
-import json
 import re
 import time
 from typing import TYPE_CHECKING
 
 import starlark as sl
 
-from glider_cli.sandbox.results import NO_MATCH
+from glider_cli.sandbox.results import NO_MATCH, interpret
+from glider_cli.sandbox.results import error_outcome as _error
+from glider_cli.sandbox.results import short as _short
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
 MAX_CALLSTACK = 64
-MAX_ACTION_BYTES = 16 << 10
-MAX_MESSAGE = 400  # a script's own text (`fail(...)`) is in its error messages: keep replies small
 _LOCATION = re.compile(r"-->\s*(?P<file>.*?):(?P<line>\d+):(?P<col>\d+)")
 _FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)
 # Rebuilds `request` (a struct) from the one-string payload.
@@ -91,31 +90,6 @@ def crash_message(exc: BaseException) -> str:
         return "ran out of memory"
     first = str(exc).strip().splitlines()
     return f"crashed the Starlark interpreter ({first[0] if first else type(exc).__name__})"
-
-
-def interpret(result: Any) -> dict[str, Any]:
-    """What evaluate() returned as an outcome dict (a wrong shape is an error, not a match)."""
-    if result is None:
-        return NO_MATCH
-    if not isinstance(result, dict):
-        return _error(f"returned a {type(result).__name__}, expected None or a dict")
-    matched = result.get("matched", True)
-    if not isinstance(matched, bool):
-        return _error("returned a non-boolean 'matched'")
-    action = result.get("action")
-    if action is not None and not isinstance(action, dict):
-        return _error("returned an 'action' that is not a dict")
-    if matched and action is not None and len(json.dumps(action)) > MAX_ACTION_BYTES:
-        return _error(f"returned an action larger than {MAX_ACTION_BYTES >> 10} KiB")
-    return {"matched": matched, "action": action if matched else None, "error": None}
-
-
-def _error(message: str) -> dict[str, Any]:
-    return {"matched": False, "action": None, "error": _short(message)}
-
-
-def _short(message: str) -> str:
-    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
 
 
 class _Loaded:

@@ -4,8 +4,9 @@ Contract:
 - The same interface as `supervisor.Sandbox` (`load`, `check`, `call`, `forget`, `start`, `close`),
   so `router.scripts.Script` takes either; `call` returns one ScriptOutcome per script evaluated,
   never raises, and keeps each script's deadline (the interpreter's cancel hook) and call-stack limit.
-- Only for the scripts that ship in the wheel (`Trigger.bundled`): they are Glider's own code and
-  bounded by what they are (a look at the last message). User scripts go to the supervised worker,
+- Only for the scripts that ship in the wheel (`Trigger.bundled`) that `sandbox.native` cannot
+  evaluate as Python (a script that uses `struct`, `fail`, `json`...): they are Glider's own code
+  and bounded by what they are (a look at the last message). User scripts go to the supervised worker,
   which adds what only a process boundary gives (a memory cap, crash isolation, a kill).
 - Thread-safe: one call at a time (the interpreter's state is shared by the loaded scripts).
 

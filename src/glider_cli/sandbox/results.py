@@ -3,6 +3,7 @@ ScriptOutcome for a call. Both cross the worker's pipe as JSON (`to_dict` / `fro
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from glider_cli.values import Frozen, init_fields
@@ -33,9 +34,38 @@ class Diagnostic(Frozen):
         )
 
 
+MAX_ACTION_BYTES = 16 << 10
+MAX_MESSAGE = 400  # a script's own text (`fail(...)`) is in its error messages: keep replies small
+
 # The outcome dict of a script that returned None, as the engine shares it between calls (never
 # mutated: the in-process sandbox knows it by identity).
 NO_MATCH: dict[str, Any] = {"matched": False, "action": None, "error": None}
+
+
+def interpret(result: Any) -> dict[str, Any]:
+    """What evaluate() returned as an outcome dict (a wrong shape is an error, not a match). The
+    Starlark engine and the native evaluator (sandbox.native) read a result alike through this."""
+    if result is None:
+        return NO_MATCH
+    if not isinstance(result, dict):
+        return error_outcome(f"returned a {type(result).__name__}, expected None or a dict")
+    matched = result.get("matched", True)
+    if not isinstance(matched, bool):
+        return error_outcome("returned a non-boolean 'matched'")
+    action = result.get("action")
+    if action is not None and not isinstance(action, dict):
+        return error_outcome("returned an 'action' that is not a dict")
+    if matched and action is not None and len(json.dumps(action)) > MAX_ACTION_BYTES:
+        return error_outcome(f"returned an action larger than {MAX_ACTION_BYTES >> 10} KiB")
+    return {"matched": matched, "action": action if matched else None, "error": None}
+
+
+def error_outcome(message: str) -> dict[str, Any]:
+    return {"matched": False, "action": None, "error": short(message)}
+
+
+def short(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
 
 
 class ScriptOutcome(Frozen):
