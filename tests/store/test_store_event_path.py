@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import random
-import sys
 import time
 
-import orjson
-
 from glider_cli.domain import model_label
-from glider_cli.store.eventlog import ring
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.index import digests
 
@@ -65,20 +61,3 @@ def test_where_and_digests_of_match_the_reference() -> None:
     assert digests.digests_of(items) == [
         digests.digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
     ]
-
-
-def test_a_ring_fed_a_blob_keeps_each_line_as_bytes_of_its_own_size() -> None:
-    r = ring.Ring(10)
-    evs = [{"id": f"{i:02d}", "text": "x\r\ny\u2028z" * i} for i in range(4)]
-    lines = [orjson.dumps(e, option=orjson.OPT_APPEND_NEWLINE) for e in evs]
-    r.add_blob([e["id"] for e in evs], lines, b"".join(lines))
-    one = orjson.dumps({"id": "04"}, option=orjson.OPT_APPEND_NEWLINE)
-    r.add_blob(["04"], [one], one)  # a blob of one line is orjson's own bytes: copied
-    kept = r.tail()
-    assert ring.read(kept) == [*evs, {"id": "04"}]
-    for k in kept:
-        assert isinstance(k, tuple)
-        line = k[1]
-        # Of its own size: no larger than a fresh copy of the same length.
-        assert sys.getsizeof(line) == sys.getsizeof(bytes(memoryview(line)))
-    assert kept[-1][1] is not one

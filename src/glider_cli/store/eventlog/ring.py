@@ -6,10 +6,9 @@ Contract:
   so a reader may change what it gets.
 - Why bytes: kept as dicts, 4,096 events were ~40k objects that every full garbage collection
   walked again; under load that was a fifth of the server's collector time (issue 29). An
-  (id, bytes) pair holds nothing the collector follows. Each line is kept as bytes of its own
+  (id, bytes) pair holds nothing the collector follows. Each line is kept as a copy of its own
   size: the bytes orjson returns keep its whole output buffer (~4 KB for a 200-byte line), which
-  for 4,096 events was ~16 MB of the server's memory. `add_lines` copies each line; `add_blob`,
-  given a batch's lines joined, splits that (in C, no copy of each line to own it).
+  for 4,096 events was ~16 MB of the server's memory.
 - Not thread-safe on its own: the writer calls it under its lock. `tail` and `after_cursor` return
   what is kept (a list copy); `read` decodes it, outside the lock.
 """
@@ -38,14 +37,6 @@ class Ring:
 
     def add_lines(self, ids: Iterable[str], lines: Iterable[bytes]) -> None:
         self._items.extend(zip(ids, map(_own, lines), strict=True))
-
-    def add_blob(self, ids: list[str], lines: list[bytes], blob: bytes) -> None:
-        """`add_lines(ids, lines)`, given `blob`, the lines joined: each line ends in its newline and
-        holds no other newline or carriage return (orjson escapes both inside strings), so the blob
-        split at them (in C) gives the lines as bytes of their own size, with no copy to own them.
-        A blob of one line is that line itself (orjson's bytes, with its buffer): copied, as there."""
-        split = blob.splitlines(keepends=True) if len(ids) > 1 else ()
-        self._items.extend(zip(ids, split if len(split) == len(ids) else map(_own, lines), strict=True))
 
     def add_settled(self, settled: Iterable[tuple[dict[str, Any], bytes | None, bool]]) -> None:
         self._items.extend([(ev["id"], _own(line)) if line is not None else ev for ev, line, _ in settled])

@@ -248,7 +248,7 @@ class EventWriter:
                     batch, self._unwritten = self._unwritten, []
                 else:
                     lines, blob = clean.lines, clean.blob
-                    self._ring.add_blob([it[0] for it in items], lines, blob)
+                    self._ring.add_lines([it[0] for it in items], lines)
                 more = bool(pending)
             if clean is None:
                 if batch:
