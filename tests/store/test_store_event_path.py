@@ -61,3 +61,26 @@ def test_where_and_digests_of_match_the_reference() -> None:
     assert digests.digests_of(items) == [
         digests.digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
     ]
+
+
+def test_the_direct_scan_answers_as_search_does() -> None:
+    from glider_cli.store.eventlog import redact
+
+    assert redact._BLOB_RE2 is not None  # the bindings this project pins expose it
+    samples = [
+        b"",
+        b'{"a":1}',
+        b'{"text":"use sk-ant-api03-AbCdEfGhIjKlMnOp now"}',
+        b'{"x-api-key":"v"}',
+        b'{"max_tokens":5,"estimated_tokens":4}',
+        b'{"h":"Authorization: Basic Zm9v"}',
+        '{"k":"\u212a"}'.encode(),
+        b'{"a_token" :"v"}',
+        b'{"a_token\\n":"v"}',
+        b"x" * 5000 + b"AKIAIOSFODNN7EXAMPLE",
+    ]
+    for blob in samples:
+        assert redact.may_need_redaction(blob) is (redact._BLOB.search(blob) is not None), blob
+    assert [redact.may_need_redaction(b) for b in samples] == [
+        False, False, True, True, False, True, True, True, True, True
+    ]  # fmt: skip
