@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 import time
 
+import orjson
+
 from glider_cli.domain import model_label
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.index import digests
@@ -84,3 +86,13 @@ def test_the_direct_scan_answers_as_search_does() -> None:
     assert [redact.may_need_redaction(b) for b in samples] == [
         False, False, True, True, False, True, True, True, True, True
     ]  # fmt: skip
+
+
+def test_the_ring_keeps_a_fresh_copy_of_each_line() -> None:
+    from glider_cli.store.eventlog import ring
+
+    line = orjson.dumps({"text": "x" * 300}, option=orjson.OPT_APPEND_NEWLINE)
+    r = ring.Ring(4)
+    r.add_lines(["01"], [line])
+    kept = r.tail()[0]
+    assert isinstance(kept, tuple) and kept[1] == line and kept[1] is not line
