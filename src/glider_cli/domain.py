@@ -317,6 +317,12 @@ class RouteDecision(Frozen):
         """`to_dict()` with these trace lines: built in one go (each Reason's dict inline, the
         summary's read once), since a record is made per request."""
         req = self.request
+        # `req.to_dict()` and `req.complexity_signals` inline: the complexity read once per field.
+        c = req._complexity
+        if c is None:
+            score, source, signals = req._score, req._source, None
+        else:
+            score, source, signals = c.score, c.source, c.signals
         d: dict[str, Any] = {
             "target": self.target,
             "rule": self.rule,
@@ -326,7 +332,12 @@ class RouteDecision(Frozen):
             "adapter": self.adapter,
             "strategy": self.strategy,
             "delegate": self.delegate,
-            "request": req.to_dict(),
+            "request": {
+                "estimated_tokens": req.estimated_tokens,
+                "has_tools": req.has_tools,
+                "complexity_score": score,
+                "complexity_source": source,
+            },
             "trace": [
                 {"rule": r.rule, "priority": r.priority, "matched": r.matched, "reason": r.reason}
                 for r in trace
@@ -340,7 +351,6 @@ class RouteDecision(Frozen):
             d.update(self.extra)
         if self.plan is not None:
             d["plan"] = self.plan
-        signals = req.complexity_signals
         if signals is not None:
             d["complexity_signals"] = list(signals)
         return d

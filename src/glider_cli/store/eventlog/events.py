@@ -151,23 +151,36 @@ class IdGenerator:
                 first = random.getrandbits(79)
             self._counter = first + n - 1
             prefix = self._prefix
+        # Ids that differ only in their last two hex digits share the rest, formatted once (a
+        # formatted int costs ~0.3 us; issue 29).
+        low = first & 0xFF
+        if low + n <= 0x100:
+            stem = f"{prefix}{first >> 8:018x}"
+            return [stem + h for h in _HEX2[low : low + n]]
         return [f"{prefix}{c:020x}" for c in range(first, first + n)]
 
 
+_HEX2 = tuple(f"{i:02x}" for i in range(0x100))
 _ts_cache: tuple[int, str] = (-1, "")
+_ts_last: tuple[int, str] = (-1, "")
 
 
 def format_ts(t: float) -> str:
     """Unix seconds -> `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC)."""
-    global _ts_cache
+    global _ts_cache, _ts_last
     ms = int(t * 1000)
+    last_ms, last = _ts_last
+    if ms == last_ms:  # a request's events mostly share their millisecond
+        return last
     sec = ms // 1000
     cached_sec, prefix = _ts_cache
     if cached_sec != sec:
         # strftime dominates the cost of an event; most events share their second with the last one.
         prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
         _ts_cache = (sec, prefix)
-    return f"{prefix}.{ms % 1000:03d}Z"
+    out = f"{prefix}.{ms % 1000:03d}Z"
+    _ts_last = (ms, out)
+    return out
 
 
 def make_event(id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]) -> dict[str, Any]:

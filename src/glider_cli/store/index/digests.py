@@ -16,7 +16,7 @@ written, at most `MAX_FILES`), the `workspace` relative files are under, and a n
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glider_cli.domain import model_label
@@ -33,8 +33,13 @@ Digest = list[Any]
 
 
 def _where(d: Mapping[str, Any]) -> str:
+    """`backend/model`, either left out when it is empty."""
+    backend = d.get("backend")
     model = d.get("model")
-    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
+    label = model_label(str(model)) if model else None
+    if not backend:
+        return label or ""
+    return str(backend) + "/" + label if label else str(backend)
 
 
 def routed_line(d: Mapping[str, Any]) -> str:
@@ -187,3 +192,9 @@ def digest_of(id_: str, ts: str, type_: str, turn_id: str | None, data: Mapping[
     """`digest` of the event made of these fields (as the event writer has them), before its offset
     and length are known."""
     return [-1, 0, id_, ts, type_, turn_id, _extra(type_, data)]
+
+
+def digests_of(items: Iterable[tuple[str, str, str, str | None, Mapping[str, Any]]]) -> list[Digest | None]:
+    """`digest_of` of each (id, type, ts, turn_id, data) that has a turn (None for the others), in one go."""
+    extra = _extra
+    return [[-1, 0, id_, ts, t, turn, extra(t, data)] if turn else None for id_, t, ts, turn, data in items]

@@ -39,8 +39,11 @@ def turns_path(context_dir: Path, day: str) -> Path:
     return index_dir(context_dir) / f"events-{day}.turns"
 
 
+_NL = orjson.OPT_APPEND_NEWLINE
+
+
 def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes:
-    return orjson.dumps({"v": VERSION, "file": ident, "at": [start, end], "e": digests}) + b"\n"
+    return orjson.dumps({"v": VERSION, "file": ident, "at": [start, end], "e": digests}, option=_NL)
 
 
 class IndexAppender:
@@ -56,21 +59,26 @@ class IndexAppender:
         self._ident: str | None = None
         self._ready = False
 
-    def record(self, day: str, end: int, lines: list[bytes], digests: list[Digest | None]) -> None:
-        """The index line for `lines` (with their `digests`), just written to the day's file (whose
-        end is now at `end`)."""
+    def record(
+        self, day: str, end: int, lines: list[bytes], digests: list[Digest | None], size: int | None = None
+    ) -> None:
+        """The index line for `lines` (with their `digests`; `size`: their length together, when the
+        caller knows it), just written to the day's file (whose end is now at `end`)."""
         if self._ident is None or self._day != day:
             self._ident = file_ident(log.day_path(self.context_dir, day))
         if self._ident is None:
             return  # too short to tell apart yet: readers catch up from the day file
-        start = end - sum(map(len, lines))
+        start = end - (sum(map(len, lines)) if size is None else size)
         off = start
         out: list[Digest] = []
+        append = out.append
         for line, dg in zip(lines, digests, strict=True):
+            n = len(line)
             if dg is not None:
-                dg[0], dg[1] = off, len(line)
-                out.append(dg)
-            off += len(line)
+                dg[0] = off
+                dg[1] = n
+                append(dg)
+            off += n
         try:
             fd = self._fd if self._fd is not None and self._day == day else self._open(day)
             log.write_all(fd, delta_line(self._ident, start, end, out))

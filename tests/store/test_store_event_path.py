@@ -1,0 +1,98 @@
+"""The event path's helpers made cheaper in issue 29 give what the plain forms gave."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import orjson
+
+from glider_cli.domain import model_label
+from glider_cli.store.eventlog.events import IdGenerator, format_ts
+from glider_cli.store.index import digests
+
+
+def test_many_ids_are_the_consecutive_ids_across_the_shared_stem_boundary() -> None:
+    for seed in range(400):
+        random.seed(seed)
+        ids = IdGenerator(lambda: 1_796_169_599.5)
+        n = 1 + seed % 300  # batches that cross a 256-id boundary and ones that do not
+        got = ids.many(n)
+        first = int(got[0][12:], 16)
+        assert got == [f"{got[0][:12]}{c:020x}" for c in range(first, first + n)]
+        assert ids() == f"{got[0][:12]}{first + n:020x}"  # the counter goes on from there
+
+
+def test_format_ts_reuses_the_millisecond_and_moves_with_it() -> None:
+    for t in (0.0, 1_796_169_599.9994, 1_796_169_599.9996, 1_796_169_600.0, 1_796_169_600.0009, 1e9 + 0.001):
+        for _ in range(2):
+            ms = int(t * 1000)
+            second = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000))
+            assert format_ts(t) == f"{second}.{ms % 1000:03d}Z"
+
+
+def _where_reference(d: dict[str, object]) -> str:
+    model = d.get("model")
+    return "/".join(str(x) for x in (d.get("backend"), model_label(str(model)) if model else None) if x)
+
+
+def test_where_and_digests_of_match_the_reference() -> None:
+    backends: list[object] = [None, "", "origin", 0, 7, True]
+    models: list[object] = [None, "", "claude-x", "/m/qwen.gguf", "./", "/", "C:\\m\\a.gguf", 3]
+    for b in backends:
+        for m in models:
+            d = {"backend": b, "model": m, "target": "local", "rule": "r"}
+            assert digests._where(d) == _where_reference(d), d
+    items = [
+        (
+            "01",
+            "RouteDecided",
+            "2026-12-01T00:00:00.000Z",
+            "t1",
+            {"target": "cloud", "backend": "o", "rule": "r"},
+        ),
+        ("02", "StickyBound", "2026-12-01T00:00:00.000Z", None, {"family": "t1"}),
+        (
+            "03",
+            "FulfilledLocal",
+            "2026-12-01T00:00:00.000Z",
+            "t1",
+            {"backend": "l", "files": ["a", "a", "b"]},
+        ),
+    ]
+    assert digests.digests_of(items) == [
+        digests.digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
+    ]
+
+
+def test_the_direct_scan_answers_as_search_does() -> None:
+    from glider_cli.store.eventlog import redact
+
+    assert redact._BLOB_RE2 is not None  # the bindings this project pins expose it
+    samples = [
+        b"",
+        b'{"a":1}',
+        b'{"text":"use sk-ant-api03-AbCdEfGhIjKlMnOp now"}',
+        b'{"x-api-key":"v"}',
+        b'{"max_tokens":5,"estimated_tokens":4}',
+        b'{"h":"Authorization: Basic Zm9v"}',
+        '{"k":"\u212a"}'.encode(),
+        b'{"a_token" :"v"}',
+        b'{"a_token\\n":"v"}',
+        b"x" * 5000 + b"AKIAIOSFODNN7EXAMPLE",
+    ]
+    for blob in samples:
+        assert redact.may_need_redaction(blob) is (redact._BLOB.search(blob) is not None), blob
+    assert [redact.may_need_redaction(b) for b in samples] == [
+        False, False, True, True, False, True, True, True, True, True
+    ]  # fmt: skip
+
+
+def test_the_ring_keeps_a_fresh_copy_of_each_line() -> None:
+    from glider_cli.store.eventlog import ring
+
+    line = orjson.dumps({"text": "x" * 300}, option=orjson.OPT_APPEND_NEWLINE)
+    r = ring.Ring(4)
+    r.add_lines(["01"], [line])
+    kept = r.tail()[0]
+    assert isinstance(kept, tuple) and kept[1] == line and kept[1] is not line
