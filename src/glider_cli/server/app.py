@@ -21,7 +21,7 @@ Contract:
   APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
-  is answered as before). The context, session and dashboard APIs and the pages are placeholders
+  is answered as before). The context, session, event and dashboard APIs and the pages are placeholders
   until a request first asks for one (`server.deferred`): a start imports none of their modules
   (issue 29).
 - Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
@@ -151,7 +151,7 @@ def create_app(
         *rules_edit_routes(current, reloader, home.home),
         # Built on the first request for one of them (`server.deferred`): not needed to serve a model call.
         *deferred(["/api/context"], lambda: _context_routes(home, settings.context, live, current)),
-        *events_routes(home, settings.context, hub),
+        *deferred(["/api/events"], lambda: events_routes(home, settings.context, hub)),
         *deferred(["/api/continuity", "/api/router/rules"], lambda: _dashboard_routes(config, router, home)),
         *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
         *gemini_routes(proxy, settings.server.max_body_bytes),

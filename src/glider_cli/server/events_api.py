@@ -43,8 +43,6 @@ from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import BadParam, json_response
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.views import feed_views
-from glider_cli.store.views.feed import Feed
 
 WINDOWS = {"hour": (3600, 12), "day": (86_400, 24)}
 MAX_LIMIT = 500
@@ -173,7 +171,11 @@ def events_routes(
     *,
     clock: Callable[[], float] = time.time,
 ) -> list[BaseRoute]:
-    """The `/api/events/*` routes (see the module contract)."""
+    """The `/api/events/*` routes (see the module contract). The feed's modules are imported here, not
+    with `EventHub`, which every app builds (`create_app` defers these routes: issue 29's cold start)."""
+    from glider_cli.store.views import feed_views
+    from glider_cli.store.views.feed import Feed
+
     feed = Feed(paths.context, days=max(settings.warm_load_days, 1))
 
     def refreshed() -> Feed:

@@ -1,0 +1,102 @@
+"""What `glider serve` leaves for later (issue 29's cold start): an app built as `glider serve` builds it
+(`server.run.prepare`: the config, its lint, `create_app`) answers its first model request without
+loading these, each loaded on its first use and working then. Each check runs in a fresh interpreter,
+so what an earlier test imported does not count."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from fake_upstream import FakeUpstream
+
+# Serve the prepared app with uvicorn on 127.0.0.1 (the options `glider serve` runs it with) and
+# send it requests; print which of the watched modules were loaded after each.
+SERVE = r"""
+import http.client, json, socket, sys, threading, time
+import uvicorn
+from glider_cli.server.run import prepare, uvicorn_options
+
+env = {"GLIDER_HOME": sys.argv[2]}
+watch, calls = json.loads(sys.argv[3]), json.loads(sys.argv[4])
+prepared = prepare(config=sys.argv[1], environ=env)
+sock = socket.socket()
+sock.bind(("127.0.0.1", 0))
+port = sock.getsockname()[1]
+server = uvicorn.Server(uvicorn.Config(prepared.app, **uvicorn_options(prepared.app)))
+out = []
+
+def client():
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        for method, path, body in calls:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            headers = {"content-type": "application/json", "x-api-key": "sk-test"}
+            c.request(method, path, json.dumps(body) if body is not None else None, headers)
+            r = c.getresponse()
+            text = r.read().decode()
+            c.close()
+            loaded = sorted(m for m in watch if m in sys.modules)
+            out.append({"status": r.status, "body": text, "loaded": loaded})
+    finally:
+        server.should_exit = True
+
+threading.Thread(target=client).start()
+server.run(sockets=[sock])
+print(json.dumps(out))
+"""
+
+MODEL = (
+    "POST",
+    "/v1/messages",
+    {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "/cloud hi"}]},
+)
+
+
+def serve(tmp_path: Path, url: str, watch: list[str], calls: list[tuple[str, str, object]]) -> list[dict]:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        f"extends: default\nbackends:\n  origin: {{type: origin, side: cloud, base_url: '{url}'}}\n",
+        encoding="utf-8",
+    )
+    args = [
+        sys.executable,
+        "-c",
+        SERVE,
+        str(cfg),
+        str(tmp_path / "home"),
+        json.dumps(watch),
+        json.dumps(calls),
+    ]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_first_model_request_does_not_start_the_starlark_interpreter(tmp_path: Path) -> None:
+    # The default profile's scripts run as Python (`sandbox.native`); its lint at start checks them by
+    # that subset, not by loading them in the interpreter.
+    watch = ["starlark", "glider_cli.sandbox.engine", "glider_cli.sandbox.inprocess"]
+    with FakeUpstream(models=("claude-x",)) as fake:
+        (first,) = serve(tmp_path, fake.url, watch, [MODEL])
+    assert first["status"] == 200, first["body"]
+    assert first["loaded"] == []
+
+
+def test_the_event_feed_is_loaded_by_the_first_dashboard_request_for_it(tmp_path: Path) -> None:
+    watch = ["glider_cli.store.views.feed", "glider_cli.store.views.feed_views"]
+    calls = [MODEL, ("GET", "/api/events/requests?limit=5", None), ("GET", "/api/events/stats", None)]
+    with FakeUpstream(models=("claude-x",)) as fake:
+        first, requests, stats = serve(tmp_path, fake.url, watch, calls)
+    assert first["status"] == 200, first["body"]
+    assert first["loaded"] == []
+    # First use: loaded then, and the request just served is in the feed.
+    assert requests["status"] == 200, requests["body"]
+    assert requests["loaded"] == watch
+    (row,) = json.loads(requests["body"])["requests"]
+    assert row["backend"] == "origin"
+    assert stats["status"] == 200, stats["body"]
+    assert "origin" in json.loads(stats["body"])["backends"]
