@@ -100,3 +100,83 @@ def test_the_event_feed_is_loaded_by_the_first_dashboard_request_for_it(tmp_path
     assert row["backend"] == "origin"
     assert stats["status"] == 200, stats["body"]
     assert "origin" in json.loads(stats["body"])["backends"]
+
+
+def test_starlette_and_its_routes_are_built_by_the_first_request_that_is_not_a_model_call(
+    tmp_path: Path,
+) -> None:
+    # The model endpoints are served by `server.asgi.HotPaths` without Starlette; the lifespan ran
+    # (the request was routed and answered by the upstream client it opens).
+    watch = [
+        "anyio",
+        "glider_cli.server.info_routes",
+        "glider_cli.server.model_routes",
+        "glider_cli.server.router_api",
+        "starlette.applications",
+        "starlette.routing",
+    ]
+    calls = [MODEL, MODEL, ("GET", "/healthz", None), ("GET", "/v1/models", None), MODEL]
+    with FakeUpstream(models=("claude-x",)) as fake:
+        first, second, health, models, third = serve(tmp_path, fake.url, watch, calls)
+    assert first["status"] == second["status"] == 200, first["body"]
+    assert json.loads(first["body"])["type"] == "message"
+    assert first["loaded"] == second["loaded"] == []
+    # First use: built then, and it answers as ever (the app's state is its `request.app.state`).
+    assert health["status"] == 200, health["body"]
+    assert health["loaded"] == watch
+    assert json.loads(health["body"])["connections"]["open"] >= 1
+    assert models["status"] == 200 and "glider-auto" in models["body"]
+    assert third["status"] == 200, third["body"]
+
+
+def _lifespan_messages(app: object) -> tuple[list[dict], BaseException | None]:
+    """Drive the app's lifespan as an ASGI server does: startup, then shutdown."""
+    import asyncio
+
+    sent: list[dict] = []
+    incoming = [{"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}]
+
+    async def receive() -> dict:
+        return incoming.pop(0)
+
+    async def send(message: dict) -> None:
+        sent.append(dict(message))
+
+    async def run() -> BaseException | None:
+        try:
+            await app({"type": "lifespan", "asgi": {"version": "3.0"}}, receive, send)  # type: ignore[operator]
+        except BaseException as exc:
+            return exc
+        return None
+
+    return sent, asyncio.run(run())
+
+
+def test_the_lifespan_is_run_as_starlette_runs_one(tmp_path: Path) -> None:
+    from glider_harness import RecordingSink
+
+    from glider_cli.config.load import load_config
+    from glider_cli.server.app import create_app
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("extends: default\n", encoding="utf-8")
+    env = {"GLIDER_HOME": str(tmp_path / "home")}
+
+    app = create_app(load_config(config=str(cfg), environ=env), sink=RecordingSink(), environ=env)
+    sent, raised = _lifespan_messages(app)
+    assert raised is None
+    assert [m["type"] for m in sent] == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+
+    # A start that fails: `lifespan.startup.failed` with the traceback, and the error raised to the server.
+    app = create_app(load_config(config=str(cfg), environ=env), sink=RecordingSink(), environ=env)
+
+    def broken() -> None:
+        raise RuntimeError("the delegation cannot start")
+
+    app.state.proxy.delegation.start = broken
+    sent, raised = _lifespan_messages(app)
+    assert isinstance(raised, RuntimeError)
+    (failed,) = sent
+    assert failed["type"] == "lifespan.startup.failed"
+    assert "RuntimeError: the delegation cannot start" in failed["message"]
+    assert "Traceback" in failed["message"]
