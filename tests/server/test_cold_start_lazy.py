@@ -78,8 +78,9 @@ def serve(tmp_path: Path, url: str, watch: list[str], calls: list[tuple[str, str
 
 def test_the_first_model_request_does_not_start_the_starlark_interpreter(tmp_path: Path) -> None:
     # The default profile's scripts run as Python (`sandbox.native`); its lint at start checks them by
-    # that subset, not by loading them in the interpreter.
-    watch = ["starlark", "glider_cli.sandbox.engine", "glider_cli.sandbox.inprocess"]
+    # that subset, not by loading them in the interpreter. (Nor is the bundled price table's reader
+    # loaded: `config.pricing.bundled`, for the usage views.)
+    watch = ["importlib.resources", "starlark", "glider_cli.sandbox.engine", "glider_cli.sandbox.inprocess"]
     with FakeUpstream(models=("claude-x",)) as fake:
         (first,) = serve(tmp_path, fake.url, watch, [MODEL])
     assert first["status"] == 200, first["body"]
