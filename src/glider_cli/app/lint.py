@@ -6,7 +6,8 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   strategies, unknown backends, fan_out without `orchestration.fan_out.enabled`, duplicate rule
   names, literal secrets);
 - Starlark syntax errors (file:line:col) and load-time errors (undefined names, no `evaluate`, a top
-  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor), and a
+  level that runs out of time or memory), checked in the script sandbox (sandbox.supervisor; a
+  bundled script that runs as Python, `sandbox.native`, by that subset's check instead), and a
   `def evaluate(` that does not take exactly one argument (read from the source, not run);
 - the rule sequence (`app.lint_rules`): no catch-all (a request could get no route), rules that
   can never run (the same trigger above them, or rules above that take every request they could
@@ -38,6 +39,7 @@ from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.backends.probe_cache import Known
+    from glider_cli.sandbox.results import Diagnostic
 
 _LITERAL = re.compile(r"""["'](target|strategy)["']\s*:\s*["']([A-Za-z_]+)["']""")
 
@@ -76,16 +78,9 @@ class LintReport(Frozen):
 
 
 def _script_issues(rule: Rule) -> list[Issue]:
-    from glider_cli.router.scripts import check_source
-
     trig = rule.trigger
     if trig.type != "script" or trig.source is None:
         return []
-    sandbox = None
-    if trig.bundled:  # Glider's own script: checked in-process, where it runs
-        from glider_cli.sandbox.inprocess import bundled_sandbox
-
-        sandbox = bundled_sandbox()
     out = [
         Issue(
             f"script {trig.file}:{d.line}:{d.col}: {d.message}",
@@ -94,7 +89,7 @@ def _script_issues(rule: Rule) -> list[Issue]:
             rule=rule.name,
             key="trigger.file",
         )
-        for d in check_source(trig.source, trig.file or "<script>", sandbox=sandbox)
+        for d in _load_diagnostics(trig.source, trig.file or "<script>", bundled=trig.bundled)
     ]
     if out:
         return out
@@ -115,6 +110,26 @@ def _script_issues(rule: Rule) -> list[Issue]:
                 )
             )
     return out
+
+
+def _load_diagnostics(source: str, filename: str, *, bundled: bool) -> list[Diagnostic]:
+    """What stops the script from loading where it runs. A bundled script (Glider's own) in the
+    subset `sandbox.native` takes runs as Python, never in Starlark (`router.triggers`), and that
+    subset check already rules out what loading it would find (syntax outside the subset, an
+    undefined name, no `evaluate(request)`, a top level that is more than literals and defs): it is
+    not loaded in the interpreter, which `glider serve` then never starts (issue 29's cold start).
+    Any other bundled script is checked in-process, where it runs; a user's in the checking sandbox."""
+    from glider_cli.router.scripts import check_source
+
+    if not bundled:
+        return check_source(source, filename)
+    from glider_cli.sandbox.native import unfit
+
+    if unfit(source) is None:
+        return []
+    from glider_cli.sandbox.inprocess import bundled_sandbox
+
+    return check_source(source, filename, sandbox=bundled_sandbox())
 
 
 def _sideless(config: Config) -> list[Issue]:

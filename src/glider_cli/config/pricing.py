@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-from importlib import resources
 from typing import Any
 
 from glider_cli.config.located import Checker, LDict
@@ -116,6 +115,8 @@ class Bundled(Frozen):
 @functools.cache
 def bundled() -> Bundled:
     """The bundled table (`config/prices.yaml`); a broken one is a bug, raised as ConfigError."""
+    from importlib import resources  # here, not at import: loading a config does not read the table
+
     text = resources.files("glider_cli.config").joinpath("prices.yaml").read_text(encoding="utf-8")
     doc = read_yaml(text, "<bundled:prices.yaml>")
     ck = Checker()

@@ -21,9 +21,9 @@ Contract:
   APIs (`server.events_api`: a live event stream woken by the request path's writes, requests,
   sessions, counts; `server.dashboard_api`: rules in force, continuity) and its pages
   (`server.ui.routes`: `/ui/…`; a browser's `GET /` is redirected there, every other `HEAD|GET /`
-  is answered as before). The context, session and dashboard APIs and the pages are placeholders
-  until a request first asks for one (`server.deferred`): a start imports none of their modules
-  (issue 29).
+  is answered as before). The context, session, event and dashboard APIs and the pages are
+  placeholders until a request first asks for one (`server.deferred`): a start imports none of their
+  modules (issue 29).
 - Hot reload (`server.reload`): the lifespan starts a `Reloader` that watches the config's files every
   `reload_interval` seconds (None: no watcher), takes SIGHUP on the main thread, and serves
   `POST /api/router/reload`; `state.live` is the config and router in force.
@@ -35,7 +35,10 @@ Contract:
   everything else goes to the Starlette app. All three wrap the Starlette app from outside
   (`GliderApp`), so a model request passes none of Starlette's middleware: an unexpected error there
   is answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
-  `GliderApp.state` is the Starlette app's state (`proxy`, `registry`, `limits`).
+  The Starlette app and its routes are built (and Starlette imported) when the first request that
+  is not a model call arrives (`Inner`; issue 29's cold start), and the lifespan is run as
+  Starlette's router runs one. `GliderApp.state` (`proxy`, `registry`, `limits`...) is the Starlette
+  app's state (`request.app.state`) once it is built.
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ import asyncio
 import contextlib
 import functools
 import os
+import traceback
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from starlette.applications import Starlette
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.backends.client import OnDemand, Upstream, make_upstream
@@ -60,29 +63,88 @@ from glider_cli.proxy.pipeline import Decider, Proxy, RefusedObserver
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
-from glider_cli.server.deferred import deferred
-from glider_cli.server.http_json import EXCEPTION_HANDLERS
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
 if TYPE_CHECKING:
+    from starlette.applications import Starlette
     from starlette.routing import BaseRoute
 
     from glider_cli.config.model import Config
     from glider_cli.config.settings import ContextSettings
     from glider_cli.paths import Paths
-    from glider_cli.server.events_api import EventHub
+    from glider_cli.server.event_hub import EventHub
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
+
+Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[None]]
+
+
+class State:
+    """The app's state (`proxy`, `registry`, `live`, `events`, `limits`, and what `glider serve` sets):
+    attributes, as Starlette's `State`. The Starlette app, once built, has this one as its `state`, so
+    a route's `request.app.state` is `GliderApp.state`."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for an attribute never set (as Starlette's State: AttributeError, so getattr's default).
+        raise AttributeError(f"'State' object has no attribute {name!r}")
+
+
+class Inner:
+    """What `HotPaths` hands every request that is not a model call: the Starlette app, built (and
+    Starlette imported) when the first of them arrives. The lifespan is run here, as Starlette's
+    router runs one (`Router.lifespan`), with this object as its `app` (its `state` is the app's)."""
+
+    def __init__(self, build: Callable[[], Starlette], lifespan: Lifespan, state: State) -> None:
+        self._build = build
+        self._app: Starlette | None = None
+        self.lifespan = lifespan
+        self.state = state
+
+    @property
+    def starlette(self) -> Starlette:
+        if self._app is None:
+            self._app = self._build()
+        return self._app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.starlette(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        started = False
+        await receive()
+        try:
+            async with self.lifespan(self):
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                await receive()
+        except BaseException:
+            text = traceback.format_exc()
+            kind = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": kind, "message": text})
+            raise
+        else:
+            await send({"type": "lifespan.shutdown.complete"})
 
 
 class GliderApp:
     """The ASGI app `create_app` returns: the outer layers around a Starlette app (see the contract)."""
 
-    def __init__(self, starlette: Starlette, outer: ASGIApp) -> None:
-        self.starlette = starlette
-        self.state = starlette.state
+    def __init__(self, inner: Inner, outer: ASGIApp) -> None:
+        self._inner = inner
+        self.state = inner.state
         self._outer = outer
+
+    @property
+    def starlette(self) -> Starlette:
+        """The Starlette app behind the model endpoints (built now if no request has built it)."""
+        return self._inner.starlette
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._outer(scope, receive, send)
@@ -101,12 +163,9 @@ def create_app(
     refused_observer: RefusedObserver | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
-    from glider_cli.server.gemini_api import gemini_routes
-    from glider_cli.server.info_routes import info_routes
-    from glider_cli.server.model_routes import model_endpoints, model_routes
+    from glider_cli.server.event_hub import EventHub
+    from glider_cli.server.model_endpoints import model_endpoints
     from glider_cli.server.reload import LiveConfig, Reloader
-    from glider_cli.server.router_api import router_routes
-    from glider_cli.server.rules_edit_api import rules_edit_routes
     from glider_cli.store.eventlog.writer import EventWriter
 
     env = os.environ if environ is None else environ
@@ -125,7 +184,6 @@ def create_app(
         writer = EventWriter(paths_mod.resolve(env), settings.context)
         sink = writer
     live = writer if writer is not None else sink if isinstance(sink, EventWriter) else None
-    from glider_cli.server.events_api import EventHub, events_routes
 
     # The dashboard's live stream is woken each time the request path's events are handed over.
     hub = EventHub(live)
@@ -144,31 +202,53 @@ def create_app(
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
     reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval)
-    routes = [
-        *info_routes(config, registry),
-        *model_routes(config, endpoints),
-        *router_routes(current, reloader),
-        *rules_edit_routes(current, reloader, home.home),
-        # Built on the first request for one of them (`server.deferred`): not needed to serve a model call.
-        *deferred(["/api/context"], lambda: _context_routes(home, settings.context, live, current)),
-        *events_routes(home, settings.context, hub),
-        *deferred(["/api/continuity", "/api/router/rules"], lambda: _dashboard_routes(config, router, home)),
-        *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
-        *gemini_routes(proxy, settings.server.max_body_bytes),
-        *deferred(["/api/sessions"], lambda: _session_routes(home, settings.context, live)),
-    ]
+    state = State()
+
+    def build() -> Starlette:
+        """The Starlette app: every route but the hot paths' `POST` (issue 29: not needed to answer a
+        model call, so neither built nor imported at start)."""
+        from starlette.applications import Starlette
+
+        from glider_cli.server.deferred import deferred
+        from glider_cli.server.events_api import events_routes
+        from glider_cli.server.gemini_api import gemini_routes
+        from glider_cli.server.http_json import EXCEPTION_HANDLERS
+        from glider_cli.server.info_routes import info_routes
+        from glider_cli.server.model_routes import model_routes
+        from glider_cli.server.router_api import router_routes
+        from glider_cli.server.rules_edit_api import rules_edit_routes
+
+        routes = [
+            *info_routes(config, registry),
+            *model_routes(config, endpoints),
+            *router_routes(current, reloader),
+            *rules_edit_routes(current, reloader, home.home),
+            # Built on the first request for one of them (`server.deferred`).
+            *deferred(["/api/context"], lambda: _context_routes(home, settings.context, live, current)),
+            *deferred(["/api/events"], lambda: events_routes(home, settings.context, hub)),
+            *deferred(
+                ["/api/continuity", "/api/router/rules"], lambda: _dashboard_routes(config, router, home)
+            ),
+            *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
+            *gemini_routes(proxy, settings.server.max_body_bytes),
+            *deferred(["/api/sessions"], lambda: _session_routes(home, settings.context, live)),
+        ]
+        # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
+        app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
+        app.state = state  # type: ignore[assignment]  # one state: `request.app.state` is the app's
+        return app
+
     lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home)
-    # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
-    inner = Starlette(routes=routes, lifespan=lifespan, exception_handlers=dict(EXCEPTION_HANDLERS))
-    inner.state.proxy = proxy
-    inner.state.registry = registry
+    inner = Inner(build, lifespan, state)
+    state.proxy = proxy
+    state.registry = registry
     # The config and router in force (a reload replaces them: `server.reload`).
-    inner.state.live = current
+    state.live = current
     # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
-    inner.state.events = hub
+    state.events = hub
     # What a connection may hold (`server.connections`); `server.run` gives uvicorn its protocol.
     limits = ConnectionLimits(settings.server)
-    inner.state.limits = limits
+    state.limits = limits
     gate = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
@@ -280,7 +360,7 @@ async def _retention(writer: EventWriter) -> None:
     await retention.run_retention(store, writer, first_delay=0.0)
 
 
-async def _start_cursor(app: Starlette, proxy: Proxy, config: Config | None, home: Paths | None) -> Any:
+async def _start_cursor(app: Inner, proxy: Proxy, config: Config | None, home: Paths | None) -> Any:
     """The Cursor proxy when `cursor.port` is set; imported only then (it needs `glider[cursor]`)."""
     if config is None or home is None or config.settings.cursor.port is None:
         return None
@@ -303,12 +383,12 @@ def _lifespan(
     reloader: Reloader,
     config: Config | None = None,
     home: Paths | None = None,
-) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+) -> Lifespan:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(app: Inner) -> AsyncIterator[None]:
         if owned is not None:
             owned.open()
         retention: asyncio.Task[None] | None = None

@@ -1,7 +1,8 @@
 """The dashboard's event API on `glider serve`: live events, the requests of the last days, their counts.
 
 `events_routes(paths, settings, hub, clock=time.time) -> list[BaseRoute]`; `hub` is the app's
-`EventHub` (over the serve lifespan's EventWriter, or None when the app was given another sink).
+`EventHub` (`server.event_hub`, importable from here too; over the serve lifespan's EventWriter, or
+None when the app was given another sink).
 
     GET /api/events/stream?after=<id>&backlog=N&types=A,B
         Server-sent events: one `id:` + `data:` frame per event of the writer's ring (the redacted
@@ -41,10 +42,10 @@ from starlette.routing import BaseRoute, Route
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
+from glider_cli.server.event_hub import EventHub
 from glider_cli.server.http_json import BadParam, json_response
-from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.views import feed_views
-from glider_cli.store.views.feed import Feed
+
+__all__ = ["EventHub", "events_routes"]
 
 WINDOWS = {"hour": (3600, 12), "day": (86_400, 24)}
 MAX_LIMIT = 500
@@ -67,80 +68,6 @@ def _token(request: Request, name: str) -> str | None:
     if len(raw) > 200 or any(c.isspace() for c in raw):
         raise BadParam(f"{name} must be one token (no spaces)", name)
     return raw
-
-
-class EventHub:
-    """Wakes the live streams when the request path's events have been written (see the contract)."""
-
-    def __init__(
-        self,
-        writer: EventWriter | None,
-        *,
-        poll: float = 1.0,
-        max_age: float = 3.0,
-        retry_ms: int = 200,
-    ) -> None:
-        self.writer = writer
-        self.poll = poll
-        self.max_age = max_age
-        self.retry_ms = retry_ms
-        self.closed = False
-        self._waiters: set[asyncio.Future[None]] = set()
-
-    def wrap(
-        self, write_now: Callable[[list[tuple[str, Any, str | None]]], None]
-    ) -> Callable[[list[tuple[str, Any, str | None]]], None]:
-        """`write_now` (the writer's `stage` in `create_app`), then a wake-up for the streams."""
-
-        def written(items: list[tuple[str, Any, str | None]]) -> None:
-            write_now(items)
-            if self._waiters:
-                self.notify()
-
-        return written
-
-    def notify(self) -> None:
-        """Wake every waiting stream; safe from any thread."""
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        for fut in list(self._waiters):
-            loop = fut.get_loop()
-            if loop is running:
-                _wake(fut)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(_wake, fut)
-
-    async def wait(self, timeout: float) -> None:
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.add(fut)
-        try:
-            await asyncio.wait((fut,), timeout=timeout)
-        finally:
-            self._waiters.discard(fut)
-
-    def close(self) -> None:
-        """End every stream at its next wake-up."""
-        self.closed = True
-        self.notify()
-
-    def after(self, cursor: str, limit: int) -> list[dict[str, Any]]:
-        """The ring's events with an id above `cursor`, oldest first, at most `limit` (the oldest)."""
-        assert self.writer is not None
-        return self.writer.after(cursor, limit)
-
-    def start_cursor(self, backlog: int) -> str:
-        assert self.writer is not None
-        ring = self.writer.recent(backlog + 1)
-        if len(ring) > backlog:
-            return str(ring[0]["id"])
-        return ""
-
-
-def _wake(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
 
 
 def _frame(event: dict[str, Any]) -> bytes:
@@ -173,7 +100,11 @@ def events_routes(
     *,
     clock: Callable[[], float] = time.time,
 ) -> list[BaseRoute]:
-    """The `/api/events/*` routes (see the module contract)."""
+    """The `/api/events/*` routes (see the module contract). The feed's modules are imported here, not
+    at start (`create_app` defers these routes: issue 29's cold start)."""
+    from glider_cli.store.views import feed_views
+    from glider_cli.store.views.feed import Feed
+
     feed = Feed(paths.context, days=max(settings.warm_load_days, 1))
 
     def refreshed() -> Feed:

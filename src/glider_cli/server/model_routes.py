@@ -4,7 +4,9 @@ Contract:
 - `model_endpoints(proxy, limit)`: path -> `ProxyEndpoint` for `POST` on `/v1/messages`,
   `/v1/messages/count_tokens`, `/v1/chat/completions` and `/v1/responses`, each also without the
   `/v1` prefix (for base URLs that already end in `/v1`). `limit` is the largest body read (413
-  beyond); an error is answered in the endpoint's protocol (`Proxy.error`).
+  beyond); an error is answered in the endpoint's protocol (`Proxy.error`). It lives in
+  `server.model_endpoints`, which imports no Starlette: the app builds the endpoints at start, its
+  Starlette app on the first request that is not a model call.
 - `model_routes(config, endpoints)`: those endpoints as Starlette routes (the same objects, so a
   request that does not take `server.asgi.HotPaths` behaves the same), `GET /v1/models` (Anthropic's
   list shape when the request carries `anthropic-version`, else OpenAI's; `glider-auto` and every
@@ -15,46 +17,22 @@ Contract:
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route, WebSocketRoute
-from starlette.types import Scope
 from starlette.websockets import WebSocket
 
-from glider_cli.proxy.reply import Reply
 from glider_cli.server.asgi import ProxyEndpoint
 from glider_cli.server.http_json import error_response, json_response
+from glider_cli.server.model_endpoints import PREFIXES, model_endpoints
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
-    from glider_cli.proxy.pipeline import Proxy
 
-PREFIXES = ("/v1", "")
+__all__ = ["PREFIXES", "model_endpoints", "model_list", "model_routes"]
 _NO_WEBSOCKET = "Glider serves the Responses API over HTTP POST only; WebSocket transport is not supported"
-
-
-def model_endpoints(proxy: Proxy, limit: int) -> dict[str, ProxyEndpoint]:
-    def endpoint(protocol: str) -> ProxyEndpoint:
-        async def handler(scope: Scope, raw: bytes) -> Reply:
-            return await proxy.handle(protocol, scope, raw)
-
-        return ProxyEndpoint(handler, limit, functools.partial(proxy.error, protocol))
-
-    messages = endpoint("anthropic")
-    chat = endpoint("openai_chat")
-    responses = endpoint("openai_responses")
-    count = functools.partial(proxy.count_tokens, "anthropic")
-    count_tokens = ProxyEndpoint(count, limit, functools.partial(proxy.error, "anthropic"))
-    hot: dict[str, ProxyEndpoint] = {}
-    for prefix in PREFIXES:
-        hot[f"{prefix}/messages"] = messages
-        hot[f"{prefix}/messages/count_tokens"] = count_tokens
-        hot[f"{prefix}/chat/completions"] = chat
-        hot[f"{prefix}/responses"] = responses
-    return hot
 
 
 def model_list(config: Config, anthropic: bool) -> dict[str, Any]:
