@@ -393,9 +393,9 @@ def _lifespan(
             owned.open()
         retention: asyncio.Task[None] | None = None
         if writer is not None:
-            writer.start()
-            # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log.
-            proxy.turns.rebuild(writer.recent())
+            # Turn families and sticky bindings survive a restart: rebuilt from the warm-loaded log
+            # (the events the writer read to fill its ring, as `recent()` would give them now).
+            proxy.turns.rebuild(writer.start())
             retention = asyncio.create_task(_retention(writer))
         assert proxy.delegation is not None
         proxy.delegation.start()

@@ -41,11 +41,13 @@ class Ring:
     def add_settled(self, settled: Iterable[tuple[dict[str, Any], bytes | None, bool]]) -> None:
         self._items.extend([(ev["id"], _own(line)) if line is not None else ev for ev, line, _ in settled])
 
-    def load(self, events: list[dict[str, Any]]) -> None:
-        """Put `events` (read back from disk, oldest first) before what is kept now."""
+    def load(self, events: Iterable[tuple[dict[str, Any], bytes | None]]) -> None:
+        """Put `events` (read back from disk, oldest first, each with its line as read, or None when
+        it has to be encoded again: `log.read_newest`) before what is kept now."""
         live = list(self._items)
         self._items.clear()
-        self._items.extend((e["id"], _own(orjson.dumps(e))) for e in events)
+        dumps = orjson.dumps
+        self._items.extend((e["id"], line if line is not None else _own(dumps(e))) for e, line in events)
         self._items.extend(live)
 
     def tail(self, limit: int | None = None) -> list[Kept]:
