@@ -138,9 +138,17 @@ def test_a_pattern_the_pre_check_cannot_read_is_always_searched(source: str) -> 
 
 
 def test_requirements_of_the_usual_shapes() -> None:
-    assert requirement(r"^\s*(fix|correct) the typo") == (True, frozenset({"fix", "correct"}))
-    assert requirement(r"\b(deadlock|root cause)\b") == (False, frozenset({"deadlock", "root cause"}))
+    assert requirement(r"^\s*(fix|correct) the typo") == ("starts", frozenset({"fix", "correct"}))
+    assert requirement(r"^(fix|correct) ") == ("prefix", frozenset({"fix", "correct"}))
+    assert requirement(r"^\s* x") == ("starts", frozenset({"x"}))
+    assert requirement(r"^\s* ") == ("contains", frozenset({" "}))
+    assert requirement(r"\b(deadlock|root cause)\b") == ("contains", frozenset({"deadlock", "root cause"}))
     assert requirement(r"(a|b)") is None  # one character each: nothing worth looking for
+    # `^` alone: the text itself, blanks included, must start so.
+    for source, text in ((r"^ x", " x y"), (r"^\s* ", "\t y"), (r"^\s* x", "  x"), (r"^\tx", "\tx")):
+        assert re2.search("(?i)" + source, text)
+        assert Prefilter([source]).may_match(text), source
+    assert not Prefilter([r"^ x"]).may_match("x y")
     pre = Prefilter([r"^\s*(fix|correct) the typo", r"\bdeadlock\b"])
     assert pre.may_match(" \t\n Fix the typo") and pre.may_match("a DEADLOCK")
     assert not pre.may_match("a fix")  # `^`: only where the text starts
@@ -160,3 +168,49 @@ def test_the_wrapup_pre_check_never_hides_a_wrapup(first: str) -> None:
     assert triggers.may_ask_wrapup("  Recap the changes")
     assert not triggers.may_ask_wrapup("Good. Where should we look next?")
     assert not triggers.may_ask_wrapup(" \n ")
+
+
+_WORDS = ["fix", "the", "typo", "ab", "a", "b", "hello", "ok", "x", "Fix", "THE", "de", "sign"]
+
+
+def _atom(rng: random.Random, depth: int) -> str:
+    r = rng.random()
+    if depth > 2 or r < 0.35:
+        if rng.random() < 0.9:
+            return re2.escape(rng.choice(_WORDS))
+        return rng.choice(["-", " ", "\\.", "\\-"])
+    if r < 0.45:
+        return rng.choice(["\\b", "\\s*", "\\s+", ".", ".+", "[abc]", "[^x]", "\\w+", "\\d", "$", "\\B"])
+    if r < 0.65:
+        return "(" + "|".join(_seq(rng, depth + 1) for _ in range(rng.randint(1, 3))) + ")"
+    if r < 0.75:
+        return "(?:" + _seq(rng, depth + 1) + ")"
+    reps = ["?", "+", "*", "{2}", "{1,3}", "{0,2}", "{2,}", "+?", "*?"]
+    return "(" + _seq(rng, depth + 1) + ")" + rng.choice(reps)
+
+
+def _seq(rng: random.Random, depth: int = 0) -> str:
+    return "".join(_atom(rng, depth) for _ in range(rng.randint(1, 4)))
+
+
+def test_the_pattern_pre_check_never_hides_a_match_of_random_patterns() -> None:
+    # Random patterns of the shapes the pre-check reads (anchors, blanks, groups, alternations,
+    # repeats, classes), on texts of their words: whenever RE2 finds a match, the pre-check says so.
+    rng = random.Random(29)
+    usable = 0
+    for _ in range(600):
+        sources = []
+        for _ in range(rng.randint(1, 3)):
+            head = "^" + rng.choice(["", "\\s*", "\\s+"]) if rng.random() < 0.3 else ""
+            sources.append(head + _seq(rng))
+        compiled = [re2.compile("(?i)" + s) for s in sources]
+        pre = Prefilter(sources)
+        usable += pre.usable
+        for _ in range(30):
+            words = " ".join(
+                rng.choice([*_WORDS, "xx", "the fix", "ab-de"]) for _ in range(rng.randint(0, 6))
+            )
+            text = rng.choice(["", " ", "\t\n", "\v"]) + words + rng.choice(["", ".", " 12"])
+            if any(p.search(text) for p in compiled):
+                assert pre.may_match(text), (sources, text)
+    assert usable > 300

@@ -6,8 +6,9 @@ dearest parts when the process has been idle).
 case-insensitively, as `classifier.PatternIndex` does) can match `text`; True means "ask RE2".
 From each pattern it derives what any match must contain, as lower-case ASCII literals:
 - "contains": one of a set of strings (`design `, `deadlock`...) must occur in the text;
-- "starts": a pattern that opens with `^` (then optionally `\\s*`) matches only where the text,
-  past its leading blanks, starts with one of a set of strings (`fix`, `rename`...).
+- "starts": a pattern that opens with `^\\s*` matches only where the text, past its leading
+  blanks, starts with one of a set of strings (`fix`, `rename`...); "prefix": one that opens with
+  `^` alone, where the text itself starts with one.
 The pattern is read with Python's own regular-expression parser, whose syntax RE2's patterns share
 for the constructs accepted here; anything outside them (an escape Python does not know, a POSIX
 class, a flag that changes `^`, a look-around, a back-reference...) gives no requirement, and that
@@ -124,9 +125,10 @@ def _blanks(op: Any, av: Any) -> bool:
     )
 
 
-def requirement(source: str) -> tuple[bool, frozenset[str]] | None:
-    """(anchored, strings): what any match of `source` needs (see the module contract); None when
-    nothing safe can be said."""
+def requirement(source: str) -> tuple[str, frozenset[str]] | None:
+    """(how, strings): what any match of `source` needs (see the module contract): `contains`,
+    `starts` (past the text's leading blanks) or `prefix` (the text itself starts with one); None
+    when nothing safe can be said."""
     if "[:" in source or "\\p" in source or "\\P" in source:
         return None
     if "{" in _REPEAT.sub("", source):  # a brace RE2 may read as a literal where Python does not
@@ -143,13 +145,18 @@ def requirement(source: str) -> tuple[bool, frozenset[str]] | None:
         return None
     if items and items[0] == (c.AT, c.AT_BEGINNING):
         rest = items[1:]
-        if rest and _blanks(*rest[0]):
-            rest = rest[1:]
-        starts = _starts(rest)
-        if starts:
-            return True, starts
+        blanks = bool(rest) and _blanks(*rest[0])
+        starts = _starts(rest[1:] if blanks else rest)
+        if starts and blanks:
+            # Past any number of blanks: what follows them in the text starts with the string's
+            # own part after its blanks (a string of blanks alone says nothing).
+            starts = frozenset(a.lstrip(_BLANKS) for a in starts)
+            if all(starts):
+                return "starts", starts
+        elif starts:
+            return "prefix", starts
     found = _contains(items)
-    return (False, found) if found else None
+    return ("contains", found) if found else None
 
 
 class Prefilter:
@@ -158,13 +165,20 @@ class Prefilter:
     def __init__(self, sources: list[str]) -> None:
         reqs = [requirement(s) for s in sources]
         self.usable = bool(reqs) and all(r is not None for r in reqs)
-        self.contains = tuple(sorted({a for r in reqs if r is not None and not r[0] for a in r[1]}))
-        self.starts = tuple(sorted({a for r in reqs if r is not None and r[0] for a in r[1]}))
+        found: dict[str, set[str]] = {"contains": set(), "starts": set(), "prefix": set()}
+        for r in reqs:
+            if r is not None:
+                found[r[0]].update(r[1])
+        self.contains = tuple(sorted(found["contains"]))
+        self.starts = tuple(sorted(found["starts"]))
+        self.prefix = tuple(sorted(found["prefix"]))
 
     def may_match(self, text: str) -> bool:
         if not self.usable or len(text) > LIMIT or not text.isascii():
             return True
         low = text.lower()
         if self.starts and low.lstrip(_BLANKS).startswith(self.starts):
+            return True
+        if self.prefix and low.startswith(self.prefix):
             return True
         return any(a in low for a in self.contains)
