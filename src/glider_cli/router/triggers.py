@@ -325,7 +325,10 @@ class NativeScriptMatcher:
         self.miss = no_match_verdict(self.name)
 
     def __call__(self, ctx: Context) -> Match:
-        return script_match(self.name, self.script.call(ctx.script_request()), self.miss)
+        outcome = self.script.call(ctx.script_request())
+        if outcome.error is None and not outcome.matched:  # script_match's usual answer, inline
+            return self.miss
+        return script_match(self.name, outcome, self.miss)
 
 
 def script_name(trigger: Trigger) -> str:
