@@ -10,6 +10,7 @@ per-decision state the matchers share. Used by `router.decide`; no I/O.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from glider_cli.config.model import Action, Config
@@ -119,8 +120,7 @@ class Ctx:
 
     def script_payload(self) -> Any:
         if self._payload is None:
-            from glider_cli.router.scripts import build_payload
-
+            build_payload = _build_payload()
             req = self.request
             fields: dict[str, Any] = {
                 "model": req.model,
@@ -145,10 +145,8 @@ class Ctx:
         """The `request` a natively evaluated bundled script gets (`sandbox.native`): the fields
         `script_payload` hands the Starlark interpreter, straight from the request (built once)."""
         if self._native is None:
-            from glider_cli.sandbox.native_ops import NativeRequest
-
             req = self.request
-            r = NativeRequest(
+            r = _native_request()(
                 req.model, req.stream, list(req.messages), req.estimated_tokens, req.has_tools, self.parent
             )
             if self.script_complexity:
@@ -160,6 +158,22 @@ class Ctx:
                 r.max_tokens = req.max_tokens
             self._native = r
         return self._native
+
+
+# Imported on first use (a config without scripts never loads them), then kept: an import statement
+# in the per-decision path runs the import machinery on every call.
+@cache
+def _native_request() -> Any:
+    from glider_cli.sandbox.native_ops import NativeRequest
+
+    return NativeRequest
+
+
+@cache
+def _build_payload() -> Any:
+    from glider_cli.router.scripts import build_payload
+
+    return build_payload
 
 
 def _never(ctx: Any) -> Match:

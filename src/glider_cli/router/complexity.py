@@ -167,32 +167,35 @@ class ComplexityScorer:
         self._w_length, self._w_keywords, self._w_code = w["length"], w["keywords"], w["code"]
         self._w_files, self._w_conversation, self._w_tools = w["files"], w["conversation"], w["tools"]
         lowered = sorted({k.lower().strip() for k in keywords if k.strip()})
-        # A substring test first (fast), the word-boundary check only for the keywords present.
         self._keyword_checks = tuple((k, re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)")) for k in lowered)
 
-    def _keywords(self, lower: str) -> list[str]:
-        return [k for k, bounded in self._keyword_checks if k in lower and bounded.search(lower)]
-
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
+        # Scored for every request's record (off the request path): min() of a ratio and 1.0 and the
+        # keyword look-up written inline, as each builtin or method call is a measurable share of it.
         n = len(text)
         body = text if n <= _SCAN else text[:_SCAN]
-        length = round(min(n / 2000, 1.0) * self._w_length)
+        total = length = round((n / 2000 if n < 2000 else 1.0) * self._w_length)
         signals = [{"signal": "length", "points": length, "detail": f"{n} chars"}]
-        total = length
-        if self._keyword_checks and self._w_keywords:
-            found = self._keywords(body.lower())
-            pts = min(self._w_keywords, round(len(found) * self._w_keywords / 3))
+        checks = self._keyword_checks
+        w = self._w_keywords
+        if checks and w:
+            lower = body.lower()
+            # A substring test first (fast), the word-boundary check only for the keywords present.
+            found = [k for k, bounded in checks if k in lower and bounded.search(lower)]
+            pts = min(w, round(len(found) * w / 3))
             signals.append({"signal": "keywords", "points": pts, "detail": ", ".join(found) or "none"})
             total += pts
         fences = len(_FENCE.findall(body)) // 2 if "```" in body else 0
-        pts = min(self._w_code, round(fences * self._w_code / 2))
+        w = self._w_code
+        pts = min(w, round(fences * w / 2))
         signals.append({"signal": "code", "points": pts, "detail": f"{fences} code blocks"})
         total += pts
         files = len(file_paths(body)) if "." in body else 0
-        pts = min(self._w_files, round(files * self._w_files / 5))
+        w = self._w_files
+        pts = min(w, round(files * w / 5))
         signals.append({"signal": "files", "points": pts, "detail": f"{files} file paths"})
         total += pts
-        pts = round(min(messages / 40, 1.0) * self._w_conversation)
+        pts = round((messages / 40 if messages < 40 else 1.0) * self._w_conversation)
         signals.append({"signal": "conversation", "points": pts, "detail": f"{messages} messages"})
         total += pts
         if self._w_tools:

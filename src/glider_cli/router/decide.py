@@ -17,7 +17,8 @@ Contract:
      a quoted cloud command refuses local to the request;
   3. the rules in priority order: a disabled rule is skipped, the first match has control, a script
      that fails is "no match", the rules after the winner are listed as not reached (the decision's
-     `tail` says where those lines are, so the logged record can count them instead);
+     `tail` says where those lines are, so the logged record can count them instead); a rule
+     whose "no" a cheaper test proves is not called (router.quick: same verdict, same line);
   4. a bound StickyView refuses a local match for a follow-on (a request whose most recent message
      is not new user text): the rule is recorded as refused and the next rule is tried. When only
      local rules matched, the request stays on the cloud (rule `sticky`).
@@ -39,8 +40,16 @@ from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummar
 from glider_cli.errors import GateRefused, NoRoute
 from glider_cli.router.compiled import CompiledRule, Ctx, compile_rules, merge_action
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
+from glider_cli.router.quick import DISABLED, EXPLICIT, PATTERNS, TOOLS, quick_table
 from glider_cli.router.sticky_view import StickyView
-from glider_cli.router.triggers import Match, command_pattern, find_command, typed_command, typed_text
+from glider_cli.router.triggers import (
+    Match,
+    command_pattern,
+    find_command,
+    may_ask_wrapup,
+    typed_command,
+    typed_text,
+)
 
 # A capability gate: given the local backend a rule would use, why it cannot take this request
 # (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
@@ -73,6 +82,7 @@ class Router:
         # Trace lines for the verdicts a rule gives again and again ("no tools", "no pattern matches"):
         # built once, looked up by reason text. Bounded, so per-request texts cannot grow it.
         self._seen: tuple[dict[str, Reason], ...] = tuple({} for _ in self.rules)
+        self._won: tuple[dict[str, Reason], ...] = tuple({} for _ in self.rules)  # and winning ones
         self._tails = tuple(
             tuple(
                 Reason(later.name, later.priority, False, f"not reached: {rule.name} has control")
@@ -83,6 +93,8 @@ class Router:
         self._held_tail = tuple(
             Reason(r.name, r.priority, False, "not reached: the turn is held local") for r in self.rules
         )
+        # Per rule, how to skip its matcher when a cheaper check proves its "no" (router.quick).
+        self._quick = quick_table(self.rules, self._disabled)
 
     def decide(
         self,
@@ -125,10 +137,27 @@ class Router:
         action: Action | None = None
         command: str | None = None
         tail = (0, 0)
+        quick = self._quick
+        quiet: Any = None  # (index, whether none of its patterns can match the text)
         for i, rule in enumerate(self.rules):
-            if not rule.enabled:
-                trace.append(self._disabled[i])
-                continue
+            kind, no, data = quick[i]
+            if kind:
+                if kind == DISABLED:
+                    trace.append(no)
+                    continue
+                if kind == EXPLICIT:
+                    skip = typed_command(data.pattern, data.commands, ctx) is None
+                elif kind == PATTERNS:
+                    if quiet is None or quiet[0] is not data.index:
+                        quiet = (data.index, not data.index.may_match(user_text))
+                    skip = quiet[1] and data.quick_miss(user_text)
+                elif kind == TOOLS:
+                    skip = not request.tool_names
+                else:  # WRAPUP
+                    skip = request.protocol != "cursor" and not may_ask_wrapup(user_text)
+                if skip:
+                    trace.append(no)
+                    continue
             m: Match = rule.matcher(ctx)
             if not m.matched:
                 seen = self._seen[i]
@@ -139,7 +168,10 @@ class Router:
                         seen[m.reason] = line
                 trace.append(line)
                 continue
-            merged, note = merge_action(rule.action, m.action, self.config)
+            if m.action:
+                merged, note = merge_action(rule.action, m.action, self.config)
+            else:  # merge_action's answer without an override
+                merged, note = rule.action, ""
             if merged is None:
                 trace.append(
                     Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
@@ -183,9 +215,16 @@ class Router:
                     )
                 )
                 continue
-            trace.append(Reason(rule.name, rule.priority, True, m.reason + note))
+            said = m.reason + note if note else m.reason
+            won = self._won[i]
+            line = won.get(said)
+            if line is None:
+                line = Reason(rule.name, rule.priority, True, said)
+                if len(won) < 8:
+                    won[said] = line
+            trace.append(line)
             winner, action, command = rule, merged, m.command
-            rest = self._rest(i, ctx, every)
+            rest = self._tails[i] if not every else self._rest(i, ctx, every)
             tail = (len(trace), len(rest))
             trace.extend(rest)
             break

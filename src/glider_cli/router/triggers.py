@@ -179,18 +179,24 @@ class Matcher(Protocol):
     def __call__(self, ctx: Context) -> Match: ...
 
 
-def _explicit(trigger: Trigger) -> Matcher:
-    commands = trigger.commands
-    pattern = command_pattern(commands)
-    miss = Match(False, f"none of {' '.join(commands)} in the latest user message")
+class ExplicitMatcher:
+    """An `explicit` trigger. `miss` is its one "no command" verdict: the router gives it without
+    the call when no command can be in the text (`router.decide`)."""
 
-    def match(ctx: Context) -> Match:
-        found = typed_command(pattern, commands, ctx)
+    def __init__(self, trigger: Trigger) -> None:
+        self.commands = commands = trigger.commands
+        self.pattern = command_pattern(commands)
+        self.miss = Match(False, f"none of {' '.join(commands)} in the latest user message")
+
+    def __call__(self, ctx: Context) -> Match:
+        found = typed_command(self.pattern, self.commands, ctx)
         if found:
             return Match(True, f"command {found} in the latest user message", command=found)
-        return miss
+        return self.miss
 
-    return match
+
+def _explicit(trigger: Trigger) -> Matcher:
+    return ExplicitMatcher(trigger)
 
 
 def _regex(trigger: Trigger) -> Matcher:
@@ -239,19 +245,39 @@ def _always(trigger: Trigger) -> Matcher:
     return match
 
 
-def _composer_wrapup(trigger: Trigger) -> Matcher:
+# How `_WRAPUP`'s first word (after blanks) begins: please, now, summarise/summarize, write, give, recap.
+_WRAPUP_WORDS = ("please", "now", "summari", "write", "give", "recap")
+
+
+def may_ask_wrapup(text: str) -> bool:
+    """False when `_WRAPUP` cannot match `text`: past its leading blanks, the text is ASCII and
+    starts with none of the words the pattern opens with (or is empty). True otherwise (ask the
+    pattern: a non-ASCII character may fold to a pattern letter, `ſ` to `s`)."""
+    for i, ch in enumerate(text):  # `\s` of a str pattern is str.isspace()
+        if not ch.isspace():
+            head = text[i : i + 7]
+            return not head.isascii() or head.lower().startswith(_WRAPUP_WORDS)
+    return False
+
+
+class WrapupMatcher:
+    """A `composer_wrapup` trigger. `miss` is its "not a wrap-up" verdict: the router gives it
+    without the call for a request that cannot be one (`may_ask_wrapup`, not from Cursor)."""
+
     hit = Match(True, "the latest user message asks for a wrap-up summary (Composer)")
     miss = Match(False, "not a Composer wrap-up message")
     by_field = Match(True, "a Cursor summarize_action (a wrap-up, by field)")
 
-    def match(ctx: Context) -> Match:
+    def __call__(self, ctx: Context) -> Match:
         req = ctx.request
         if req.protocol == "cursor":
-            return by_field if req.client_kind == "summary" else miss
+            return self.by_field if req.client_kind == "summary" else self.miss
         # endpos: as if the text were cut at 2,000 characters, without copying them.
-        return hit if _WRAPUP.search(ctx.user_text, 0, 2000) else miss
+        return self.hit if _WRAPUP.search(ctx.user_text, 0, 2000) else self.miss
 
-    return match
+
+def _composer_wrapup(trigger: Trigger) -> Matcher:
+    return WrapupMatcher()
 
 
 def script_match(name: str, outcome: ScriptOutcome, miss: Match | None = None) -> Match:
@@ -299,7 +325,10 @@ class NativeScriptMatcher:
         self.miss = no_match_verdict(self.name)
 
     def __call__(self, ctx: Context) -> Match:
-        return script_match(self.name, self.script.call(ctx.script_request()), self.miss)
+        outcome = self.script.call(ctx.script_request())
+        if outcome.error is None and not outcome.matched:  # script_match's usual answer, inline
+            return self.miss
+        return script_match(self.name, outcome, self.miss)
 
 
 def script_name(trigger: Trigger) -> str:
