@@ -36,7 +36,7 @@ Contract:
   (`GliderApp`), so a model request passes none of Starlette's middleware: an unexpected error there
   is answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
   The Starlette app and its routes are built (and Starlette imported) when the first request that
-  is not a model call arrives (`Inner`; issue 29's cold start), and the lifespan is run as
+  is not a model call arrives (`server.inner.Inner`; issue 29's cold start), and the lifespan is run as
   Starlette's router runs one. `GliderApp.state` (`proxy`, `registry`, `limits`...) is the Starlette
   app's state (`request.app.state`) once it is built.
 """
@@ -47,8 +47,7 @@ import asyncio
 import contextlib
 import functools
 import os
-import traceback
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -63,6 +62,7 @@ from glider_cli.proxy.pipeline import Decider, Proxy, RefusedObserver
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
+from glider_cli.server.inner import Inner, Lifespan, State
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
@@ -76,61 +76,6 @@ if TYPE_CHECKING:
     from glider_cli.server.event_hub import EventHub
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
-
-Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[None]]
-
-
-class State:
-    """The app's state (`proxy`, `registry`, `live`, `events`, `limits`, and what `glider serve` sets):
-    attributes, as Starlette's `State`. The Starlette app, once built, has this one as its `state`, so
-    a route's `request.app.state` is `GliderApp.state`."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        object.__setattr__(self, name, value)
-
-    def __getattr__(self, name: str) -> Any:
-        # Only for an attribute never set (as Starlette's State: AttributeError, so getattr's default).
-        raise AttributeError(f"'State' object has no attribute {name!r}")
-
-
-class Inner:
-    """What `HotPaths` hands every request that is not a model call: the Starlette app, built (and
-    Starlette imported) when the first of them arrives. The lifespan is run here, as Starlette's
-    router runs one (`Router.lifespan`), with this object as its `app` (its `state` is the app's)."""
-
-    def __init__(self, build: Callable[[], Starlette], lifespan: Lifespan, state: State) -> None:
-        self._build = build
-        self._app: Starlette | None = None
-        self.lifespan = lifespan
-        self.state = state
-
-    @property
-    def starlette(self) -> Starlette:
-        if self._app is None:
-            self._app = self._build()
-        return self._app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-        else:
-            await self.starlette(scope, receive, send)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        started = False
-        await receive()
-        try:
-            async with self.lifespan(self):
-                await send({"type": "lifespan.startup.complete"})
-                started = True
-                await receive()
-        except BaseException:
-            text = traceback.format_exc()
-            kind = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
-            await send({"type": kind, "message": text})
-            raise
-        else:
-            await send({"type": "lifespan.shutdown.complete"})
 
 
 class GliderApp:

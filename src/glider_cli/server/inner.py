@@ -1,0 +1,78 @@
+"""`Inner` and `State`: the part of `create_app`'s app behind `HotPaths` (every request that is not a
+model call), with the Starlette app built when the first of them arrives (issue 29's cold start).
+
+Contract:
+- `State`: the app's state, attributes as Starlette's `State` (an attribute never set is an
+  AttributeError); the Starlette app, once built, takes this object as its own `state`.
+- `Inner(build, lifespan, state)`: an ASGI app that runs the lifespan itself, as Starlette's router
+  runs one (`lifespan.startup.complete` / `.failed` with the traceback, then the shutdown's), with
+  itself as the lifespan's `app`, and hands every other scope to `build()`'s Starlette app, built
+  once, on the first of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.types import Receive, Scope, Send
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[None]]
+
+
+class State:
+    """The app's state (`proxy`, `registry`, `live`, `events`, `limits`, and what `glider serve` sets):
+    attributes, as Starlette's `State`. The Starlette app, once built, has this one as its `state`, so
+    a route's `request.app.state` is `GliderApp.state`."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for an attribute never set (as Starlette's State: AttributeError, so getattr's default).
+        raise AttributeError(f"'State' object has no attribute {name!r}")
+
+
+class Inner:
+    """What `HotPaths` hands every request that is not a model call: the Starlette app, built (and
+    Starlette imported) when the first of them arrives. The lifespan is run here, as Starlette's
+    router runs one (`Router.lifespan`), with this object as its `app` (its `state` is the app's)."""
+
+    def __init__(self, build: Callable[[], Starlette], lifespan: Lifespan, state: State) -> None:
+        self._build = build
+        self._app: Starlette | None = None
+        self.lifespan = lifespan
+        self.state = state
+
+    @property
+    def starlette(self) -> Starlette:
+        if self._app is None:
+            self._app = self._build()
+        return self._app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.starlette(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        started = False
+        await receive()
+        try:
+            async with self.lifespan(self):
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                await receive()
+        except BaseException:
+            text = traceback.format_exc()
+            kind = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": kind, "message": text})
+            raise
+        else:
+            await send({"type": "lifespan.shutdown.complete"})
