@@ -37,25 +37,21 @@ from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-BODY = b'{"model":"claude-bench","max_tokens":16,"messages":[{"role":"user","content":"/cloud say hi"}]}'
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_proxy import BODY, bench_config
+from bench_proxy import HEADERS as CLIENT_HEADERS
+
 REPLY = (
     b'{"id":"msg_bench","type":"message","role":"assistant","model":"claude-bench","content":'
     b'[{"type":"text","text":"hi"}],"stop_reason":"end_turn","stop_sequence":null,'
     b'"usage":{"input_tokens":9,"output_tokens":1}}'
 )
+# bench_proxy.py's request headers as uvicorn hands them to the app.
 HEADERS = [
     (b"host", b"127.0.0.1:8787"),
-    (b"content-type", b"application/json"),
-    (b"x-api-key", b"sk-bench"),
-    (b"anthropic-version", b"2023-06-01"),
+    *((k.encode(), v.encode()) for k, v in CLIENT_HEADERS.items()),
     (b"content-length", str(len(BODY)).encode()),
 ]
-CONFIG = (
-    "extends: default\n"
-    "backends:\n"
-    "  ollama: {type: ollama, side: local, base_url: 'http://127.0.0.1:9'}\n"
-    "  origin: {type: origin, side: cloud, base_url: 'http://127.0.0.1:9'}\n"
-)
 WARM = 5000  # past the turn index's 4,096 families: each request then opens one and evicts one
 
 
@@ -105,10 +101,10 @@ async def _serve(n: int, rounds: int, warm: int, events: bool = True) -> list[fl
     from glider_cli.server.run import collect_for_serving
 
     tmp = Path(tempfile.mkdtemp(prefix="glider-bench-app-"))
-    (tmp / "bench.yaml").write_text(CONFIG)
+    cfg = bench_config(tmp, 9, 9)  # bench_proxy.py's config; the upstream is canned
     env = {"GLIDER_HOME": str(tmp / "home")}
     app = create_app(
-        load_config(config=str(tmp / "bench.yaml"), environ=env),
+        load_config(config=str(cfg), environ=env),
         upstream=_Upstream(),
         sink=None if events else _Dropped(),
         environ=env,

@@ -38,21 +38,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_proxy import bench_config
+
 HERE = Path(__file__).resolve().parent
 BODY = {"model": "claude-bench", "max_tokens": 16, "messages": [{"role": "user", "content": "/cloud say hi"}]}
-CONFIG = (
-    "extends: default\n"
-    "backends:\n"
-    "  ollama: {type: ollama, side: local, base_url: 'http://127.0.0.1:9'}\n"
-    "  origin: {type: origin, side: cloud, base_url: 'http://127.0.0.1:9'}\n"
-    "  oai: {type: openai, side: cloud, base_url: 'http://127.0.0.1:9/v1', model: gpt-bench}\n"
-    "routing:\n"
-    "  rules:\n"
-    "    - name: bench_openai\n"
-    "      priority: 101\n"
-    "      trigger: {type: explicit, commands: ['/oai']}\n"
-    "      action: {target: cloud, backend: oai, model: gpt-bench}\n"
-)
 
 Item = tuple[str, Any, "str | None"]
 CHUNK = 100
@@ -78,8 +68,7 @@ class Requests:
         from glider_cli.store.eventlog.events import IdGenerator
         from glider_cli.turns.lifecycle import Turns
 
-        cfg = tmp / "bench.yaml"
-        cfg.write_text(CONFIG)
+        cfg = bench_config(tmp, 9, 9)  # bench_proxy.py's config; no request leaves the process
         config = load_config(config=str(cfg), environ={"GLIDER_HOME": str(tmp / "home")})
         settings = config.settings
         self.turns = Turns(
