@@ -184,6 +184,12 @@ def format_ts(t: float) -> str:
 
 
 def make_event(id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping[str, Any]) -> dict[str, Any]:
+    """An event with a copy of `data`."""
+    return event_of(id_, type_, ts, turn_id, dict(data))
+
+
+def event_of(id_: str, type_: str, ts: str, turn_id: str | None, data: dict[str, Any]) -> dict[str, Any]:
+    """An event holding `data` itself (the writer's, whose data is its own copy already)."""
     return {
         "v": SCHEMA_VERSION,
         "id": id_,
@@ -191,7 +197,7 @@ def make_event(id_: str, type_: str, ts: str, turn_id: str | None, data: Mapping
         "ts": ts,
         "turn_id": turn_id,
         "prov": PROV_RUNTIME,
-        "data": dict(data),
+        "data": data,
     }
 
 

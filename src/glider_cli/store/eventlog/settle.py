@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from glider_cli.store.eventlog import log
-from glider_cli.store.eventlog.events import PROV_RUNTIME, SCHEMA_VERSION, make_event
+from glider_cli.store.eventlog.events import event_of
 from glider_cli.store.eventlog.redact import (
     may_need_redaction,
     redact,
@@ -89,19 +89,6 @@ def snapshot(data: Mapping[str, Any]) -> dict[str, Any]:
 Settled = tuple[dict[str, Any], "bytes | None", bool]
 
 
-def _event(id_: str, type_: str, ts: str, turn_id: str | None, data: dict[str, Any]) -> dict[str, Any]:
-    # `events.make_event` without its copy of `data` (see the contract).
-    return {
-        "v": SCHEMA_VERSION,
-        "id": id_,
-        "type": type_,
-        "ts": ts,
-        "turn_id": turn_id,
-        "prov": PROV_RUNTIME,
-        "data": data,
-    }
-
-
 class Clean(NamedTuple):
     """A batch that one scan cleared: its events, their lines, and the lines joined."""
 
@@ -113,11 +100,7 @@ class Clean(NamedTuple):
 def settle_clean(items: Sequence[Pending]) -> Clean | None:
     """The batch settled as `settle_many` would, when one scan of its lines clears every event (no
     `redact` walk runs, no line is None); None otherwise (see the contract)."""
-    v, prov = SCHEMA_VERSION, PROV_RUNTIME
-    evs = [
-        {"v": v, "id": id_, "type": t, "ts": ts, "turn_id": turn, "prov": prov, "data": data}
-        for id_, t, ts, turn, data in items
-    ]
+    evs = [event_of(*item) for item in items]
     dumps = orjson.dumps
     try:
         lines = [dumps(ev, option=_LINE) for ev in evs]
@@ -137,7 +120,7 @@ def settle_many(items: Sequence[Pending]) -> list[Settled]:
 
 def settle(item: Pending) -> Settled:
     """A pending event -> (the redacted event, its JSONL line or None, whether `redact` ran)."""
-    ev = _event(*item)
+    ev = event_of(*item)
     try:
         line = orjson.dumps(ev, option=_LINE)
     except TypeError:
@@ -156,7 +139,7 @@ def _settled(item: Pending, ev: dict[str, Any], line: bytes) -> Settled:
 
 def _walked(item: Pending) -> Settled:
     id_, type_, ts, turn_id, data = item
-    ev = make_event(id_, type_, ts, turn_id, redact(data))
+    ev = event_of(id_, type_, ts, turn_id, redact(data))  # redact returns a copy
     try:
         return ev, log.encode(ev), True
     except TypeError:  # e.g. an integer beyond 64 bits
