@@ -25,7 +25,7 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import orjson
 
@@ -233,8 +233,8 @@ def iter_events(
 def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> list[dict[str, Any]]:
     """The newest `limit` readable events of `paths` (given oldest first), in file order.
 
-    Only those lines are parsed; `stats.lines` still counts every complete line of every file, so
-    a warm start costs a read and a newline count per file, not a parse of the whole window.
+    Only those lines are parsed; `stats.lines` still counts every complete line of every file (the
+    writer's warm load uses `read_newest`, which reads only the files' ends).
     """
     st = stats if stats is not None else ReadStats()
     scratch = ReadStats()
@@ -263,12 +263,7 @@ def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> 
                 need -= 1
         got.reverse()
         picked.append(got)
-    out = [e for chunk in reversed(picked) for e in chunk]
-    st.events += len(out)
-    st.torn += scratch.torn
-    st.corrupt += scratch.corrupt
-    st.recovered += scratch.recovered
-    return out
+    return _in_file_order(picked, st, scratch)
 
 
 # How much of a day file `read_newest` reads at a time, from its end (doubled at each step back).
@@ -330,6 +325,15 @@ def read_newest(
             st.lines += looked
         got.reverse()
         picked.append(got)
+    return _in_file_order(picked, st, scratch)
+
+
+T = TypeVar("T")
+
+
+def _in_file_order(picked: list[list[T]], st: ReadStats, scratch: ReadStats) -> list[T]:
+    """The tail readers' end: the files' picks (newest file first, each in file order) joined in file
+    order, and what the parse counted added to `st`."""
     out = [e for chunk in reversed(picked) for e in chunk]
     st.events += len(out)
     st.torn += scratch.torn
