@@ -179,13 +179,15 @@ class FakeUpstream:
         event_delay: float = 0.0,
         count_tokens: int = 42,
         headers: dict[str, str] | None = None,
+        at_limit: bool = False,
     ) -> None:
         """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema);
-        `headers` are added to every model reply."""
+        `headers` are added to every model reply; `at_limit`: Anthropic, Chat and Ollama replies say
+        they stopped at the output-token limit (`max_tokens`, `length`)."""
         if isinstance(tool, str):
             tool = ToolReply(tool)
         with self._lock:
-            self._state.reply = Reply(text, tool, thinking, usage, event_delay, count_tokens)
+            self._state.reply = Reply(text, tool, thinking, usage, event_delay, count_tokens, at_limit)
             self._state.headers = dict(headers or {})
 
     def set_fault(

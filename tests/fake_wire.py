@@ -36,6 +36,7 @@ class Reply:
     usage: tuple[int, int] = DEFAULT_USAGE
     event_delay: float = 0.0
     count_tokens: int = 42
+    at_limit: bool = False  # the reply stops at the output-token limit (Anthropic/Chat/Ollama replies)
 
 
 # --------------------------------------------------------------------------- request inspection
@@ -115,6 +116,11 @@ class Plan:
     thinking: str | None
     usage: tuple[int, int]
     event_delay: float
+    at_limit: bool = False
+
+    def stop(self, tool: str, limit: str, done: str) -> str:
+        """The protocol's stop reason: `tool` after a tool call, `limit` at the token limit, else `done`."""
+        return tool if self.tool_name else limit if self.at_limit else done
 
     @property
     def args_json(self) -> str:
@@ -162,7 +168,8 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
         text = "Using a tool."
     else:
         text = f"hello from fake {protocol} {model}"
-    return Plan(protocol, model, text, tool_name, tool_args, reply.thinking, reply.usage, reply.event_delay)
+    thinking, usage, delay = reply.thinking, reply.usage, reply.event_delay
+    return Plan(protocol, model, text, tool_name, tool_args, thinking, usage, delay, reply.at_limit)
 
 
 def pieces(text: str) -> list[str]:
@@ -283,7 +290,10 @@ def anthropic_events(plan: Plan) -> list[bytes]:
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": "tool_use" if plan.tool_name else "end_turn", "stop_sequence": None},
+                "delta": {
+                    "stop_reason": plan.stop("tool_use", "max_tokens", "end_turn"),
+                    "stop_sequence": None,
+                },
                 "usage": {"output_tokens": tout},
             },
         )
@@ -307,7 +317,7 @@ def anthropic_json(plan: Plan) -> dict[str, Any]:
         "role": "assistant",
         "model": plan.model,
         "content": content,
-        "stop_reason": "tool_use" if plan.tool_name else "end_turn",
+        "stop_reason": plan.stop("tool_use", "max_tokens", "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": plan.usage[0], "output_tokens": plan.usage[1]},
     }
@@ -351,7 +361,7 @@ def chat_events(plan: Plan, include_usage: bool) -> list[bytes]:
         )
         for part in halves(plan.args_json):
             events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
-    events.append(chunk({}, "tool_calls" if plan.tool_name else "stop"))
+    events.append(chunk({}, plan.stop("tool_calls", "length", "stop")))
     if include_usage:
         tin, tout = plan.usage
         events.append(
@@ -394,7 +404,7 @@ def chat_json(plan: Plan) -> dict[str, Any]:
                 "index": 0,
                 "message": message,
                 "logprobs": None,
-                "finish_reason": "tool_calls" if plan.tool_name else "stop",
+                "finish_reason": plan.stop("tool_calls", "length", "stop"),
             }
         ],
         "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
@@ -412,7 +422,7 @@ def _ollama_base(plan: Plan) -> dict[str, Any]:
 def _ollama_done(plan: Plan) -> dict[str, Any]:
     return {
         "done": True,
-        "done_reason": "stop",
+        "done_reason": "length" if plan.at_limit else "stop",
         "total_duration": 1000000,
         "load_duration": 1000,
         "prompt_eval_count": plan.usage[0],

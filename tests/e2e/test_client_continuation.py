@@ -4,7 +4,9 @@ default profile, the real llama.cpp server (SmolLM2-135M) behind a logging relay
 The local backend's `max_tokens` is tiny, so the model's reply stops at the limit; Claude Code then sends
 `Output token limit hit. Resume directly…` as a new user message with its tools, which the default
 profile's classifier (`task_classifier.tools`) would send to the cloud as a new turn. It joins the
-`/local` turn as a continuation and the real model answers it.
+`/local` turn as a continuation and the real model answers it. After two local replies in a row stopped
+at the limit, the next continuation goes to the local backend's fallback (the cloud), and Claude Code's
+run ends well instead of giving up after its third continuation.
 """
 
 from __future__ import annotations
@@ -61,4 +63,10 @@ def test_claude_codes_max_tokens_continuation_of_a_local_turn_is_answered_locall
     # ... with the turn it continues: the person's prompt and the reply so far, not the continuation alone.
     said = [m["content"] for m in resumed[0].body["messages"] if m["role"] in ("user", "assistant")]
     assert "tell me a long story about a parser" in json.dumps(said) and len(said) >= 3, said
-    assert [r.path for r in fake.requests if r.path.startswith("/v1/messages")] == []
+    # Two local replies stopped at the limit: the second continuation went to the cloud, and the run ended.
+    clouded = [r for r in fake.requests if r.path.startswith("/v1/messages")]
+    assert [RESUME in json.dumps(r.body["messages"][-1]) for r in clouded] == [True], out
+    assert proc.returncode == 0, out
+    used = [d for t, d, _ in g.events if t == "FallbackUsed"]
+    assert [(d["from"], d["to"]) for d in used] == [("llama", "origin")], used
+    assert "output-token limit" in used[0]["reason"]

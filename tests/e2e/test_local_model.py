@@ -57,8 +57,8 @@ def test_claude_code_say_hi_local_is_answered_by_the_real_model_from_a_pack(
     claude_bin: str, llama_relay: Any, fake: FakeUpstream, tmp_path: Path
 ) -> None:
     # Room for the model to finish: a reply cut at max_tokens is continued by Claude Code on the local
-    # side too (#24), and three cuts in a row end its run with an error (SmolLM2 sampled at Claude
-    # Code's temperature can run past 4 x 256 tokens for "say hi": seen once in CI-like runs).
+    # side too (#24). SmolLM2 at Claude Code's sampling sometimes loops past the cap again and again: after
+    # two cut replies the continuation goes to the fallback (cloud), so the run still ends well.
     with _serve(tmp_path, _config(llama_relay.url, fake.url, max_tokens=1024)) as g:
         home, work = tmp_path / "cc-home", tmp_path / "work"
         home.mkdir()

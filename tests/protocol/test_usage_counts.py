@@ -57,3 +57,26 @@ def test_fed_in_chunks_and_recorded() -> None:
     assert usage_from_bytes(CASES[1][0]).record() == {"cache_read_tokens": 4096, "cache_in_input": True}
     assert usage_from_bytes(CASES[5][0]).record() == {"cache_read_tokens": 0}
     assert u.bytes == len(data)
+
+
+@pytest.mark.parametrize(
+    ("data", "want"),
+    [
+        (b'data: {"choices":[{"delta":{},"finish_reason":"length"}]}\n\n', True),
+        (b'data: {"choices":[{"delta":{},"finish_reason": "stop"}]}\n\n', False),
+        (b'{"model":"m","done":true,"done_reason":"length","eval_count":3}', True),
+        (b'event: message_delta\ndata: {"delta":{"stop_reason":"max_tokens"},"usage":{}}\n\n', True),
+        (b'event: message_delta\ndata: {"delta":{"stop_reason":"end_turn"},"usage":{}}\n\n', False),
+        (b'{"candidates":[{"finishReason":"MAX_TOKENS"}],"usageMetadata":{"candidatesTokenCount":4}}', True),
+        (b'{"status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}', True),
+        # The words inside a reply's text are escaped JSON: never a stop.
+        (b'data: {"choices":[{"delta":{"content":"\\"finish_reason\\": \\"length\\""}}]}\n\n', False),
+        (b'data: {"choices":[{"delta":{"content":"max_tokens\\" length"},"finish_reason":null}]}\n\n', False),
+    ],
+)
+def test_a_reply_that_stopped_at_its_token_limit_is_seen(data: bytes, want: bool) -> None:
+    assert usage_from_bytes(data).at_limit is want
+    u = Usage()
+    for line in data.split(b"\n"):  # fed event by event, as a stream arrives
+        u.feed(line + b"\n")
+    assert u.at_limit is want

@@ -10,6 +10,10 @@ Cache tokens: Anthropic's `cache_read_input_tokens` / `cache_creation_input_toke
 Responses `input_tokens_details`) and Gemini's `cachedContentTokenCount` are part of the input count
 they come with: `cache_in_input` is then True (`record()` says so, and `store.pricing` takes them
 out of the input before pricing it).
+
+Stopped at the limit: `at_limit` is True once the reply says its output stopped at the token limit
+(Chat `"finish_reason": "length"`, Ollama `"done_reason": "length"`, Anthropic `"stop_reason":
+"max_tokens"`, Gemini `"finishReason": "MAX_TOKENS"`, Responses `"reason": "max_output_tokens"`).
 """
 
 from __future__ import annotations
@@ -25,12 +29,17 @@ _USAGE_RE = re.compile(
 _INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count", b"promptTokenCount"}
 _OUTPUT_KEYS = {b"output_tokens", b"completion_tokens", b"eval_count", b"candidatesTokenCount"}
 _CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
+_LIMIT_RE = re.compile(
+    rb'"(?:finish_reason|done_reason|stop_reason|finishReason|reason)"\s*:\s*'
+    rb'"(?:length|max_tokens|MAX_TOKENS|max_output_tokens)"'
+)
 
 
 class Usage:
     """Token counts seen in a reply (None until seen)."""
 
     __slots__ = (
+        "at_limit",
         "bytes",
         "cache_in_input",
         "cache_read_tokens",
@@ -46,9 +55,12 @@ class Usage:
         self.cache_write_tokens: int | None = None
         self.cache_in_input = False
         self.bytes = 0  # every byte fed (an estimate's basis when the reply reports no usage)
+        self.at_limit = False  # the reply stopped at its output-token limit
 
     def feed(self, data: bytes) -> None:
         self.bytes += len(data)
+        if not self.at_limit and (b'"length"' in data or b'_tokens"' in data or b"MAX_TOKENS" in data):
+            self.at_limit = _LIMIT_RE.search(data) is not None
         if b"_tokens" not in data and b"eval_count" not in data and b"TokenCount" not in data:
             return
         for m in _USAGE_RE.finditer(data):

@@ -11,7 +11,9 @@
 ordinary call when every member failed) use it through these methods only. See the contract of
 `proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
 policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
-side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates).
+side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates). A
+continuation the turn index takes off local (`StickyPlan.off_local`: its local replies kept stopping at
+the output-token limit) starts at the local backend's fallback (`FallbackUsed` with that reason).
 
 A translated reply names the model the client asked for (its UI stays as it is); the one that answered
 is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
@@ -144,6 +146,13 @@ class Dispatch:
         rule_fallback = job.decision.fallback
         tried: set[str] = set()
         current: Backend | None = backend
+        off = job.opened.plan.off_local if backend.side == "local" else None
+        nxt = self._next(backend, rule_fallback) if off is not None else None
+        if off is not None and nxt is not None and nxt.name != backend.name:
+            reason = {"from": backend.name, "to": nxt.name, "reason": off}
+            self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
+            tried.add(backend.name)
+            current = nxt
         attempts: list[tuple[Call, BackendError]] = []
         while current is not None and current.name not in tried:
             tried.add(current.name)
@@ -408,6 +417,7 @@ class Dispatch:
             cache=usage.record(),
             reply_bytes=usage.bytes,
             end=end,
+            at_limit=usage.at_limit,
         )
         for kind, data, tid in self.turns.close(job.opened, result):
             self.closing.emit(kind, data, turn_id=tid)

@@ -299,6 +299,7 @@ class Turns:
                 served.model,
                 served.calls,
                 complete=served.complete,
+                at_limit=served.at_limit,
             )
         return events
 

@@ -75,6 +75,8 @@ class Family:
     typed: str = ""
     creds: str | None = None
     ahead: bool = False
+    # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local").
+    local_limits: int = 0
 
 
 class Placement(Frozen):

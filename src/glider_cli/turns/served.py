@@ -2,7 +2,8 @@
 
 - `Served`: the backend that answered (after any fallback), its side, model and status, the usage it
   reported, the time, whether the reply completed, was answered at all or the client left, how it
-  ended when not well (`end`), the tool calls it issued; `outcome()` is the outcome event's data.
+  ended when not well (`end`), whether it stopped at the output-token limit (`at_limit`), the tool
+  calls it issued; `outcome()` is the outcome event's data (`stopped_at_limit: true` when it did).
 - `LastPlans`: the last plan recorded per turn, so a plan is logged (`TurnContext`) when it changes.
 """
 
@@ -37,6 +38,7 @@ class Served(Frozen):
     cache: Mapping[str, Any] = MappingProxyType({})
     reply_bytes: int | None = None
     end: str | None = None
+    at_limit: bool = False
 
     def __init__(
         self,
@@ -55,6 +57,7 @@ class Served(Frozen):
         cache: Mapping[str, Any] | None = None,
         reply_bytes: int | None = None,
         end: str | None = None,
+        at_limit: bool = False,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -72,6 +75,7 @@ class Served(Frozen):
             cache={} if cache is None else cache,
             reply_bytes=reply_bytes,
             end=end,
+            at_limit=at_limit,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -91,6 +95,8 @@ class Served(Frozen):
             data["client_disconnected"] = True
         if self.end:
             data["outcome"] = self.end
+        if self.at_limit:
+            data["stopped_at_limit"] = True
         return data
 
 

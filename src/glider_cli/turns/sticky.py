@@ -44,6 +44,12 @@ Contract:
 - **Commands.** Only a person's own text carries commands: a title, a summary, count_tokens and a
   subagent never do (`StickyView.commands` false), nor does a follow-on whose latest user text is
   not the prompt that opened its turn (a subagent's own tool results).
+- **Off local.** A local model that ran into its output-token limit keeps running into it when asked
+  to go on (a small model looping). Each family counts its local replies in a row that stopped at the
+  limit (`served(..., at_limit=)`; any other reply resets it); once `LOCAL_LIMIT_RUNS` did, a
+  continuation of it (Claude Code's `Output token limit hit…`, an assistant prefill) gets
+  `StickyPlan.off_local`, the reason: the proxy sends it to the local backend's fallback instead
+  (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count is in memory only.
 - **Summaries** (compaction, Composer wrap-up) of a family not held local are refused local (unless
   `routing.local_only`): they go to the cloud or the origin (the default profile's
   `composer_wrapup_origin`, priority 95, picks the origin).
@@ -72,6 +78,9 @@ from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
 
+# Local replies in a row that stopped at the output-token limit before a continuation leaves local:
+# Claude Code gives up after its third continuation in a row, so the second still lands somewhere.
+LOCAL_LIMIT_RUNS = 2
 _NO_COMMANDS = frozenset({"title", "utility", "summary", "count_tokens", "subagent"})
 Events = list[tuple[str, Mapping[str, Any], str | None]]
 
@@ -82,9 +91,10 @@ class StickyPlan(Frozen):
 
     placement: Placement
     view: StickyView
+    off_local: str | None
 
-    def __init__(self, placement: Placement, view: StickyView) -> None:
-        self.__dict__.update(placement=placement, view=view)
+    def __init__(self, placement: Placement, view: StickyView, off_local: str | None = None) -> None:
+        self.__dict__.update(placement=placement, view=view, off_local=off_local)
 
     @property
     def turn_id(self) -> str | None:
@@ -129,7 +139,15 @@ class Stickiness:
         now = self.clock()
         p = self.index.place(request, now, body=body, count_tokens=count_tokens)
         view = self._view(request, p, now)
-        return StickyPlan(p, view)
+        off = None
+        if p.kind == "continuation":
+            fam = self.index.get(p.turn_id)
+            if fam is not None and fam.local_limits >= LOCAL_LIMIT_RUNS:
+                off = (
+                    f"the last {fam.local_limits} local replies of turn {p.turn_id} stopped at the "
+                    "output-token limit"
+                )
+        return StickyPlan(p, view, off)
 
     def _view(self, request: ChatRequest, p: Placement, now: float) -> StickyView:
         family = p.to_dict()
@@ -250,15 +268,17 @@ class Stickiness:
         calls: Iterable[IssuedCall],
         *,
         complete: bool,
+        at_limit: bool = False,
     ) -> Events:
-        """Record who answered (after any fallback) and the tool calls the reply issued; a finished run
-        starts the binding's grace time."""
+        """Record who answered (after any fallback), whether a local reply stopped at the output-token
+        limit, and the tool calls the reply issued; a finished run starts the binding's grace time."""
         p = plan.placement
         if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
             return []
         fam = self.index.get(p.turn_id)
         if fam is not None:
             fam.side, fam.backend, fam.model = side, backend, model
+            fam.local_limits = fam.local_limits + 1 if at_limit and side == "local" else 0
         issued = [c for c in calls if c.id] if calls else ()
         if issued:
             logged = []

@@ -1,0 +1,106 @@
+"""A local model that keeps stopping at its output-token limit: after two such replies in a row, the
+client's continuation of the turn (Claude Code's `Output token limit hit…`) is answered by the local
+backend's fallback, with the reason in `FallbackUsed` and `x-glider-route`; never past `fallback: none`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from glider_harness import GliderServer
+
+from fake_upstream import FakeUpstream
+
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["qwen-local"])]
+
+SESSION = "11111111-2222-4333-8444-999999999999"
+HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01", "x-claude-code-session-id": SESSION}
+PROMPT = "/local tell me a long story about a parser"
+# Claude Code's own text after a reply that stopped at max_tokens (its cli.js).
+RESUME = (
+    "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were doing. "
+    "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
+)
+
+
+def _config(url: str, fallback: str = "") -> str:
+    return (
+        "extends: default\n"
+        "backends:\n"
+        f"  ollama: {{type: ollama, side: local, base_url: '{url}', model: qwen-local{fallback}}}\n"
+        f"  origin: {{type: origin, side: cloud, base_url: '{url}'}}\n"
+    )
+
+
+@pytest.fixture(autouse=True)
+def _reset(fake: FakeUpstream) -> None:
+    fake.reset()
+
+
+class _Conversation:
+    """Claude Code's messages: the prompt, then each reply and its continuation."""
+
+    def __init__(self, g: GliderServer) -> None:
+        self.g = g
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
+
+    def send(self) -> httpx.Response:
+        body = {"model": "claude-x", "max_tokens": 64, "messages": self.messages}
+        r = httpx.post(self.g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
+        assert r.status_code == 200, r.text
+        text = "".join(b.get("text", "") for b in r.json()["content"])
+        self.messages = [*self.messages, {"role": "assistant", "content": text}]
+        self.messages.append({"role": "user", "content": RESUME})
+        return r
+
+
+def test_the_continuation_after_two_local_replies_at_the_limit_goes_to_the_fallback(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    fake.set_reply(text="once upon a time a parser", at_limit=True)
+    with GliderServer(_config(fake.url), tmp_path) as g:
+        talk = _Conversation(g)
+        first, second = talk.send(), talk.send()
+        for r in (first, second):
+            assert "backend=ollama" in r.headers["x-glider-route"], r.headers["x-glider-route"]
+            assert r.json()["stop_reason"] == "max_tokens"  # the client is told, and continues
+        third = talk.send()
+        route = third.headers["x-glider-route"]
+        assert "backend=origin" in route and "fallback-from=ollama" in route, route
+        used = g.wait_for("FallbackUsed")
+        local = g.wait_for("FulfilledLocal")
+    assert [q.path for q in fake.requests] == ["/api/chat", "/api/chat", "/v1/messages"]
+    assert fake.requests[-1].body["model"] == "claude-x"  # the client's model, not the local one
+    assert fake.requests[-1].body["messages"][-1]["content"] == RESUME
+    assert used[-1]["from"] == "ollama" and used[-1]["to"] == "origin"
+    assert "2 local replies" in used[-1]["reason"] and "output-token limit" in used[-1]["reason"]
+    assert [d.get("stopped_at_limit") for d in local] == [True, True]
+    decided = [d for t, d, _ in g.events if t == "RouteDecided"]
+    assert [d["family"]["kind"] for d in decided] == ["new_turn", "continuation", "continuation"]
+    assert len({turn for t, _, turn in g.events if t == "RouteDecided"}) == 1  # one turn throughout
+
+
+def test_a_reply_that_finished_starts_the_count_again(fake: FakeUpstream, tmp_path: Path) -> None:
+    with GliderServer(_config(fake.url), tmp_path) as g:
+        talk = _Conversation(g)
+        for at_limit in (True, False, True):
+            fake.set_reply(text="once upon a time a parser", at_limit=at_limit)
+            talk.send()
+        r = talk.send()
+    route = r.headers["x-glider-route"]
+    assert "backend=ollama" in route and "fallback-from" not in route, route
+    assert [q.path for q in fake.requests] == ["/api/chat"] * 4
+
+
+def test_fallback_none_keeps_the_continuation_local(fake: FakeUpstream, tmp_path: Path) -> None:
+    fake.set_reply(text="once upon a time a parser", at_limit=True)
+    with GliderServer(_config(fake.url, ", fallback: none"), tmp_path) as g:
+        talk = _Conversation(g)
+        routes = [talk.send().headers["x-glider-route"] for _ in range(4)]
+        kinds = [t for t, _, _ in g.events]
+    assert all("backend=ollama" in r and "fallback-from" not in r for r in routes), routes
+    assert [q.path for q in fake.requests] == ["/api/chat"] * 4
+    assert "FallbackUsed" not in kinds
