@@ -43,6 +43,12 @@ def route_header(
     return value
 
 
+def reply_route(job: Job, call: Call) -> str:
+    """The `x-glider-route` of the reply `call` gives to `job`."""
+    backend = call.backend
+    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)
+
+
 @dataclass
 class Inbound:
     """One client request as read: its raw bytes are kept so passthrough can send them unchanged."""

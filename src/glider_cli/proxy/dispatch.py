@@ -4,7 +4,7 @@
     call = dispatch.call(inb, decision, backend)      # the request as that backend gets it
     resp = await dispatch.send(call)                  # UpstreamStatus for a status that falls back
     reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
-    reply = dispatch.relay(job, call, resp, it, first)  # a stream relayed chunk by chunk
+    reply = stream_reply(dispatch, job, call, resp, it, first)  # a stream, chunk by chunk (proxy.relay)
     dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
 
 `proxy.pipeline.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
@@ -48,17 +48,16 @@ from glider_cli.proxy.calls import (
     Job,
     failure_record,
     fallback_reason,
+    reply_route,
     route_header,
 )
 from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.outgoing import build_call
+from glider_cli.proxy.relay import stream_reply
 from glider_cli.proxy.reply import Reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Served, Turns
-
-if TYPE_CHECKING:
-    from glider_cli.protocol.translate_stream import StreamConverter, StreamTranslator
 
 # Failures that say nothing new of whether a local server is up (it answered; it was not tried).
 _NOT_DOWN = (UpstreamStatus, BackendOpen)
@@ -178,7 +177,7 @@ class Dispatch:
                             await resp.aclose()
                             self.breakers.ended(current.name, exc)
                             raise
-                    return self.relay(job, call, resp, it, first)
+                    return stream_reply(self, job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
@@ -231,7 +230,7 @@ class Dispatch:
         chat = job.inb.chat
         status = resp.status
         served: bytes | None = None
-        route = _route(job, call)
+        route = reply_route(job, call)
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
@@ -259,120 +258,6 @@ class Dispatch:
 
         reply.after = bookkeeping
         return reply
-
-    def relay(
-        self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
-    ) -> Reply:
-        inb = job.inb
-        usage = Usage()
-        model = inb.chat.model or call.model or ""
-        estimate = None
-        if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
-            estimate = self.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
-        # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
-        local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
-        convert: StreamConverter | None = None
-        watch: StreamTranslator | None = None
-        if not call.passthrough or local_chat:
-            # Imported by the first stream that is read (`protocol.translate_stream`), not at start.
-            from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter
-
-            if not call.passthrough:
-                convert = stream_converter(
-                    inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
-                )
-            if local_chat:
-                watch = StreamTranslator(inb.protocol, inb.protocol, model=model)
-
-        def said() -> str | None:
-            return convert.failure if convert is not None else watch.failure if watch is not None else None
-
-        ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
-
-        def end(failure: GliderError | None, complete: bool) -> None:
-            nonlocal ended
-            ended = True
-            gone = failure is None and not complete
-
-            def closed() -> None:
-                status = resp.status
-                self.finish(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
-
-            asyncio.get_running_loop().call_soon(closed)
-
-        async def gen() -> AsyncGenerator[bytes, None]:
-            complete = False
-            failure: GliderError | None = None
-            try:
-                chunk = first
-                while True:
-                    out = chunk if convert is None else convert.feed(chunk)
-                    if out:
-                        try:
-                            yield out  # the client first; usage and tool calls are read once it is out
-                        finally:
-                            usage.feed(chunk)
-                            if job.tap is not None:
-                                job.tap.feed(out)
-                    else:
-                        usage.feed(chunk)
-                    if watch is not None:
-                        watch.feed(chunk)
-                    if said() is not None:
-                        break  # the upstream said it failed (or cut the stream): nothing more to read
-                    try:
-                        chunk = await it.__anext__()
-                    except StopAsyncIteration:
-                        break
-                if convert is not None:
-                    tail = convert.close()
-                    if tail:
-                        if job.tap is not None:
-                            job.tap.feed(tail)
-                        yield tail
-                if said() is not None:  # the upstream said it failed (or cut the stream): not a reply
-                    failure = BackendError(f"upstream {call.backend.name} failed mid-stream: {said()}")
-                    return
-                complete = True
-            except BackendError as exc:
-                failure = exc
-                message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
-                from glider_cli.protocol.translate_stream import stream_error
-
-                yield (
-                    stream_error(inb.protocol, message, model=model)
-                    if convert is None
-                    else convert.error(message)
-                )
-            finally:
-                # Runs on completion, on upstream failure and when the client went away (the stream
-                # is closed or its task cancelled): closing the upstream response cancels its work.
-                if not ended:
-                    await resp.aclose()
-                    end(failure, complete)
-
-        async def close() -> None:
-            # A generator that never started runs no `finally`: when the reply failed before its
-            # first chunk (the client left while its headers were sent), close the upstream here.
-            if not ended:
-                await resp.aclose()
-                end(None, False)
-
-        route = _route(job, call)
-        if call.passthrough:
-            headers = response_headers(resp.raw_headers)
-        else:
-            array = inb.protocol == "gemini" and inb.body.get("alt") == "json"  # no `alt=sse`
-            headers = [(b"content-type", b"application/json" if array else b"text/event-stream")]
-            if estimate is not None and inb.protocol == "anthropic":
-                headers.append((b"x-glider-estimate", b"message_start"))
-        names = {k for k, _ in headers}
-        if b"content-type" not in names:
-            headers.append((b"content-type", b"text/event-stream"))
-        if b"cache-control" not in names:  # an upstream's own (Anthropic sends no-cache) is kept, once
-            headers.append((b"cache-control", b"no-cache"))
-        headers.append((b"x-glider-route", route.encode("latin-1")))
-        return Reply(resp.status, headers, stream=gen(), close=close)
 
     def finish(
         self,
@@ -423,8 +308,3 @@ class Dispatch:
             self.closing.emit(kind, data, turn_id=tid)
         if self.observer is not None:
             self.observer(job, result)
-
-
-def _route(job: Job, call: Call) -> str:
-    backend = call.backend
-    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)
