@@ -75,8 +75,9 @@ def test_fed_in_chunks_and_recorded() -> None:
     ],
 )
 def test_a_reply_that_stopped_at_its_token_limit_is_seen(data: bytes, want: bool) -> None:
-    assert usage_from_bytes(data).at_limit is want
-    u = Usage()
+    assert usage_from_bytes(data, limit=True).at_limit is want
+    assert usage_from_bytes(data).at_limit is False  # looked for only when asked (a local reply)
+    u = Usage(limit=True)
     for line in data.split(b"\n"):  # fed event by event, as a stream arrives
         u.feed(line + b"\n")
     assert u.at_limit is want

@@ -11,8 +11,9 @@ Responses `input_tokens_details`) and Gemini's `cachedContentTokenCount` are par
 they come with: `cache_in_input` is then True (`record()` says so, and `store.pricing` takes them
 out of the input before pricing it).
 
-Stopped at the limit: `at_limit` is True once the reply says its output stopped at the token limit
-(Chat `"finish_reason": "length"`, Ollama `"done_reason": "length"`, Anthropic `"stop_reason":
+Stopped at the limit: with `Usage(limit=True)` (a local backend's reply: only those are counted,
+and the search is not free), `at_limit` is True once the reply says its output stopped at the token
+limit (Chat `"finish_reason": "length"`, Ollama `"done_reason": "length"`, Anthropic `"stop_reason":
 "max_tokens"`, Gemini `"finishReason": "MAX_TOKENS"`, Responses `"reason": "max_output_tokens"`).
 """
 
@@ -39,6 +40,7 @@ class Usage:
     """Token counts seen in a reply (None until seen)."""
 
     __slots__ = (
+        "_watch",
         "at_limit",
         "bytes",
         "cache_in_input",
@@ -48,19 +50,26 @@ class Usage:
         "output_tokens",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, limit: bool = False) -> None:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.cache_read_tokens: int | None = None
         self.cache_write_tokens: int | None = None
         self.cache_in_input = False
         self.bytes = 0  # every byte fed (an estimate's basis when the reply reports no usage)
-        self.at_limit = False  # the reply stopped at its output-token limit
+        self.at_limit = False  # the reply stopped at its output-token limit (looked for with `limit`)
+        self._watch = limit
 
     def feed(self, data: bytes) -> None:
         self.bytes += len(data)
-        if not self.at_limit and (b'"length"' in data or b'_tokens"' in data or b"MAX_TOKENS" in data):
+        if self._watch and (
+            b'"length"' in data
+            or b'"max_tokens"' in data
+            or b"MAX_TOKENS" in data
+            or b'"max_output_tokens"' in data
+        ):
             self.at_limit = _LIMIT_RE.search(data) is not None
+            self._watch = not self.at_limit
         if b"_tokens" not in data and b"eval_count" not in data and b"TokenCount" not in data:
             return
         for m in _USAGE_RE.finditer(data):
@@ -92,7 +101,7 @@ class Usage:
         return out
 
 
-def usage_from_bytes(data: bytes) -> Usage:
-    u = Usage()
+def usage_from_bytes(data: bytes, *, limit: bool = False) -> Usage:
+    u = Usage(limit=limit)
     u.feed(data)
     return u

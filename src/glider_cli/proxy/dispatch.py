@@ -252,7 +252,7 @@ class Dispatch:
 
         def bookkeeping() -> None:
             # After the reply is handed over (server.asgi), before the connection's next request.
-            usage = Usage()
+            usage = Usage(limit=call.backend.side == "local")
             usage.feed(data)
             self.finish(job, call, status, usage, complete=status < 400, served=served)
 

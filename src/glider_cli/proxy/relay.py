@@ -31,7 +31,7 @@ def stream_reply(
     dispatch: Dispatch, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
 ) -> Reply:
     inb = job.inb
-    usage = Usage()
+    usage = Usage(limit=call.backend.side == "local")  # a local reply is read for its stop at the limit
     model = inb.chat.model or call.model or ""
     estimate = None
     if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
