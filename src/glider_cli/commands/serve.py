@@ -81,6 +81,24 @@ def main(
     ),
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
+    from glider_cli.server.run import collector_paused
+
+    # No cyclic collection until the server has started (issue 29's cold start: `collector_paused`).
+    with collector_paused() as started:
+        _serve(ctx, config, profile, host, port, quiet, home, cursor_port, started)
+
+
+def _serve(
+    ctx: typer.Context,
+    config: str | None,
+    profile: str | None,
+    host: str | None,
+    port: int | None,
+    quiet: bool,
+    home: str | None,
+    cursor_port: int | None,
+    started: Any,
+) -> None:
     import asyncio
 
     from glider_cli.server.run import prepare, run
@@ -100,6 +118,11 @@ def main(
         say(f"  Claude Code: ANTHROPIC_BASE_URL={s['url']}   dashboard: {s['url']}/ui/")
 
     def ready() -> None:
+        if not quiet:
+            say_ready()
+        started()  # the collector back on before the first request (`server.run.collector_paused`)
+
+    def say_ready() -> None:
         cursor = getattr(prepared.app.state, "cursor", None)
         if cursor is not None:
             c = cursor.describe()
@@ -152,6 +175,5 @@ def main(
     s = prepared.summary()
     # The Cursor proxy's one-off notices (an HTTP/2 client it cannot route) are printed even with --quiet.
     prepared.app.state.on_notice = say
-    if not quiet:
-        prepared.app.state.on_ready = ready
+    prepared.app.state.on_ready = ready
     run(prepared, on_bound=None if quiet else bound)

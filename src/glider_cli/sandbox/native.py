@@ -68,12 +68,23 @@ class Unfit(Exception):
         super().__init__(f"line {line}: {what}" if line else what)
 
 
+# Sources `unfit` found in the subset, with their checked trees, each taken (once) by the next
+# `compile_native` of the same source: `glider serve` lints its config, then compiles its rules, and
+# each bundled script was parsed and checked twice (issue 29's cold start). Only sources the check
+# passed are kept, at most _CHECKED_MAX of them (the bundled scripts are far fewer).
+_CHECKED: dict[str, ast.Module] = {}
+_CHECKED_MAX = 64
+
+
 def unfit(source: str) -> str | None:
     """Why `source` cannot be evaluated natively (None when it can)."""
     try:
-        _check(source)
+        tree = _check(source)
     except Unfit as exc:
         return str(exc)
+    if len(_CHECKED) >= _CHECKED_MAX:
+        _CHECKED.clear()
+    _CHECKED[source] = tree
     return None
 
 
@@ -93,6 +104,7 @@ class _Checker:
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self._lines: list[str] | None = None
         self.globals: set[str] = set()
         self.functions: dict[str, int] = {}  # name -> number of parameters, in source order
         self.names: set[str] = set()
@@ -154,7 +166,7 @@ class _Checker:
             seen.add(k.value)
 
     def constant(self, node: ast.Constant) -> None:
-        value, text = node.value, ast.get_source_segment(self.source, node) or ""
+        value, text = node.value, self.segment(node)
         if isinstance(value, str):
             if not _one_string(text):
                 raise Unfit(node, "a string literal with a prefix or in pieces")
@@ -164,6 +176,21 @@ class _Checker:
             pass
         elif not (isinstance(value, int | float) and _NUMBER.match(text)):
             raise Unfit(node, f"the literal {text!r}")
+
+    def segment(self, node: ast.expr) -> str:
+        """`ast.get_source_segment(self.source, node) or ""`, with the source split into lines once
+        per check instead of once per literal (the source has no carriage return: `_check`)."""
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        if end_line is None or end_col is None:
+            return ""
+        if self._lines is None:
+            self._lines = self.source.split("\n")
+        lines, first = self._lines, node.lineno - 1
+        if end_line - 1 == first:
+            return lines[first].encode()[node.col_offset : end_col].decode()
+        head = lines[first].encode()[node.col_offset :].decode()
+        tail = lines[end_line - 1].encode()[:end_col].decode()
+        return "\n".join([head, *lines[first + 1 : end_line - 1], tail])
 
     def function(self, node: ast.FunctionDef) -> None:
         a = node.args
@@ -333,10 +360,13 @@ def compile_native(
     source: str, filename: str, *, deadline_s: float = DEFAULT_DEADLINE_S
 ) -> NativeScript | None:
     """The script as Python, or None when it is outside the subset (see the module contract)."""
-    try:
-        tree = _check(source)
-    except Unfit:
-        return None
+    # A tree `unfit` checked is taken, not shared: the rewrite below changes it in place.
+    tree = _CHECKED.pop(source, None)
+    if tree is None:
+        try:
+            tree = _check(source)
+        except Unfit:
+            return None
     tree = ast.fix_missing_locations(Rewrite(tree).visit(tree))
     namespace: dict[str, Any] = {"__builtins__": {}, **native_ops.HELPERS}
     exec(compile(tree, filename, "exec"), namespace)  # checked above: literals and defs only
