@@ -146,12 +146,14 @@ class Dispatch:
         tried: set[str] = set()
         current: Backend | None = backend
         off = job.opened.plan.off_local if backend.side == "local" else None
-        nxt = self._next(backend, rule_fallback) if off is not None else None
-        if off is not None and nxt is not None and nxt.name != backend.name:
-            reason = {"from": backend.name, "to": nxt.name, "reason": off}
-            self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
-            tried.add(backend.name)
-            current = nxt
+        if off is not None:  # taken off local: the backend's fallback answers, as after a failure
+            nxt = self._next(backend, rule_fallback)
+            if nxt is not None and nxt.name != backend.name:
+                self.sink.emit(
+                    FALLBACK_USED, {"from": backend.name, "to": nxt.name, "reason": off}, turn_id=job.turn_id
+                )
+                tried.add(backend.name)
+                current = nxt
         attempts: list[tuple[Call, BackendError]] = []
         while current is not None and current.name not in tried:
             tried.add(current.name)

@@ -16,6 +16,7 @@ subagent to its parent.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,18 +31,14 @@ __all__ = ["rebuild_event", "ts_seconds"]
 
 
 def _seconds(ts: Any) -> float:
-    """`ts_seconds(str(ts)) or 0.0`, the last answer kept: the events one request logs mostly share
-    their millisecond."""
-    global _last
-    if ts == _last[0] and type(ts) is str:
-        return _last[1]
-    at = ts_seconds(str(ts)) or 0.0
-    _last = (ts, at) if type(ts) is str else _NO_TS
-    return at
+    """`ts_seconds(str(ts)) or 0.0`, the last string's answer kept (`_parsed`): the events one
+    request logs mostly share their millisecond."""
+    return _parsed(ts) if type(ts) is str else ts_seconds(str(ts)) or 0.0
 
 
-_NO_TS: tuple[Any, float] = (None, 0.0)
-_last = _NO_TS
+@functools.lru_cache(maxsize=1)
+def _parsed(ts: str) -> float:
+    return ts_seconds(ts) or 0.0
 
 
 def ts_seconds(ts: str) -> float | None:
