@@ -6,14 +6,17 @@ explain --json` prints `RouteDecision.to_dict()` (every rule's verdict) and the 
 rules after the winner ("not reached: X has control"), which it counts in `not_reached` instead
 (explain recomputes them from the config; a record of a request is ~1 KB lighter). Values are
 frozen (`values.Frozen`); these are built per request, so each
-`__init__` sets its fields one by one (as fast as dataclass-generated code).
+`__init__` sets its fields one by one (as fast as dataclass-generated code). How events leave the
+request path (`EventSink`, `Deferred`) is `glider_cli.sinks`, re-exported here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
+from glider_cli.sinks import Deferred as Deferred
+from glider_cli.sinks import EventSink as EventSink
 from glider_cli.values import Frozen
 
 Protocol_ = Literal["anthropic", "openai_chat", "openai_responses", "gemini", "cursor"]
@@ -354,41 +357,6 @@ class RouteDecision(Frozen):
         if signals is not None:
             d["complexity_signals"] = list(signals)
         return d
-
-
-class Deferred(Mapping[str, Any]):
-    """Event data made on first use: `make()` runs when the event is written, not when it is emitted.
-    For data derived from immutable values only (a RouteDecision), so the record is the same."""
-
-    __slots__ = ("_data", "_make")
-
-    def __init__(self, make: Callable[[], dict[str, Any]]) -> None:
-        self._make = make
-        self._data: dict[str, Any] | None = None
-
-    def resolve(self) -> dict[str, Any]:
-        """The data, made on the first call."""
-        if self._data is None:
-            self._data = self._make()
-        return self._data
-
-    def __getitem__(self, key: str) -> Any:
-        return self.resolve()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.resolve())
-
-    def __len__(self) -> int:
-        return len(self.resolve())
-
-    def copy(self) -> dict[str, Any]:
-        return dict(self.resolve())
-
-
-class EventSink(Protocol):
-    """Where the proxy and the delegate runner put events. Must not block on disk."""
-
-    def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None: ...
 
 
 class Clock(Protocol):

@@ -18,7 +18,8 @@ messages. Per run:
   with an empty `BidiAppendResponse` and the answer streams as Cursor's frames; nothing of the run
   reaches Cursor. A failure before the first output falls back to Cursor (the held appends
   forwarded in order, then the RunSSE relayed into the open stream) unless the rule or backend says
-  `fallback: none` (then an end-of-stream error).
+  `fallback: none` (then an end-of-stream error). The local answer's producer is
+  `cursor.local_answer`.
 - `NameAgent` (a title; `cursor.titles`) is placed in the conversation whose new turn typed its
   text, else the one seen last, and decided by the rules with the family's stickiness: at Cursor
   while the family is cloud-bound; held local (a `/local` turn's title), the local model names it
@@ -45,6 +46,7 @@ from glider_cli.cursor.abandon import Abandon
 from glider_cli.cursor.agent_loop import AgentLoop
 from glider_cli.cursor.cloud_steps import watch
 from glider_cli.cursor.front import HttpRequest, HttpResponse
+from glider_cli.cursor.local_answer import LocalAnswer
 from glider_cli.cursor.relay import relay
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.titles import Titles
@@ -61,7 +63,7 @@ from glider_cli.protocol.cursor.classify import (
 )
 from glider_cli.protocol.usage import Usage
 from glider_cli.router.tool_policy import Policy
-from glider_cli.turns.lifecycle import Opened, Served
+from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
 
 _PROTO = [(b"content-type", b"application/proto")]
@@ -92,7 +94,7 @@ class Run:
         self.closed = False  # its outcome is recorded
 
 
-class CursorRuns(Titles, Abandon):
+class CursorRuns(Titles, Abandon, LocalAnswer):
     def __init__(
         self,
         network: Network,
@@ -232,85 +234,6 @@ class CursorRuns(Titles, Abandon):
                 if not fut.done():
                     fut.set_result(resp)
         run.settled.set()
-
-    # ------------------------------------------------------------------ the local answer
-
-    async def _produce(self, run: Run, opened: Opened) -> None:
-        assert run.first is not None
-        backend = self.pipeline.local_backend(opened)
-        run.fallback = self.pipeline.fallback_allowed(opened, backend)
-        started = time.perf_counter()
-        got = False
-
-        def first() -> None:
-            nonlocal got
-            if not got:
-                got = True
-                self._settle(run, "local")
-                assert run.first is not None
-                run.first.set_result(None)
-
-        try:
-            if opened.chat.tool_names and self.pipeline.can_call_tools(backend):
-                run.loop = AgentLoop(
-                    self.pipeline,
-                    opened,
-                    backend,
-                    run.text,
-                    out=run.pieces,
-                    first=first,
-                    max_steps=self.max_steps,
-                    deadline=self.deadline,
-                    request_id=run.rid,
-                )
-                try:
-                    await run.loop.run()
-                finally:
-                    run.usage.input_tokens = run.loop.input_tokens or run.usage.input_tokens
-                    run.usage.output_tokens = run.loop.output_tokens or run.usage.output_tokens
-                return
-            async for piece in self.pipeline.local_text(opened, backend, run.text, run.usage):
-                first()
-                run.pieces.put_nowait(piece)
-            first()
-            run.pieces.put_nowait(None)
-        except BackendError as exc:
-            run.error = exc
-            if not got:
-                self.pipeline.failed(opened, backend, exc, run.fallback)
-                if run.fallback:
-                    run.fallback_from = backend.name
-                    await self._to_origin(run)
-                else:
-                    self._settle(run, "local_failed")
-                    self._close_local(run, opened, 502, started, complete=False)
-                if not run.first.done():
-                    run.first.set_result(None)
-            run.pieces.put_nowait(None)
-        except asyncio.CancelledError:
-            run.pieces.put_nowait(None)
-            raise
-
-    def _close_local(
-        self, run: Run, opened: Opened, status: int, started: float, *, complete: bool, gone: bool = False
-    ) -> None:
-        if run.closed:
-            return
-        run.closed = True
-        backend = self.pipeline.local_backend(opened)
-        served = Served(
-            backend.name,
-            "local",
-            self.pipeline.model_of(opened, backend),
-            status,
-            input_tokens=run.usage.input_tokens,
-            output_tokens=run.usage.output_tokens,
-            ms=round((time.perf_counter() - started) * 1000, 1),
-            complete=complete,
-            answered=status < 400,
-            disconnected=gone,
-        )
-        self.pipeline.close(opened, served)
 
     # ------------------------------------------------------------------ RunSSE
 

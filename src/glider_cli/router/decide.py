@@ -28,6 +28,7 @@ Contract:
   control, `command` is the command it found (the turn index binds the family by it).
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
+The decision's record (the trace after the winner, the RouteDecision itself) is router.record.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from collections.abc import Callable
 from typing import Any
 
 from glider_cli.config.model import Action, Config
-from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
+from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RouteDecision
 from glider_cli.errors import GateRefused, NoRoute
 from glider_cli.router.compiled import CompiledRule, Ctx, compile_rules, merge_action
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.quick import DISABLED, EXPLICIT, PATTERNS, TOOLS, quick_table
+from glider_cli.router.record import DecisionRecord
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
     Match,
@@ -57,7 +59,7 @@ from glider_cli.router.triggers import (
 Gate = Callable[[str | None], str | None]
 
 
-class Router:
+class Router(DecisionRecord):
     """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is a small
     cache of immutable trace lines."""
 
@@ -354,78 +356,6 @@ class Router:
                 backend=local,
             )
         return Action(self.config.settings.backends[fb].side, fb, None, None, "single")
-
-    # ------------------------------------------------------------------------------ the record
-
-    def _rest(self, i: int, ctx: Ctx, every: bool) -> tuple[Reason, ...] | list[Reason]:
-        """The trace lines of the rules after the winner: not reached, or (`every`) their verdicts."""
-        if not every:
-            return self._tails[i]
-        winner = self.rules[i].name
-        out: list[Reason] = []
-        for later in self.rules[i + 1 :]:
-            if not later.enabled:
-                out.append(Reason(later.name, later.priority, False, later.disabled_reason))
-                continue
-            m = later.matcher(ctx)
-            verdict = "would also match" if m.matched else "would not match"
-            out.append(
-                Reason(later.name, later.priority, False, f"{verdict} ({winner} has control): {m.reason}")
-            )
-        return out
-
-    def _decision(
-        self,
-        target: str,
-        rule: str,
-        priority: int | None,
-        action: Action,
-        fallback: str | None,
-        where: str | None,
-        delegate: str | None,
-        request: ChatRequest,
-        complexity: LazyComplexity,
-        trace: list[Reason],
-        sticky: StickyView | None,
-        command: str | None = None,
-        *,
-        tail: tuple[int, int] = (0, 0),
-    ) -> RouteDecision:
-        # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
-        extra: dict[str, Any] = {}
-        side = "local" if target == "local" else "cloud"
-        backend = action.backend or self._default_backend[target]
-        model, adapter, strategy = action.model, action.adapter, action.strategy
-        if sticky is not None:
-            extra["sticky"] = sticky.to_dict()
-            forced = sticky.forced
-            if forced is not None:
-                # The turn index knows where this request must go (a tool result returning home, a
-                # denylisted tool following its parent): the rules' verdict stays in the trace.
-                trace.append(Reason("sticky", None, True, forced.reason))
-                if side != forced.side or (forced.backend and backend != forced.backend):
-                    side = "local" if forced.side == "local" else "cloud"
-                    rule, priority, backend = "sticky", None, forced.backend or backend
-                    model, adapter, strategy = forced.model, None, "single"
-            if sticky.family is not None:
-                extra["family"] = sticky.family
-        return RouteDecision(
-            target=side,  # type: ignore[arg-type]
-            rule=rule,
-            priority=priority,
-            backend=backend,
-            model=model,
-            adapter=adapter,
-            strategy=strategy,  # type: ignore[arg-type]
-            delegate=delegate,
-            request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
-            trace=tuple(trace),
-            extra=extra,
-            tail=tail,
-            where=where,
-            fallback=fallback,
-            command=command,
-        )
 
 
 def _parent(sticky: StickyView | None) -> dict[str, Any] | None:

@@ -36,13 +36,7 @@ Contract:
 - The per-client cap skips loopback peers unless `server.cap_loopback_clients`: on 127.0.0.1 every
   local client (agents, the dashboard, scripts, any web page) is one peer, and would share it.
 
-uvicorn names this depends on, beyond asyncio's Protocol and Transport interfaces: `uvicorn.Config`
-with `http=` a protocol class, which uvicorn instantiates once per connection with keyword arguments
-(`config`, `server_state`, `app_state`, `_loop`) that are handed on unchanged to the wrapped class;
-and `Config.load()` with `Config.http_protocol_class`, read once on a probe Config to learn which
-class uvicorn picks for `http="auto"`. Nothing of uvicorn is subclassed and no private module is
-imported (`tests/server/test_public_apis.py`). The wrapped protocol must never hand its transport to
-another protocol: `glider serve` runs with `ws="none"`, so no WebSocket upgrade swaps it out.
+The wrapped uvicorn protocol, and the uvicorn names it depends on, are `server.guarded`.
 """
 
 from __future__ import annotations
@@ -51,12 +45,12 @@ import asyncio
 import functools
 import ipaddress
 import math
-from collections.abc import Callable
-from typing import Any, ClassVar, cast
+from typing import Any
 
 from starlette.types import Message, Receive, Send
 
 from glider_cli.config.settings import ServerSettings
+from glider_cli.server.guarded import Guarded, uvicorn_http_class
 
 Peer = tuple[str, int]
 
@@ -341,61 +335,10 @@ class ConnectionLimits:
     def protocol_class(self) -> type[asyncio.Protocol]:
         """The `uvicorn.Config(http=...)` class for connections under these limits."""
         limits = self
-        inner = _uvicorn_http_class()
+        inner = uvicorn_http_class()
 
-        class Protocol(_Guarded):
+        class Protocol(Guarded):
             _limits = limits
             _inner_class = inner
 
         return Protocol
-
-
-class _Guarded(asyncio.Protocol):
-    """uvicorn's own HTTP protocol, wrapped: every call passes through; the connection is recorded."""
-
-    _limits: ClassVar[ConnectionLimits]
-    _inner_class: ClassVar[type[asyncio.Protocol]]
-
-    def __init__(self, **uvicorn_kwargs: Any) -> None:
-        make = cast(Callable[..., asyncio.Protocol], self._inner_class)
-        self._inner = make(**uvicorn_kwargs)
-        self._conn: Connection | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._conn = self._limits.opened(transport)
-        self._inner.connection_made(transport)
-
-    def data_received(self, data: bytes) -> None:
-        conn = self._conn
-        if conn is not None and not conn.active:
-            conn.received(data)
-        self._inner.data_received(data)
-
-    def eof_received(self) -> bool | None:
-        return self._inner.eof_received()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._conn is not None:
-            self._limits.closed(self._conn)
-            self._conn = None
-        self._inner.connection_lost(exc)
-
-    def pause_writing(self) -> None:
-        self._inner.pause_writing()
-
-    def resume_writing(self) -> None:
-        self._inner.resume_writing()
-
-
-async def _no_app(scope: Any, receive: Any, send: Any) -> None:
-    """The probe Config's app: never called."""
-
-
-@functools.cache
-def _uvicorn_http_class() -> type[asyncio.Protocol]:
-    """The HTTP protocol class uvicorn runs for `http="auto"` (httptools when installed)."""
-    import uvicorn
-
-    probe = uvicorn.Config(_no_app, http="auto", lifespan="off", proxy_headers=False, log_config=None)
-    probe.load()
-    return probe.http_protocol_class

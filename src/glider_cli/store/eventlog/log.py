@@ -1,6 +1,7 @@
 """The append-only event log: one append function and one tolerant reader.
 
-Files are `<context dir>/events-YYYY-MM-DD.jsonl`, one per UTC day (the day of the event's `ts`).
+Files are `<context dir>/events-YYYY-MM-DD.jsonl`, one per UTC day (the day of the event's `ts`); their
+names, listing and identity are `store.eventlog.days`.
 
 Writing: `append_events` serialises a batch with orjson and hands each day's lines to the kernel in
 one `os.write` on an `O_APPEND` descriptor. On a local filesystem the kernel serialises appends to a
@@ -21,8 +22,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
-import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
@@ -31,9 +30,11 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.store import gcpause
+from glider_cli.store.eventlog.days import day_path as day_path
+from glider_cli.store.eventlog.days import list_day_files as list_day_files
+from glider_cli.store.eventlog.days import select_days as select_days
 from glider_cli.store.eventlog.events import upgrade
 
-_DAY_FILE = re.compile(r"^events-(\d{4}-\d{2}-\d{2})\.jsonl$")
 _EVENT_START = b'{"v":'
 
 
@@ -50,29 +51,6 @@ class ReadStats:
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
-
-
-def day_path(context_dir: Path, day: dt.date | str) -> Path:
-    d = day if isinstance(day, str) else day.isoformat()
-    return context_dir / f"events-{d}.jsonl"
-
-
-def list_day_files(context_dir: Path) -> list[tuple[dt.date, Path]]:
-    """Every event file under `context_dir`, oldest day first."""
-    if not context_dir.is_dir():
-        return []
-    out: list[tuple[dt.date, Path]] = []
-    for entry in os.scandir(context_dir):
-        m = _DAY_FILE.match(entry.name)
-        if not m:
-            continue
-        try:
-            day = dt.date.fromisoformat(m.group(1))
-        except ValueError:
-            continue
-        out.append((day, Path(entry.path)))
-    out.sort()
-    return out
 
 
 def open_append(path: Path) -> int:
@@ -205,16 +183,6 @@ def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
                 append(ev)
     st.events += len(out)
     return out
-
-
-def select_days(context_dir: Path, *, days: int | None = None, today: dt.date | None = None) -> list[Path]:
-    """The event files of the last `days` UTC days (today included); all files when `days` is None."""
-    files = list_day_files(context_dir)
-    if days is None:
-        return [p for _, p in files]
-    now = today or dt.datetime.now(dt.UTC).date()
-    first = now - dt.timedelta(days=max(days, 1) - 1)
-    return [p for d, p in files if d >= first]
 
 
 def iter_events(
@@ -394,16 +362,3 @@ def read_typed(path: Path, type_: str, stats: ReadStats | None = None) -> list[d
 def parse_lines(lines: list[bytes], stats: ReadStats) -> list[dict[str, Any]]:
     """The readable events of these complete lines (no newlines), counted into `stats` as `read_file` does."""
     return _parse_lines(lines, stats)
-
-
-def file_ident(path: Path) -> str | None:
-    """A day file's identity: its inode and a checksum of its first 64 bytes (None while it is shorter).
-    The turn index (`store.index.index_day`) and the usage digests (`store.views.usage_read`) key what
-    they keep of a day file by it, so a file replaced under the same name is read anew."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-            ino = os.fstat(fh.fileno()).st_ino
-    except OSError:
-        return None
-    return f"{ino}-{zlib.crc32(head):08x}" if len(head) == 64 else None

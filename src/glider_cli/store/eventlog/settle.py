@@ -18,6 +18,8 @@ Contract (what `store.eventlog.writer.EventWriter` relies on):
   when the one scan clears the batch, else None.
 - A settled event's `data` is the `data` given (no copy: `snapshot` made it, or the caller handed it
   over), or the redacted copy.
+- `made(item)` is a staged event with its data made (a `domain.Deferred` resolved, once) before it
+  is settled; `one_day(items)` says whether a batch is of one UTC day (the writer's one-scan path).
 Pure apart from a small cache of verdicts keyed by the bytes checked.
 """
 
@@ -29,6 +31,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from glider_cli.domain import Deferred
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import event_of
 from glider_cli.store.eventlog.redact import (
@@ -144,3 +147,24 @@ def _walked(item: Pending) -> Settled:
         return ev, log.encode(ev), True
     except TypeError:  # e.g. an integer beyond 64 bits
         return ev, None, True
+
+
+def one_day(items: list[Pending]) -> bool:
+    """Whether these stamped events are of one UTC day. The events staged together share their `ts`
+    (one string), so most are passed over by identity."""
+    ts0 = items[0][2]
+    day = ts0[:10]
+    for it in items:
+        ts = it[2]
+        if ts is not ts0 and not ts.startswith(day):
+            return False
+    return True
+
+
+def made(item: Pending) -> Pending:
+    """A pending event with its data made: staged `Deferred` data is made here, once."""
+    data: Any = item[4]
+    if type(data) is dict:
+        return item
+    made = data.resolve() if type(data) is Deferred else dict(data)
+    return (item[0], item[1], item[2], item[3], made)

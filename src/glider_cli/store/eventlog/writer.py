@@ -40,8 +40,8 @@ Contract:
   the id after `cursor`. The ring (`store.eventlog.ring`) keeps each event's line, not a dict: these
   read new dicts back.
 - `start()` warm-loads the newest events of the last `context.warm_load_days` days into the ring
-  and starts the thread; `flush()` wakes the thread at once and waits until everything emitted so far
-  is on disk; `close()` flushes and stops.
+  (`store.eventlog.warm`) and starts the thread; `flush()` wakes the thread at once and waits until
+  everything emitted so far is on disk; `close()` flushes and stops.
 - A failed write (or an event that cannot be encoded) is kept in `stats` and `last_error`; `close()`
   then raises StoreError, so a failure is never silent. Emitting after `close()` raises StoreError.
 """
@@ -55,13 +55,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.config.settings import ContextSettings
-from glider_cli.domain import Deferred
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
-from glider_cli.store.eventlog import log, ring
+from glider_cli.store.eventlog import ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import Pending, settle_clean, settle_many, snapshot
+from glider_cli.store.eventlog.settle import Pending, made, one_day, settle_clean, settle_many, snapshot
+from glider_cli.store.eventlog.warm import WarmLoad
 from glider_cli.store.index.digests import Digest, digest_of, digests_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
@@ -92,7 +92,7 @@ class WriterStats:
         return dict(self.__dict__)
 
 
-class EventWriter:
+class EventWriter(WarmLoad):
     """See the module contract."""
 
     def __init__(
@@ -142,29 +142,6 @@ class EventWriter:
         self._thread = threading.Thread(target=self._run, name="glider-event-writer", daemon=True)
         self._thread.start()
         return events
-
-    def warm_load(self) -> int:
-        """Fill the ring from the last `warm_load_days` days; returns how many events it loaded."""
-        return len(self._warm_load())
-
-    def _warm_load(self) -> list[dict[str, Any]]:
-        """Fill the ring from the last `warm_load_days` days; returns the events it loaded.
-
-        Only the newest `max_events` lines are read and parsed (the ring holds no more), from the
-        end of the newest day files, and kept as the lines they are; the whole window stays on disk
-        for the views that read it. On a day of 44k events (25 MB) that is ~2.3 MB read instead of
-        25, no count of its lines and no encoding again (a start's warm load 33-44 ms -> ~12 ms).
-        """
-        st = log.ReadStats()
-        files = log.select_days(self.context_dir, days=self.settings.warm_load_days)
-        read = log.read_newest(files, self.settings.max_events, st)
-        read.sort(key=lambda e: e[0]["id"])
-        kept = read[-self.settings.max_events :]
-        with self._lock:
-            self._ring.load(kept)
-        self.stats.warm_loaded = len(read)
-        self.stats.torn_on_load = st.torn
-        return [event for event, _ in kept]
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every event emitted before this call is written (or failed). True if done."""
@@ -228,7 +205,7 @@ class EventWriter:
         if not n:
             return
         ts = format_ts(self._clock())
-        # `data` stays as given (a Deferred is made when settled: `_made`).
+        # `data` stays as given (a Deferred is made when settled: `settle.made`).
         self._pending.extend(
             [
                 (id_, t, ts, turn, data)  # type: ignore[misc]
@@ -249,9 +226,9 @@ class EventWriter:
                 n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
                 # Taken one by one: `emit` appends from any thread without the lock.
                 popleft = pending.popleft
-                items = [_made(popleft()) for _ in range(n)]
+                items = [made(popleft()) for _ in range(n)]
                 # The usual batch: nothing else waits, one day, and one scan clears it all.
-                clean = settle_clean(items) if items and not self._unwritten and _one_day(items) else None
+                clean = settle_clean(items) if items and not self._unwritten and one_day(items) else None
                 if clean is None:
                     self._settle(items)
                     batch, self._unwritten = self._unwritten, []
@@ -292,7 +269,7 @@ class EventWriter:
         n = len(pending) if limit is None else min(limit, len(pending))
         if n:
             popleft = pending.popleft
-            self._settle([_made(popleft()) for _ in range(n)])
+            self._settle([made(popleft()) for _ in range(n)])
 
     def _settle(self, items: list[Pending]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
@@ -382,24 +359,3 @@ class EventWriter:
             self._drain(_SLICE)
             if self._stopping:
                 return
-
-
-def _one_day(items: list[Pending]) -> bool:
-    """Whether these stamped events are of one UTC day. The events staged together share their `ts`
-    (one string), so most are passed over by identity."""
-    ts0 = items[0][2]
-    day = ts0[:10]
-    for it in items:
-        ts = it[2]
-        if ts is not ts0 and not ts.startswith(day):
-            return False
-    return True
-
-
-def _made(item: Pending) -> Pending:
-    """A pending event with its data made: staged `Deferred` data is made here, once."""
-    data: Any = item[4]
-    if type(data) is dict:
-        return item
-    made = data.resolve() if type(data) is Deferred else dict(data)
-    return (item[0], item[1], item[2], item[3], made)

@@ -16,7 +16,7 @@ from pathlib import Path
 import orjson
 
 from glider_cli.store.eventlog import log
-from glider_cli.store.eventlog.log import file_ident
+from glider_cli.store.eventlog.days import file_ident
 from glider_cli.store.index.digests import Digest, digest
 from glider_cli.store.index.turnfold import TurnFold
 

@@ -8,7 +8,7 @@ Files, under `<context dir>/index/` (the day files stay the source of truth):
     events-YYYY-MM-DD.usage   {"v": 1, "file": <ident>, "size": N, "digest": Digest.to_json()}
 
 `size` is how many bytes of the day file the digest covers (whole lines). A day file whose ident
-(`store.eventlog.log.file_ident`) is the kept one's and that is at least `size` long is read on from
+(`store.eventlog.days.file_ident`) is the kept one's and that is at least `size` long is read on from
 `size` only (appended lines); any other is read whole again. Only the complete lines that name one of
 `USAGE_TYPES` (`"type":"<T>"`, as `store.log.encode` writes it) are parsed. The file is written again
 (a temporary file, then renamed) when the digest grew; a home that cannot be written is only read.
@@ -28,7 +28,7 @@ import orjson
 
 from glider_cli.errors import StoreError
 from glider_cli.store.eventlog import log
-from glider_cli.store.eventlog.log import file_ident
+from glider_cli.store.eventlog.days import file_ident
 from glider_cli.store.views.usage import USAGE_TYPES, Digest
 
 VERSION = 2
