@@ -182,8 +182,11 @@ class FakeUpstream:
         at_limit: bool = False,
     ) -> None:
         """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema);
-        `headers` are added to every model reply; `at_limit`: Anthropic, Chat and Ollama replies say
-        they stopped at the output-token limit (`max_tokens`, `length`)."""
+        `headers` are added to every model reply; `at_limit`: every reply without a tool call says it
+        stopped at the output-token limit, whole or streamed, as each service does (Anthropic
+        `stop_reason: max_tokens`, Chat `finish_reason: length`, Ollama `done_reason: length`,
+        Responses `status: incomplete` with `incomplete_details.reason: max_output_tokens` and a
+        `response.incomplete` event, Gemini `finishReason: MAX_TOKENS`)."""
         if isinstance(tool, str):
             tool = ToolReply(tool)
         with self._lock:
@@ -413,10 +416,12 @@ class FakeUpstream:
             if method == "countTokens":
                 return JSONResponse({"totalTokens": reply.count_tokens})
             if method == "generateContent":
-                return JSONResponse(gemini_json(model, rec.body, reply.text, reply.usage))
+                return JSONResponse(
+                    gemini_json(model, rec.body, reply.text, reply.usage, at_limit=reply.at_limit)
+                )
             if method != "streamGenerateContent":
                 return JSONResponse(gemini_error(404, f"no method {method}"), status_code=404)
-            events = gemini_events(model, rec.body, reply.text, reply.usage)
+            events = gemini_events(model, rec.body, reply.text, reply.usage, at_limit=reply.at_limit)
             if rec.query.get("alt") != "sse":
                 array = b"[" + b",\r\n".join(e[len(b"data: ") : -4] for e in events) + b"]"
                 return self._stream([array], fault, 0.0, "application/json")

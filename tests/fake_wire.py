@@ -36,7 +36,7 @@ class Reply:
     usage: tuple[int, int] = DEFAULT_USAGE
     event_delay: float = 0.0
     count_tokens: int = 42
-    at_limit: bool = False  # the reply stops at the output-token limit (Anthropic/Chat/Ollama replies)
+    at_limit: bool = False  # the reply stops at the output-token limit (every protocol's reply)
 
 
 # --------------------------------------------------------------------------- request inspection

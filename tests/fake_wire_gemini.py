@@ -11,7 +11,8 @@ Replies: "hello from fake gemini <model>"; a functionCall when the last user tex
 `GLIDER_TOOL:<name>` for a declared function (and no functionResponse is in that content); JSON
 matching `responseJsonSchema`/`responseSchema` when `responseMimeType` is application/json (what
 Gemini CLI's router classifier asks for). Streams are SSE (`alt=sse`) with `\\r\\n\\r\\n` separators, as
-Google sends them: text in two chunks, the last with finishReason and usageMetadata.
+Google sends them: text in two chunks, the last with finishReason and usageMetadata. The finishReason
+is `STOP`, or `MAX_TOKENS` for a text reply that stopped at the output-token limit (`at_limit`).
 """
 
 from __future__ import annotations
@@ -169,19 +170,31 @@ def _response(
     }
 
 
-def gemini_json(model: str, body: dict[str, Any], text: str | None, usage: tuple[int, int]) -> dict[str, Any]:
-    return _response(model, reply_parts(model, body, text), "STOP", usage)
+def _finish(parts: list[dict[str, Any]], at_limit: bool) -> str:
+    """`MAX_TOKENS` for a reply that stopped at the output-token limit (a function call wins), else `STOP`."""
+    called = any("functionCall" in p for p in parts)
+    return "MAX_TOKENS" if at_limit and not called else "STOP"
 
 
-def gemini_events(model: str, body: dict[str, Any], text: str | None, usage: tuple[int, int]) -> list[bytes]:
+def gemini_json(
+    model: str, body: dict[str, Any], text: str | None, usage: tuple[int, int], *, at_limit: bool = False
+) -> dict[str, Any]:
     parts = reply_parts(model, body, text)
+    return _response(model, parts, _finish(parts, at_limit), usage)
+
+
+def gemini_events(
+    model: str, body: dict[str, Any], text: str | None, usage: tuple[int, int], *, at_limit: bool = False
+) -> list[bytes]:
+    parts = reply_parts(model, body, text)
+    finish = _finish(parts, at_limit)
     chunks: list[dict[str, Any]]
     if "text" in parts[0] and " " in parts[0]["text"]:
         head, tail = parts[0]["text"].split(" ", 1)
         chunks = [
             _response(model, [{"text": head + " "}], None, (usage[0], 1)),
-            _response(model, [{"text": tail}], "STOP", usage),
+            _response(model, [{"text": tail}], finish, usage),
         ]
     else:
-        chunks = [_response(model, parts, "STOP", usage)]
+        chunks = [_response(model, parts, finish, usage)]
     return [b"data: " + json.dumps(c, separators=(",", ":")).encode() + b"\r\n\r\n" for c in chunks]

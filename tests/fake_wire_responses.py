@@ -1,6 +1,11 @@
 """Hand-written OpenAI Responses replies for the fake upstream (JSON body and the full SSE event set).
 
 Split from fake_wire.py; like it, deliberately independent of `glider_cli.protocol`.
+
+A reply that stopped at the output-token limit (`Plan.at_limit`, no tool call) is what the Responses
+API sends then: the response's `status` is `incomplete` with `incomplete_details: {"reason":
+"max_output_tokens"}` (its usage still reported), its message item's `status` is `incomplete` too, and a
+stream ends with `response.incomplete` instead of `response.completed`.
 """
 
 from __future__ import annotations
@@ -9,6 +14,11 @@ import time
 from typing import Any
 
 from fake_wire import Plan, halves, new_id, pieces, sse_event
+
+
+def _limited(plan: Plan) -> bool:
+    """The reply stopped at the output-token limit (a tool call wins, as in `Plan.stop`)."""
+    return plan.at_limit and plan.tool_name is None
 
 
 def _responses_output(plan: Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
@@ -26,7 +36,7 @@ def _responses_output(plan: Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
         {
             "id": ids["msg"],
             "type": "message",
-            "status": "completed",
+            "status": "incomplete" if _limited(plan) else "completed",
             "role": "assistant",
             "content": [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}],
         }
@@ -47,14 +57,14 @@ def _responses_output(plan: Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
 
 def _responses_object(plan: Plan, ids: dict[str, str], status: str, output: list[Any]) -> dict[str, Any]:
     tin, tout = plan.usage
-    done = status == "completed"
+    done = status in ("completed", "incomplete")
     return {
         "id": ids["resp"],
         "object": "response",
         "created_at": ids["created"],
         "status": status,
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
         "instructions": None,
         "max_output_tokens": None,
         "model": plan.model,
@@ -203,10 +213,12 @@ def responses_events(plan: Plan) -> list[bytes]:
             arguments=plan.args_json,
         )
         emit("response.output_item.done", output_index=oi, item=fc)
-    emit("response.completed", response=_responses_object(plan, ids, "completed", final))
+    end = "incomplete" if _limited(plan) else "completed"
+    emit(f"response.{end}", response=_responses_object(plan, ids, end, final))
     return events
 
 
 def responses_json(plan: Plan) -> dict[str, Any]:
     ids = _responses_ids()
-    return _responses_object(plan, ids, "completed", _responses_output(plan, ids))
+    end = "incomplete" if _limited(plan) else "completed"
+    return _responses_object(plan, ids, end, _responses_output(plan, ids))

@@ -5,7 +5,14 @@
 `turns.sticky`: the side that decided, the calls it answered), `ToolCallsIssued` (the side/backend/
 model that served a reply and each call it issued, with an Agent/Task call's prompt and its
 `subagent_type`: tool results still go home and subagents still link after a restart) and
-`StickyBound` (a cloud or local binding, with the rule of a local one). Unknown types are ignored.
+`StickyBound` (a cloud or local binding, with the rule of a local one), and the outcome of each reply
+(`FulfilledLocal`, `OriginPassthrough`: `_served`) for the family's count of local replies in a row
+that stopped at the output-token limit (`Family.local_limits`, `turns.sticky` "Off local"): a local
+outcome with `stopped_at_limit` adds one, any other reply sets it back to 0, and an outcome that
+answered nothing (status 0: the client left first; 400 and above: an error) leaves it, so a
+continuation still leaves local after a restart in the middle of a looping turn. The log does not
+say an outcome's request kind: a title or summary reply logged within a run counts here as one of the
+family's replies (`Stickiness.served` passes those over). Unknown types are ignored.
 A logged prompt shorter than `PROMPT_CAP` is whole and a subagent must repeat it whole; the log is
 redacted, so a logged prompt is cut at its first `[REDACTED]`, and a capped or cut prompt is
 matched by its start.
@@ -20,7 +27,14 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from glider_cli.store.eventlog.events import ROUTE_DECIDED, STICKY_BOUND, TOOL_CALLS_ISSUED, TURN_OPENED
+from glider_cli.store.eventlog.events import (
+    FULFILLED_LOCAL,
+    ORIGIN_PASSTHROUGH,
+    ROUTE_DECIDED,
+    STICKY_BOUND,
+    TOOL_CALLS_ISSUED,
+    TURN_OPENED,
+)
 from glider_cli.store.eventlog.redact import REDACTED
 from glider_cli.turns.records import Binding, Family
 
@@ -52,6 +66,8 @@ def ts_seconds(ts: str) -> float | None:
 # The types the index is rebuilt from: any other is passed over before its time is parsed (a fifth
 # of a warm-loaded log under the bench's load is OriginPassthrough; issue 29's cold start).
 _FOLDED = frozenset((TURN_OPENED, ROUTE_DECIDED, TOOL_CALLS_ISSUED, STICKY_BOUND))
+# The outcomes: read for the count of local replies at the limit only (no time, no family made).
+_OUTCOMES = frozenset((FULFILLED_LOCAL, ORIGIN_PASSTHROUGH))
 
 
 def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
@@ -59,7 +75,18 @@ def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
     kind = event.get("type")
     turn = event.get("turn_id")
     data = event.get("data")
-    if kind not in _FOLDED or not isinstance(turn, str) or not isinstance(data, Mapping):
+    if kind not in _FOLDED:
+        if kind in _OUTCOMES and type(turn) is str:
+            fam = ix.families.get(turn)
+            # While a family's count is 0 only a local reply at the limit changes it: most outcomes
+            # are passed over here (a logged event's data is a dict; `_served` reads the rest).
+            if fam is not None and (
+                fam.local_limits
+                or (kind == FULFILLED_LOCAL and type(data) is dict and "stopped_at_limit" in data)
+            ):
+                _served(fam, kind, data)
+        return
+    if not isinstance(turn, str) or not isinstance(data, Mapping):
         return
     fam = ix.families.get(turn)
     if kind == STICKY_BOUND and fam is None:
@@ -91,6 +118,17 @@ def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
             _str(data.get("rule")),
         )
         fam.last_seen = max(fam.last_seen, at)
+
+
+def _served(fam: Family, kind: str, data: Any) -> None:
+    """An outcome of `fam`: one more local reply at the limit in a row, or a reply that ends the run."""
+    if not isinstance(data, Mapping):
+        return
+    status = data.get("status")
+    if type(status) is not int or not 0 < status < 400:
+        return  # it answered nothing: in memory it was never counted (`Turns.close`, `answered`)
+    at_limit = kind == FULFILLED_LOCAL and data.get("stopped_at_limit") is True
+    fam.local_limits = fam.local_limits + 1 if at_limit else 0
 
 
 def _touch(ix: FamilyIndex, turn: str, fam: Family | None, session: Any, at: float) -> Family:

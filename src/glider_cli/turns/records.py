@@ -75,7 +75,8 @@ class Family:
     typed: str = ""
     creds: str | None = None
     ahead: bool = False
-    # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local").
+    # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local";
+    # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0
 
 

@@ -49,7 +49,8 @@ Contract:
   limit (`served(..., at_limit=)`; any other reply resets it); once `LOCAL_LIMIT_RUNS` did, a
   continuation of it (Claude Code's `Output token limit hit…`, an assistant prefill) gets
   `StickyPlan.off_local`, the reason: the proxy sends it to the local backend's fallback instead
-  (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count is in memory only.
+  (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count survives a restart
+  of `glider serve`: `turns.rebuild` folds it from the logged outcomes (`stopped_at_limit`).
 - **Summaries** (compaction, Composer wrap-up) of a family not held local are refused local (unless
   `routing.local_only`): they go to the cloud or the origin (the default profile's
   `composer_wrapup_origin`, priority 95, picks the origin).
