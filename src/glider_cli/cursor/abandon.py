@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from glider_cli.cursor.routing import Pipeline
-from glider_cli.turns.lifecycle import Served
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
@@ -43,18 +42,9 @@ class Abandon:
             if run.closed:
                 return
             self._settle(run, "abandoned")
-            backend = self.pipeline.local_backend(opened)
-            served = Served(
-                backend.name,
-                "local",
-                self.pipeline.model_of(opened, backend),
-                ABANDONED,
-                input_tokens=run.usage.input_tokens,
-                output_tokens=run.usage.output_tokens,
-                ms=round(self.stream_wait * 1000, 1),
-                complete=False,
-                answered=False,
-                end="abandoned",
+            ms = self.stream_wait * 1000
+            served = self.pipeline.served_local(
+                opened, run.usage, ABANDONED, ms, complete=False, answered=False, end="abandoned"
             )
         else:  # at Cursor (a fallback, or a cloud run): its appends went, its stream was never asked for
             served = self.pipeline.served_origin(

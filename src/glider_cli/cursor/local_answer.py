@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from glider_cli.cursor.agent_loop import AgentLoop
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.errors import BackendError
-from glider_cli.turns.lifecycle import Opened, Served
+from glider_cli.turns.lifecycle import Opened
 
 if TYPE_CHECKING:
     from glider_cli.cursor.runs import Run
@@ -92,17 +92,8 @@ class LocalAnswer:
         if run.closed:
             return
         run.closed = True
-        backend = self.pipeline.local_backend(opened)
-        served = Served(
-            backend.name,
-            "local",
-            self.pipeline.model_of(opened, backend),
-            status,
-            input_tokens=run.usage.input_tokens,
-            output_tokens=run.usage.output_tokens,
-            ms=round((time.perf_counter() - started) * 1000, 1),
-            complete=complete,
-            answered=status < 400,
-            disconnected=gone,
+        ms = (time.perf_counter() - started) * 1000
+        served = self.pipeline.served_local(
+            opened, run.usage, status, ms, complete=complete, answered=status < 400, disconnected=gone
         )
         self.pipeline.close(opened, served)

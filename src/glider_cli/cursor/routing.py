@@ -133,6 +133,34 @@ class Pipeline:
             fallback_from=fallback_from,
         )
 
+    def served_local(
+        self,
+        opened: Opened,
+        usage: Usage,
+        status: int,
+        ms: float,
+        *,
+        complete: bool,
+        answered: bool,
+        disconnected: bool = False,
+        end: str | None = None,
+    ) -> Served:
+        """What a run answered locally: its backend and model, the tokens its `usage` counted."""
+        backend = self.local_backend(opened)
+        return Served(
+            backend.name,
+            "local",
+            self.model_of(opened, backend),
+            status,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            ms=round(ms, 1),
+            complete=complete,
+            answered=answered,
+            disconnected=disconnected,
+            end=end,
+        )
+
     def failed(self, opened: Opened, backend: Backend, exc: BackendError, fallback: bool) -> None:
         sink = self.proxy.sink
         sink.emit(UPSTREAM_FAILED, failure_record(backend, exc, "before_first_byte"), turn_id=opened.turn_id)
