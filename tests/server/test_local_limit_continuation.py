@@ -6,11 +6,10 @@ backend's fallback, with the reason in `FallbackUsed` and `x-glider-route`; neve
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import httpx
 import pytest
 from glider_harness import GliderServer
+from limit_talk import RESUME, Conversation, limit_config
 
 from fake_upstream import FakeUpstream
 
@@ -18,21 +17,6 @@ pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], oll
 
 SESSION = "11111111-2222-4333-8444-999999999999"
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01", "x-claude-code-session-id": SESSION}
-PROMPT = "/local tell me a long story about a parser"
-# Claude Code's own text after a reply that stopped at max_tokens (its cli.js).
-RESUME = (
-    "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were doing. "
-    "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
-)
-
-
-def _config(url: str, fallback: str = "") -> str:
-    return (
-        "extends: default\n"
-        "backends:\n"
-        f"  ollama: {{type: ollama, side: local, base_url: '{url}', model: qwen-local{fallback}}}\n"
-        f"  origin: {{type: origin, side: cloud, base_url: '{url}'}}\n"
-    )
 
 
 @pytest.fixture(autouse=True)
@@ -40,34 +24,17 @@ def _reset(fake: FakeUpstream) -> None:
     fake.reset()
 
 
-class _Conversation:
-    """Claude Code's messages: the prompt, then each reply and its continuation."""
-
-    def __init__(self, g: GliderServer) -> None:
-        self.g = g
-        self.messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-
-    def send(self) -> httpx.Response:
-        body = {"model": "claude-x", "max_tokens": 64, "messages": self.messages}
-        r = httpx.post(self.g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
-        assert r.status_code == 200, r.text
-        text = "".join(b.get("text", "") for b in r.json()["content"])
-        self.messages = [*self.messages, {"role": "assistant", "content": text}]
-        self.messages.append({"role": "user", "content": RESUME})
-        return r
-
-
 def test_the_continuation_after_two_local_replies_at_the_limit_goes_to_the_fallback(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
     fake.set_reply(text="once upon a time a parser", at_limit=True)
-    with GliderServer(_config(fake.url), tmp_path) as g:
-        talk = _Conversation(g)
-        first, second = talk.send(), talk.send()
+    with GliderServer(limit_config(fake.url), tmp_path) as g:
+        talk = Conversation(HEADERS)
+        first, second = talk.send(g), talk.send(g)
         for r in (first, second):
             assert "backend=ollama" in r.headers["x-glider-route"], r.headers["x-glider-route"]
             assert r.json()["stop_reason"] == "max_tokens"  # the client is told, and continues
-        third = talk.send()
+        third = talk.send(g)
         route = third.headers["x-glider-route"]
         assert "backend=origin" in route and "fallback-from=ollama" in route, route
         used = g.wait_for("FallbackUsed")
@@ -84,12 +51,12 @@ def test_the_continuation_after_two_local_replies_at_the_limit_goes_to_the_fallb
 
 
 def test_a_reply_that_finished_starts_the_count_again(fake: FakeUpstream, tmp_path: Path) -> None:
-    with GliderServer(_config(fake.url), tmp_path) as g:
-        talk = _Conversation(g)
+    with GliderServer(limit_config(fake.url), tmp_path) as g:
+        talk = Conversation(HEADERS)
         for at_limit in (True, False, True):
             fake.set_reply(text="once upon a time a parser", at_limit=at_limit)
-            talk.send()
-        r = talk.send()
+            talk.send(g)
+        r = talk.send(g)
     route = r.headers["x-glider-route"]
     assert "backend=ollama" in route and "fallback-from" not in route, route
     assert [q.path for q in fake.requests] == ["/api/chat"] * 4
@@ -97,9 +64,9 @@ def test_a_reply_that_finished_starts_the_count_again(fake: FakeUpstream, tmp_pa
 
 def test_fallback_none_keeps_the_continuation_local(fake: FakeUpstream, tmp_path: Path) -> None:
     fake.set_reply(text="once upon a time a parser", at_limit=True)
-    with GliderServer(_config(fake.url, ", fallback: none"), tmp_path) as g:
-        talk = _Conversation(g)
-        routes = [talk.send().headers["x-glider-route"] for _ in range(4)]
+    with GliderServer(limit_config(fake.url, ", fallback: none"), tmp_path) as g:
+        talk = Conversation(HEADERS)
+        routes = [talk.send(g).headers["x-glider-route"] for _ in range(4)]
         kinds = [t for t, _, _ in g.events]
     assert all("backend=ollama" in r and "fallback-from" not in r for r in routes), routes
     assert [q.path for q in fake.requests] == ["/api/chat"] * 4

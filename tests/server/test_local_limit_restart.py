@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from glider_harness import GliderServer
+from limit_talk import RESUME, Conversation, limit_config
 
 from fake_upstream import FakeUpstream
 from glider_cli.paths import resolve
@@ -21,42 +21,11 @@ pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], oll
 
 SESSION = "11111111-2222-4333-8444-aaaaaaaaaaaa"
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01", "x-claude-code-session-id": SESSION}
-PROMPT = "/local tell me a long story about a parser"
-# Claude Code's own text after a reply that stopped at max_tokens (its cli.js).
-RESUME = (
-    "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were doing. "
-    "Pick up mid-thought if that is where the cut happened. Break remaining work into smaller pieces."
-)
-
-
-def _config(url: str) -> str:
-    return (
-        "extends: default\n"
-        "backends:\n"
-        f"  ollama: {{type: ollama, side: local, base_url: '{url}', model: qwen-local}}\n"
-        f"  origin: {{type: origin, side: cloud, base_url: '{url}'}}\n"
-    )
 
 
 @pytest.fixture(autouse=True)
 def _reset(fake: FakeUpstream) -> None:
     fake.reset()
-
-
-class _Conversation:
-    """Claude Code's messages: the prompt, then each reply and its continuation."""
-
-    def __init__(self) -> None:
-        self.messages: list[dict[str, Any]] = [{"role": "user", "content": PROMPT}]
-
-    def send(self, g: GliderServer) -> httpx.Response:
-        body = {"model": "claude-x", "max_tokens": 64, "messages": self.messages}
-        r = httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
-        assert r.status_code == 200, r.text
-        text = "".join(b.get("text", "") for b in r.json()["content"])
-        self.messages = [*self.messages, {"role": "assistant", "content": text}]
-        self.messages.append({"role": "user", "content": RESUME})
-        return r
 
 
 def _logged(env: dict[str, str]) -> list[dict[str, Any]]:
@@ -68,12 +37,12 @@ def test_two_local_replies_at_the_limit_before_a_restart_send_the_continuation_a
 ) -> None:
     env = {"GLIDER_HOME": str(tmp_path / "home")}
     fake.set_reply(text="once upon a time a parser", at_limit=True)
-    talk = _Conversation()
-    with GliderServer(_config(fake.url), tmp_path, environ=env, record=False) as g1:
+    talk = Conversation(HEADERS)
+    with GliderServer(limit_config(fake.url), tmp_path, environ=env, record=False) as g1:
         routes = [talk.send(g1).headers["x-glider-route"] for _ in range(2)]
     assert all("backend=ollama" in r for r in routes), routes
     # A new process: a new app on the same GLIDER_HOME, its families rebuilt from the log.
-    with GliderServer(_config(fake.url), tmp_path, environ=env, record=False) as g2:
+    with GliderServer(limit_config(fake.url), tmp_path, environ=env, record=False) as g2:
         third = talk.send(g2)
     route = third.headers["x-glider-route"]
     assert "backend=origin" in route and "fallback-from=ollama" in route, route
@@ -96,12 +65,12 @@ def test_a_reply_that_ended_the_run_before_the_restart_starts_the_count_again(
 ) -> None:
     env = {"GLIDER_HOME": str(tmp_path / "home")}
     fake.set_reply(text="once upon a time a parser", at_limit=True)
-    talk = _Conversation()
-    with GliderServer(_config(fake.url), tmp_path, environ=env, record=False) as g1:
+    talk = Conversation(HEADERS)
+    with GliderServer(limit_config(fake.url), tmp_path, environ=env, record=False) as g1:
         routes = [talk.send(g1).headers["x-glider-route"] for _ in range(3)]
     # The third went to the cloud (the fallback) and answered: the run of local replies is over.
     assert "fallback-from=ollama" in routes[2] and "fallback-from" not in routes[1], routes
-    with GliderServer(_config(fake.url), tmp_path, environ=env, record=False) as g2:
+    with GliderServer(limit_config(fake.url), tmp_path, environ=env, record=False) as g2:
         after = [talk.send(g2).headers["x-glider-route"] for _ in range(3)]
     assert all("backend=ollama" in r and "fallback-from" not in r for r in after[:2]), after
     assert "fallback-from=ollama" in after[2], after  # two in a row again, counted in the new app
