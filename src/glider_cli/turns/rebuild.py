@@ -127,8 +127,7 @@ def _served(fam: Family, kind: str, data: Any) -> None:
     status = data.get("status")
     if type(status) is not int or not 0 < status < 400:
         return  # it answered nothing: in memory it was never counted (`Turns.close`, `answered`)
-    at_limit = kind == FULFILLED_LOCAL and data.get("stopped_at_limit") is True
-    fam.local_limits = fam.local_limits + 1 if at_limit else 0
+    fam.replied("local" if kind == FULFILLED_LOCAL else "cloud", data.get("stopped_at_limit") is True)
 
 
 def _touch(ix: FamilyIndex, turn: str, fam: Family | None, session: Any, at: float) -> Family:

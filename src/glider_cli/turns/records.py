@@ -79,6 +79,10 @@ class Family:
     # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0
 
+    def replied(self, side: str, at_limit: bool) -> None:
+        """One more answered reply: a local one at the limit extends the run, any other ends it."""
+        self.local_limits = self.local_limits + 1 if at_limit and side == "local" else 0
+
 
 class Placement(Frozen):
     """Where one request went: its family (turn id), what kind of request it is, and why."""

@@ -279,7 +279,7 @@ class Stickiness:
         fam = self.index.get(p.turn_id)
         if fam is not None:
             fam.side, fam.backend, fam.model = side, backend, model
-            fam.local_limits = fam.local_limits + 1 if at_limit and side == "local" else 0
+            fam.replied(side, at_limit)
         issued = [c for c in calls if c.id] if calls else ()
         if issued:
             logged = []
