@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from family_helpers import Ids, cc, user
+from family_helpers import Ids, cc, title_request, user
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Reason, RequestSummary, RouteDecision
 from glider_cli.store.eventlog.events import format_ts, make_event
@@ -95,6 +95,11 @@ REPLIES: list[tuple[str, Served, int]] = [
         Served("ollama", "local", "qwen-local", 502, complete=False, answered=False, end="failed"),
         2,
     ),
+    (
+        "the cloud's error reply, passed through",
+        Served("origin", "cloud", "claude-x", 429, complete=False),
+        2,
+    ),
     ("at the limit a third time", _local(True), 3),
     (
         "a stream the server cut",
@@ -125,6 +130,41 @@ def test_after_every_reply_the_rebuilt_count_is_the_running_apps() -> None:
         assert (off is not None) == (count >= LOCAL_LIMIT_RUNS), what
         if off is not None:
             assert f"the last {count} local replies of turn {turn}" in off
+
+
+def test_a_title_or_an_error_reply_between_the_replies_leaves_the_count_and_so_does_the_rebuild() -> None:
+    app = _App()
+    turn = None
+    answers = [
+        ("at the limit", _local(True), 1),
+        ("the title, answered in the cloud", Served("origin", "cloud", "claude-x", 200, 10, 5), 1),
+        ("at the limit again", _local(True), 2),
+        ("the cloud's 529, passed through", Served("origin", "cloud", "claude-x", 529, complete=False), 2),
+        ("the title again, answered locally at the limit", _local(True), 2),
+        ("at the limit a third time", _local(True), 3),
+    ]
+    replies = 0
+    for what, served, count in answers:
+        app.now += 5
+        if "title" in what:
+            chat, body = title_request(S1, PROMPT)
+        else:
+            chat, body = _request(replies)
+            replies += 1
+        opened = app.turns.open(chat, body)
+        assert opened.plan.placement.kind in ("title" if "title" in what else ("new_turn", "continuation"))
+        turn = turn or opened.turn_id
+        assert opened.turn_id == turn, what
+        app.write(opened.events)
+        closing = app.turns.close(opened, served)
+        app.write(closing)
+        outcome = closing[0][1]
+        assert outcome.get("request_kind") == ("title" if "title" in what else None), what
+        assert app.family(turn).local_limits == count, what
+        assert _App(app.log).family(turn).local_limits == count, what
+    nxt, nxt_body = _request(replies)
+    off = _App(app.log).turns.open(nxt, nxt_body).plan.off_local
+    assert off is not None and f"the last 3 local replies of turn {turn}" in off
 
 
 def _outcome(n: int, kind: str, turn: str, data: dict[str, Any]) -> dict[str, Any]:

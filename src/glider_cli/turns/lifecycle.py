@@ -77,6 +77,7 @@ from glider_cli.store.eventlog.events import (
     TURN_OPENED,
 )
 from glider_cli.turns.opening import opened_record, refusal_events
+from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.served import LastPlans, Served
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
@@ -271,6 +272,8 @@ class Turns:
         local = served.side == "local"
         outcome = served.outcome()
         outcome.update(accounting(opened, served, self.usage))
+        if opened.plan.placement.kind in SIDE_KINDS:
+            outcome["request_kind"] = opened.plan.placement.kind  # not one of the turn's replies
         events: Events = [(FULFILLED_LOCAL if local else ORIGIN_PASSTHROUGH, outcome, turn_id)]
         if local:  # regret follows locally served turns only
             events += self.regret.served(
@@ -300,6 +303,7 @@ class Turns:
                 served.calls,
                 complete=served.complete,
                 at_limit=served.at_limit,
+                status=served.status,
             )
         return events
 

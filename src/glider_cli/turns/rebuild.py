@@ -9,10 +9,10 @@ model that served a reply and each call it issued, with an Agent/Task call's pro
 (`FulfilledLocal`, `OriginPassthrough`: `_served`) for the family's count of local replies in a row
 that stopped at the output-token limit (`Family.local_limits`, `turns.sticky` "Off local"): a local
 outcome with `stopped_at_limit` adds one, any other reply sets it back to 0, and an outcome that
-answered nothing (status 0: the client left first; 400 and above: an error) leaves it, so a
-continuation still leaves local after a restart in the middle of a looping turn. The log does not
-say an outcome's request kind: a title or summary reply logged within a run counts here as one of the
-family's replies (`Stickiness.served` passes those over). Unknown types are ignored.
+answered nothing (status 0: the client left first; 400 and above: an error) or that is a side
+request's (`request_kind`: a title, utility call or summary riding along the turn) leaves it, as
+`Family.replied` and `Stickiness.served` do in the running app: a continuation still leaves local
+after a restart in the middle of a looping turn. Unknown types are ignored.
 A logged prompt shorter than `PROMPT_CAP` is whole and a subagent must repeat it whole; the log is
 redacted, so a logged prompt is cut at its first `[REDACTED]`, and a capped or cut prompt is
 matched by its start.
@@ -36,7 +36,7 @@ from glider_cli.store.eventlog.events import (
     TURN_OPENED,
 )
 from glider_cli.store.eventlog.redact import REDACTED
-from glider_cli.turns.records import Binding, Family
+from glider_cli.turns.records import SIDE_KINDS, Binding, Family
 
 if TYPE_CHECKING:
     from glider_cli.turns.families import FamilyIndex
@@ -125,9 +125,9 @@ def _served(fam: Family, kind: str, data: Any) -> None:
     if not isinstance(data, Mapping):
         return
     status = data.get("status")
-    if type(status) is not int or not 0 < status < 400:
-        return  # it answered nothing: in memory it was never counted (`Turns.close`, `answered`)
-    fam.replied("local" if kind == FULFILLED_LOCAL else "cloud", data.get("stopped_at_limit") is True)
+    if type(status) is not int or data.get("request_kind") in SIDE_KINDS:
+        return  # no status, or a title, summary... riding along the turn: never counted in memory
+    fam.replied("local" if kind == FULFILLED_LOCAL else "cloud", data.get("stopped_at_limit") is True, status)
 
 
 def _touch(ix: FamilyIndex, turn: str, fam: Family | None, session: Any, at: float) -> Family:

@@ -79,9 +79,18 @@ class Family:
     # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0
 
-    def replied(self, side: str, at_limit: bool) -> None:
-        """One more answered reply: a local one at the limit extends the run, any other ends it."""
-        self.local_limits = self.local_limits + 1 if at_limit and side == "local" else 0
+    def replied(self, side: str, at_limit: bool, status: int) -> None:
+        """One more answered reply of the turn itself: a local one at the limit extends the run, any
+        other reply ends it, and an error reply (status 400 or over, passed through) leaves it: it
+        answered nothing the run could go on from."""
+        if 0 < status < 400:
+            self.local_limits = self.local_limits + 1 if at_limit and side == "local" else 0
+
+
+# The requests that ride along a turn without being one of its replies: a count, the title, a
+# utility call, a summary. Their outcomes say which (`request_kind`), so that `turns.rebuild` passes
+# them over as the running app does.
+SIDE_KINDS = frozenset(("count_tokens", "title", "utility", "summary"))
 
 
 class Placement(Frozen):

@@ -46,7 +46,8 @@ Contract:
   not the prompt that opened its turn (a subagent's own tool results).
 - **Off local.** A local model that ran into its output-token limit keeps running into it when asked
   to go on (a small model looping). Each family counts its local replies in a row that stopped at the
-  limit (`served(..., at_limit=)`; any other reply resets it); once `LOCAL_LIMIT_RUNS` did, a
+  limit (`served(..., at_limit=)`; any other reply of the turn resets it, an error reply or a side
+  request's — title, utility, summary — leaves it: `Family.replied`); once `LOCAL_LIMIT_RUNS` did, a
   continuation of it (Claude Code's `Output token limit hit…`, an assistant prefill) gets
   `StickyPlan.off_local`, the reason: the proxy sends it to the local backend's fallback instead
   (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count survives a restart
@@ -75,6 +76,7 @@ from glider_cli.router.sticky_view import Forced, StickyView
 from glider_cli.store.eventlog.events import STICKY_BOUND, TOOL_CALLS_ISSUED
 from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt
 from glider_cli.turns.recording import prompt_text
+from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]
@@ -270,16 +272,17 @@ class Stickiness:
         *,
         complete: bool,
         at_limit: bool = False,
+        status: int = 200,
     ) -> Events:
         """Record who answered (after any fallback), whether a local reply stopped at the output-token
         limit, and the tool calls the reply issued; a finished run starts the binding's grace time."""
         p = plan.placement
-        if p.turn_id is None or p.kind in ("count_tokens", "title", "utility", "summary"):
+        if p.turn_id is None or p.kind in SIDE_KINDS:
             return []
         fam = self.index.get(p.turn_id)
         if fam is not None:
             fam.side, fam.backend, fam.model = side, backend, model
-            fam.replied(side, at_limit)
+            fam.replied(side, at_limit, status)
         issued = [c for c in calls if c.id] if calls else ()
         if issued:
             logged = []
