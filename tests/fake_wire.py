@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fake_wire_gemini import json_answer
@@ -117,6 +117,8 @@ class Plan:
     usage: tuple[int, int]
     event_delay: float
     at_limit: bool = False
+    # What a Responses reply echoes of its request (the real API returns the request's settings).
+    echo: dict[str, Any] = field(default_factory=dict)
 
     def stop(self, tool: str, limit: str, done: str) -> str:
         """The protocol's stop reason: `tool` after a tool call, `limit` at the token limit, else `done`."""
@@ -169,7 +171,8 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
     else:
         text = f"hello from fake {protocol} {model}"
     thinking, usage, delay = reply.thinking, reply.usage, reply.event_delay
-    return Plan(protocol, model, text, tool_name, tool_args, thinking, usage, delay, reply.at_limit)
+    echo = {k: body[k] for k in ("instructions", "max_output_tokens", "temperature", "top_p") if k in body}
+    return Plan(protocol, model, text, tool_name, tool_args, thinking, usage, delay, reply.at_limit, echo)
 
 
 def pieces(text: str) -> list[str]:

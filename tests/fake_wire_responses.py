@@ -55,29 +55,30 @@ def _responses_output(plan: Plan, ids: dict[str, str]) -> list[dict[str, Any]]:
     return output
 
 
+_DEFAULTS = {"instructions": None, "max_output_tokens": None, "temperature": 1.0, "top_p": 1.0}
+
+
 def _responses_object(plan: Plan, ids: dict[str, str], status: str, output: list[Any]) -> dict[str, Any]:
     tin, tout = plan.usage
     done = status in ("completed", "incomplete")
-    return {
+    return {  # the request's own settings echoed (`Plan.echo`), over the API's defaults
+        **_DEFAULTS,
+        **plan.echo,
         "id": ids["resp"],
         "object": "response",
         "created_at": ids["created"],
         "status": status,
         "error": None,
         "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
-        "instructions": None,
-        "max_output_tokens": None,
         "model": plan.model,
         "output": output,
         "parallel_tool_calls": True,
         "previous_response_id": None,
         "reasoning": {"effort": None, "summary": None},
         "store": False,
-        "temperature": 1.0,
         "text": {"format": {"type": "text"}},
         "tool_choice": "auto",
         "tools": [],
-        "top_p": 1.0,
         "truncation": "disabled",
         "metadata": {},
         "usage": {

@@ -276,3 +276,19 @@ def test_forced_tool_reply_without_marker(fake: FakeUpstream) -> None:
         tools=[{"type": "function", "function": SHELL_FN}],  # type: ignore[list-item]
     )
     assert out.choices[0].message.tool_calls[0].function.name == "shell"  # type: ignore[index, union-attr]
+
+
+def test_a_responses_reply_echoes_the_requests_settings(fake: FakeUpstream) -> None:
+    body = {"model": "g", "input": "x", "instructions": "be brief", "max_output_tokens": 64, "top_p": 0.5}
+    r = httpx.post(fake.url + "/v1/responses", json=body).json()
+    assert (r["instructions"], r["max_output_tokens"], r["top_p"], r["temperature"]) == (
+        "be brief",
+        64,
+        0.5,
+        1.0,
+    )
+    s = httpx.post(fake.url + "/v1/responses", json={**body, "stream": True})
+    datas = [json.loads(line[6:]) for line in s.text.splitlines() if line.startswith("data: ")]
+    assert {d["response"]["max_output_tokens"] for d in datas if "response" in d} == {64}
+    bare = httpx.post(fake.url + "/v1/responses", json={"model": "g", "input": "x"}).json()
+    assert (bare["instructions"], bare["max_output_tokens"]) == (None, None)  # the API's defaults
