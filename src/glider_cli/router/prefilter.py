@@ -9,52 +9,190 @@ From each pattern it derives what any match must contain, as lower-case ASCII li
 - "starts": a pattern that opens with `^\\s*` matches only where the text, past its leading
   blanks, starts with one of a set of strings (`fix`, `rename`...); "prefix": one that opens with
   `^` alone, where the text itself starts with one.
-The pattern is read with Python's own regular-expression parser, whose syntax RE2's patterns share
-for the constructs accepted here; anything outside them (an escape Python does not know, a POSIX
-class, a flag that changes `^`, a look-around, a back-reference...) gives no requirement, and that
-pattern is always searched. The check is made only on ASCII text (case folding is then plain ASCII
-lower-casing, as RE2's `(?i)` does for it) of at most `LIMIT` characters; otherwise, RE2 decides.
+The pattern is read by `_Reader`, which knows a subset of the syntax RE2 and Python share: literals
+(escaped ASCII punctuation, `\\t \\n \\r \\f \\v`), `.`, classes, `\\d \\D \\s \\S \\w \\W \\b \\B`, `^`, `$`,
+groups (`(?:...)`, `(?i-s:...)`: flags `i` and `s`, alone only at the start), `|`, `? * + {m} {m,}
+{m,n}` (lazy too). Anything else (`\\x41`, `\\p`, a POSIX class, a brace that is no quantifier, a
+named group, a look-around, a back-reference...) gives no requirement: that pattern is always
+searched. The check is made only on ASCII text (case folding is then plain ASCII lower-casing, as
+RE2's `(?i)` does for it) of at most `LIMIT` characters; otherwise, RE2 decides.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
-from re import _constants as c  # type: ignore[attr-defined]
-from re import _parser as parser  # type: ignore[attr-defined]
 from typing import Any
 
 LIMIT = 8192
 _BLANKS = " \t\n\f\r"  # RE2's \s
-_REPEAT = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}")
-_NODES = {c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY, c.BRANCH, c.SUBPATTERN, c.MAX_REPEAT, c.MIN_REPEAT, c.AT}
-_IN = {c.LITERAL, c.RANGE, c.CATEGORY, c.NEGATE}
+_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`|}~")  # escaped, stands for itself (`\{` is refused)
+_CONTROL = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
+_COUNT = re.compile(r"([0-9]{1,5})(?:(,)([0-9]{0,5}))?\}")  # a quantifier past its `{`
+_FLAGS = re.compile(r"([is]*)(?:-([is]+))?([:)])")  # a group's flags past its `(?`; `(?:` has none
+_ATOMS = ("lit", "nlit", "in", "any", "at")  # what alternatives may share as a head
+_SPACES = ("in", False, (("cat", "s"),))  # `\s` (and `[\s]`)
+
+# The tree: a sequence is a list of nodes, a node a tuple:
+# ("lit", ch) one character; ("nlit", ch) any character but ch; ("in", negated, items) a class, its
+# items ("lit", ch) | ("range", lo, hi) | ("cat", "d"...); ("any",); ("at", "^" | "$" | "b" | "B");
+# ("group", "capture" | "flags", seq) ("plain" only while read); ("branch", [seq, ...]);
+# ("repeat", min, max | None, lazy, seq).
+Node = tuple[Any, ...]
 
 
 class Unsupported(Exception):
     pass
 
 
-def _check(items: Any) -> None:
-    """Raise Unsupported for any construct outside the accepted ones (see the module contract)."""
-    for op, av in items:
-        if op not in _NODES:
-            raise Unsupported(str(op))
-        if op is c.IN and any(o not in _IN for o, _ in av):
-            raise Unsupported("class")
-        if op is c.SUBPATTERN:
-            if (av[1] | av[2]) & (re.MULTILINE | re.VERBOSE):
-                raise Unsupported("flags")
-            _check(av[3])
-        elif op is c.BRANCH:
-            for alt in av[1]:
-                _check(alt)
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
-            _check(av[2])
+class _Reader:
+    """Reads the accepted syntax (see the module contract), raises Unsupported at anything else. Its
+    tree has the shape Python's parser gave (a group without flags spliced into its sequence, a head
+    all alternatives share taken out, one-character alternatives merged into a class), so the
+    requirements stay the same."""
+
+    def __init__(self, source: str) -> None:
+        self.text = source
+        self.i = 0
+
+    def read(self) -> list[Node]:
+        items = self._alternation(top=True)
+        if self.i != len(self.text):
+            raise Unsupported("unbalanced )")
+        return items
+
+    def _next(self) -> str:
+        return self.text[self.i] if self.i < len(self.text) else ""
+
+    def _take(self, chars: str) -> str:
+        """The next character, consumed, if it is one of `chars`; else ""."""
+        ch = self._next()
+        if ch and ch in chars:
+            self.i += 1
+            return ch
+        return ""
+
+    def _alternation(self, top: bool = False) -> list[Node]:
+        alts = [self._sequence(top)]
+        while self._take("|"):
+            alts.append(self._sequence(False))
+        if len(alts) == 1:
+            return alts[0]
+        head: list[Node] = []
+        while all(alts) and alts[0][0][0] in _ATOMS and all(a[0] == alts[0][0] for a in alts):
+            head.append(alts[0][0])
+            alts = [a[1:] for a in alts]
+        if all(len(a) == 1 and (a[0][0] == "lit" or (a[0][0] == "in" and not a[0][1])) for a in alts):
+            items: list[Node] = []
+            for (node,) in alts:
+                items.extend(node[2] if node[0] == "in" else [node])
+            return [*head, ("in", False, tuple(dict.fromkeys(items)))]
+        return [*head, ("branch", alts)]
+
+    def _sequence(self, first: bool) -> list[Node]:
+        """Up to the next `|` or `)`; `first`: the pattern's first alternative (global flags)."""
+        seq: list[Node] = []
+        while (ch := self._next()) and ch not in "|)":
+            self.i += 1
+            if ch in "?*+{":
+                self._repeat(seq, ch)
+            elif ch == "(":
+                self._group(seq, first)
+            elif ch == "[":
+                seq.append(self._class())
+            elif ch == "\\":
+                seq.append(self._escape(in_class=False))
+            elif ch == ".":
+                seq.append(("any",))
+            elif ch in "^$":
+                seq.append(("at", ch))
+            else:
+                seq.append(("lit", ch))
+        spliced: list[Node] = []
+        for node in seq:
+            spliced.extend(node[2] if node[0] == "group" and node[1] == "plain" else [node])
+        return spliced
+
+    def _repeat(self, seq: list[Node], ch: str) -> None:
+        low, high = {"?": (0, 1), "*": (0, None), "+": (1, None)}.get(ch, (0, None))
+        if ch == "{":
+            count = _COUNT.match(self.text, self.i)
+            if count is None:  # RE2 reads such a brace as a literal, Python may not: refuse it
+                raise Unsupported("brace")
+            self.i = count.end()
+            low = int(count[1])
+            high = None if count[2] and not count[3] else int(count[3] or count[1])
+            if max(low, high or 0) > 1000 or (high is not None and high < low):
+                raise Unsupported("count")
+        if not seq or seq[-1][0] in ("at", "repeat"):
+            raise Unsupported("nothing to repeat")  # a possessive `*+` ends here too
+        body = seq[-1][2] if seq[-1][0] == "group" and seq[-1][1] == "plain" else [seq[-1]]
+        seq[-1] = ("repeat", low, high, bool(self._take("?")), body)
+
+    def _group(self, seq: list[Node], first: bool) -> None:
+        kind = "capture"
+        if self._take("?"):
+            flags = _FLAGS.match(self.text, self.i)
+            if flags is None or set(flags[1]) & set(flags[2] or ""):
+                raise Unsupported("group")  # a look-around, a name, a flag other than i and s...
+            self.i = flags.end()
+            kind = "flags" if flags[1] or flags[2] else "plain"
+            if flags[3] == ")":  # global flags: only at the very start, as Python has them
+                if not flags[1] or flags[2] or not first or seq:
+                    raise Unsupported("flags")
+                return
+        inner = self._alternation()
+        if not self._take(")"):
+            raise Unsupported("unterminated group")
+        seq.append(("group", kind, inner))
+
+    def _class(self) -> Node:
+        negated = bool(self._take("^"))
+        if self._next() == ":":
+            raise Unsupported("POSIX class")
+        items: list[Node] = []
+        while True:
+            ch = self._next()
+            self.i += 1
+            if not ch or ch in "[{" or (ch in "-&~|" and self._next() == ch):
+                raise Unsupported("class")  # unterminated, nested, a brace, a set operation
+            if ch == "]" and items:
+                break
+            item = self._escape(in_class=True) if ch == "\\" else ("lit", ch)
+            if not self._take("-"):
+                items.append(item)
+                continue
+            if self._take("]"):
+                items += [item, ("lit", "-")]
+                break
+            end = self._next()
+            self.i += 1
+            last = self._escape(in_class=True) if end == "\\" else ("lit", end)
+            if not end or end in "-[{" or item[0] != "lit" or last[0] != "lit" or last[1] < item[1]:
+                raise Unsupported("range")
+            items.append(("range", item[1], last[1]))
+        items = list(dict.fromkeys(items))
+        if len(items) == 1 and items[0][0] == "lit":
+            return ("nlit" if negated else "lit", items[0][1])
+        return ("in", negated, tuple(items))
+
+    def _escape(self, in_class: bool) -> Node:
+        ch = self._next()
+        self.i += 1
+        if not ch:
+            raise Unsupported("\\ at the end")
+        if ch in _PUNCT:
+            return ("lit", ch)
+        if ch in _CONTROL:
+            return ("lit", _CONTROL[ch])
+        if ch in "dDsSwW":
+            return ("cat", ch) if in_class else ("in", False, (("cat", ch),))
+        if ch in "bB" and not in_class:
+            return ("at", ch)
+        raise Unsupported("\\" + ch)  # \x41, \p, \1, \A, \Q, \z...
 
 
-def _ascii(op: Any, av: Any) -> str | None:
-    return chr(av).lower() if op is c.LITERAL and av < 128 else None
+def _ascii(node: Node) -> str | None:
+    return node[1].lower() if node[0] == "lit" and node[1] < "\x80" else None
 
 
 def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
@@ -66,24 +204,24 @@ def _better(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str
     return a if min(map(len, a)) >= min(map(len, b)) else b
 
 
-def _contains(items: Any) -> frozenset[str] | None:
+def _contains(items: list[Node]) -> frozenset[str] | None:
     """Strings one of which every match of the sequence `items` contains; None if unknown."""
     best: frozenset[str] | None = None
     run: list[str] = []
-    for op, av in items:
-        ch = _ascii(op, av)
+    for node in items:
+        ch = _ascii(node)
         if ch is not None:
             run.append(ch)
             continue
         if run:
             best = _better(best, frozenset(["".join(run)]))
             run = []
-        if op is c.SUBPATTERN:
-            best = _better(best, _contains(av[3]))
-        elif op is c.BRANCH:
-            best = _better(best, _union([_contains(alt) for alt in av[1]]))
-        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] >= 1:
-            best = _better(best, _contains(av[2]))
+        if node[0] == "group":
+            best = _better(best, _contains(node[2]))
+        elif node[0] == "branch":
+            best = _better(best, _union([_contains(alt) for alt in node[1]]))
+        elif node[0] == "repeat" and node[1] >= 1:
+            best = _better(best, _contains(node[4]))
     if run:
         best = _better(best, frozenset(["".join(run)]))
     return best
@@ -95,11 +233,11 @@ def _union(parts: list[frozenset[str] | None]) -> frozenset[str] | None:
     return frozenset().union(*[p for p in parts if p is not None])
 
 
-def _starts(items: Any) -> frozenset[str] | None:
+def _starts(items: list[Node]) -> frozenset[str] | None:
     """Strings one of which every match of the sequence `items` starts with; None if unknown."""
     run: list[str] = []
-    for op, av in items:
-        ch = _ascii(op, av)
+    for node in items:
+        ch = _ascii(node)
         if ch is None:
             break
         run.append(ch)
@@ -107,45 +245,24 @@ def _starts(items: Any) -> frozenset[str] | None:
         return frozenset(["".join(run)])
     if not items:
         return None
-    op, av = items[0]
-    if op is c.SUBPATTERN:
-        return _starts(av[3])
-    if op is c.BRANCH:
-        return _union([_starts(alt) for alt in av[1]])
+    if items[0][0] == "group":
+        return _starts(items[0][2])
+    if items[0][0] == "branch":
+        return _union([_starts(alt) for alt in items[0][1]])
     return None
-
-
-def _blanks(op: Any, av: Any) -> bool:
-    """`\\s*`."""
-    return (
-        op is c.MAX_REPEAT
-        and av[0] == 0
-        and av[1] == c.MAXREPEAT
-        and list(av[2]) == [(c.IN, [(c.CATEGORY, c.CATEGORY_SPACE)])]
-    )
 
 
 def requirement(source: str) -> tuple[str, frozenset[str]] | None:
     """(how, strings): what any match of `source` needs (see the module contract): `contains`,
     `starts` (past the text's leading blanks) or `prefix` (the text itself starts with one); None
     when nothing safe can be said."""
-    if "[:" in source or "\\p" in source or "\\P" in source:
-        return None
-    if "{" in _REPEAT.sub("", source):  # a brace RE2 may read as a literal where Python does not
-        return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            parsed = parser.parse(source)
-        if parsed.state.flags & (re.MULTILINE | re.VERBOSE):
-            return None
-        items = list(parsed)
-        _check(items)
-    except (re.error, Unsupported, Warning, RecursionError, ValueError, TypeError):
+        items = _Reader(source).read()
+    except (Unsupported, RecursionError):
         return None
-    if items and items[0] == (c.AT, c.AT_BEGINNING):
+    if items and items[0] == ("at", "^"):
         rest = items[1:]
-        blanks = bool(rest) and _blanks(*rest[0])
+        blanks = bool(rest) and rest[0] == ("repeat", 0, None, False, [_SPACES])
         starts = _starts(rest[1:] if blanks else rest)
         if starts and blanks:
             # Past any number of blanks: what follows them in the text starts with the string's
