@@ -21,22 +21,24 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.model import Config
+from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.proxy.dispatch import Observer
     from glider_cli.proxy.pipeline import RefusedObserver
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(Frozen):
     config: Config
     host: str
     port: int
     app: Any
+
+    def __init__(self, config: Config, host: str, port: int, app: Any) -> None:
+        init_fields(self, config, host, port, app)
 
     @property
     def url(self) -> str:
