@@ -87,6 +87,24 @@ def test_the_first_model_request_does_not_start_the_starlark_interpreter(tmp_pat
     assert first["loaded"] == []
 
 
+def test_a_config_without_a_user_script_never_loads_the_script_worker(tmp_path: Path) -> None:
+    # Its lint, the router's rules (grouping runs of Starlark scripts) and the requests: the bundled
+    # scripts run as Python, so the script worker's supervisor (`sandbox.supervisor`, under
+    # `router.scripts`) is never imported.
+    watch = ["glider_cli.router.scripts", "glider_cli.sandbox.process", "glider_cli.sandbox.supervisor"]
+    tools = {
+        "model": "claude-x",
+        "max_tokens": 8,
+        "tools": [{"name": "Read", "description": "read", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "please refactor the parser"}],
+    }
+    with FakeUpstream(models=("claude-x",)) as fake:
+        first, second = serve(tmp_path, fake.url, watch, [MODEL, ("POST", "/v1/messages", tools)])
+    assert first["status"] == 200, first["body"]
+    assert second["status"] == 200, second["body"]
+    assert first["loaded"] == second["loaded"] == []
+
+
 def test_the_event_feed_is_loaded_by_the_first_dashboard_request_for_it(tmp_path: Path) -> None:
     watch = ["glider_cli.store.views.feed", "glider_cli.store.views.feed_views"]
     calls = [MODEL, ("GET", "/api/events/requests?limit=5", None), ("GET", "/api/events/stats", None)]

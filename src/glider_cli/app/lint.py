@@ -119,14 +119,15 @@ def _load_diagnostics(source: str, filename: str, *, bundled: bool) -> list[Diag
     undefined name, no `evaluate(request)`, a top level that is more than literals and defs): it is
     not loaded in the interpreter, which `glider serve` then never starts (issue 29's cold start).
     Any other bundled script is checked in-process, where it runs; a user's in the checking sandbox."""
-    from glider_cli.router.scripts import check_source
-
     if not bundled:
+        from glider_cli.router.scripts import check_source
+
         return check_source(source, filename)
     from glider_cli.sandbox.native import unfit
 
     if unfit(source) is None:
         return []
+    from glider_cli.router.scripts import check_source
     from glider_cli.sandbox.inprocess import bundled_sandbox
 
     return check_source(source, filename, sandbox=bundled_sandbox())
@@ -185,10 +186,12 @@ def lint(
     """Check a loaded Config, or load one (same resolution as `load_config`) and check everything.
     `known`: the backends' last probes (default: the cache under the environ's GLIDER_HOME)."""
     from glider_cli.config.load import check_config, resolve_source
-    from glider_cli.sandbox.supervisor import checking_sandbox
 
-    # The script checker starts while the config loads (a given config: only if it names a user script).
+    # The script checker starts while the config loads (a given config: only if it names a user script;
+    # without one, `glider serve` never imports the sandbox's supervisor: issue 29's cold start).
     if config is None or any(r.trigger.type == "script" and not r.trigger.bundled for r in config.rules):
+        from glider_cli.sandbox.supervisor import checking_sandbox
+
         checking_sandbox().start()
     issues: list[Issue] = []
     if config is None:

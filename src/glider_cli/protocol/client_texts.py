@@ -24,6 +24,7 @@ lets the client's text run on to the end).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 
@@ -31,24 +32,36 @@ from glider_cli.values import Frozen, init_fields
 
 
 class ClientText(Frozen):
-    """One text a client sends on its own: who sends it, when, and its fixed parts."""
+    """One text a client sends on its own: who sends it, when, and its fixed parts. `pattern`, the
+    whole text a message must be; None (the texts below): the parts in order with the client's own
+    values between them (`_pattern`, compiled on first use)."""
 
     client: str
     when: str
     parts: tuple[str, ...]
-    pattern: re.Pattern[str]
+    pattern: re.Pattern[str] | None
 
-    def __init__(self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str]) -> None:
+    def __init__(
+        self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str] | None = None
+    ) -> None:
         init_fields(self, client, when, parts, pattern)
 
     def matches(self, text: str) -> bool:
-        return self.pattern.match(text) is not None
+        return (self.pattern or _pattern(self.parts)).match(text) is not None
+
+
+@functools.cache
+def _pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
+    # Compiled on the first message that starts like one of the texts (`client_continuation`), not
+    # at import: most runs never see one, and the 13 patterns were ~1 ms of `glider serve`'s start
+    # (issue 29's cold start).
+    body = "(?:.*?)".join(re.escape(p) for p in parts)
+    return re.compile(body + r"\Z", re.DOTALL)
 
 
 def _text(client: str, when: str, *parts: str) -> ClientText:
     """A `ClientText` of these fixed parts (an empty last part lets the client's text run on)."""
-    body = "(?:.*?)".join(re.escape(p) for p in parts)
-    return ClientText(client, when, tuple(parts), re.compile(body + r"\Z", re.DOTALL))
+    return ClientText(client, when, tuple(parts))
 
 
 _GOAL_OPENING = (

@@ -15,21 +15,24 @@ I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.domain import ChatRequest
 
 
-@dataclass(frozen=True)
-class IssuedCall:
+class IssuedCall(Frozen):
     id: str
     name: str
     arguments: Mapping[str, Any]
-    malformed: bool = False  # its arguments were sent but are not a JSON object (read as {})
+    malformed: bool  # its arguments were sent but are not a JSON object (read as {})
+
+    def __init__(self, id: str, name: str, arguments: Mapping[str, Any], malformed: bool = False) -> None:
+        init_fields(self, id, name, arguments, malformed)
 
 
 _MARKERS: dict[str, tuple[bytes, ...]] = {

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.model import Action, Config
 from glider_cli.domain import ChatRequest
@@ -26,6 +26,9 @@ from glider_cli.router.triggers import (
     typed_text,
 )
 from glider_cli.values import Frozen, init_fields, replace
+
+if TYPE_CHECKING:
+    from glider_cli.router.scripts import ScriptError
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
 
@@ -180,9 +183,17 @@ def _never(ctx: Any) -> Match:
     return Match(False, "disabled (enabled: false)")
 
 
+def _script_error() -> type[ScriptError]:
+    """`router.scripts.ScriptError`, looked up only once compiling a trigger raised (a script that
+    could not load imported it already): a config whose scripts all run as Python (`sandbox.native`)
+    never imports `router.scripts` and the sandbox's supervisor under it (issue 29's cold start)."""
+    from glider_cli.router.scripts import ScriptError
+
+    return ScriptError
+
+
 def compile_rules(config: Config) -> list[CompiledRule]:
     from glider_cli.router.classifier import PatternIndex, complexity_matcher, patterns_matcher, tools_matcher
-    from glider_cli.router.scripts import ScriptError
 
     out: list[CompiledRule] = []
     for rule in config.rules:
@@ -196,7 +207,7 @@ def compile_rules(config: Config) -> list[CompiledRule]:
             continue
         try:
             matcher = compile_trigger(rule.trigger)
-        except ScriptError as exc:
+        except _script_error() as exc:
             d = exc.diagnostic
             raise RuleError(
                 f"script {exc.filename}:{d.line}:{d.col}: {d.message}",
@@ -291,9 +302,9 @@ class _GroupedScript:
 def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
     """Runs of adjacent enabled script rules on the same sandbox share one interpreter call per
     request (the bundled scripts Starlark evaluates run in-process, a user's in the worker; a bundled
-    script evaluated as Python, `NativeScriptMatcher`, has no call to share and is never grouped)."""
-    from glider_cli.router.scripts import ScriptGroup
-
+    script evaluated as Python, `NativeScriptMatcher`, has no call to share and is never grouped).
+    `router.scripts` (and the sandbox's supervisor under it) is imported only for a run to group:
+    a config whose scripts all run as Python never imports it (issue 29's cold start)."""
     out = list(rules)
     i = 0
     while i < len(out):
@@ -303,6 +314,8 @@ def _group_scripts(rules: list[CompiledRule]) -> list[CompiledRule]:
                 break
             j += 1
         if j - i >= 2:
+            from glider_cli.router.scripts import ScriptGroup
+
             members = [out[k].matcher for k in range(i, j)]
             group = ScriptGroup([m.script for m in members if isinstance(m, ScriptMatcher)])
             for pos, k in enumerate(range(i, j)):

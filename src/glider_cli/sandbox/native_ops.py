@@ -20,6 +20,7 @@ An error is raised as `StarlarkLikeError` (any other exception a script raises i
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable
@@ -40,7 +41,13 @@ STARLARK_LOWER: dict[int, int] = {
     0xA7DC: 0x019B,
     **{cp: cp + shift for lo, hi, shift in _RANGES for cp in range(lo, hi + 1)},
 }
-_NEWER_UPPER = re.compile("[" + "".join(chr(cp) for cp in sorted(STARLARK_LOWER)) + "]")
+
+
+@functools.cache
+def _newer_upper() -> re.Pattern[str]:
+    """The characters `STARLARK_LOWER` maps: compiled by the first lower() of a non-ASCII string, not
+    at import (`glider serve` imports this module to lint the bundled scripts; issue 29)."""
+    return re.compile("[" + "".join(chr(cp) for cp in sorted(STARLARK_LOWER)) + "]")
 
 
 class StarlarkLikeError(Exception):
@@ -237,7 +244,7 @@ def _str_method(name: str, s: Any, args: tuple[Any, ...]) -> None:
 def g_lower(s: Any) -> str:
     _str_method("lower", s, ())
     out: str = s.lower()
-    if not out.isascii() and _NEWER_UPPER.search(out):
+    if not out.isascii() and _newer_upper().search(out):
         out = out.translate(STARLARK_LOWER)
     return out
 

@@ -21,22 +21,24 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.model import Config
+from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.proxy.dispatch import Observer
     from glider_cli.proxy.pipeline import RefusedObserver
 
 
-@dataclass(frozen=True)
-class Prepared:
+class Prepared(Frozen):
     config: Config
     host: str
     port: int
     app: Any
+
+    def __init__(self, config: Config, host: str, port: int, app: Any) -> None:
+        init_fields(self, config, host, port, app)
 
     @property
     def url(self) -> str:
@@ -206,8 +208,12 @@ def collect_for_serving() -> None:
     """Freeze what start-up loaded, for the cyclic garbage collector (issue 29).
 
     Everything loaded by now (modules, the config, the app: ~37k objects) lives as long as the
-    process: collected once and frozen (`gc.freeze`), it is left out of every later full
-    collection instead of being walked again each time. Under load (c=32, 9,600 requests, the
+    process: frozen (`gc.freeze`), it is left out of every later full collection instead of being
+    walked again each time. It is frozen without a collection first: under `glider serve`
+    (`collector_paused`) the start made ~230 objects of cyclic garbage (~60 kB: classes built and
+    dropped, uvicorn's logging configurator), which stay frozen with the rest, while the full
+    collection that found them walked every object alive for 13-37 ms of each start on the 2-core
+    test machine (as `started` freezes the lifespan's garbage unwalked). Under load (c=32, 9,600 requests, the
     collector's own timings through `gc.callbacks`) the full collections took 155 ms instead of
     246 ms. A full collection then walks what requests leave alive (turn families, sticky
     bindings: ~33k objects once their indexes are full), freed by reference counting when
@@ -223,7 +229,6 @@ def collect_for_serving() -> None:
     serve's CPU per request -5-12% (same run, interleaved; `gc.callbacks` timings)."""
     import gc
 
-    gc.collect()
     gc.freeze()
     _, middle, _ = gc.get_threshold()
     gc.set_threshold(GC_YOUNG, middle, GC_FULL_EVERY)
