@@ -119,15 +119,15 @@ def _load_diagnostics(source: str, filename: str, *, bundled: bool) -> list[Diag
     undefined name, no `evaluate(request)`, a top level that is more than literals and defs): it is
     not loaded in the interpreter, which `glider serve` then never starts (issue 29's cold start).
     Any other bundled script is checked in-process, where it runs; a user's in the checking sandbox."""
-    if not bundled:
-        from glider_cli.router.scripts import check_source
+    if bundled:
+        from glider_cli.sandbox.native import unfit
 
-        return check_source(source, filename)
-    from glider_cli.sandbox.native import unfit
-
-    if unfit(source) is None:
-        return []
+        if unfit(source) is None:
+            return []  # `router.scripts` (and the sandbox's supervisor under it) is never imported
     from glider_cli.router.scripts import check_source
+
+    if not bundled:
+        return check_source(source, filename)
     from glider_cli.sandbox.inprocess import bundled_sandbox
 
     return check_source(source, filename, sandbox=bundled_sandbox())
