@@ -199,3 +199,59 @@ def test_the_lifespan_is_run_as_starlette_runs_one(tmp_path: Path) -> None:
     assert failed["type"] == "lifespan.startup.failed"
     assert "RuntimeError: the delegation cannot start" in failed["message"]
     assert "Traceback" in failed["message"]
+
+
+# `SERVE`, with the thread that imports each watched module recorded (a meta path finder that only
+# looks): `{"out": [...], "threads": {module: thread name}}`.
+SERVE_THREADS = r"""
+import json, sys, threading
+
+THREADS = {}
+WATCHED = set(json.loads(sys.argv[3]))
+
+class _Seen:
+    def find_spec(self, name, path=None, target=None):
+        if name in WATCHED:
+            THREADS.setdefault(name, threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, _Seen())
+""" + SERVE.replace("print(json.dumps(out))", 'print(json.dumps({"out": out, "threads": THREADS}))')
+
+
+def test_a_new_turn_naming_its_workspace_is_recorded_off_the_event_loop(tmp_path: Path) -> None:
+    # Claude Code names its working directory in the system prompt: the turn goes into that
+    # workspace's continuity record, and `delegate.service` (~25 ms to import) is loaded on a worker
+    # thread, not on the event loop's (uvicorn runs it on the main thread here) while requests wait.
+    from glider_cli.delegate import continuity
+    from glider_cli.paths import Paths
+
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    system = f"You are Claude Code.\n\n# Environment\n - Primary working directory: {project}\n"
+    turn = {
+        "model": "claude-x",
+        "max_tokens": 8,
+        "system": system,
+        "messages": [{"role": "user", "content": "/cloud rename the parser module"}],
+    }
+    cfg = tmp_path / "c.yaml"
+    watch = ["glider_cli.delegate.service"]
+    with FakeUpstream(models=("claude-x",)) as fake:
+        cfg.write_text(
+            f"extends: default\nbackends:\n  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
+            encoding="utf-8",
+        )
+        args = [sys.executable, "-c", SERVE_THREADS, str(cfg), str(tmp_path / "home"), json.dumps(watch)]
+        done = subprocess.run(
+            [*args, json.dumps([("POST", "/v1/messages", turn)])], capture_output=True, text=True, timeout=120
+        )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    (first,) = result["out"]
+    assert first["status"] == 200, first["body"]
+    imported_on = result["threads"].get("glider_cli.delegate.service")
+    assert imported_on is not None and imported_on != "MainThread", result["threads"]
+    # The lifespan's shutdown waited for the write: the turn is in the project's record.
+    record = continuity.read(Paths(tmp_path / "home"), project)
+    assert [e.text for e in record.entries if e.kind == "turn"] == ["/cloud rename the parser module"]

@@ -29,9 +29,14 @@ from_texts = turn_keys.workspace_in
 
 def from_request(req: ChatRequest) -> Path | None:
     """The request's workspace, normalised to its repository root; None when the client names none."""
-    texts = [req.system, *(m.content for m in req.messages if m.role in ("system", "developer", "user"))]
-    raw = from_texts(texts, req.headers)
+    raw = named_in(req)
     return normalise(raw) if raw else None
+
+
+def named_in(req: ChatRequest) -> str | None:
+    """The workspace the request names, as the client wrote it (no I/O); None when it names none."""
+    texts = [req.system, *(m.content for m in req.messages if m.role in ("system", "developer", "user"))]
+    return from_texts(texts, req.headers) or None
 
 
 def normalise(path: str | Path) -> Path:

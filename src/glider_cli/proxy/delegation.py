@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import threading
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -56,6 +57,7 @@ class Delegation:
         self._pending: set[asyncio.Future[Any]] = set()
         self._grants: Grants | None = None
         self._started = False
+        self._making = threading.Lock()
 
     @property
     def grants(self) -> Grants:
@@ -71,13 +73,16 @@ class Delegation:
         self._started = True
 
     def _compactor(self) -> Compactor | None:
-        if self.compactor is None and self._started:
-            from glider_cli.delegate import service
+        """The compaction worker, made by the first turn recorded (on a worker thread: one made, not
+        two, when two turns are recorded at once)."""
+        with self._making:
+            if self.compactor is None and self._started:
+                from glider_cli.delegate import service
 
-            self.compactor = service.make_compactor(
-                self.paths, self.settings, environ=self.environ, events=self.events
-            )
-        return self.compactor
+                self.compactor = service.make_compactor(
+                    self.paths, self.settings, environ=self.environ, events=self.events
+                )
+            return self.compactor
 
     async def close(self) -> None:
         if self._pending:
@@ -88,25 +93,33 @@ class Delegation:
             self.compactor = None
 
     def record(self, chat: ChatRequest) -> None:
-        workspace = ws.from_request(chat)
-        if workspace is None or turn_keys.delegate_of(chat.headers):
+        """A new turn that names its workspace goes into the continuity record, on a worker thread:
+        there the workspace is normalised (a few `stat` calls), `delegate.service` imported (~25 ms,
+        the first time: the event loop would stall on it, every request with it) and the turn
+        written. Only reading the workspace out of the request's texts happens here."""
+        named = ws.named_in(chat)
+        if named is None or turn_keys.delegate_of(chat.headers):
             return
-        from glider_cli.delegate import service
-
-        work = partial(
-            service.record_turn,
-            self.paths,
-            self.settings,
-            workspace,
-            chat.last_user_text,
-            ws.client_name(chat.headers),
-            events=self.events,
-            compactor=self._compactor(),
-            environ=self.environ,
-        )
+        work = partial(self._record_turn, named, chat.last_user_text, ws.client_name(chat.headers))
         fut = asyncio.get_running_loop().run_in_executor(None, work)
         self._pending.add(fut)
         fut.add_done_callback(self._done)
+
+    def _record_turn(self, named: str, text: str, client: str) -> None:
+        from glider_cli.delegate import service
+
+        workspace = ws.normalise(named)
+        compactor = self._compactor()
+        service.record_turn(
+            self.paths,
+            self.settings,
+            workspace,
+            text,
+            client,
+            events=self.events,
+            compactor=compactor,
+            environ=self.environ,
+        )
 
     def _done(self, fut: asyncio.Future[Any]) -> None:
         self._pending.discard(fut)
