@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from glider_cli.config.model import Action, Config
 from glider_cli.domain import ChatRequest
@@ -25,10 +25,8 @@ from glider_cli.router.triggers import (
     script_match,
     typed_text,
 )
+from glider_cli.sandbox.results import ScriptError
 from glider_cli.values import Frozen, init_fields, replace
-
-if TYPE_CHECKING:
-    from glider_cli.router.scripts import ScriptError
 
 _ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
 
@@ -183,15 +181,6 @@ def _never(ctx: Any) -> Match:
     return Match(False, "disabled (enabled: false)")
 
 
-def _script_error() -> type[ScriptError]:
-    """`router.scripts.ScriptError`, looked up only once compiling a trigger raised (a script that
-    could not load imported it already): a config whose scripts all run as Python (`sandbox.native`)
-    never imports `router.scripts` and the sandbox's supervisor under it (issue 29's cold start)."""
-    from glider_cli.router.scripts import ScriptError
-
-    return ScriptError
-
-
 def compile_rules(config: Config) -> list[CompiledRule]:
     from glider_cli.router.classifier import PatternIndex, complexity_matcher, patterns_matcher, tools_matcher
 
@@ -207,7 +196,7 @@ def compile_rules(config: Config) -> list[CompiledRule]:
             continue
         try:
             matcher = compile_trigger(rule.trigger)
-        except _script_error() as exc:
+        except ScriptError as exc:
             d = exc.diagnostic
             raise RuleError(
                 f"script {exc.filename}:{d.line}:{d.col}: {d.message}",

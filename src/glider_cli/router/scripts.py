@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from glider_cli.sandbox.results import Diagnostic, LoadFailed, ScriptOutcome
+from glider_cli.sandbox.results import Diagnostic, LoadFailed, ScriptError, ScriptOutcome
 from glider_cli.sandbox.supervisor import DEFAULT_DEADLINE_S, Sandbox, checking_sandbox, routing_sandbox
 from glider_cli.values import Frozen
 
@@ -54,15 +54,6 @@ __all__ = [
 ]
 
 _set = object.__setattr__
-
-
-class ScriptError(Exception):
-    """A script that cannot be loaded. `diagnostic` says where."""
-
-    def __init__(self, filename: str, diagnostic: Diagnostic) -> None:
-        super().__init__(f"{filename}:{diagnostic.line}:{diagnostic.col}: {diagnostic.message}")
-        self.filename = filename
-        self.diagnostic = diagnostic
 
 
 class ScriptPayload(Frozen):

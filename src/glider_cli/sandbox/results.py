@@ -1,5 +1,7 @@
 """What a bounded script evaluation gives back: a Diagnostic for a script that cannot load, a
-ScriptOutcome for a call. Both cross the worker's pipe as JSON (`to_dict` / `from_dict`)."""
+ScriptOutcome for a call. Both cross the worker's pipe as JSON (`to_dict` / `from_dict`).
+`ScriptError` is the exception a script that cannot load raises where it is compiled (here, not in
+`router.scripts`, so a config whose scripts all run as Python never imports the worker's supervisor)."""
 
 from __future__ import annotations
 
@@ -32,6 +34,15 @@ class Diagnostic(Frozen):
             col if isinstance(col, int) else 0,
             message if isinstance(message, str) else "unknown error",
         )
+
+
+class ScriptError(Exception):
+    """A script that cannot be loaded. `diagnostic` says where."""
+
+    def __init__(self, filename: str, diagnostic: Diagnostic) -> None:
+        super().__init__(f"{filename}:{diagnostic.line}:{diagnostic.col}: {diagnostic.message}")
+        self.filename = filename
+        self.diagnostic = diagnostic
 
 
 MAX_ACTION_BYTES = 16 << 10
