@@ -52,9 +52,20 @@ answering `--fill` requests at c=8 so that its GLIDER_HOME holds a log as long a
 `--cold` starts of the floor and of glider serve, interleaved, against that home; it prints both
 medians, their ratio and the target.
 
+`--instructions` counts instead of timing (a few minutes; Debian's `valgrind`): the fake upstream, then
+the floor and `glider serve` (this config, a fresh GLIDER_HOME, events on), each run by the same
+interpreter and tree under `valgrind --tool=cachegrind --cache-sim=no`, answering `--warmup` requests at
+c=1 and then `--requests` more before SIGINT stops it (valgrind's totals then include the work left
+behind), and once more with the warm-up alone: (count(warm-up + N) - count(warm-up)) / N is the
+instructions one request costs each server. It prints both, their ratio against the CPU target's 1.3x,
+and glider's own (glider - floor). Why: on a shared 2-core machine the CPU-time ratio of a full run
+drifts (1.8x to 2.3x from run to run), while a count of instructions stays put, so it shows whether a
+change moved glider's share. The target's measure remains the CPU time of the full run's table.
+
 Usage: .venv/bin/python bench/bench_proxy.py [--requests N] [--seconds S] [--rounds R] [--no-pin]
        [--cold N] [--ccr PATH/node_modules/@musistudio/claude-code-router/dist/cli.js]
        .venv/bin/python bench/bench_proxy.py --cold-only [--cold N] [--fill N] [--no-pin]
+       .venv/bin/python bench/bench_proxy.py --instructions [--warmup W] [--requests N] [--no-pin]
 """
 
 from __future__ import annotations
@@ -84,6 +95,7 @@ from proxy_common import (
     rss_mb,
     wait_port,
 )
+from proxy_instructions import instructions
 from proxy_load import measure, throughput
 
 # What other bench scripts import from here (bench_app, bench_events, bench_store_scale, profile_proxy).
@@ -169,7 +181,12 @@ def start_servers(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=1000, help="requests per latency series (c=1)")
+    ap.add_argument(
+        "--requests",
+        type=int,
+        default=1000,
+        help="requests per latency series (c=1); with --instructions: the counted ones",
+    )
     ap.add_argument("--seconds", type=float, default=4.0, help="c=32 throughput time per target, in slices")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved rounds of the latency series")
     ap.add_argument(
@@ -183,6 +200,12 @@ def main() -> None:
     ap.add_argument("--cold-only", action="store_true", help="time the cold starts alone (see the usage)")
     ap.add_argument(
         "--fill", type=int, default=2000, help="with --cold-only: requests that fill glider's log first"
+    )
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions per request (see the usage)"
+    )
+    ap.add_argument(
+        "--warmup", type=int, default=300, help="with --instructions: requests before the counted ones"
     )
     args = ap.parse_args()
     load_cpus, sut_cpus = cpu_split() if args.pin else (None, None)
@@ -201,6 +224,12 @@ def main() -> None:
     if args.cold_only:
         try:
             cold_only(Path(tmp.name), env, sut_cpus, args.cold, args.fill, COLD_START_S)
+        finally:
+            tmp.cleanup()
+        return
+    if args.instructions:
+        try:
+            instructions(Path(tmp.name), env, sut_cpus, args.warmup, args.requests, RATIO_CPU)
         finally:
             tmp.cleanup()
         return
