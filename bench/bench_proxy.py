@@ -52,9 +52,20 @@ answering `--fill` requests at c=8 so that its GLIDER_HOME holds a log as long a
 `--cold` starts of the floor and of glider serve, interleaved, against that home; it prints both
 medians, their ratio and the target.
 
+`--instructions` counts instead of timing (a few minutes; Debian's `valgrind`): the fake upstream, then
+the floor and `glider serve` (this config, a fresh GLIDER_HOME, events on), each run by the same
+interpreter and tree under `valgrind --tool=cachegrind --cache-sim=no`, answering `--warmup` requests at
+c=1 and then `--requests` more before SIGINT stops it (valgrind's totals then include the work left
+behind), and once more with the warm-up alone: (count(warm-up + N) - count(warm-up)) / N is the
+instructions one request costs each server. It prints both, their ratio against the CPU target's 1.3x,
+and glider's own (glider - floor). Why: on a shared 2-core machine the CPU-time ratio of a full run
+drifts (1.8x to 2.3x from run to run), while a count of instructions stays put, so it shows whether a
+change moved glider's share. The target's measure remains the CPU time of the full run's table.
+
 Usage: .venv/bin/python bench/bench_proxy.py [--requests N] [--seconds S] [--rounds R] [--no-pin]
        [--cold N] [--ccr PATH/node_modules/@musistudio/claude-code-router/dist/cli.js]
        .venv/bin/python bench/bench_proxy.py --cold-only [--cold N] [--fill N] [--no-pin]
+       .venv/bin/python bench/bench_proxy.py --instructions [--warmup W] [--requests N] [--no-pin]
 """
 
 from __future__ import annotations
@@ -63,32 +74,45 @@ import argparse
 import asyncio
 import json
 import os
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import aiohttp
+from proxy_cold import cold_only, cold_starts
+from proxy_common import (
+    BODY,
+    HEADERS,
+    PACE_S,
+    PY,
+    SERVERS,
+    PeakRss,
+    bench_config,
+    cpu_split,
+    events_written,
+    free_port,
+    pin,
+    rss_mb,
+    wait_port,
+)
+from proxy_instructions import instructions
+from proxy_load import measure, throughput
 
-PY = sys.executable
-BODY = b'{"model":"claude-bench","max_tokens":16,"messages":[{"role":"user","content":"/cloud say hi"}]}'
-STREAM_BODY = (
-    b'{"model":"claude-bench","max_tokens":16,"stream":true,'
-    b'"messages":[{"role":"user","content":"/cloud say hi"}]}'
-)
-HEADERS = {"content-type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01"}
-# Anthropic in, routed by a rule of the bench config to an OpenAI-compatible backend (the paced fake).
-XLATE_BODY = (
-    b'{"model":"claude-bench","max_tokens":16,"stream":true,'
-    b'"messages":[{"role":"user","content":"/oai say hi"}]}'
-)
-OPENAI_BODY = (
-    b'{"model":"gpt-bench","max_tokens":16,"stream":true,"messages":[{"role":"user","content":"say hi"}]}'
-)
-PACE_S = 0.005  # seconds between the paced fake's stream events, a model's pace
+# What other bench scripts import from here (bench_app, bench_events, bench_store_scale, profile_proxy).
+__all__ = [
+    "BODY",
+    "HEADERS",
+    "PY",
+    "SERVERS",
+    "bench_config",
+    "cpu_split",
+    "free_port",
+    "pin",
+    "rss_mb",
+    "throughput",
+    "wait_port",
+]
+
 # claude-code-router's streamed Anthropic->OpenAI TTFT overhead, paced, on this machine kind (issue 29).
 CCR_XLATE_MS = 2.80
 # Issue 29: Glider's figures against the floor (the bare aiohttp pass-through) measured in the same run.
@@ -99,11 +123,9 @@ P99_SLACK_MS = 1.0
 RSS_TREE_MB = 80.0
 COLD_START_S = 0.35
 
-SERVERS = Path(__file__).resolve().parent / "proxy_servers.py"
 # claude-code-router on this machine kind (issue 12): p50 per request at c=1, and requests/s at c=32.
 CCR_P50 = (2.6, 3.0)
 CCR_RPS = (435.0, 547.0)
-THROUGHPUT_SLICES = 4
 
 
 def ccr_config(port: int, up: int) -> dict[str, object]:
@@ -116,304 +138,6 @@ def ccr_config(port: int, up: int) -> dict[str, object]:
         "transformer": {"use": ["Anthropic"]},
     }
     return {"PORT": port, "LOG": False, "Providers": [provider], "Router": {"default": "fake,claude-bench"}}
-
-
-def cpu_split() -> tuple[set[int] | None, set[int] | None]:
-    """(CPUs for the load generator and the fake, CPUs for the servers under test), or (None, None)
-    with fewer than two CPUs to use."""
-    if not hasattr(os, "sched_getaffinity"):  # Linux only
-        return None, None
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        return None, None
-    half = len(cpus) // 2
-    return set(cpus[:half]), set(cpus[half:])
-
-
-def pin(proc: subprocess.Popen[bytes], cpus: set[int] | None) -> None:
-    if cpus is not None:
-        os.sched_setaffinity(proc.pid, cpus)
-
-
-def free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if proc.poll() is not None:
-            raise SystemExit(f"server on port {port} exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit(f"server on port {port} did not start")
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def tree_pids(pid: int) -> list[int]:
-    """`pid` and every process below it."""
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        for kids in Path(f"/proc/{p}/task").glob("*/children"):
-            try:
-                todo += [int(k) for k in kids.read_text().split()]
-            except OSError:
-                pass
-    return out
-
-
-def tree_rss_mb(pid: int) -> float:
-    total = 0.0
-    for p in tree_pids(pid):
-        try:
-            total += rss_mb(p)
-        except OSError:
-            pass
-    return total
-
-
-class PeakRss:
-    """Samples the RSS of a process tree every 20 ms on a thread; `.peak` in MB."""
-
-    def __init__(self, pid: int) -> None:
-        import threading
-
-        self.pid, self.peak, self.most_procs = pid, 0.0, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.02):
-            self.sample()
-
-    def sample(self) -> None:
-        try:
-            self.peak = max(self.peak, tree_rss_mb(self.pid))
-            self.most_procs = max(self.most_procs, len(tree_pids(self.pid)))
-        except OSError:
-            pass
-
-    def stop(self) -> float:
-        self._stop.set()
-        self._thread.join()
-        self.sample()
-        return self.peak
-
-
-def cold_start(argv: list[str], port: int, env: dict[str, str], cpus: set[int] | None) -> float:
-    """Seconds from exec to the first answered request (a 200 to POST /v1/messages)."""
-    import http.client
-
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    pin(proc, cpus)
-    try:
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"{argv[:3]} exited with {proc.returncode} while starting")
-            if time.perf_counter() - t0 > 30:
-                raise SystemExit(f"{argv[:3]} did not answer within 30 s")
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-                c.request("POST", "/v1/messages", BODY, HEADERS)
-                status = c.getresponse().status
-                c.close()
-            except OSError:
-                time.sleep(0.002)
-                continue
-            if status == 200:
-                return time.perf_counter() - t0
-            raise SystemExit(f"{argv[:3]} answered {status} to its first request")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-async def first_text(session: aiohttp.ClientSession, url: str, path: str, body: bytes, n: int) -> list[float]:
-    """Per-request ms at c=1 to the first event carrying answer text of a stream (a non-empty OpenAI
-    `content` delta, or an Anthropic `text_delta` with text: not the role chunk's empty content)."""
-    import re
-
-    text = re.compile(rb'"content": ?"[^"]|"text_delta", ?"text": ?"[^"]')
-    out: list[float] = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        async with session.post(url + path, data=body, headers=HEADERS) as r:
-            seen = b""
-            while not text.search(seen):
-                chunk = await r.content.readany()
-                if not chunk:
-                    raise SystemExit(f"{url}{path}: the stream ended without text ({r.status})")
-                seen += chunk
-            out.append((time.perf_counter() - t0) * 1000)
-            await r.read()
-    return out
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, round(p / 100 * (len(s) - 1)))]
-
-
-async def latency(session: aiohttp.ClientSession, url: str, n: int, *, stream: bool) -> list[float]:
-    """Per-request ms at concurrency 1: whole reply, or time to the first body byte when streaming."""
-    out: list[float] = []
-    body = STREAM_BODY if stream else BODY
-    for _ in range(n):
-        t0 = time.perf_counter()
-        async with session.post(url + "/v1/messages", data=body, headers=HEADERS) as r:
-            if stream:
-                await r.content.readany()
-                out.append((time.perf_counter() - t0) * 1000)
-                await r.read()
-            else:
-                await r.read()
-                out.append((time.perf_counter() - t0) * 1000)
-            if r.status != 200:
-                raise SystemExit(f"{url} answered {r.status}")
-    return out
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-async def throughput(
-    session: aiohttp.ClientSession, url: str, conc: int, seconds: float
-) -> tuple[float, int]:
-    """(seconds taken, requests done) with `conc` workers for about `seconds`."""
-    done = 0
-    end = time.perf_counter() + seconds
-
-    async def worker() -> None:
-        nonlocal done
-        while time.perf_counter() < end:
-            async with session.post(url + "/v1/messages", data=BODY, headers=HEADERS) as r:
-                await r.read()
-            done += 1
-
-    t0 = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(conc)))
-    return time.perf_counter() - t0, done
-
-
-async def measure(
-    targets: dict[str, str],
-    pids: dict[str, int],
-    n: int,
-    seconds: float,
-    rounds: int,
-    paced: str | None = None,
-) -> dict[str, dict[str, float]]:
-    """Latency series are interleaved in `rounds` so that a load change on the machine hits every target
-    alike; the p50 overheads are the median over rounds of (target p50 - direct p50) within the round
-    (paired, so a round slowed by other work on the machine moves both sides). Throughput runs one
-    target at a time, in THROUGHPUT_SLICES slices taken round-robin (`--seconds` in all per target)."""
-    res: dict[str, dict[str, float]] = {}
-    lat: dict[str, list[float]] = {name: [] for name in targets}
-    ttfb: dict[str, list[float]] = {name: [] for name in targets}
-    round_p50: dict[str, list[float]] = {name: [] for name in targets}
-    round_ttfb: dict[str, list[float]] = {name: [] for name in targets}
-    cpu1: dict[str, list[float]] = {name: [0.0, 0.0] for name in targets}  # cpu s, requests at c=1
-    xlate: dict[str, list[float]] = {"direct": [], "glider": []}
-    conn = aiohttp.TCPConnector(limit=64)
-    async with aiohttp.ClientSession(connector=conn) as session:
-        for url in targets.values():  # warm-up: connections, imports, caches
-            await latency(session, url, 50, stream=False)
-            await latency(session, url, 10, stream=True)
-        per_round = max(1, n // rounds)
-        for _ in range(rounds):
-            for name, url in targets.items():
-                c0 = cpu_seconds(pids[name])
-                series = await latency(session, url, per_round, stream=False)
-                cpu1[name][0] += cpu_seconds(pids[name]) - c0
-                cpu1[name][1] += len(series)
-                first = await latency(session, url, max(5, per_round // 2), stream=True)
-                lat[name] += series
-                ttfb[name] += first
-                round_p50[name].append(statistics.median(series))
-                round_ttfb[name].append(statistics.median(first))
-            if paced is not None:  # Anthropic in, OpenAI out, paced: paired with the fake's own TTFT
-                k = max(5, per_round // 10)
-                d = await first_text(session, paced, "/v1/chat/completions", OPENAI_BODY, k)
-                g = await first_text(session, targets["glider"], "/v1/messages", XLATE_BODY, k)
-                xlate["direct"].append(statistics.median(d))
-                xlate["glider"].append(statistics.median(g))
-        for name in targets:
-            res[name] = {
-                "p50": statistics.median(lat[name]),
-                "p99": pct(lat[name], 99),
-                "ttfb50": statistics.median(ttfb[name]),
-                "over50": statistics.median(
-                    [t - d for t, d in zip(round_p50[name], round_p50["direct"], strict=True)]
-                ),
-                "over_ttfb": statistics.median(
-                    [t - d for t, d in zip(round_ttfb[name], round_ttfb["direct"], strict=True)]
-                ),
-                "cpu1_ms": cpu1[name][0] / max(1.0, cpu1[name][1]) * 1000,
-            }
-        if xlate["glider"]:
-            res["glider"]["xlate"] = statistics.median(
-                [g - d for g, d in zip(xlate["glider"], xlate["direct"], strict=True)]
-            )
-        # Throughput in slices, round-robin over the targets, for the same reason as the rounds above.
-        total: dict[str, list[float]] = {name: [0.0, 0.0, 0.0] for name in targets}  # s, done, cpu s
-        for _ in range(THROUGHPUT_SLICES):
-            for name, url in targets.items():
-                # CPU per request of the server process itself (the upstream's own work not included).
-                c0 = cpu_seconds(pids[name])
-                took, done = await throughput(session, url, 32, seconds / THROUGHPUT_SLICES)
-                await asyncio.sleep(0.3)  # the work left behind (records written...) is counted too
-                t = total[name]
-                t[0], t[1], t[2] = t[0] + took, t[1] + done, t[2] + cpu_seconds(pids[name]) - c0
-        for name, (took_s, done_n, cpu_s) in total.items():
-            res[name]["rps32"] = done_n / took_s
-            res[name]["cpu_ms"] = cpu_s / max(1.0, done_n) * 1000
-    return res
-
-
-def events_written(home: Path) -> int:
-    return sum(len(p.read_bytes().splitlines()) for p in (home / "context").glob("events-*.jsonl"))
-
-
-def bench_config(tmp: Path, up: int, paced: int) -> Path:
-    """`extends: default` with the fakes as backends, and `/oai` routed to an OpenAI-compatible one."""
-    cfg = tmp / "bench.yaml"
-    cfg.write_text(
-        "extends: default\n"
-        "backends:\n"
-        f"  ollama: {{type: ollama, side: local, base_url: 'http://127.0.0.1:{up}'}}\n"
-        f"  origin: {{type: origin, side: cloud, base_url: 'http://127.0.0.1:{up}'}}\n"
-        f"  oai: {{type: openai, side: cloud, base_url: 'http://127.0.0.1:{paced}/v1', model: gpt-bench}}\n"
-        "routing:\n"
-        "  rules:\n"
-        "    - name: bench_openai\n"
-        "      priority: 101\n"
-        "      trigger: {type: explicit, commands: ['/oai']}\n"
-        "      action: {target: cloud, backend: oai, model: gpt-bench}\n"
-    )
-    return cfg
 
 
 def start_servers(
@@ -455,84 +179,14 @@ def start_servers(
     return procs, urls, pids
 
 
-def cold_starts(
-    tmp: Path, env: dict[str, str], up: str, sut_cpus: set[int] | None, times: int
-) -> dict[str, float]:
-    """Median seconds from exec to the first answered request, for the floor and for glider serve.
-
-    Both start as installed code does: with compiled bytecode. An editable checkout run with
-    PYTHONDONTWRITEBYTECODE (or before its first run) compiles every one of glider's modules from source
-    at each start (~0.1 s on the 2-core test machine), while the floor's libraries come from
-    site-packages, compiled at install; so the bytecode is kept under a cache prefix of this run and one
-    start of each, not timed, writes it."""
-    upp = int(up.rsplit(":", 1)[1])
-    cfg = bench_config(tmp, upp, upp)
-    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-    out: dict[str, list[float]] = {"floor": [], "glider": []}
-    for i in range(times + 1):
-        port = free_port()
-        out["floor"].append(cold_start([PY, str(SERVERS), "floor", str(port), str(upp)], port, env, sut_cpus))
-        port = free_port()
-        argv = [PY, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(port)]
-        out["glider"].append(cold_start(argv, port, env, sut_cpus))
-        if i == 0:  # the untimed start that wrote the bytecode
-            out = {"floor": [], "glider": []}
-    return {k: statistics.median(v) for k, v in out.items()}
-
-
-async def post_many(url: str, n: int, conc: int = 8) -> None:
-    """`n` bench requests to `url`, `conc` at a time."""
-    async with aiohttp.ClientSession() as session:
-
-        async def worker(k: int) -> None:
-            for _ in range(k):
-                async with session.post(url + "/v1/messages", data=BODY, headers=HEADERS) as r:
-                    await r.read()
-                    if r.status != 200:
-                        raise SystemExit(f"{url} answered {r.status}")
-
-        await asyncio.gather(*(worker(n // conc + (i < n % conc)) for i in range(conc)))
-
-
-def cold_only(tmp: Path, env: dict[str, str], sut_cpus: set[int] | None, times: int, fill: int) -> None:
-    """`--cold-only`: the cold starts against a GLIDER_HOME filled by `fill` requests (see the usage)."""
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        up = free_port()
-        procs.append(subprocess.Popen([PY, str(SERVERS), "fake", str(up)], env=env))
-        wait_port(up, procs[0])
-        port = free_port()
-        cfg = bench_config(tmp, up, up)
-        argv = [PY, "-m", "glider_cli", "serve", "--quiet", "--config", str(cfg), "--port", str(port)]
-        glider = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        pin(glider, sut_cpus)
-        try:
-            wait_port(port, glider)
-            asyncio.run(post_many(f"http://127.0.0.1:{port}", fill))
-        finally:
-            glider.terminate()
-            glider.wait(timeout=10)
-        events = events_written(Path(env["GLIDER_HOME"]))
-        load0 = f"{os.getloadavg()[0]:.2f}"
-        cold = cold_starts(tmp, env, f"http://127.0.0.1:{up}", sut_cpus, times)
-    finally:
-        for p in procs:
-            p.terminate()
-            p.wait(timeout=10)
-    g, f = cold["glider"], cold["floor"]
-    print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f}; cpus: {os.cpu_count()}")
-    print(f"glider serve's GLIDER_HOME: {events} events logged by {fill} requests; median of {times} starts")
-    print(f"{'figure':<30}{'glider':>10}{'floor':>10}{'ratio':>8}   {'target':<16}")
-    verdict = "OK" if g <= COLD_START_S else "MISS"
-    row = f"{'cold start exec->1st answer':<30}{g:>10.3f}{f:>10.3f}{g / f:>7.2f}x"
-    print(f"{row}   <= {COLD_START_S:<8.3f} s     {verdict}")
-    print("ALL TARGETS MET" if verdict == "OK" else "SOME TARGETS MISSED")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--requests", type=int, default=1000, help="requests per latency series (c=1)")
+    ap.add_argument(
+        "--requests",
+        type=int,
+        default=1000,
+        help="requests per latency series (c=1); with --instructions: the counted ones",
+    )
     ap.add_argument("--seconds", type=float, default=4.0, help="c=32 throughput time per target, in slices")
     ap.add_argument("--rounds", type=int, default=10, help="interleaved rounds of the latency series")
     ap.add_argument(
@@ -546,6 +200,12 @@ def main() -> None:
     ap.add_argument("--cold-only", action="store_true", help="time the cold starts alone (see the usage)")
     ap.add_argument(
         "--fill", type=int, default=2000, help="with --cold-only: requests that fill glider's log first"
+    )
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions per request (see the usage)"
+    )
+    ap.add_argument(
+        "--warmup", type=int, default=300, help="with --instructions: requests before the counted ones"
     )
     args = ap.parse_args()
     load_cpus, sut_cpus = cpu_split() if args.pin else (None, None)
@@ -563,7 +223,13 @@ def main() -> None:
     env["GLIDER_HOME"] = str(home)
     if args.cold_only:
         try:
-            cold_only(Path(tmp.name), env, sut_cpus, args.cold, args.fill)
+            cold_only(Path(tmp.name), env, sut_cpus, args.cold, args.fill, COLD_START_S)
+        finally:
+            tmp.cleanup()
+        return
+    if args.instructions:
+        try:
+            instructions(Path(tmp.name), env, sut_cpus, args.warmup, args.requests, RATIO_CPU)
         finally:
             tmp.cleanup()
         return
