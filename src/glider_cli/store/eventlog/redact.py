@@ -209,8 +209,9 @@ _patterns: _Patterns | None = None
 _patterns_lock = threading.Lock()
 
 
-def _compile() -> _Patterns:
-    """The compiled patterns, built by the first caller (any thread) and shared from then on."""
+def patterns() -> _Patterns:
+    """The compiled patterns (`blob` is the reference `may_need_redaction` answers for), built by the
+    first caller, whichever thread, and shared from then on."""
     global _patterns
     with _patterns_lock:
         if _patterns is None:
@@ -235,25 +236,14 @@ def _compile() -> _Patterns:
         return _patterns
 
 
-def __getattr__(name: str) -> Any:
-    # The compiled patterns under their former module names (`_BLOB` is the reference the tests
-    # check `may_need_redaction` against).
-    field = {"_COMPILED": "compiled", "_TRIGGER": "trigger", "_BLOB": "blob", "_BLOB_SET": "blob_set"}.get(
-        name
-    )
-    if field is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(_patterns or _compile(), field)
-
-
 def text_may_need_redaction(text: str) -> bool:
     """False when `redact_text(text)` is `text` (see the module contract)."""
-    return len(text) >= _MIN_LEN and (_patterns or _compile()).trigger.search(text) is not None
+    return len(text) >= _MIN_LEN and (_patterns or patterns()).trigger.search(text) is not None
 
 
 def may_need_redaction(blob: bytes) -> bool:
     """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
-    return (_patterns or _compile()).blob_set.Match(blob) is not None
+    return (_patterns or patterns()).blob_set.Match(blob) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -275,9 +265,9 @@ def redact_text(text: str) -> str:
     """`text` with every match of every shape in `SHAPES` redacted, in table order."""
     if len(text) < _MIN_LEN:
         return text
-    compiled = (_patterns or _compile()).compiled
+    compiled = (_patterns or patterns()).compiled
     present: set[int] = set()
-    for m in (_patterns or _compile()).trigger.finditer(text):
+    for m in (_patterns or patterns()).trigger.finditer(text):
         # The shapes whose trigger is here: looked up in a window around the hit, which also holds
         # any trigger the combined scan's hit overlaps (triggers are far shorter than the window).
         window = text[max(m.start() - 64, 0) : m.end() + 64]
