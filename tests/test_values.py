@@ -5,6 +5,7 @@ import importlib
 import inspect
 import pickle
 import pkgutil
+import re
 from typing import ClassVar
 
 import pytest
@@ -13,7 +14,7 @@ import glider_cli
 from glider_cli.config.model import Action, Rule, Trigger
 from glider_cli.config.settings import BackendSettings, Settings, Timeout
 from glider_cli.domain import ChatRequest, RequestSummary, RouteDecision
-from glider_cli.values import Frozen, FrozenInstanceError, init_fields, replace
+from glider_cli.values import Frozen, FrozenInstanceError, init_fields, lazy_pattern, replace
 
 
 def _all_value_classes() -> list[type[Frozen]]:
@@ -149,3 +150,30 @@ def test_fields_of_a_base_class_come_first_and_classvars_are_none() -> None:
 def test_init_fields_wants_every_field() -> None:
     with pytest.raises(ValueError):
         init_fields(Timeout(), 1.0)
+
+
+def test_a_lazy_pattern_compiles_on_first_use_and_answers_as_the_pattern() -> None:
+    source = r"(?P<word>[a-z]+)-(\d+)"
+    ref = re.compile(source, re.IGNORECASE)
+    lazy = lazy_pattern(source, re.IGNORECASE)
+    with pytest.raises(AttributeError):  # nothing compiled yet: its methods are not set
+        object.__getattribute__(lazy, "search")
+    text = "Ab-12 cd-3 x-"
+    assert lazy.search(text).group("word") == ref.search(text).group("word")  # type: ignore[union-attr]
+    assert lazy.match(text).span() == ref.match(text).span()  # type: ignore[union-attr]
+    assert lazy.fullmatch("ab-1") is not None and lazy.fullmatch(text) is None
+    assert lazy.sub(r"<\1>", text) == ref.sub(r"<\1>", text)
+    assert lazy.subn("_", text) == ref.subn("_", text)
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in ref.finditer(text)]
+    assert lazy.findall(text) == ref.findall(text)
+    assert lazy.split(text) == ref.split(text)
+    for pos, end in ((1, 8), (1, 3), (6, 13)):
+        got, want = lazy.search(text, pos, end), ref.search(text, pos, end)
+        assert (got and got.span()) == (want and want.span())
+    assert (lazy.pattern, lazy.flags, lazy.groups) == (ref.pattern, ref.flags, ref.groups)
+    # Once compiled, the methods are the compiled pattern's own.
+    compiled = lazy.search.__self__  # type: ignore[attr-defined]
+    assert isinstance(compiled, re.Pattern) and compiled == ref
+    assert lazy.findall.__self__ is compiled  # type: ignore[attr-defined]
+    binary = lazy_pattern(rb'"n"\s*:\s*(\d+)')
+    assert binary.search(b'{"n": 42}').group(1) == b"42"  # type: ignore[union-attr]

@@ -21,12 +21,17 @@ plans, the turn lifecycle's `Opened` and `Served`). What is mutable by design â€
 records in the engine (`proxy.calls`: `Inbound`, `Job`, `Call`; `proxy.reply.Reply`, whose `after`
 and `close` the server sets off) â€” is a plain `@dataclass`. A value that must keep a secret out of its
 repr and comparisons (`backends.registry.Backend`) says so where it is defined.
+
+`lazy_pattern(pattern, flags)` is `re.compile(pattern, flags)` compiled on first use: for a module's
+patterns that a start does not need (Python's `re` compiles a case-insensitive or Unicode-class
+pattern in Python code, up to ~1 ms each), so that importing the module costs nothing for them.
 """
 
 from __future__ import annotations
 
+import re
 from inspect import get_annotations
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from typing import Any, AnyStr, ClassVar, TypeVar, cast, dataclass_transform
 
 V = TypeVar("V", bound="Frozen")
 
@@ -95,3 +100,33 @@ def replace(obj: V, **changes: Any) -> V:
         raise TypeError(f"{obj.__class__.__qualname__} has no field {sorted(unknown)[0]!r}")
     values.update(changes)
     return obj.__class__(**values)
+
+
+# The methods of a compiled pattern that a `lazy_pattern` keeps, once compiled, as its own attributes.
+_PATTERN_METHODS = ("search", "match", "fullmatch", "sub", "subn", "finditer", "findall", "split")
+
+
+class _LazyPattern:
+    __slots__ = ("_flags", "_source", *_PATTERN_METHODS)
+
+    def __init__(self, source: str | bytes, flags: int) -> None:
+        self._source = source
+        self._flags = flags
+
+    def __getattr__(self, name: str) -> Any:
+        # Called while the methods are not set yet (and for the pattern's other attributes): compile
+        # (re's own cache makes a second compile, by another thread or for `.pattern`, a lookup) and
+        # keep the compiled pattern's bound methods, so later calls cost what the pattern's own do.
+        compiled = re.compile(self._source, self._flags)
+        for method in _PATTERN_METHODS:
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return f"lazy_pattern({self._source!r}, {self._flags!r})"
+
+
+def lazy_pattern(pattern: AnyStr, flags: int = 0) -> re.Pattern[AnyStr]:
+    """`re.compile(pattern, flags)`, compiled when first used (see the module docstring). Its methods
+    are the compiled pattern's; it is no `re.Pattern` instance (not for `isinstance` or `re.sub`)."""
+    return cast("re.Pattern[AnyStr]", _LazyPattern(pattern, flags))

@@ -81,7 +81,7 @@ def test_the_set_scan_answers_as_search_does() -> None:
         b"x" * 5000 + b"AKIAIOSFODNN7EXAMPLE",
     ]
     for blob in samples:
-        assert redact.may_need_redaction(blob) is (redact._BLOB.search(blob) is not None), blob
+        assert redact.may_need_redaction(blob) is (redact.patterns().blob.search(blob) is not None), blob
     assert [redact.may_need_redaction(b) for b in samples] == [
         False, False, True, True, False, True, True, True, True, True
     ]  # fmt: skip

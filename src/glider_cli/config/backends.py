@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import re
 from types import MappingProxyType
 from urllib.parse import urlsplit
 
 from glider_cli.config.located import Checker, LDict, looks_like_secret
 from glider_cli.config.settings import BackendSettings, BreakerSettings, Timeout
+from glider_cli.values import lazy_pattern
 
 BACKEND_TYPES: tuple[str, ...] = ("ollama", "openai", "anthropic", "origin")
 SIDES: tuple[str, ...] = ("local", "cloud")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_NAME = lazy_pattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 BACKEND_KEYS = (
     "type",

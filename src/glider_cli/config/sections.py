@@ -22,12 +22,13 @@ from glider_cli.config.settings import (
     ToolFollowupSettings,
     TransformSettings,
 )
+from glider_cli.values import lazy_pattern
 
 DELEGATE_VENDORS: tuple[str, ...] = ("claude", "cursor-agent", "agy", "codex")
 SUMMARY_SOURCES: tuple[str, ...] = ("origin", "cloud", "local", "none")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # routing.tool_followup entries: a tool name, or `Tool:subagent_type` (Claude Code's Agent:Explore).
-_TOOL_ENTRY = re.compile(r"^[^\s:]+(?::[^\s:]+)?$")
+_TOOL_ENTRY = lazy_pattern(r"^[^\s:]+(?::[^\s:]+)?$")
 
 SERVER_KEYS = (
     "host",

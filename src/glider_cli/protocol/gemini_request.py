@@ -30,17 +30,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest, Message, ToolCall
 from glider_cli.errors import RequestError
 from glider_cli.protocol.tokens import estimate_tokens
+from glider_cli.values import lazy_pattern
 
-_TARGET = re.compile(r"^/(v1(?:alpha|beta)?\d*)/models/([^/:]+):([A-Za-z]+)$")
-_SNAKE = re.compile(r"(?<!^)([A-Z])")
-_ID_SAFE = re.compile(r"[^A-Za-z0-9_-]")
+_TARGET = lazy_pattern(r"^/(v1(?:alpha|beta)?\d*)/models/([^/:]+):([A-Za-z]+)$")
+_SNAKE = lazy_pattern(r"(?<!^)([A-Z])")
+_ID_SAFE = lazy_pattern(r"[^A-Za-z0-9_-]")
 METHODS = ("generateContent", "streamGenerateContent", "countTokens")
 CONTEXT_TAG = "<session_context>"
 _ROLES = {"user": "user", "model": "assistant", "function": "user", "tool": "user"}

@@ -47,7 +47,7 @@ from glider_cli.protocol import pack_shapes
 from glider_cli.protocol.pack_gemini import Gemini
 from glider_cli.protocol.pack_shapes import Shape, cut
 from glider_cli.protocol.parse import parse_request
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, lazy_pattern
 
 SHAPES: Mapping[str, Shape] = {**pack_shapes.SHAPES, "gemini": Gemini()}
 # The client protocols a pack can be made for: all four client protocols.
@@ -66,7 +66,7 @@ ENV_LINE_CHARS = 200
 
 # The environment lines coding agents write: Claude Code's `# Environment` list and older "Working
 # directory:" forms, Codex's `<environment_context>` elements, Gemini CLI's `<session_context>` lines.
-_ENV_LINE = re.compile(
+_ENV_LINE = lazy_pattern(
     r"^\s*(?:[-*]\s*)?(?:primary working directory|working directory|additional working directories"
     r"|is (?:a )?git repo(?:sitory)?|platform|shell|os version|today'?s date|current date|timezone"
     r"|my operating system|i'?m currently working in the directory)\b"
@@ -74,9 +74,9 @@ _ENV_LINE = re.compile(
     r"|^\s*<(cwd|shell|current_date|timezone|os|platform)>.+</\1>\s*$",
     re.IGNORECASE,
 )
-_CLIENT_HEADER = re.compile(r"^x-anthropic-billing-header:")
+_CLIENT_HEADER = lazy_pattern(r"^x-anthropic-billing-header:")
 # An environment line with a clock time (a date with its time) changes from turn to turn: it goes last.
-_CLOCK = re.compile(r"\b\d{1,2}:\d{2}\b")
+_CLOCK = lazy_pattern(r"\b\d{1,2}:\d{2}\b")
 CLOCK_HEADING = "Time of this turn:"
 # The room kept for the clock lines is rounded up to this, so the client's excerpt before them keeps
 # its length (and its bytes) when a time is one character longer.

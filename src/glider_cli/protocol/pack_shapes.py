@@ -19,14 +19,14 @@ an image or a file from the user counts as real too.
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from glider_cli.protocol.client_texts import client_continuation
+from glider_cli.values import lazy_pattern
 
-_CONTEXT = re.compile(
+_CONTEXT = lazy_pattern(
     r"^\s*(?:<system-reminder>|<environment_context>|<user_instructions>|<permissions instructions>"
     r"|<skills_instructions>|# AGENTS\.md instructions for )"
 )

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
 from glider_cli.domain import ChatRequest
+from glider_cli.values import lazy_pattern
 
 Kind = Literal[
     "new_turn",
@@ -54,9 +55,9 @@ AGENT_TOOLS = frozenset({"Agent", "Task", "spawn_agent"})
 PROMPT_CAP = 2000
 _AUTH_HEADERS = ("x-api-key", "authorization", "x-goog-api-key")
 _blake2b = hashlib.blake2b
-_SESSION_QUOTE = re.compile(r"<session>(.*?)</session>", re.DOTALL)
+_SESSION_QUOTE = lazy_pattern(r"<session>(.*?)</session>", re.DOTALL)
 
-_SUMMARY = re.compile(
+_SUMMARY = lazy_pattern(
     r"(?:^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise |detailed )?"
     r"summary of|give (?:me )?(?:a |an )?(?:brief |short )?(?:summary|recap) of|recap)\b[^\n]{0,80}?"
     r"\b(?:conversation|chat|session|changes|work|what (?:you|we|was) (?:did|done|changed|have done))"

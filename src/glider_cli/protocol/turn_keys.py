@@ -34,11 +34,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from glider_cli.domain import ChatRequest
+from glider_cli.values import lazy_pattern
 
 HEADER = "x-glider-workspace"
 DELEGATE_HEADER = "x-glider-delegate-of"
 DELEGATE_ENV = "GLIDER_DELEGATE_OF"
-_RUN_ID_RE = re.compile(r"^[0-9A-Za-z_-]{1,64}$")
+_RUN_ID_RE = lazy_pattern(r"^[0-9A-Za-z_-]{1,64}$")
 GOAL_CHARS = 2000
 ENV_MESSAGES = 8
 PLAN_TOOLS = ("TodoWrite", "update_plan")
@@ -54,12 +55,12 @@ _CLIENT_NOISE_RE = re.compile(
     r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?</INSTRUCTIONS>",
     re.S,
 )
-_COMMAND_NAME_RE = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
-_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_COMMAND_MESSAGE_RE = re.compile(r"<command-message>.*?</command-message>", re.S)
-_CLAUDE_RE = re.compile(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
-_CODEX_RE = re.compile(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
-_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
+_COMMAND_NAME_RE = lazy_pattern(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS_RE = lazy_pattern(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_MESSAGE_RE = lazy_pattern(r"<command-message>.*?</command-message>", re.S)
+_CLAUDE_RE = lazy_pattern(r"^\s*-?\s*(?:Primary working directory|Working directory):\s*(\S.*?)\s*$", re.M)
+_CODEX_RE = lazy_pattern(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
+_PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
 _MARKS = {"completed": "[x]", "in_progress": "[>]"}
 
 

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from glider_cli.values import lazy_pattern
+
 _USAGE_RE = re.compile(
     rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count'
     rb"|promptTokenCount|candidatesTokenCount|cache_read_input_tokens|cache_creation_input_tokens"
@@ -30,7 +32,7 @@ _USAGE_RE = re.compile(
 _INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count", b"promptTokenCount"}
 _OUTPUT_KEYS = {b"output_tokens", b"completion_tokens", b"eval_count", b"candidatesTokenCount"}
 _CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
-_LIMIT_RE = re.compile(
+_LIMIT_RE = lazy_pattern(
     rb'"(?:finish_reason|done_reason|stop_reason|finishReason|reason)"\s*:\s*'
     rb'"(?:length|max_tokens|MAX_TOKENS|max_output_tokens)"'
 )

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, lazy_pattern
 
 DEFAULT_WEIGHTS: dict[str, int] = {
     "length": 30,
@@ -29,7 +29,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     "tools": 0,
 }
 _SCAN = 20_000
-_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
+_FENCE = lazy_pattern(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
 _EXTENSIONS = frozenset(
     [
         "py",

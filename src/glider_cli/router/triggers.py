@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from glider_cli.config.model import Trigger
 from glider_cli.domain import ChatRequest
 from glider_cli.router.complexity import LazyComplexity
-from glider_cli.values import Frozen
+from glider_cli.values import Frozen, lazy_pattern
 
 if TYPE_CHECKING:
     from glider_cli.router.scripts import ScriptOutcome
@@ -44,7 +44,7 @@ _OPS: dict[str, Callable[[int, int], bool]] = {
     "==": operator.eq,
     "=": operator.eq,
 }
-_WRAPUP = re.compile(
+_WRAPUP = lazy_pattern(
     r"^\s*(?:please\s+)?(?:now\s+)?(?:summari[sz]e|write (?:a |an )?(?:brief |short |concise )?summary of|"
     r"give (?:me )?(?:a |an )?(?:brief |short )?(?:summary|recap) of|recap)\b[^\n]{0,80}?"
     r"\b(?:conversation|chat|session|changes|work|what (?:you|we|was) (?:did|done|changed|have done))",
@@ -69,7 +69,7 @@ INJECTED_TAGS: tuple[str, ...] = (
     "session_context",
     "loaded_context",
 )
-_INJECTED = re.compile(r"<(" + "|".join(INJECTED_TAGS) + r")(?:\s[^>]*)?>(?:.*?</\1>|.*\Z)", re.DOTALL)
+_INJECTED = lazy_pattern(r"<(" + "|".join(INJECTED_TAGS) + r")(?:\s[^>]*)?>(?:.*?</\1>|.*\Z)", re.DOTALL)
 # Whole-message texts a client sends as if the person wrote them: Claude Code's `# Environment`
 # section (a user message in count_tokens, "It can be toggled with /fast"), Codex's AGENTS.md header.
 _INJECTED_MESSAGE = re.compile(
@@ -77,10 +77,10 @@ _INJECTED_MESSAGE = re.compile(
     r"|# AGENTS\.md instructions for )"
 )
 # Mentions, not commands: fenced blocks, inline code spans, Markdown quote lines.
-_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
+_FENCED = lazy_pattern(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)
 # An inline code span may wrap a line but not a paragraph: a stray back-tick does not blank the rest.
-_CODE_SPAN = re.compile(r"(`+)(?!`)(?:(?!\n\s*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
-_QUOTE_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+_CODE_SPAN = lazy_pattern(r"(`+)(?!`)(?:(?!\n\s*\n).)+?(?<!`)\1(?!`)", re.DOTALL)
+_QUOTE_LINE = lazy_pattern(r"^[ \t]*>.*$", re.MULTILINE)
 _OPEN_QUOTES = "\"'“‘«"
 _CLOSE_QUOTES = "\"'”’»"
 

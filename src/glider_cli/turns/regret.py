@@ -36,6 +36,7 @@ from typing import Any
 
 from glider_cli.protocol.turn_keys import user_words
 from glider_cli.store.eventlog.events import LOCAL_REGRET as LOCAL_REGRET_EVENT
+from glider_cli.values import lazy_pattern
 
 __all__ = ["LOCAL_REGRET", "RegretWatch", "similarity"]
 
@@ -46,8 +47,8 @@ MIN_CHARS = 12
 CLOUD_WINDOW = 1800.0
 SOON_WINDOW = 120.0
 CLOUD_COMMANDS = ("/cloud", "/heavy")
-_COMMAND = re.compile(r"(?<!\S)/(cloud|heavy|local|fast)\b", re.IGNORECASE)
-_SPACE = re.compile(r"\s+")
+_COMMAND = lazy_pattern(r"(?<!\S)/(cloud|heavy|local|fast)\b", re.IGNORECASE)
+_SPACE = lazy_pattern(r"\s+")
 
 Event = tuple[str, dict[str, Any], str | None]
 

@@ -23,16 +23,19 @@ occurs in a text are run on it. The fast paths decide that nothing needs to chan
   lists, strings, numbers, booleans and None, is False only when `redact` would return an equal
   value: no trigger, and no string (key or value) that ends in a word every sensitive name ends in.
 Both are conservative: false positives only cost the full pass; a false negative would be a bug.
+
+The patterns are compiled on first use (`import re2` included), once, under a lock: the event writer's
+thread and the event loop may both be first. Importing this module compiles nothing, so `glider serve`
+starts without it (a request's events are written after its reply; issue 29).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any, NamedTuple
-
-import re2
 
 REDACTED = "[REDACTED]"
 
@@ -105,11 +108,8 @@ SHAPES: tuple[Shape, ...] = (
 )
 
 
-# Each shape compiled on its own, with its trigger: only the shapes whose trigger occurs are run.
-_COMPILED = tuple((re2.compile(s.pattern), re2.compile(s.trigger), "(?P<keep>" in s.pattern) for s in SHAPES)
 # No match of any shape is shorter than this.
 _MIN_LEN = 11
-_TRIGGER = re2.compile("|".join(f"(?:{s.trigger})" for s in SHAPES))
 
 _EXACT_NAMES = frozenset(
     {
@@ -187,31 +187,63 @@ _NAME_ENDS = (
 # any non-ASCII character (a possible Unicode space). RE2's case folding also folds the Kelvin sign
 # (U+212A) to `k`, as str.lower() does for the names `sensitive_name` sees; the sign itself is a
 # trigger too, so the check never depends on it.
-_BLOB = re2.compile(
-    "(?:"
-    + _TRIGGER.pattern
-    + ")|\u212a|(?i:"
-    + "|".join(re.escape(w) for w in _NAME_ENDS)
-    + r')(?:[ \t\n\r\x0b\x0c]|[^\x00-\x7f]|\\u[\s\S]{4}|\\[\s\S])*"'
-)
+_STRING_END = r'''(?:[ \t\n\r\x0b\x0c]|[^\x00-\x7f]|\\u[\s\S]{4}|\\[\s\S])*"'''
+
+
+class _Patterns(NamedTuple):
+    """Everything compiled from `SHAPES` and `_NAME_ENDS`."""
+
+    # Each shape compiled on its own, with its trigger: only the shapes whose trigger occurs are run.
+    compiled: tuple[tuple[Any, Any, bool], ...]
+    # Any shape's trigger.
+    trigger: Any
+    # A trigger, or a string (key or value) ending in a word every sensitive name ends in.
+    blob: Any
+    # `blob` as a one-pattern `re2.Set` for the writer's yes/no question on bytes: a Set only says
+    # whether the pattern matches, without the match object and the Python-side bookkeeping of
+    # `search` (~2.5 us a call on a request's ~2 KB of lines, more than the scan itself; issue 29).
+    blob_set: Any
+
+
+_patterns: _Patterns | None = None
+_patterns_lock = threading.Lock()
+
+
+def patterns() -> _Patterns:
+    """The compiled patterns (`blob` is the reference `may_need_redaction` answers for), built by the
+    first caller, whichever thread, and shared from then on."""
+    global _patterns
+    with _patterns_lock:
+        if _patterns is None:
+            import re2
+
+            trigger = re2.compile("|".join(f"(?:{s.trigger})" for s in SHAPES))
+            blob = re2.compile(
+                "(?:"
+                + trigger.pattern
+                + ")|\u212a|(?i:"
+                + "|".join(re.escape(w) for w in _NAME_ENDS)
+                + ")"
+                + _STRING_END
+            )
+            blob_set = re2.Set.SearchSet()
+            blob_set.Add(blob.pattern)
+            blob_set.Compile()
+            compiled = tuple(
+                (re2.compile(s.pattern), re2.compile(s.trigger), "(?P<keep>" in s.pattern) for s in SHAPES
+            )
+            _patterns = _Patterns(compiled, trigger, blob, blob_set)
+        return _patterns
 
 
 def text_may_need_redaction(text: str) -> bool:
     """False when `redact_text(text)` is `text` (see the module contract)."""
-    return len(text) >= _MIN_LEN and _TRIGGER.search(text) is not None
-
-
-# `_BLOB` as a one-pattern `re2.Set` for the writer's yes/no question on bytes: a Set only says
-# whether the pattern matches, without the match object and the Python-side bookkeeping of `search`
-# (~2.5 us a call on a request's ~2 KB of lines, more than the scan itself; issue 29).
-_BLOB_SET = re2.Set.SearchSet()
-_BLOB_SET.Add(_BLOB.pattern)
-_BLOB_SET.Compile()
+    return len(text) >= _MIN_LEN and (_patterns or patterns()).trigger.search(text) is not None
 
 
 def may_need_redaction(blob: bytes) -> bool:
     """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
-    return _BLOB_SET.Match(blob) is not None
+    return (_patterns or patterns()).blob_set.Match(blob) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -233,14 +265,15 @@ def redact_text(text: str) -> str:
     """`text` with every match of every shape in `SHAPES` redacted, in table order."""
     if len(text) < _MIN_LEN:
         return text
+    compiled = (_patterns or patterns()).compiled
     present: set[int] = set()
-    for m in _TRIGGER.finditer(text):
+    for m in (_patterns or patterns()).trigger.finditer(text):
         # The shapes whose trigger is here: looked up in a window around the hit, which also holds
         # any trigger the combined scan's hit overlaps (triggers are far shorter than the window).
         window = text[max(m.start() - 64, 0) : m.end() + 64]
-        present.update(i for i, (_, trigger, _) in enumerate(_COMPILED) if trigger.search(window) is not None)
+        present.update(i for i, (_, trigger, _) in enumerate(compiled) if trigger.search(window) is not None)
     for i in sorted(present):
-        pattern, _, keep = _COMPILED[i]
+        pattern, _, keep = compiled[i]
         text = pattern.sub(_keep_label if keep else REDACTED, text)
     return text
 
