@@ -24,44 +24,34 @@ lets the client's text run on to the end).
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Sequence
 
-from glider_cli.values import Frozen, init_fields
+from glider_cli.values import Frozen, init_fields, lazy_pattern
 
 
 class ClientText(Frozen):
-    """One text a client sends on its own: who sends it, when, and its fixed parts. `pattern`, the
-    whole text a message must be; None (the texts below): the parts in order with the client's own
-    values between them (`_pattern`, compiled on first use)."""
+    """One text a client sends on its own: who sends it, when, its fixed parts, and `pattern`, the
+    whole text a message must be."""
 
     client: str
     when: str
     parts: tuple[str, ...]
-    pattern: re.Pattern[str] | None
+    pattern: re.Pattern[str]
 
-    def __init__(
-        self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str] | None = None
-    ) -> None:
+    def __init__(self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str]) -> None:
         init_fields(self, client, when, parts, pattern)
 
     def matches(self, text: str) -> bool:
-        return (self.pattern or _pattern(self.parts)).match(text) is not None
-
-
-@functools.cache
-def _pattern(parts: tuple[str, ...]) -> re.Pattern[str]:
-    # Compiled on the first message that starts like one of the texts (`client_continuation`), not
-    # at import: most runs never see one, and the 13 patterns were ~1 ms of `glider serve`'s start
-    # (issue 29's cold start).
-    body = "(?:.*?)".join(re.escape(p) for p in parts)
-    return re.compile(body + r"\Z", re.DOTALL)
+        return self.pattern.match(text) is not None
 
 
 def _text(client: str, when: str, *parts: str) -> ClientText:
-    """A `ClientText` of these fixed parts (an empty last part lets the client's text run on)."""
-    return ClientText(client, when, tuple(parts))
+    """A `ClientText` of these fixed parts (an empty last part lets the client's text run on). Its
+    pattern is compiled on the first message that starts like one of the texts (`client_continuation`),
+    not at import: most runs never see one (issue 29's cold start)."""
+    body = "(?:.*?)".join(re.escape(p) for p in parts)
+    return ClientText(client, when, tuple(parts), lazy_pattern(body + r"\Z", re.DOTALL))
 
 
 _GOAL_OPENING = (

@@ -20,13 +20,12 @@ An error is raised as `StarlarkLikeError` (any other exception a script raises i
 
 from __future__ import annotations
 
-import functools
 import operator
-import re
 from collections.abc import Callable
 from typing import Any
 
 from glider_cli.domain import Message
+from glider_cli.values import lazy_pattern
 
 # Lower-case mappings starlark-pyo3 (Rust, Unicode 17) has and CPython 3.11 (Unicode 14) has not.
 _RANGES = ((0x10D50, 0x10D65, 0x20), (0x16EA0, 0x16EB8, 0x1B))
@@ -41,13 +40,9 @@ STARLARK_LOWER: dict[int, int] = {
     0xA7DC: 0x019B,
     **{cp: cp + shift for lo, hi, shift in _RANGES for cp in range(lo, hi + 1)},
 }
-
-
-@functools.cache
-def _newer_upper() -> re.Pattern[str]:
-    """The characters `STARLARK_LOWER` maps: compiled by the first lower() of a non-ASCII string, not
-    at import (`glider serve` imports this module to lint the bundled scripts; issue 29)."""
-    return re.compile("[" + "".join(chr(cp) for cp in sorted(STARLARK_LOWER)) + "]")
+# The characters `STARLARK_LOWER` maps: compiled by the first lower() of a non-ASCII string, not at
+# import (`glider serve` imports this module to lint the bundled scripts; issue 29).
+_NEWER_UPPER = lazy_pattern("[" + "".join(chr(cp) for cp in sorted(STARLARK_LOWER)) + "]")
 
 
 class StarlarkLikeError(Exception):
@@ -244,7 +239,7 @@ def _str_method(name: str, s: Any, args: tuple[Any, ...]) -> None:
 def g_lower(s: Any) -> str:
     _str_method("lower", s, ())
     out: str = s.lower()
-    if not out.isascii() and _newer_upper().search(out):
+    if not out.isascii() and _NEWER_UPPER.search(out):
         out = out.translate(STARLARK_LOWER)
     return out
 
