@@ -41,7 +41,9 @@ from glider_cli.store.eventlog.redact import (
     text_may_need_redaction,
 )
 
-# (id, type, ts, turn_id, data) as emitted.
+# (id, type, ts, turn_id, data) as stamped: the data as handed over (`EventWriter.stage` keeps a
+# `Deferred` or another mapping as given), then as `made` gives it to be settled: a dict of its own.
+Staged = tuple[str, str, str, "str | None", Mapping[str, Any]]
 Pending = tuple[str, str, str, "str | None", dict[str, Any]]
 
 # Only JSON-native values take the fast path; everything else is handed to `redact` first.
@@ -161,10 +163,9 @@ def one_day(items: list[Pending]) -> bool:
     return True
 
 
-def made(item: Pending) -> Pending:
-    """A pending event with its data made: staged `Deferred` data is made here, once."""
-    data: Any = item[4]
-    if type(data) is dict:
-        return item
-    made = data.resolve() if type(data) is Deferred else dict(data)
-    return (item[0], item[1], item[2], item[3], made)
+def made(item: Staged) -> Pending:
+    """A stamped event with its data made: staged `Deferred` data is made here, once."""
+    data = item[4]
+    if type(data) is not dict:
+        data = data.resolve() if type(data) is Deferred else dict(data)
+    return (item[0], item[1], item[2], item[3], data)

@@ -60,7 +60,15 @@ from glider_cli.paths import Paths
 from glider_cli.store.eventlog import ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import Pending, made, one_day, settle_clean, settle_many, snapshot
+from glider_cli.store.eventlog.settle import (
+    Pending,
+    Staged,
+    made,
+    one_day,
+    settle_clean,
+    settle_many,
+    snapshot,
+)
 from glider_cli.store.eventlog.warm import WarmLoad
 from glider_cli.store.index.digests import Digest, digest_of, digests_of
 
@@ -110,7 +118,7 @@ class EventWriter(WarmLoad):
         self._ids = IdGenerator(clock)
         self._batch_max = batch_max
         self._linger = linger
-        self._pending: collections.deque[Pending] = collections.deque()
+        self._pending: collections.deque[Staged] = collections.deque()
         self._ring = ring.Ring(self.settings.max_events)
         # Guards taking events off `_pending`, the ring and `_unwritten`, so all three keep emit order.
         self._lock = threading.Lock()
@@ -207,10 +215,7 @@ class EventWriter(WarmLoad):
         ts = format_ts(self._clock())
         # `data` stays as given (a Deferred is made when settled: `settle.made`).
         self._pending.extend(
-            [
-                (id_, t, ts, turn, data)  # type: ignore[misc]
-                for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)
-            ]
+            [(id_, t, ts, turn, data) for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)]
         )
         with self._cond:
             self._enqueued += n
