@@ -1,6 +1,7 @@
 """`glider serve` listens before its local backends have answered the first probe (`proxy.local_path`):
 `/healthz` answers at once (the backends "not probed"), a request that comes during the probe waits
-for it and is decided with what it found, and a shutdown during the probe stops it cleanly."""
+for it and is decided with what it found (a client that leaves meanwhile does not stop the probe), and
+a shutdown during the probe stops it cleanly."""
 
 from __future__ import annotations
 
@@ -122,6 +123,24 @@ def test_healthz_answers_while_a_silent_backend_is_probed_and_a_request_waits_fo
     assert answered >= PROBE_TIMEOUT * 0.95, (up, answered)
     assert after["reachable"] is False and after["error"] == "timeout" and after["source"] == "probe", after
     assert fake.requests and all(q.path == "/v1/messages" for q in fake.requests)
+
+
+def test_a_client_that_leaves_while_its_request_waits_does_not_stop_the_probe(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    # The endpoint cancels a request whose client left; the probe it waited for goes on.
+    with SilentBackend() as silent, GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
+        with pytest.raises(httpx.ReadTimeout):
+            body = {
+                "model": "claude-x",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "/cloud hi"}],
+            }
+            httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=httpx.Timeout(5, read=0.3))
+        after = _probed(g.url)
+        assert after["reachable"] is False and after["error"] == "timeout", after
+        assert _ask(g.url, "/cloud say hi").status_code == 200
+    assert [q.path for q in fake.requests] == ["/v1/messages"]  # the one that left was never sent
 
 
 def test_a_request_during_a_slow_probe_is_gated_as_one_after_it(tmp_path: Path) -> None:
