@@ -40,6 +40,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from glider_cli.values import replace
 __all__ = ["LocalPath", "turn_uses_tools"]
 
 Size = Callable[[str], int]
+_log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
 
 
 def turn_uses_tools(chat: ChatRequest) -> bool:
@@ -130,6 +132,11 @@ class LocalPath:
 
     def _probed(self, first: asyncio.Task[Any]) -> None:
         self.probing = False
+        # A backend that cannot be reached is a Capability, not an exception: one raised here is a
+        # fault of the probe itself. It is reported once, where uvicorn reports the app's failures,
+        # and the backends stay as they were (not probed); the server goes on.
+        if not first.cancelled() and (exc := first.exception()) is not None:
+            _log.error("the first probe of the local backends failed", exc_info=exc)
 
     async def ready(self) -> None:
         """Wait until the first probe is over. A caller cancelled while it waits leaves the probe
