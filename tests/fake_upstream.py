@@ -10,6 +10,9 @@ It speaks the real wire formats, written out by hand (deliberately independent o
                GET  /v1/models                    Anthropic shape if `anthropic-version` was sent
     Ollama     POST /api/chat                     NDJSON stream (the default) or one JSON object
                GET  /api/tags
+               POST /api/show                     only with `FakeUpstream(ollama_show=True)`: without
+                                                  it a probe learns no window or tools (404), so a
+                                                  too-long body meets the fake's own 400
     Gemini     POST /v1beta/models/{model}:generateContent, :streamGenerateContent?alt=sse, :countTokens
                (strict: see fake_wire_gemini.py)
 
@@ -66,7 +69,7 @@ from fake_wire import (
     ollama_json,
     plan_reply,
 )
-from fake_wire_checks import Served, models_body, refusal, tags_body
+from fake_wire_checks import Served, models_body, refusal, show_body, tags_body
 from fake_wire_gemini import GeminiError, gemini_events, gemini_json
 from fake_wire_gemini import check as check_gemini
 from fake_wire_gemini import error_body as gemini_error
@@ -143,8 +146,10 @@ class FakeUpstream:
         models: Iterable[str] = MODELS,
         ollama_models: Iterable[str] = OLLAMA_MODELS,
         context_window: int | None = None,
+        ollama_show: bool = False,
     ) -> None:
         self._served = Served.of(models, ollama_models, context_window)
+        self._ollama_show = ollama_show
         self._state = _State(self._served)
         self._lock = threading.Lock()
         self._stopping = False
@@ -404,6 +409,11 @@ class FakeUpstream:
             await self._record(request)
             return JSONResponse(tags_body(self.served))
 
+        async def show(request: Request) -> Response:
+            rec, _fault, _reply = await self._record(request)
+            status, body = show_body(self.served, rec.body)
+            return JSONResponse(body, status_code=status)
+
         async def gemini(request: Request) -> Response:
             rec, fault, reply = await self._record(request)
             if fault is not None and fault.status is not None:
@@ -437,6 +447,7 @@ class FakeUpstream:
                 Route("/v1/models", models, methods=["GET"]),
                 Route("/api/chat", ollama_chat, methods=["POST"]),
                 Route("/api/tags", tags, methods=["GET"]),
+                *([Route("/api/show", show, methods=["POST"])] if self._ollama_show else []),
             ]
         )
 

@@ -12,7 +12,10 @@ where Glider can get it wrong, or a bug like "the local model's name sent to the
                 Responses: a function_call_output needs its function_call in `input` (unless the request
                 continues a stored response with previous_response_id).
     listing     GET /v1/models (Anthropic's shape when `anthropic-version` was sent, else OpenAI's) and
-                Ollama's GET /api/tags list exactly the served models.
+                Ollama's GET /api/tags list exactly the served models. Ollama's POST /api/show (served
+                when the fake is made with `ollama_show=True`) answers a pulled model with its details,
+                `model_info` (`<arch>.context_length`: the fake's window) and `capabilities`, a model
+                it has not pulled with 404 {"error": "model 'X' not found"}, no model with 400.
     context     a body over the configured window (tokens = body bytes / 4, the fake's own count) gets the
                 service's 400: Anthropic "prompt is too long", OpenAI code context_length_exceeded, Ollama
                 "the input length exceeds the context length".
@@ -274,4 +277,26 @@ def tags_body(served: Served) -> dict[str, Any]:
             }
             for m in sorted(served.ollama_models)
         ]
+    }
+
+
+def show_body(served: Served, body: Any) -> Refusal:
+    """Ollama's answer to POST /api/show: the status and its body (`model`, or the older `name`)."""
+    model = (body.get("model") or body.get("name")) if isinstance(body, dict) else None
+    if not isinstance(model, str) or not model:
+        return 400, {"error": "model is required"}
+    if ollama_name(model) not in served.ollama_models:
+        return 404, {"error": f"model '{model}' not found"}
+    info: dict[str, Any] = {"general.architecture": "fake", "general.parameter_count": 1_000_000_000}
+    if served.context_window is not None:  # None: unlimited, so no length to report
+        info["fake.context_length"] = served.context_window
+    details = {"format": "gguf", "family": "fake", "parameter_size": "1B", "quantization_level": "Q4_0"}
+    return 200, {
+        "modelfile": f"FROM {ollama_name(model)}\n",
+        "parameters": "",
+        "template": "{{ .Prompt }}",
+        "details": {"parent_model": "", "families": ["fake"], **details},
+        "model_info": info,
+        "capabilities": ["completion", "tools"],
+        "modified_at": "2026-01-01T00:00:00Z",
     }

@@ -180,6 +180,19 @@ def test_ollama_stream_json_and_tags(fake: FakeUpstream) -> None:
     assert [m["name"] for m in httpx.get(fake.url + "/api/tags").json()["models"]] == ["m:latest", "q:latest"]
 
 
+def test_ollama_show_is_served_only_when_asked_for_and_strictly() -> None:
+    with FakeUpstream(ollama_models=("q",), context_window=512, ollama_show=True) as fake:
+        shown = httpx.post(fake.url + "/api/show", json={"model": "q"})
+        assert shown.status_code == 200
+        assert shown.json()["model_info"]["fake.context_length"] == 512
+        assert "tools" in shown.json()["capabilities"]
+        missing = httpx.post(fake.url + "/api/show", json={"model": "nope"})
+        assert missing.status_code == 404 and missing.json() == {"error": "model 'nope' not found"}
+        assert httpx.post(fake.url + "/api/show", json={}).status_code == 400
+    with FakeUpstream(ollama_models=("q",)) as fake:
+        assert httpx.post(fake.url + "/api/show", json={"model": "q"}).status_code == 404
+
+
 def test_tool_result_turn_answers_text(fake: FakeUpstream) -> None:
     body = {
         "model": "m",

@@ -3,7 +3,9 @@
 `GliderServer(config_yaml, ...)` writes the YAML to a file, loads it with the real config loader and
 router, and serves `create_app` with a recording EventSink (the seam), or the real EventWriter when
 `sink=None`, and the production upstream client (aiohttp) talking to real servers on 127.0.0.1.
-Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`.
+Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`. Entering returns
+once uvicorn listens and (unless `probed=False`) the app's first probe of its local backends is over,
+which runs beside the server (`proxy.local_path`): a test reads what the probe found.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ class GliderServer:
         record: bool = True,
         bound_host: str | None = None,
         reload_interval: float | None = 1.0,
+        probed: bool = True,
     ) -> None:
+        self.probed = probed
         path = tmp / "glider-test-config.yaml"
         self.path = path
         path.write_text(config_yaml)
@@ -104,6 +108,11 @@ class GliderServer:
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > end:
                 raise RuntimeError("glider test server did not start")
+            time.sleep(0.01)
+        local = getattr(self.app.state.proxy, "local", None)
+        while self.probed and getattr(local, "probing", False):
+            if time.monotonic() > end:
+                raise RuntimeError("glider test server's probe did not end")
             time.sleep(0.01)
         return self
 

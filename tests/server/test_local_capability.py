@@ -101,7 +101,7 @@ print(cap.reachable, cap.error, ",".join(cap.models or ()), cap.context_window, 
 def test_the_start_up_probe_answers_without_loading_httpx(
     fake: FakeUpstream, tmp_path: Path, where: str
 ) -> None:
-    # `glider serve` probes its local backends before it answers: on the HTTP client it has loaded
+    # `glider serve` probes its local backends at start (beside the server): on the HTTP client it has loaded
     # already (aiohttp), not on httpx, whose import cost ~50 ms of every start (issue 29).
     import subprocess
     import sys

@@ -1,9 +1,10 @@
 """`glider serve`: run the routing proxy that Claude Code, Codex and the SDKs talk to.
 
 What it prints (stderr, plain text written straight: no Rich on the request path or at start): once the
-port is bound, where it listens and the backends it routes to; once the lifespan has probed the local
-backends, what each one serves (models, window, tools, or why it cannot be reached) and, with
-`--cursor-port` / `cursor.port`, where the Cursor proxy listens and its CA; then one line per reply —
+port is bound, where it listens and the backends it routes to; with `--cursor-port` / `cursor.port`,
+where the Cursor proxy listens and its CA; once the first probe of the local backends is over (it runs
+while the server already listens), what each one serves (models, window, tools, or why it cannot be
+reached); then one line per reply —
 time, client protocol, family kind, side, rule, backend, model, status (with `cut` or `failed` when the
 reply did not end well), milliseconds and the backend a fallback replaced — and one per request the
 capability gate refused (the lines of one event-loop pass are written together, on the next pass).
@@ -127,10 +128,11 @@ def _serve(
         if cursor is not None:
             c = cursor.describe()
             say(f"  Cursor proxy: HTTPS_PROXY={c['url']}  CA {c['ca']}  decrypts {', '.join(c['hosts'])}")
-        proxy = prepared.app.state.proxy
-        if proxy.local is not None:
-            for text in _probe_lines(proxy.local):
-                say(text)
+
+    def probed() -> None:
+        # Called by the lifespan once the first probe of the local backends is over.
+        for text in _probe_lines(prepared.app.state.proxy.local):
+            say(text)
 
     lines: list[str] = []
 
@@ -176,4 +178,6 @@ def _serve(
     # The Cursor proxy's one-off notices (an HTTP/2 client it cannot route) are printed even with --quiet.
     prepared.app.state.on_notice = say
     prepared.app.state.on_ready = ready
+    if not quiet:
+        prepared.app.state.on_probed = probed
     run(prepared, on_bound=None if quiet else bound)

@@ -2,8 +2,14 @@
 
 Contract:
 - `LocalPath(registry, settings)` holds one `backends.probe.Capability` per local backend: what the
-  server said (`probe`, run by the lifespan at start) with the config's `context_window` / `tools`
-  laid over it. Until probed, the config's values alone. `health()` is what `/healthz` shows.
+  server said (`probe`) with the config's `context_window` / `tools` laid over it. Until probed, the
+  config's values alone (`source: "not probed"`, or "config"). `health()` is what `/healthz` shows.
+- The first probe runs beside the server: the lifespan calls `start_probe(timeout)`, which starts it
+  as a task and returns at once, so `glider serve` listens (and `/healthz` answers) while a slow
+  backend is asked. `probing` is true until that probe is over (answered, failed, timed out or
+  cancelled at shutdown); a proxied request that comes meanwhile awaits `ready()` before its gate is
+  built, so it is decided with the probed capabilities (its wait is bounded by the probe's timeout).
+  Once the probe is over a request pays one attribute test (`probing`).
   Each good probe is also kept in `cache` (`backends.probe_cache`: `$GLIDER_HOME/run/probes.json`),
   so `glider lint` knows what a backend served when it last answered.
 - A backend that failed (`failed(name, why)`, called by the proxy on a refused connection, a
@@ -34,6 +40,7 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -49,6 +56,7 @@ from glider_cli.values import replace
 __all__ = ["LocalPath", "turn_uses_tools"]
 
 Size = Callable[[str], int]
+_log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
 
 
 def turn_uses_tools(chat: ChatRequest) -> bool:
@@ -83,6 +91,9 @@ class LocalPath:
         self.caps: dict[str, Capability] = {
             b.name: self._merged(Capability(b.name, source="not probed")) for b in self._local
         }
+        # True while the first probe (`start_probe`) is in flight: the request path's only test.
+        self.probing = False
+        self._first: asyncio.Task[Any] | None = None
 
     def _merged(self, cap: Capability) -> Capability:
         bs = self.settings.backends.get(cap.backend)
@@ -109,6 +120,30 @@ class LocalPath:
 
             await asyncio.to_thread(probe_cache.remember, self.cache, backends, found)
         return {n: self.caps[n] for n in found}
+
+    def start_probe(self, timeout: float = 2.0) -> asyncio.Task[Any]:
+        """Start the first probe of every local backend as a task and return it without waiting:
+        `probing` is true until it is over, however it ends (cancel the task to stop it)."""
+        self.probing = True
+        first = asyncio.get_running_loop().create_task(self.probe(timeout=timeout))
+        first.add_done_callback(self._probed)
+        self._first = first
+        return first
+
+    def _probed(self, first: asyncio.Task[Any]) -> None:
+        self.probing = False
+        # A backend that cannot be reached is a Capability, not an exception: one raised here is a
+        # fault of the probe itself. It is reported once, where uvicorn reports the app's failures,
+        # and the backends stay as they were (not probed); the server goes on.
+        if not first.cancelled() and (exc := first.exception()) is not None:
+            _log.error("the first probe of the local backends failed", exc_info=exc)
+
+    async def ready(self) -> None:
+        """Wait until the first probe is over. A caller cancelled while it waits leaves the probe
+        running, and a probe that failed or was cancelled does not raise here."""
+        first = self._first
+        if first is not None and not first.done():
+            await asyncio.wait((first,))
 
     async def watch(self, interval: float = 15.0) -> None:
         """Re-probe the backends marked down until cancelled."""

@@ -12,6 +12,9 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    family has opened with yet (Claude Code sends both at once) is held up to
    `routing.sticky.title_wait_seconds` for that prompt's request to be opened (`server.title_wait`),
    so it joins the prompt's family and goes where its turn goes; past the bound it is opened as is.
+   A request that arrives while the first probe of the local backends is in flight (the server
+   listens before it is over) waits for it (`LocalPath.ready`), so that its capability gate is built
+   from what the probe found; after that, the check is one attribute test.
 3. The backend is the decision's, else the first configured for the decided side. When the client's
    protocol is the backend's (always for `origin`) the body goes through unchanged apart from
    `model` (the decision's or the backend's model; a vLLM `adapter` is the model name) and auth;
@@ -199,6 +202,9 @@ class Proxy:
             awaited = self.turns.awaited_prompt(chat, inb.body)
             if awaited is not None:
                 await self.waits.wait(awaited, wait)
+        local = self.local
+        if local is not None and local.probing:  # the first probe of the local backends is in flight
+            await local.ready()
         try:
             gate = self._gate(inb)
             opened = self.turns.open(chat, inb.body, gate=gate)

@@ -5,7 +5,10 @@ Contract:
   inside the running loop, closed on shutdown) and the event writer (started, then flushed and
   closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
   its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
-  pruned once a day, an `EventsPruned` event each time).
+  pruned once a day, an `EventsPruned` event each time). It starts the first probe of the local
+  backends (`proxy.local_path`) and does not wait for it: the server listens at once, a request
+  that comes before the probe is over waits for it, and `state.on_probed` (if set) is called when
+  it is; shutdown cancels a probe still in flight.
 - Seams: `sink` (any `domain.EventSink`; default an `store.eventlog.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
   `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.config.settings import ContextSettings
     from glider_cli.paths import Paths
+    from glider_cli.proxy.local_path import LocalPath
     from glider_cli.server.event_hub import EventHub
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
@@ -319,6 +323,19 @@ async def _start_cursor(app: Inner, proxy: Proxy, config: Config | None, home: P
     return service
 
 
+async def _watch(app: Inner, local: LocalPath, first: asyncio.Task[Any]) -> None:
+    """Once the first probe is over: `state.on_probed` (`glider serve` prints what it found), then
+    the re-probes of the backends marked down (`LocalPath.watch`), until cancelled."""
+    await asyncio.wait((first,))
+    probed = getattr(app.state, "on_probed", None)
+    if probed is not None and not first.cancelled():
+        try:
+            probed()
+        except Exception:  # lines that cannot be printed never stop the re-probes
+            pass
+    await local.watch()
+
+
 def _lifespan(
     proxy: Proxy,
     loop_sink: LoopSink,
@@ -344,11 +361,13 @@ def _lifespan(
             retention = asyncio.create_task(_retention(writer))
         assert proxy.delegation is not None
         proxy.delegation.start()
-        watch: asyncio.Task[None] | None = None
+        probing: list[asyncio.Task[Any]] = []
         if proxy.local is not None:
-            # What each local backend serves, its window and tools; re-read when a backend comes back.
-            await proxy.local.probe(timeout=1.5)
-            watch = asyncio.get_running_loop().create_task(proxy.local.watch())
+            # What each local backend serves, its window and tools: asked beside the server, which
+            # listens at once (a request that comes meanwhile waits for the answer: `LocalPath.ready`);
+            # then re-read when a backend marked down comes back.
+            first = proxy.local.start_probe(timeout=1.5)
+            probing += [first, asyncio.get_running_loop().create_task(_watch(app, proxy.local, first))]
         reloader.start()
         # The Cursor proxy (`cursor.port`): on this loop, beside the gateway (`glider_cli.cursor`).
         cursor = await _start_cursor(app, proxy, config, home)
@@ -364,8 +383,12 @@ def _lifespan(
                 retention.cancel()
             await reloader.stop()
             hub.close()
-            if watch is not None:
-                watch.cancel()
+            if probing:
+                # A probe still in flight (a backend slow to answer) is stopped, and both tasks are
+                # over before the loop closes.
+                for task in probing:
+                    task.cancel()
+                await asyncio.wait(probing)
             await proxy.delegation.close()
             if owned is not None:
                 await owned.aclose()

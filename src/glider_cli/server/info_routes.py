@@ -9,7 +9,9 @@ Contract:
   loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
   URL, model and key variable; never a key; and its circuit breaker's state, `backends.breaker`),
   per local backend its probed capability
-  (`proxy.local_path`: reachable and why not, served models, window, tools), and `connections`:
+  (`proxy.local_path`: reachable and why not, served models, window, tools; until the first probe,
+  which runs while the server already answers, has landed: `reachable: null` and `source: "not
+  probed"`, or "config" with the config's values alone), and `connections`:
   how many are open, and how many were over the per-client cap, closed at the header deadline or
   answered 408 at the body deadline since start (`server.connections`). With the Cursor proxy on
   (`cursor.port`), `cursor`: its port and URL, the hosts it decrypts and the CA's path.

@@ -1,0 +1,209 @@
+"""`glider serve` listens before its local backends have answered the first probe (`proxy.local_path`):
+`/healthz` answers at once (the backends "not probed"), a request that comes during the probe waits
+for it and is decided with what it found (a client that leaves meanwhile does not stop the probe), and
+a shutdown during the probe stops it cleanly."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from glider_harness import GliderServer
+
+from fake_upstream import FakeUpstream
+
+pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["fake-model"])]
+
+HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
+PROBE_TIMEOUT = 1.5  # the lifespan's probe timeout (per connect and per read)
+LONG = "/local summarise this: " + "lorem ipsum dolor sit amet " * 400  # ~2,700 tokens
+
+
+class SilentBackend:
+    """A local server that accepts connections and reads what they send, and never answers."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.heads: list[bytes] = []
+        self._held: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self._lock:
+                self._held.append(conn)
+            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
+
+    def _read(self, conn: socket.socket) -> None:
+        try:
+            head = conn.recv(65536)
+        except OSError:
+            return
+        with self._lock:
+            self.heads.append(head)
+
+    def __enter__(self) -> SilentBackend:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+        with self._lock:
+            for c in self._held:
+                c.close()
+
+
+def _config(local_url: str, cloud_url: str) -> str:
+    return (
+        "extends: default\n"
+        "backends:\n"
+        f"  ollama: {{type: ollama, side: local, base_url: '{local_url}', model: fake-model}}\n"
+        f"  origin: {{type: origin, side: cloud, base_url: '{cloud_url}'}}\n"
+    )
+
+
+def _ask(url: str, text: str) -> httpx.Response:
+    body = {"model": "claude-x", "max_tokens": 200, "messages": [{"role": "user", "content": text}]}
+    return httpx.post(url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
+
+
+def _local(url: str) -> dict[str, Any]:
+    health = httpx.get(url + "/healthz", timeout=10).json()
+    return {c["backend"]: c for c in health["local"]}["ollama"]
+
+
+def _probed(url: str) -> dict[str, Any]:
+    """What /healthz shows of the backend once the probe has landed."""
+    end = time.monotonic() + 10
+    while (found := _local(url))["source"] == "not probed" and time.monotonic() < end:
+        time.sleep(0.02)
+    return found
+
+
+@pytest.fixture(autouse=True)
+def _reset(fake: FakeUpstream) -> None:
+    fake.reset()
+
+
+def test_healthz_answers_while_a_silent_backend_is_probed_and_a_request_waits_for_the_probe(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    with SilentBackend() as silent:
+        start = time.monotonic()
+        with GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
+            during = _local(g.url)
+            up = time.monotonic() - start
+            r = _ask(g.url, "/cloud say hi")
+            answered = time.monotonic() - start
+            after = _local(g.url)
+    # Listening (and /healthz answered) well before the probe could end; the probe not yet landed.
+    assert up < 1.0, up
+    assert during["source"] == "not probed" and during["reachable"] is None, during
+    assert any(h.startswith(b"GET /api/tags") for h in silent.heads)  # the probe was asked
+    # The request was answered (by the cloud), once the probe had given up.
+    assert r.status_code == 200, r.text
+    assert r.headers["x-glider-route"].startswith("cloud;")
+    assert answered >= PROBE_TIMEOUT * 0.95, (up, answered)
+    assert after["reachable"] is False and after["error"] == "timeout" and after["source"] == "probe", after
+    assert fake.requests and all(q.path == "/v1/messages" for q in fake.requests)
+
+
+def test_a_client_that_leaves_while_its_request_waits_does_not_stop_the_probe(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    # The endpoint cancels a request whose client left; the probe it waited for goes on.
+    with SilentBackend() as silent, GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
+        with pytest.raises(httpx.ReadTimeout):
+            body = {
+                "model": "claude-x",
+                "max_tokens": 8,
+                "messages": [{"role": "user", "content": "/cloud hi"}],
+            }
+            httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=httpx.Timeout(5, read=0.3))
+        after = _probed(g.url)
+        assert after["reachable"] is False and after["error"] == "timeout", after
+        assert _ask(g.url, "/cloud say hi").status_code == 200
+    assert [q.path for q in fake.requests] == ["/v1/messages"]  # the one that left was never sent
+
+
+def test_a_request_during_a_slow_probe_is_gated_as_one_after_it(tmp_path: Path) -> None:
+    # The window comes from the probe only (the config says none): a request decided before the probe
+    # landed would see an unknown window, go to Ollama and meet its 400, then the cloud fallback.
+    with FakeUpstream(
+        models=["claude-x"], ollama_models=["fake-model"], context_window=1024, ollama_show=True
+    ) as both:
+        both.set_fault(delay=0.8, paths=("/api/tags",), times=1)  # the probe's first request waits
+        with GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
+            during = _local(g.url)
+            early = _ask(g.url, LONG)
+            after = _probed(g.url)
+            late = _ask(g.url, LONG)
+    assert during["source"] == "not probed" and during["context_window"] is None, during
+    assert early.status_code == late.status_code == 400, (early.text, late.text)
+    assert early.headers["x-glider-route"] == late.headers["x-glider-route"]
+    said = [r.json()["error"]["message"] for r in (early, late)]
+    assert said[0] == said[1] and "explicit_local" in said[0] and "> window 1,024" in said[0], said
+    assert both.requests == []  # nothing was sent to Ollama or to the cloud
+    assert after["source"] == "probe" and after["context_window"] == 1024, after
+    assert [p.path for p in both.probes] == ["/api/tags", "/api/show"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_stopped_during_the_probe_exits_cleanly(fake: FakeUpstream, tmp_path: Path) -> None:
+    with SilentBackend() as silent:
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(_config(silent.url, fake.url), encoding="utf-8")
+        port = _free_port()
+        url = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    during = _local(url)
+                    break
+                except httpx.TransportError:
+                    assert proc.poll() is None and time.monotonic() < deadline, "glider serve did not come up"
+                    time.sleep(0.02)
+            stopping = time.monotonic()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=30)
+        stopped = time.monotonic() - stopping
+    assert during["source"] == "not probed", during  # stopped while the probe was in flight
+    assert proc.returncode == 0, err
+    for bad in ("Traceback", "Task was destroyed", "Exception", "Error", "CancelledError", "never retrieved"):
+        assert bad not in err, err
+    assert "probe ollama" not in err  # a probe that was stopped prints nothing
+    assert stopped < PROBE_TIMEOUT, stopped  # it did not wait for the probe to time out
+    assert not (tmp_path / "home" / "run" / "probes.json").exists()  # nothing half-written
