@@ -207,3 +207,56 @@ def test_serve_stopped_during_the_probe_exits_cleanly(fake: FakeUpstream, tmp_pa
     assert "probe ollama" not in err  # a probe that was stopped prints nothing
     assert stopped < PROBE_TIMEOUT, stopped  # it did not wait for the probe to time out
     assert not (tmp_path / "home" / "run" / "probes.json").exists()  # nothing half-written
+
+
+def _health_until_probed(url: str) -> tuple[list[bool], dict[str, Any]]:
+    """Every `probing` /healthz said until it said false, and that last answer."""
+    seen: list[bool] = []
+    end = time.monotonic() + 10
+    while True:
+        health = httpx.get(url + "/healthz", timeout=10).json()
+        seen.append(health["probing"])
+        if health["probing"] is False or time.monotonic() > end:
+            return seen, health
+
+
+def test_healthz_says_probing_until_a_probe_that_times_out_is_over(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    with SilentBackend() as silent:
+        start = time.monotonic()
+        with GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
+            seen, health = _health_until_probed(g.url)
+            over = time.monotonic() - start
+            again = httpx.get(g.url + "/healthz", timeout=10).json()
+    assert seen[0] is True and seen[-1] is False, seen  # in flight when the server first answered
+    assert over >= PROBE_TIMEOUT * 0.95, over  # false only once the probe had given up
+    # The answer that says the probe is over carries what it found; and it stays false.
+    found = {c["backend"]: c for c in health["local"]}["ollama"]
+    assert found["reachable"] is False and found["error"] == "timeout" and found["source"] == "probe", found
+    assert again["probing"] is False
+    for key in ("status", "version", "config", "profile", "backends", "local"):  # the rest as it was
+        assert key in health, health
+
+
+def test_healthz_says_probing_until_a_slow_probe_answers(tmp_path: Path) -> None:
+    with FakeUpstream(
+        models=["claude-x"], ollama_models=["fake-model"], context_window=1024, ollama_show=True
+    ) as both:
+        both.set_fault(delay=0.8, paths=("/api/tags",), times=1)  # the probe's first request waits
+        with GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
+            during = httpx.get(g.url + "/healthz", timeout=10).json()
+            seen, health = _health_until_probed(g.url)
+    assert during["probing"] is True, during
+    assert {c["backend"]: c for c in during["local"]}["ollama"]["source"] == "not probed", during
+    assert seen[-1] is False, seen
+    found = {c["backend"]: c for c in health["local"]}["ollama"]
+    assert found["reachable"] is True and found["source"] == "probe", found
+    assert found["context_window"] == 1024 and found["models"] == ["fake-model:latest"], found
+
+
+def test_healthz_says_not_probing_once_serve_has_probed(fake: FakeUpstream, tmp_path: Path) -> None:
+    with GliderServer(_config(fake.url, fake.url), tmp_path) as g:  # entered once the probe is over
+        health = httpx.get(g.url + "/healthz", timeout=10).json()
+    assert health["probing"] is False, health
+    assert {c["backend"]: c for c in health["local"]}["ollama"]["source"] == "probe", health

@@ -5,13 +5,14 @@ Contract:
   which is redirected to the dashboard (`/ui/`); `/api/hello` answers `{"ok": true}` (empty for
   HEAD): Claude Code warms its connection with `HEAD /api/hello` (or `HEAD /`) and must get a 2xx.
 - `/healthz` answers `{"status": "ok", "version", "config", "profile", "backends", "local",
-  "connections"}`: the
+  "probing", "connections"}`: the
   loaded config's source and profile, `BackendRegistry.describe()` (each backend's name, type, side,
   URL, model and key variable; never a key; and its circuit breaker's state, `backends.breaker`),
   per local backend its probed capability
   (`proxy.local_path`: reachable and why not, served models, window, tools; until the first probe,
   which runs while the server already answers, has landed: `reachable: null` and `source: "not
-  probed"`, or "config" with the config's values alone), and `connections`:
+  probed"`, or "config" with the config's values alone), `probing`: true while that first probe is
+  in flight, false once it is over however it ended (answered, timed out, failed), and `connections`:
   how many are open, and how many were over the per-client cap, closed at the header deadline or
   answered 408 at the body deadline since start (`server.connections`). With the Cursor proxy on
   (`cursor.port`), `cursor`: its port and URL, the hosts it decrypts and the CA's path.
@@ -71,8 +72,10 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
         proxy = getattr(request.app.state, "proxy", None)
         local = getattr(proxy, "local", None)
         if local is not None:
-            # Per local backend: reachable (and why not), served models, window, tools.
+            # Per local backend: reachable (and why not), served models, window, tools; and whether
+            # the first probe is still in flight (the dashboard re-reads /healthz until it is over).
             health["local"] = local.health()
+            health["probing"] = local.probing
         return json_response(health)
 
     return [

@@ -4,7 +4,9 @@
 (() => {
   const { h, clear, fill, api, card, table, tableRow } = G;
   const MAX_ROWS = 60;
-  const state = { window: "hour", rows: new Map(), open: new Map(), newest: null, healthz: null };
+  const state = { window: "hour", rows: new Map(), open: new Map(), newest: null, healthz: null, stats: null };
+  const PROBE_POLL_MS = 700;  // while the first probe of the local backends is in flight
+  let probeTimer = null;
 
   const el = {
     start: h("div", { id: "getting-started" }),
@@ -177,17 +179,44 @@
     try {
       state.healthz = await api("/healthz");  // the breakers change while the page is open
     } catch (e) { /* keep the last one */ }
+    state.stats = st.backends;
     renderBackends(st.backends);
+    followProbe();
     if (st.total === 0 && !state.rows.size) showGettingStarted();
   }
   const statsSoon = G.debounce(refreshStats, 800);
 
+  // `glider serve` listens before the first probe of its local backends has answered: while /healthz
+  // says `probing`, read it again every PROBE_POLL_MS until the probe is over, so the panel shows what
+  // the probe found without a reload. Never runs while `probing` is false (no polling in steady state).
+  function followProbe() {
+    if (probeTimer !== null || !(state.healthz && state.healthz.probing)) return;
+    probeTimer = setTimeout(async () => {
+      let ok = true;
+      try {
+        state.healthz = await api("/healthz");
+      } catch (e) {
+        ok = false;  // not answering: stop here; the periodic refresh reads /healthz again
+      }
+      probeTimer = null;
+      if (state.stats) renderBackends(state.stats);
+      if (ok) followProbe();
+    }, PROBE_POLL_MS);
+  }
+
   function renderBackends(stats) {
     const list = (state.healthz && state.healthz.backends) || [];
     const probed = new Map(((state.healthz && state.healthz.local) || []).map((c) => [c.backend, c]));
+    const probing = !!(state.healthz && state.healthz.probing);
     const probeText = (c) => {
       if (!c) return "";
       if (c.reachable === false) return "unreachable: " + (c.error || "");
+      if (probing && c.reachable === null) {
+        // The first probe has not answered yet: what the config says, and no "unknown".
+        const known = [c.context_window ? c.context_window.toLocaleString() + " tokens" : null,
+          c.tools === true ? "tools" : c.tools === false ? "no tools" : null].filter(Boolean);
+        return ["probing…"].concat(known).join("; ");
+      }
       const window = c.context_window ? c.context_window.toLocaleString() + " tokens" : "window unknown";
       const tools = c.tools === true ? "tools" : c.tools === false ? "no tools" : "tools unknown";
       const models = c.models && c.models.length ? c.models.join(", ") : "models unknown";
@@ -247,6 +276,7 @@
   async function start() {
     layout();
     state.healthz = await G.header();
+    followProbe();
     try {
       const page = await api("/api/events/requests?limit=25");
       for (const r of page.requests.slice().reverse()) addRequest(r, false);
