@@ -6,14 +6,13 @@ success closes the breaker."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 from glider_harness import GliderServer
+from silent_server import SilentServer
 
 from fake_upstream import FakeUpstream
 
@@ -22,50 +21,6 @@ pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], oll
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 BODY = {"model": "claude-x", "max_tokens": 32, "messages": [{"role": "user", "content": "/local say hi"}]}
 READ_TIMEOUT = 2.0
-
-
-class HungServer:
-    """Accepts connections and reads what they send, never answers; counts the model requests."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.chats = 0
-        self._held: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._hold, args=(conn,), daemon=True).start()
-
-    def _hold(self, conn: socket.socket) -> None:
-        with self._lock:
-            self._held.append(conn)
-        try:
-            head = conn.recv(65536)
-        except OSError:
-            return
-        if head.startswith(b"POST /api/chat"):
-            with self._lock:
-                self.chats += 1
-
-    def __enter__(self) -> HungServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
-        with self._lock:
-            for c in self._held:
-                c.close()
 
 
 def _config(local_url: str, cloud_url: str, *, breaker: str, fallback: str = "") -> str:
@@ -93,7 +48,7 @@ def test_a_hung_local_backend_costs_its_timeout_only_until_the_breaker_opens(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
     breaker = "{failures: 2, window: 60, cooldown: 120}"
-    with HungServer() as hung, GliderServer(_config(hung.url, fake.url, breaker=breaker), tmp_path) as g:
+    with SilentServer() as hung, GliderServer(_config(hung.url, fake.url, breaker=breaker), tmp_path) as g:
         took = []
         for _ in range(5):
             r, seconds = _post(g)
@@ -128,7 +83,7 @@ def test_an_open_backend_without_a_fallback_answers_503_with_retry_after(
 ) -> None:
     breaker = "{failures: 1, cooldown: 90}"
     cfg = _config(fake.url, fake.url, breaker=breaker, fallback=", fallback: none")
-    with HungServer() as hung, GliderServer(cfg.replace(fake.url, hung.url, 1), tmp_path) as g:
+    with SilentServer() as hung, GliderServer(cfg.replace(fake.url, hung.url, 1), tmp_path) as g:
         r, first = _post(g)
         assert r.status_code == 504, r.text
         r, second = _post(g)

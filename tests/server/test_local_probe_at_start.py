@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from glider_harness import GliderServer
+from silent_server import SilentServer
 
 from fake_upstream import FakeUpstream
 
@@ -26,48 +26,6 @@ pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], oll
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 PROBE_TIMEOUT = 1.5  # the lifespan's probe timeout (per connect and per read)
 LONG = "/local summarise this: " + "lorem ipsum dolor sit amet " * 400  # ~2,700 tokens
-
-
-class SilentBackend:
-    """A local server that accepts connections and reads what they send, and never answers."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.heads: list[bytes] = []
-        self._held: list[socket.socket] = []
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with self._lock:
-                self._held.append(conn)
-            threading.Thread(target=self._read, args=(conn,), daemon=True).start()
-
-    def _read(self, conn: socket.socket) -> None:
-        try:
-            head = conn.recv(65536)
-        except OSError:
-            return
-        with self._lock:
-            self.heads.append(head)
-
-    def __enter__(self) -> SilentBackend:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.sock.close()
-        with self._lock:
-            for c in self._held:
-                c.close()
 
 
 def _config(local_url: str, cloud_url: str) -> str:
@@ -105,7 +63,7 @@ def _reset(fake: FakeUpstream) -> None:
 def test_healthz_answers_while_a_silent_backend_is_probed_and_a_request_waits_for_the_probe(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
-    with SilentBackend() as silent:
+    with SilentServer() as silent:
         start = time.monotonic()
         with GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
             during = _local(g.url)
@@ -129,7 +87,7 @@ def test_a_client_that_leaves_while_its_request_waits_does_not_stop_the_probe(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
     # The endpoint cancels a request whose client left; the probe it waited for goes on.
-    with SilentBackend() as silent, GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
+    with SilentServer() as silent, GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
         with pytest.raises(httpx.ReadTimeout):
             body = {
                 "model": "claude-x",
@@ -172,7 +130,7 @@ def _free_port() -> int:
 
 
 def test_serve_stopped_during_the_probe_exits_cleanly(fake: FakeUpstream, tmp_path: Path) -> None:
-    with SilentBackend() as silent:
+    with SilentServer() as silent:
         cfg = tmp_path / "c.yaml"
         cfg.write_text(_config(silent.url, fake.url), encoding="utf-8")
         port = _free_port()
@@ -223,7 +181,7 @@ def _health_until_probed(url: str) -> tuple[list[bool], dict[str, Any]]:
 def test_healthz_says_probing_until_a_probe_that_times_out_is_over(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
-    with SilentBackend() as silent:
+    with SilentServer() as silent:
         start = time.monotonic()
         with GliderServer(_config(silent.url, fake.url), tmp_path, probed=False) as g:
             seen, health = _health_until_probed(g.url)
