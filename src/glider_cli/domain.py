@@ -12,6 +12,7 @@ request path (`EventSink`, `Deferred`) is `glider_cli.sinks`, re-exported here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
@@ -131,8 +132,10 @@ class ChatRequest(Frozen):
         last = self.messages[-1]
         return last.role == "user" and bool(last.content.strip()) and not last.tool_results
 
-    @property
+    @functools.cached_property
     def last_user_text(self) -> str:
+        """The latest user message with text (found once: the router, the turn lifecycle and the
+        delegation each ask, and an agent's turn can end in a long run of tool results)."""
         for m in reversed(self.messages):
             if m.role == "user" and m.content:
                 return m.content
