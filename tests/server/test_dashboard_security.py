@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from glider_harness import GliderServer, backends_yaml
 
-from glider_cli.server.security import cookie_value, same_origin, token_cookie
+from glider_cli.server.security import SecurityMiddleware, cookie_value, same_origin, token_cookie
 
 pytestmark = pytest.mark.live
 
@@ -80,3 +82,46 @@ def test_without_a_token_the_query_is_dropped(tmp_path: Path) -> None:
     with GliderServer(backends_yaml("http://127.0.0.1:9"), tmp_path) as g:
         r = httpx.get(g.url + "/ui/?token=anything")
         assert r.status_code == 303 and r.headers["location"] == "/ui/" and "set-cookie" not in r.headers
+
+
+def test_the_token_cookie_is_read_from_any_of_several_cookie_headers() -> None:
+    """HTTP/2 clients and some proxies send each cookie in a header of its own: they are read as one."""
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    gate = SecurityMiddleware(app, bound_host="127.0.0.1", allowed_hosts=(), token="tok-789")
+
+    def call(*cookies: bytes) -> int:
+        sent: list[Any] = []
+
+        async def receive() -> Any:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        headers = [(b"host", b"127.0.0.1:8787"), *((b"cookie", c) for c in cookies)]
+        scope = {"type": "http", "method": "GET", "path": "/api/router/lint", "headers": headers}
+        scope["server"] = ("127.0.0.1", 8787)
+        _run_now(gate(scope, receive, send))
+        return int(sent[0]["status"])
+
+    assert call(b"a=1", b"glider_token_8787=tok-789", b"b=2") == 200
+    assert call(b"glider_token_8787=tok-789; a=1", b"b=2") == 200
+    assert call(b"a=1", b"glider_token_8787=wrong") == 401
+    assert call(b"a=1", b"b=2") == 401
+    assert reached == ["/api/router/lint", "/api/router/lint"]
+
+
+def _run_now(coro: Coroutine[Any, Any, None]) -> None:
+    """Run an ASGI call that never waits (no loop: the browser tests' session keeps one running)."""
+    try:
+        coro.send(None)
+    except StopIteration:
+        return
+    coro.close()
+    raise AssertionError("the call waited on something")

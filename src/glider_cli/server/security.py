@@ -118,28 +118,20 @@ class SecurityMiddleware:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        host: bytes | None = None
-        auth: bytes | None = None
-        xtoken: bytes | None = None
-        cookie: bytes | None = None
-        origin: bytes | None = None
-        fetch_site: bytes | None = None
-        ctype: bytes | None = None
-        for k, v in scope["headers"]:
-            if k == b"host":
-                host = v
-            elif k == b"authorization":
-                auth = v
-            elif k == b"x-glider-token":
-                xtoken = v
-            elif k == b"cookie":
-                cookie = v if cookie is None else cookie + b"; " + v
-            elif k == b"origin":
-                origin = v
-            elif k == b"sec-fetch-site":
-                fetch_site = v
-            elif k == b"content-type":
-                ctype = v
+        # ASGI gives the names lowercased; a name sent twice keeps its last value, except the
+        # cookies, which are joined (one dict built in C: the hot path reads seven names of ~15).
+        headers = scope["headers"]
+        found: dict[bytes, bytes] = dict(headers)
+        get = found.get
+        host = get(b"host")
+        auth = get(b"authorization")
+        xtoken = get(b"x-glider-token")
+        cookie = get(b"cookie")
+        origin = get(b"origin")
+        fetch_site = get(b"sec-fetch-site")
+        ctype = get(b"content-type")
+        if cookie is not None and len(found) < len(headers):
+            cookie = b"; ".join([v for k, v in headers if k == b"cookie"])
         path: str = scope["path"]
         ok = self._verdicts.get(host)
         if ok is None:
