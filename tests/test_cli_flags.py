@@ -195,39 +195,11 @@ def test_delegate_help_lists_the_same_switches() -> None:
 
 @pytest.mark.live
 def test_serve_takes_its_config_from_the_home_it_is_given(tmp_path: Path) -> None:
-    import signal
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    import httpx
+    from serve_process import ServeProcess
 
     home = tmp_path / "served-home"
     home.mkdir()
     (home / "config.yaml").write_text("extends: default\n")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "glider_cli", "--home", str(home), "serve", "--port", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                assert time.monotonic() < deadline, "glider serve did not come up"
-                time.sleep(0.1)
-        assert r.status_code == 200 and r.json()["config"] == str(home / "config.yaml")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
-    assert proc.returncode == 0
+    with ServeProcess(before=["--home", str(home)]) as served:
+        assert served.health["config"] == str(home / "config.yaml")
+    assert served.returncode == 0

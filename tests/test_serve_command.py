@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -13,57 +12,31 @@ from pathlib import Path
 import httpx
 import pytest
 
+from llama_server import free_port
+from serve_process import ServeProcess
+
 pytestmark = pytest.mark.live
 
 
-def _free_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
-
-
 def test_serve_runs_the_bundled_default_profile_on_loopback(tmp_path: Path) -> None:
-    port = _free_port()
     env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "glider_cli", "serve", "--profile", "default", "--port", str(port)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                r = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-                assert time.monotonic() < deadline, "glider serve did not come up"
-                time.sleep(0.1)
-        assert r.status_code == 200 and r.json()["config"] == "<bundled:default>"
-        assert httpx.head(f"http://127.0.0.1:{port}/").status_code == 200
+    with ServeProcess("--profile", "default", env=env) as served:
+        assert served.health["config"] == "<bundled:default>"
+        assert httpx.head(served.url + "/").status_code == 200
         # loopback only by default: the port is not open on another local address of this host
         with socket.socket() as s:
             s.settimeout(1)
-            assert s.connect_ex(("127.0.0.2", port)) != 0
-    finally:
-        proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0
-    assert f"listening on http://127.0.0.1:{port}" in err
-    assert "ANTHROPIC_BASE_URL=" in err
+            assert s.connect_ex(("127.0.0.2", served.port)) != 0
+    assert served.returncode == 0
+    assert f"listening on {served.url}" in served.err
+    assert "ANTHROPIC_BASE_URL=" in served.err
 
 
 def test_serve_reports_a_bad_config_before_listening(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("backends:\n  x: {type: gemini}\n")
     proc = subprocess.run(
-        [sys.executable, "-m", "glider_cli", "serve", "--config", str(bad), "--port", str(_free_port())],
+        [sys.executable, "-m", "glider_cli", "serve", "--config", str(bad), "--port", str(free_port())],
         env={**os.environ, "GLIDER_HOME": str(tmp_path / "home")},
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -73,30 +46,6 @@ def test_serve_reports_a_bad_config_before_listening(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert proc.stderr.startswith("Error: ")
     assert "bad.yaml" in proc.stderr
-
-
-def _start(args: list[str], tmp_path: Path, port: int) -> subprocess.Popen[str]:
-    env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
-    return subprocess.Popen(
-        [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), *args],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
-def _wait_up(proc: subprocess.Popen[str], port: int) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-            return
-        except httpx.TransportError:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            assert time.monotonic() < deadline, "glider serve did not come up"
-            time.sleep(0.1)
 
 
 def test_serve_prints_the_probe_and_a_line_per_reply_and_quiet_prints_neither(tmp_path: Path) -> None:
@@ -113,18 +62,13 @@ def test_serve_prints_the_probe_and_a_line_per_reply_and_quiet_prints_neither(tm
         )
         body = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "/local hi"}]}
         outputs = []
+        env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
         for quiet in (False, True):
-            port = _free_port()
-            proc = _start(["-c", str(cfg), *(["--quiet"] if quiet else [])], tmp_path, port)
-            try:
-                _wait_up(proc, port)
-                r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+            with ServeProcess("-c", str(cfg), *(["--quiet"] if quiet else []), env=env) as served:
+                r = httpx.post(served.url + "/v1/messages", json=body, timeout=30)
                 assert r.status_code == 200, r.text
                 time.sleep(0.3)
-            finally:
-                proc.send_signal(signal.SIGINT)
-                _out, err = proc.communicate(timeout=30)
-            outputs.append(err)
+            outputs.append(served.err)
     loud, quiet_err = outputs
     assert "listening on http://127.0.0.1:" in loud
     assert "probe ollama: models qwen-local:latest" in loud
@@ -149,30 +93,18 @@ def test_serve_loads_neither_rich_nor_httpx_and_starts_no_worker(tmp_path: Path)
             f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
             encoding="utf-8",
         )
-        port = _free_port()
         env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "PYTHONPROFILEIMPORTTIME": "1"}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            _wait_up(proc, port)
+        with ServeProcess("-c", str(cfg), env=env) as served:
             body = {
                 "model": "claude-x",
                 "max_tokens": 8,
                 "messages": [{"role": "user", "content": "/cloud hi"}],
             }
-            r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+            r = httpx.post(served.url + "/v1/messages", json=body, timeout=30)
             assert r.status_code == 200, r.text
-            kids = [p.read_text().split() for p in Path(f"/proc/{proc.pid}/task").glob("*/children")]
+            kids = [p.read_text().split() for p in Path(f"/proc/{served.proc.pid}/task").glob("*/children")]
             assert not any(kids)
-        finally:
-            proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=30)
+    err = served.err
     imported = {
         line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")
     }
@@ -208,31 +140,19 @@ def test_serve_answers_a_plain_request_without_loading_what_it_does_not_need(tmp
             f"extends: default\nbackends:\n  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
             encoding="utf-8",
         )
-        port = _free_port()
         env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home"), "PYTHONPROFILEIMPORTTIME": "1"}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            _wait_up(proc, port)
+        with ServeProcess("-c", str(cfg), env=env) as served:
             body = {
                 "model": "claude-x",
                 "max_tokens": 8,
                 "messages": [{"role": "user", "content": "/cloud hi"}],
             }
-            r = httpx.post(f"http://127.0.0.1:{port}/v1/messages", json=body, timeout=30)
+            r = httpx.post(served.url + "/v1/messages", json=body, timeout=30)
             assert r.status_code == 200, r.text
             # The deferred routes still answer (and load their modules then).
-            r = httpx.get(f"http://127.0.0.1:{port}/api/continuity", timeout=30)
+            r = httpx.get(served.url + "/api/continuity", timeout=30)
             assert r.status_code != 404, r.text
-        finally:
-            proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=30)
+    err = served.err
     lines = [line.rsplit("|", 1)[1].strip() for line in err.splitlines() if line.startswith("import time:")]
     assert "glider_cli.server.app" in lines  # the import log is there
     before = set(lines[: lines.index("glider_cli.server.dashboard_api")])

@@ -5,12 +5,10 @@ a shutdown during the probe stops it cleanly."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from glider_harness import GliderServer
 from silent_server import SilentServer
 
 from fake_upstream import FakeUpstream
+from serve_process import ServeProcess
 
 pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["fake-model"])]
 
@@ -42,9 +41,25 @@ def _ask(url: str, text: str) -> httpx.Response:
     return httpx.post(url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
 
 
+def _ollama(health: dict[str, Any]) -> dict[str, Any]:
+    """What /healthz says of the local backend `ollama`."""
+    found: dict[str, Any] = {c["backend"]: c for c in health["local"]}["ollama"]
+    return found
+
+
 def _local(url: str) -> dict[str, Any]:
-    health = httpx.get(url + "/healthz", timeout=10).json()
-    return {c["backend"]: c for c in health["local"]}["ollama"]
+    return _ollama(httpx.get(url + "/healthz", timeout=10).json())
+
+
+@contextlib.contextmanager
+def _slow_ollama() -> Iterator[FakeUpstream]:
+    """The cloud and Ollama in one fake, whose window (1,024) only the probe learns (`/api/show`) and
+    whose first `/api/tags` (the probe's first request) waits 0.8 s."""
+    with FakeUpstream(
+        models=["claude-x"], ollama_models=["fake-model"], context_window=1024, ollama_show=True
+    ) as both:
+        both.set_fault(delay=0.8, paths=("/api/tags",), times=1)
+        yield both
 
 
 def _probed(url: str) -> dict[str, Any]:
@@ -104,15 +119,11 @@ def test_a_client_that_leaves_while_its_request_waits_does_not_stop_the_probe(
 def test_a_request_during_a_slow_probe_is_gated_as_one_after_it(tmp_path: Path) -> None:
     # The window comes from the probe only (the config says none): a request decided before the probe
     # landed would see an unknown window, go to Ollama and meet its 400, then the cloud fallback.
-    with FakeUpstream(
-        models=["claude-x"], ollama_models=["fake-model"], context_window=1024, ollama_show=True
-    ) as both:
-        both.set_fault(delay=0.8, paths=("/api/tags",), times=1)  # the probe's first request waits
-        with GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
-            during = _local(g.url)
-            early = _ask(g.url, LONG)
-            after = _probed(g.url)
-            late = _ask(g.url, LONG)
+    with _slow_ollama() as both, GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
+        during = _local(g.url)
+        early = _ask(g.url, LONG)
+        after = _probed(g.url)
+        late = _ask(g.url, LONG)
     assert during["source"] == "not probed" and during["context_window"] is None, during
     assert early.status_code == late.status_code == 400, (early.text, late.text)
     assert early.headers["x-glider-route"] == late.headers["x-glider-route"]
@@ -123,43 +134,18 @@ def test_a_request_during_a_slow_probe_is_gated_as_one_after_it(tmp_path: Path) 
     assert [p.path for p in both.probes] == ["/api/tags", "/api/show"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_serve_stopped_during_the_probe_exits_cleanly(fake: FakeUpstream, tmp_path: Path) -> None:
     with SilentServer() as silent:
         cfg = tmp_path / "c.yaml"
         cfg.write_text(_config(silent.url, fake.url), encoding="utf-8")
-        port = _free_port()
-        url = f"http://127.0.0.1:{port}"
         env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "glider_cli", "serve", "--port", str(port), "-c", str(cfg)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    during = _local(url)
-                    break
-                except httpx.TransportError:
-                    assert proc.poll() is None and time.monotonic() < deadline, "glider serve did not come up"
-                    time.sleep(0.02)
+        with ServeProcess("-c", str(cfg), env=env) as served:
+            during = _ollama(served.health)
             stopping = time.monotonic()
-        finally:
-            proc.send_signal(signal.SIGINT)
-            _out, err = proc.communicate(timeout=30)
         stopped = time.monotonic() - stopping
+    err = served.err
     assert during["source"] == "not probed", during  # stopped while the probe was in flight
-    assert proc.returncode == 0, err
+    assert served.returncode == 0, err
     for bad in ("Traceback", "Task was destroyed", "Exception", "Error", "CancelledError", "never retrieved"):
         assert bad not in err, err
     assert "probe ollama" not in err  # a probe that was stopped prints nothing
@@ -190,7 +176,7 @@ def test_healthz_says_probing_until_a_probe_that_times_out_is_over(
     assert seen[0] is True and seen[-1] is False, seen  # in flight when the server first answered
     assert over >= PROBE_TIMEOUT * 0.95, over  # false only once the probe had given up
     # The answer that says the probe is over carries what it found; and it stays false.
-    found = {c["backend"]: c for c in health["local"]}["ollama"]
+    found = _ollama(health)
     assert found["reachable"] is False and found["error"] == "timeout" and found["source"] == "probe", found
     assert again["probing"] is False
     for key in ("status", "version", "config", "profile", "backends", "local"):  # the rest as it was
@@ -198,17 +184,13 @@ def test_healthz_says_probing_until_a_probe_that_times_out_is_over(
 
 
 def test_healthz_says_probing_until_a_slow_probe_answers(tmp_path: Path) -> None:
-    with FakeUpstream(
-        models=["claude-x"], ollama_models=["fake-model"], context_window=1024, ollama_show=True
-    ) as both:
-        both.set_fault(delay=0.8, paths=("/api/tags",), times=1)  # the probe's first request waits
-        with GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
-            during = httpx.get(g.url + "/healthz", timeout=10).json()
-            seen, health = _health_until_probed(g.url)
+    with _slow_ollama() as both, GliderServer(_config(both.url, both.url), tmp_path, probed=False) as g:
+        during = httpx.get(g.url + "/healthz", timeout=10).json()
+        seen, health = _health_until_probed(g.url)
     assert during["probing"] is True, during
-    assert {c["backend"]: c for c in during["local"]}["ollama"]["source"] == "not probed", during
+    assert _ollama(during)["source"] == "not probed", during
     assert seen[-1] is False, seen
-    found = {c["backend"]: c for c in health["local"]}["ollama"]
+    found = _ollama(health)
     assert found["reachable"] is True and found["source"] == "probe", found
     assert found["context_window"] == 1024 and found["models"] == ["fake-model:latest"], found
 
@@ -217,4 +199,4 @@ def test_healthz_says_not_probing_once_serve_has_probed(fake: FakeUpstream, tmp_
     with GliderServer(_config(fake.url, fake.url), tmp_path) as g:  # entered once the probe is over
         health = httpx.get(g.url + "/healthz", timeout=10).json()
     assert health["probing"] is False, health
-    assert {c["backend"]: c for c in health["local"]}["ollama"]["source"] == "probe", health
+    assert _ollama(health)["source"] == "probe", health

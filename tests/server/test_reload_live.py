@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,8 @@ import pytest
 from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream, ToolReply
+from llama_server import free_port
+from serve_process import ServeProcess
 
 pytestmark = pytest.mark.live
 
@@ -170,18 +171,12 @@ def test_families_and_bindings_survive_and_a_request_in_flight_keeps_its_rules(t
     assert decided[-1][0]["sticky"]["bound"] is True
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def test_glider_serve_reloads_on_sighup_and_refuses_a_config_lint_rejects(tmp_path: Path) -> None:
     env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
     bad = tmp_path / "bad.yaml"
     bad.write_text(config("http://127.0.0.1:9").split("    - name: default")[0])
     refused = subprocess.run(
-        [sys.executable, "-m", "glider_cli", "serve", "--config", str(bad), "--port", str(_free_port())],
+        [sys.executable, "-m", "glider_cli", "serve", "--config", str(bad), "--port", str(free_port())],
         env=env,
         capture_output=True,
         text=True,
@@ -191,25 +186,8 @@ def test_glider_serve_reloads_on_sighup_and_refuses_a_config_lint_rejects(tmp_pa
     assert refused.returncode == 1 and "no rule covers every request" in refused.stderr
     path = tmp_path / "c.yaml"
     path.write_text(config("http://127.0.0.1:9"))
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "glider_cli", "serve", "--config", str(path), "--port", str(port)],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(url + "/healthz", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "glider serve did not come up"
-                time.sleep(0.1)
+    with ServeProcess("--config", str(path), env=env) as served:
+        proc, url = served.proc, served.url
         proc.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + 15
         while True:
@@ -226,8 +204,6 @@ def test_glider_serve_reloads_on_sighup_and_refuses_a_config_lint_rejects(tmp_pa
             assert time.monotonic() < deadline
             time.sleep(0.1)
         assert httpx.get(url + "/healthz", timeout=5).status_code == 200
-    finally:
-        proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0
+    assert served.returncode == 0
+    err = served.err
     assert "rejected" in err and "the rules in force stay" in err and "regexp" in err
