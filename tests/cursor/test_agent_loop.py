@@ -394,3 +394,21 @@ def test_failed_steps_are_drawn_as_the_member_s_own_failure(
     error = ls["lsToolCall"]["result"]["error"]
     assert "EACCES: the sandbox refused it" in error["error"] and error["path"] == "."
     assert "".join(texts(sse)) == "told: error: the client could not run it: EACCES: the sandbox refused it"
+
+
+def test_a_step_the_turn_stops_is_completed_as_stopped(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+) -> None:
+    model.script = [
+        lambda b: {"tool": "edit", "args": {"path": "src/app.py", "old_text": "old", "new_text": "new"}}
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
+    ex = Executor(workspace, hang=("read",))
+    sse, _ = run_turn(g, "/local edit it slowly", ex)
+    # The IDE saw the edit start, the exec aborted, and the step completed as stopped (not left open).
+    kinds = [next(iter(d)) for d in sse.decoded]
+    assert "execServerControlMessage" in kinds
+    assert [(k, m) for k, _, m in ex.steps] == [("started", 12), ("completed", 12)]
+    [edit] = completed_steps(sse)
+    assert edit["editToolCall"]["result"]["error"]["error"].startswith("stopped: the local turn ended")
+    assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}
