@@ -2,7 +2,9 @@
 CONNECT proxy, speaks TLS that trusts only the CA it is given (Glider's for intercepted hosts, the
 fake server's for tunnelled ones), and Connect over HTTP/1.1 (h11): unary `application/proto`
 requests, a RunSSE stream read envelope by envelope as it arrives, one BidiAppend per client message
-(seq 0 sent without waiting for the stream's headers, as Cursor does)."""
+(seq 0 sent without waiting for the stream's headers, as Cursor does). Every frame of a RunSSE answer
+is decoded as it arrives the way Cursor's client decodes it (protobuf-es, `strict_decoder`): a frame it
+rejects fails the request with StrictDecodeError; `Answer.decoded` holds their protobuf-es JSON forms."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 
 import cursor_wire as wire
 import h11
+from strict_decoder import StrictDecodeError, StrictDecoder
 
 BASE_HEADERS = {
     "authorization": "Bearer test-token-not-a-secret",
@@ -35,6 +38,7 @@ class Answer:
     headers: dict[str, str]
     body: bytes
     frames: list[tuple[float, int, bytes]] = field(default_factory=list)  # (time, flags, payload)
+    decoded: list[Any] = field(default_factory=list)  # each frame as protobuf-es decoded it
 
 
 class CursorClient:
@@ -94,6 +98,8 @@ class CursorClient:
                             if len(buf) < 5 + n:
                                 break
                             out.frames.append((time.monotonic(), flags, buf[5 : 5 + n]))
+                            if not flags & 2:
+                                out.decoded.append(strict(buf[5 : 5 + n]))
                             if on_frame is not None:
                                 on_frame(flags, buf[5 : 5 + n])
                             buf = buf[5 + n :]
@@ -179,6 +185,17 @@ class CursorClient:
             return await asyncio.wait_for(sse, 60), rid
         finally:
             await asyncio.gather(*executor.tasks, return_exceptions=True)
+
+
+def strict(payload: bytes) -> Any:
+    """One AgentServerMessage as Cursor's client reads it (None: no strict decoder here)."""
+    decoder = StrictDecoder.shared()
+    if decoder is None:
+        return None
+    [got] = decoder.decode("glider.cursor.AgentServerMessage", [payload])
+    if not got.ok:
+        raise StrictDecodeError(f"protobuf-es rejects the frame {payload.hex()}: {got.error}")
+    return got.json
 
 
 async def _next(conn: h11.Connection, reader: asyncio.StreamReader) -> Any:

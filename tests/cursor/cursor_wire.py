@@ -123,6 +123,11 @@ def name_agent(text: str) -> bytes:
     return ld(1, text)
 
 
+def name_tab(*messages: tuple[str, int]) -> bytes:
+    """NameTabRequest: 1 messages (ConversationMessage: 1 text, 2 type: HUMAN 1, AI 2), 2 is_project."""
+    return b"".join(ld(1, ld(1, text) + vi(2, kind)) for text, kind in messages) + vi(2, 1)
+
+
 # ---- server -> client, for the fake origin
 
 

@@ -13,7 +13,8 @@ recorded and is answered with one SETTINGS frame (a relay must pass both unchang
   (exec messages of its own agent loop; the client answers them by appends), then (with `gate` set)
   waits for `release()`, then `text_delta(" (done)")`, `turn_ended` (with the counts in `usage`,
   when set), end of stream.
-- `NameAgent`: `NameAgentResponse{name: "Cursor title"}`.
+- `NameAgent`: `NameAgentResponse{name: "Cursor title"}`; `NameTab`: `NameTabResponse{name: "Cursor
+  title", reason: "named by Cursor"}`.
 - Anything else: 200 `application/proto` with body `b"\\x0a\\x02ok"` and `x-fake-origin: 1`.
 Every request is recorded with its headers and body bytes (`requests`).
 """
@@ -194,6 +195,10 @@ class FakeCursor:
             return
         if path.endswith("/NameAgent"):
             await self._send(conn, writer, 200, "application/proto", wire.ld(1, "Cursor title"))
+            return
+        if path.endswith("/NameTab"):
+            body = wire.ld(1, "Cursor title") + wire.ld(2, "named by Cursor")
+            await self._send(conn, writer, 200, "application/proto", body)
             return
         await self._send(conn, writer, 200, "application/proto", b"\x0a\x02ok")
 

@@ -302,3 +302,113 @@ def test_deadline_while_a_tool_runs_aborts_the_exec(
     aborts = [_fields(p)[5] for _, f, p in sse.frames if not f & 2 and 5 in _fields(p)]
     assert [_fields(_fields(a)[1]) for a in aborts] == [{1: 1}]  # type: ignore[arg-type]
     assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}
+
+
+def completed_steps(sse: Any) -> list[dict[str, Any]]:
+    """The ToolCall of each tool_call_completed update, as protobuf-es decoded it."""
+    updates = [d["interactionUpdate"] for d in sse.decoded if "interactionUpdate" in d]
+    return [u["toolCallCompleted"]["toolCall"] for u in updates if "toolCallCompleted" in u]
+
+
+def test_read_grep_shell_edit_read_decodes_strictly_at_every_step(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+) -> None:
+    model.script = [
+        lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
+        lambda b: {"tool": "grep", "args": {"pattern": "return"}},
+        lambda b: {"tool": "shell", "args": {"command": "echo out; echo err >&2; exit 3"}},
+        lambda b: {"tool": "edit", "args": {"path": "src/app.py", "old_text": "'old'", "new_text": "'new'"}},
+        lambda b: {"tool": "read", "args": {"path": "src/app.py"}},
+        lambda b: {"text": "now: " + last_tool_result(b).splitlines()[-1].strip()},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  shell_timeout_seconds: 45\n"))
+    ex = Executor(workspace)
+    sse, _ = run_turn(g, "/local walk the workspace", ex)
+    assert trailer(sse) == {} and "".join(texts(sse)) == "now: return 'new'"
+    # Every frame the client received was decoded by protobuf-es as it came (cursor_client): text,
+    # steps, exec requests, heartbeats, the turn's end.
+    assert len(sse.decoded) == len([f for f in sse.frames if not f[1] & 2]) and None not in sse.decoded
+    assert [name for name, _ in ex.execs] == ["read", "grep", "shell", "read", "write", "read"]
+    # The shell went out as a stream (ExecServerMessage 14) with the configured timeout (ms).
+    assert ex.members[2] == 14 and ex.execs[2][1][3] == 45_000
+    # The IDE drew five steps, each started then completed, each its own ToolCall member.
+    assert [(k, m) for k, _, m in ex.steps] == [
+        (k, m) for m in (8, 5, 1, 12, 8) for k in ("started", "completed")
+    ]
+    read1, grep, shell, edit, read2 = completed_steps(sse)
+    assert read1["readToolCall"]["result"]["success"]["content"] == "the secret is 42\n"
+    results = grep["grepToolCall"]["result"]["success"]["workspaceResults"]
+    assert results == {str(workspace): {"files": {"files": ["src/app.py"], "totalFiles": 1}}}
+    assert shell["shellToolCall"]["args"]["timeout"] == 45_000
+    failure = shell["shellToolCall"]["result"]["failure"]
+    assert (failure["exitCode"], failure["stdout"], failure["stderr"]) == (3, "out\n", "err\n")
+    changed = edit["editToolCall"]
+    assert changed["args"] == {"path": "src/app.py"}
+    success = changed["result"]["success"]
+    assert (success["linesAdded"], success["linesRemoved"]) == (1, 1)
+    assert "-    return 'old'\n+    return 'new'\n" in success["diffString"]
+    assert read2["readToolCall"]["result"]["success"]["content"].endswith("return 'new'\n")
+    # The model read each answer: the workspace's grep matches, the streamed shell's output and code.
+    tool_results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert tool_results[1] == "src/app.py"
+    assert tool_results[2] == "exit code 3\nstdout:\nout\n\nstderr:\nerr"
+    assert (workspace / "src" / "app.py").read_text() == "def main():\n    return 'new'\n"
+    assert cursor_seen(fake_cursor) == []
+
+
+def test_shell_answered_in_one_shell_result_and_a_model_timeout(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+) -> None:
+    model.script = [
+        lambda b: {"tool": "shell", "args": {"command": "printf 'x%.0s' $(seq 20000)", "timeout": 9}},
+        lambda b: {"text": last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace, shell_oneshot=True)
+    sse, _ = run_turn(g, "/local print a lot", ex)
+    assert ex.members == [14] and ex.execs[0][1][3] == 9_000  # the model's timeout, in ms
+    # A one-shot shell_result is read as well; the model gets the output's head and tail, the cut said.
+    told = last_tool_result(model.requests[-1])
+    assert told.startswith("exit code 0\nstdout:\nxxxx") and told.endswith("xxxx")
+    assert "[... 12000 characters cut from the middle ...]" in told
+    [shell] = completed_steps(sse)
+    assert shell["shellToolCall"]["result"]["success"]["stdout"] == "x" * 20000
+
+
+def test_failed_steps_are_drawn_as_the_member_s_own_failure(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+) -> None:
+    model.script = [
+        lambda b: {"tool": "read", "args": {"path": "missing.txt"}},
+        lambda b: {"tool": "edit", "args": {"path": "missing.txt", "old_text": "a", "new_text": "b"}},
+        lambda b: {"tool": "ls", "args": {"path": "."}},
+        lambda b: {"text": "told: " + last_tool_result(b)},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace, throw=("ls",))
+    sse, _ = run_turn(g, "/local try things", ex)
+    missing = str(workspace / "missing.txt")
+    read, edit, ls = completed_steps(sse)
+    assert read["readToolCall"]["result"] == {"error": {"errorMessage": f"file not found: {missing}"}}
+    assert edit["editToolCall"]["result"] == {"fileNotFound": {"path": missing}}
+    error = ls["lsToolCall"]["result"]["error"]
+    assert "EACCES: the sandbox refused it" in error["error"] and error["path"] == "."
+    assert "".join(texts(sse)) == "told: error: the client could not run it: EACCES: the sandbox refused it"
+
+
+def test_a_step_the_turn_stops_is_completed_as_stopped(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+) -> None:
+    model.script = [
+        lambda b: {"tool": "edit", "args": {"path": "src/app.py", "old_text": "old", "new_text": "new"}}
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
+    ex = Executor(workspace, hang=("read",))
+    sse, _ = run_turn(g, "/local edit it slowly", ex)
+    # The IDE saw the edit start, the exec aborted, and the step completed as stopped (not left open).
+    kinds = [next(iter(d)) for d in sse.decoded]
+    assert "execServerControlMessage" in kinds
+    assert [(k, m) for k, _, m in ex.steps] == [("started", 12), ("completed", 12)]
+    [edit] = completed_steps(sse)
+    assert edit["editToolCall"]["result"]["error"]["error"].startswith("stopped: the local turn ended")
+    assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}

@@ -27,6 +27,8 @@ BAD = [
     ("turn_deadline_seconds: soon", "cursor.turn_deadline_seconds", "must be a number"),
     ("stream_wait_seconds: 0.5", "cursor.stream_wait_seconds", "between 1 and 3600"),
     ("stream_wait_seconds: later", "cursor.stream_wait_seconds", "must be a number"),
+    ("shell_timeout_seconds: 0", "cursor.shell_timeout_seconds", "between 1 and 3600"),
+    ("shell_timeout_seconds: long", "cursor.shell_timeout_seconds", "must be a number"),
 ]
 
 
@@ -34,19 +36,20 @@ def test_defaults_and_values(tmp_path: Path) -> None:
     cursor = load_config(profile="default").settings.cursor
     assert cursor.port is None and cursor.hosts == DEFAULT_HOSTS
     assert cursor.max_steps == 25 and cursor.turn_deadline_seconds == 600
-    assert cursor.stream_wait_seconds == 60
+    assert cursor.stream_wait_seconds == 60 and cursor.shell_timeout_seconds == 120
     path = tmp_path / "c.yaml"
     path.write_text(
         "cursor:\n  port: 8899\n  hosts: [API2.cursor.sh]\n"
         '  resolve: {api2.cursor.sh: "127.0.0.1:8443"}\n  upstream_ca_file: /tmp/ca.pem\n'
         "  max_steps: 8\n  turn_deadline_seconds: 90\n  stream_wait_seconds: 2.5\n"
+        "  shell_timeout_seconds: 30\n"
     )
     cursor = load_config(config=str(path)).settings.cursor
     assert cursor.port == 8899 and cursor.hosts == ("api2.cursor.sh",)
     assert cursor.resolve == {"api2.cursor.sh": ("127.0.0.1", 8443)}
     assert cursor.upstream_ca_file == "/tmp/ca.pem"
     assert cursor.max_steps == 8 and cursor.turn_deadline_seconds == 90
-    assert cursor.stream_wait_seconds == 2.5
+    assert cursor.stream_wait_seconds == 2.5 and cursor.shell_timeout_seconds == 30
 
 
 @pytest.mark.parametrize(("line", "key", "fragment"), BAD)

@@ -170,3 +170,25 @@ def test_rpc_paths_and_titles() -> None:
     assert c.rpc("/agent.v1.AgentService/NameAgent") == "name_agent"
     assert c.rpc("/aiserver.v1.ServerConfigService/GetServerConfig") == "other"
     assert c.name_agent_text(wire.name_agent("fix bug")) == "fix bug"
+
+
+def test_name_tab_is_read_as_its_own_request() -> None:
+    # NameTabRequest: 1 messages (ConversationMessage: 1 text, 2 type HUMAN = 1 / AI = 2), 2 is_project.
+    def message(text: str, kind: int) -> bytes:
+        return wire.ld(1, wire.ld(1, text) + wire.vi(2, kind))
+
+    body = (
+        message("/local fix the parser", 1)
+        + message("Done.", 2)
+        + message("and the tests", 1)
+        + wire.vi(2, 1)
+    )
+    assert c.rpc(c.NAME_TAB) == "name_agent"
+    assert c.title_text(c.NAME_TAB, body) == "and the tests"
+    assert c.title_text(c.NAME_TAB, gzip.compress(body), "gzip") == "and the tests"
+    # Read as a NameAgentRequest it would be a message's bytes taken for a string.
+    assert c.name_agent_text(body) != "and the tests"
+    assert c.title_text(c.NAME_TAB, message("only the AI spoke", 2)) is None  # passes through unread
+    assert c.title_text(c.NAME_TAB, b"\xff\xff") is None
+    assert c.title_text("/agent.v1.AgentService/NameAgent", wire.name_agent("fix bug")) == "fix bug"
+    assert pb.NameTabResponse.FromString(w.name_tab("Parser fix", "why")).name == "Parser fix"

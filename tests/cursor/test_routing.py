@@ -296,6 +296,36 @@ def test_title_of_a_local_turn_is_named_here(fake, fake_cursor, glider_for, tmp_
     assert len(g.server.wait_for("FulfilledLocal", 2)) == 2
 
 
+def test_name_tab_is_read_as_its_own_request_and_answered_in_its_own_response(
+    fake, fake_cursor, glider_for, tmp_path: Path, strict: Any
+) -> None:
+    fake.reset()
+    g = glider_for(cursor_yaml(fake_cursor, tmp_path, fake.url))
+    client = CursorClient(g.port, g.ca)
+    tab = "/aiserver.v1.AiService/NameTab"
+    unreadable = wire.name_tab(("an answer only", 2))
+
+    async def go() -> tuple[Any, Any]:
+        await client.turn(AGENT, wire.run_request("conv-tab", wire.user_action("/local what is a monad")))
+        body = wire.name_tab(("/local what is a monad", 1), ("A monad is...", 2))
+        local = await client.request(API, tab, body)
+        other = await client.request(API, tab, unreadable)
+        return local, other
+
+    local, other = asyncio.run(go())
+    # Its text is the last human message: the /local conversation's, so it is named here, and the
+    # answer is a NameTabResponse (name, reason) that protobuf-es reads.
+    [named] = strict.decode("glider.cursor.NameTabResponse", [local.body])
+    assert named.ok and named.json["name"] == "hello from fake ollama fake-model" and named.json["reason"]
+    decided = g.server.wait_for("RouteDecided", 2)
+    assert decided[1]["cursor"]["kind"] == "title" and decided[1]["cursor"]["why"] == "NameTab"
+    assert decided[1]["target"] == "local"
+    # A NameTab with no human message is not read as anything else: it goes to Cursor unread.
+    assert other.body == wire.ld(1, "Cursor title") + wire.ld(2, "named by Cursor")
+    assert [r.body for r in fake_cursor.requests if r.path == tab] == [unreadable]
+    assert len(g.server.wait_for("RouteDecided")) == 2
+
+
 def test_client_leaving_while_the_local_model_works_is_recorded(
     fake, fake_cursor, glider_for, tmp_path: Path
 ) -> None:

@@ -7,11 +7,14 @@
       upstream_ca_file: ~/corp-ca.pem  # trusted for Cursor's servers, besides the system store
       max_steps: 25                   # a local tool turn's model calls, at most
       turn_deadline_seconds: 600      # a local tool turn's time, at most
+      shell_timeout_seconds: 120      # a local tool turn's shell command, when the model gives none
       stream_wait_seconds: 60         # a routed run's RunSSE must open within this, else: abandoned
 
 `hosts` are glob patterns (`*` matches across dots). `resolve` maps a host name to `address:port`
 for intercepted and tunnelled connections alike. `max_steps` (1-200) and `turn_deadline_seconds`
-(5-3600) bound the agent loop Glider runs for a local Cursor turn that uses tools (`cursor.agent_loop`).
+(5-3600) bound the agent loop Glider runs for a local Cursor turn that uses tools (`cursor.agent_loop`);
+`shell_timeout_seconds` (1-3600) is the timeout its shell commands are sent with (Cursor's client stops
+a command past it) unless the model gives one.
 `stream_wait_seconds` (1-3600): a run decided by Glider whose `RunSSE` the client has not opened by
 then (it sent the run's BidiAppend, then timed out or went away) is closed with `outcome: abandoned`.
 """
@@ -32,10 +35,12 @@ CURSOR_KEYS = (
     "max_steps",
     "turn_deadline_seconds",
     "stream_wait_seconds",
+    "shell_timeout_seconds",
 )
 MAX_STEPS = 25
 TURN_DEADLINE = 600.0
 STREAM_WAIT = 60.0
+SHELL_TIMEOUT = 120.0
 DEFAULT_HOSTS: tuple[str, ...] = ("api2.cursor.sh", "api5.cursor.sh", "*.api5.cursor.sh")
 _EMPTY: Mapping[str, tuple[str, int]] = MappingProxyType({})
 
@@ -48,6 +53,7 @@ class CursorSettings(Frozen):
     max_steps: int
     turn_deadline_seconds: float
     stream_wait_seconds: float
+    shell_timeout_seconds: float
 
     def __init__(
         self,
@@ -58,8 +64,9 @@ class CursorSettings(Frozen):
         max_steps: int = MAX_STEPS,
         turn_deadline_seconds: float = TURN_DEADLINE,
         stream_wait_seconds: float = STREAM_WAIT,
+        shell_timeout_seconds: float = SHELL_TIMEOUT,
     ) -> None:
-        limits = (max_steps, turn_deadline_seconds, stream_wait_seconds)
+        limits = (max_steps, turn_deadline_seconds, stream_wait_seconds, shell_timeout_seconds)
         init_fields(self, port, hosts, resolve, upstream_ca_file, *limits)
 
 
@@ -97,6 +104,7 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
     steps = ck.integer(sec, "max_steps", path="cursor", minimum=1, maximum=200)
     deadline = ck.number(sec, "turn_deadline_seconds", path="cursor", between=(5, 3600), unit="seconds")
     wait = ck.number(sec, "stream_wait_seconds", path="cursor", between=(1, 3600), unit="seconds")
+    shell = ck.number(sec, "shell_timeout_seconds", path="cursor", between=(1, 3600), unit="seconds")
     return CursorSettings(
         port=port,
         hosts=or_default(tuple(h.lower() for h in hosts) if hosts else None, d.hosts),
@@ -105,4 +113,5 @@ def read_cursor(ck: Checker, top: LDict) -> CursorSettings:
         max_steps=or_default(steps, d.max_steps),
         turn_deadline_seconds=or_default(deadline, d.turn_deadline_seconds),
         stream_wait_seconds=or_default(wait, d.stream_wait_seconds),
+        shell_timeout_seconds=or_default(shell, d.shell_timeout_seconds),
     )

@@ -4,13 +4,16 @@
 1. A model call (`routing.Pipeline.local_chat`: the pack of the person's text, the episodes of the
    conversation and the tools offered, `exec.TOOLS` minus those `routing.tool_followup.denylist`
    names); its text streams to the client as text deltas.
-2. Each tool call of the reply becomes, on the run's stream, a `tool_call_started` update, an
-   `exec_server_message` (numbered per run, a fresh `exec_id`), and, once the client's
-   `exec_client_message` with that number arrives in a BidiAppend (`deliver`), a
-   `tool_call_completed` update; the rendered result goes back to the model as the call's tool
-   message. `edit` is a read exec, the replacement made here, then a write exec. `task` (a subagent)
-   runs a nested loop with the same tools (no `task`), whose steps the client runs the same way; its
-   answer is the call's result.
+2. Each tool call of the reply is one step the IDE draws: a `tool_call_started` update (the
+   step's `ToolCall`, `protocol.cursor.steps`), its `exec_server_message`s (numbered per run, a fresh
+   `exec_id` each), and, once the client's answers arrive in BidiAppends (`deliver`; a streamed
+   shell's events gathered until its `stream_close`, `protocol.cursor.answers`), a
+   `tool_call_completed` update with the result (a failure as the member's own failure); the
+   rendered result (`protocol.cursor.results`) goes back to the model as the call's tool message.
+   `write` and `edit` are one `edit_tool_call` step: a write exec, or a read exec, the replacement
+   made here, then a write exec. `shell` runs as a stream with a real timeout (the model's, else
+   `shell_timeout` seconds). `task` (a subagent) runs a nested loop with the same tools (no `task`),
+   whose steps the client runs the same way; its answer is the call's result.
 3. Until the model answers without a tool call: then `turn_ended` with the turn's usage.
 Every call gets a `ToolStepDecided` record (allow / deny and why). A call of a denied tool (one not
 offered) is refused with a message the model reads; a call no mapping covers ends the loop with a
@@ -31,9 +34,12 @@ import orjson
 from google.protobuf.message import DecodeError
 
 from glider_cli.backends.registry import Backend
+from glider_cli.config.cursor import SHELL_TIMEOUT
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor import exec as ex
+from glider_cli.protocol.cursor import results, steps
+from glider_cli.protocol.cursor.answers import Answer
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap
 from glider_cli.protocol.usage import Usage
 from glider_cli.router import tool_policy
@@ -63,6 +69,7 @@ class AgentLoop:
         max_steps: int,
         deadline: float,
         request_id: str,
+        shell_timeout: float = SHELL_TIMEOUT,
     ) -> None:
         self.pipeline = pipeline
         self.opened = opened
@@ -73,6 +80,7 @@ class AgentLoop:
         self.max_steps = max_steps
         self.deadline = deadline
         self.request_id = request_id
+        self.shell_timeout = shell_timeout
         allow, deny = pipeline.tool_lists()
         self.policy = tool_policy.Policy(allow, deny)
         self.offered = tuple(n for n in ex.TOOLS if self.policy.verdict(n)[0] == "allow")
@@ -80,13 +88,14 @@ class AgentLoop:
         self.input_tokens = 0
         self.output_tokens = 0
         self._next_exec = 0
-        self._waiting: dict[int, asyncio.Future[pb.ExecClientMessage]] = {}
+        self._waiting: dict[int, tuple[Answer, asyncio.Future[pb.ExecClientMessage]]] = {}
         self._started = False
 
     # ---------------------------------------------------------------- the client's answers
 
     def deliver(self, message: bytes | None) -> None:
-        """One client message of this run (from a BidiAppend): an exec's answer or a `throw`."""
+        """One client message of this run (from a BidiAppend): an exec's answer (or one event of a
+        streamed one), its `stream_close`, or a `throw`."""
         if message is None:
             return
         msg = pb.AgentClientMessage()
@@ -96,14 +105,22 @@ class AgentLoop:
             return
         which = msg.WhichOneof("message")
         if which == "exec_client_message":
-            fut = self._waiting.get(msg.exec_client_message.id)
-            if fut is not None and not fut.done():
-                fut.set_result(msg.exec_client_message)
-        elif which == "exec_client_control_message" and msg.exec_client_control_message.HasField("throw"):
-            throw = msg.exec_client_control_message.throw
-            fut = self._waiting.get(throw.id)
-            if fut is not None and not fut.done():
-                fut.set_exception(Thrown(throw.error))
+            waiting = self._waiting.get(msg.exec_client_message.id)
+            if waiting is not None and not waiting[1].done():
+                whole = waiting[0].take(msg.exec_client_message)
+                if whole is not None:
+                    waiting[1].set_result(whole)
+        elif which == "exec_client_control_message":
+            control = msg.exec_client_control_message
+            kind = control.WhichOneof("message")
+            number = control.throw.id if kind == "throw" else control.stream_close.id
+            waiting = self._waiting.get(number)
+            if waiting is None or waiting[1].done():
+                return
+            if kind == "throw":
+                waiting[1].set_exception(Thrown(control.throw.error))
+            elif kind == "stream_close":
+                waiting[1].set_result(waiting[0].close())
 
     # ---------------------------------------------------------------- the loop
 
@@ -194,31 +211,56 @@ class AgentLoop:
         if name == "task":
             return await self._subagent(call)
         try:
-            req = ex.request(name, call.arguments, call.id)
+            req = ex.request(name, call.arguments, call.id, self.shell_timeout)
         except ex.ArgumentError as exc:
             return f"error: {exc}"
+        step = Step(self.out, call.id, f"glider-{self.request_id}-{self.steps}")
+        if name in ("write", "edit"):
+            return await self._change(call, req, step)
+        step.started(steps.for_exec(req))
         try:
-            result = await self._exec(req, call.id)
+            result = await self._exec(req, step)
         except Thrown as exc:
+            step.completed(steps.failed(req, f"the client could not run it: {exc}"))
             return f"error: the client could not run it: {exc}"
-        if name != "edit":
-            return ex.render(result)
-        return await self._edit(call, result)
+        step.completed(steps.for_exec(req, result))
+        return results.render(result)
 
-    async def _edit(self, call: IssuedCall, read: pb.ExecClientMessage) -> str:
-        content = ex.read_content(read)
+    async def _change(self, call: IssuedCall, req: ex.Request, step: Step) -> str:
+        """A write (one write exec) or an edit (a read exec, the replacement, a write exec): one
+        `edit_tool_call` step."""
+        path = str(call.arguments["path"])
+        if req.kind == "write_args":
+            text = req.args.file_text
+            step.started(steps.edit(path, text))
+            try:
+                written = await self._exec(req, step)
+            except Thrown as exc:
+                return step.edit_failed(path, f"the client could not write it: {exc}", text)
+            step.completed(steps.edit(path, text, steps.edited(path, None, text, written)))
+            return results.render(written)
+        step.started(steps.edit(path))
+        try:
+            read = await self._exec(req, step)
+        except Thrown as exc:
+            return step.edit_failed(path, f"the client could not read it: {exc}")
+        content = results.read_content(read)
         if content is None:
-            return ex.render(read)
+            step.completed(steps.edit(path, result=steps.edit_read_failed(path, read)))
+            return results.render(read)
         old, new = str(call.arguments.get("old_text")), str(call.arguments.get("new_text", ""))
         found = content.count(old)
         if found != 1:
-            return f"error: old_text is found {found} times in the file (it must be found exactly once)"
-        path = str(call.arguments["path"])
+            return step.edit_failed(
+                path, f"old_text is found {found} times in the file (it must be found exactly once)"
+            )
+        after = content.replace(old, new, 1)
         try:
-            written = await self._exec(ex.write(path, content.replace(old, new, 1), call.id), call.id)
+            written = await self._exec(ex.write(path, after, call.id), step)
         except Thrown as exc:
-            return f"error: the client could not write it: {exc}"
-        return ex.render(written)
+            return step.edit_failed(path, f"the client could not write it: {exc}")
+        step.completed(steps.edit(path, result=steps.edited(path, content, after, written)))
+        return results.render(written)
 
     async def _subagent(self, call: IssuedCall) -> str:
         prompt = call.arguments.get("prompt")
@@ -228,23 +270,27 @@ class AgentLoop:
         answer = await self._loop([{"role": "user", "content": prompt}], tools, stream=False)
         return answer or "(the subagent gave no answer)"
 
-    async def _exec(self, req: ex.Request, call_id: str) -> pb.ExecClientMessage:
+    async def _exec(self, req: ex.Request, step: Step) -> pb.ExecClientMessage:
+        """Sends exec `req` and waits for the client's whole answer. Cancelled (the turn's deadline, the
+        client gone): the exec is aborted and the step completed as stopped."""
         self._next_exec += 1
         number = self._next_exec
         fut: asyncio.Future[pb.ExecClientMessage] = asyncio.get_running_loop().create_future()
-        self._waiting[number] = fut
-        model_call = f"glider-{self.request_id}-{self.steps}"
-        self.out.put_nowait(ex.started(call_id, req.tool_call(), model_call))
+        args = req.args
+        if req.kind in ("shell_args", "shell_stream_args"):
+            answer = Answer(args.command, args.working_directory, args.timeout)
+        else:
+            answer = Answer()
+        self._waiting[number] = (answer, fut)
         self.out.put_nowait(req.frame(number, str(uuid.uuid4())))
         try:
-            result = await fut
+            return await fut
         except (asyncio.CancelledError, TimeoutError):
             self.out.put_nowait(ex.abort(number))  # the turn ends (deadline, client gone): stop the exec
+            step.stopped(req)
             raise
         finally:
             self._waiting.pop(number, None)
-        self.out.put_nowait(ex.completed(call_id, req.tool_call(result), model_call))
-        return result
 
     def _record(self, tool: str, verdict: str, why: str) -> None:
         self.pipeline.tool_step(
@@ -259,3 +305,39 @@ class AgentLoop:
                 "step": self.steps,
             },
         )
+
+
+class Step:
+    """One model tool call as the IDE draws it: a `tool_call_started` update, then one
+    `tool_call_completed` (also when the turn stops it)."""
+
+    def __init__(self, out: Out, call_id: str, model_call_id: str) -> None:
+        self.out = out
+        self.call_id = call_id
+        self.model_call_id = model_call_id
+        self.first: pb.ToolCall | None = None
+        self.done = False
+
+    def started(self, tool_call: pb.ToolCall) -> None:
+        self.first = tool_call
+        self.out.put_nowait(ex.started(self.call_id, tool_call, self.model_call_id))
+
+    def completed(self, tool_call: pb.ToolCall) -> None:
+        if not self.done:
+            self.done = True
+            self.out.put_nowait(ex.completed(self.call_id, tool_call, self.model_call_id))
+
+    def edit_failed(self, path: str, why: str, text: str | None = None) -> str:
+        """A write or edit step that failed here or at the client: completed as the edit's error; what
+        the model reads."""
+        self.completed(steps.edit(path, text, steps.edit_error(path, why)))
+        return f"error: {why}"
+
+    def stopped(self, req: ex.Request) -> None:
+        """The turn ended while `req` ran: the step completes as stopped."""
+        why = "stopped: the local turn ended while it ran"
+        if self.first is not None and self.first.HasField("edit_tool_call"):
+            path = self.first.edit_tool_call.args.path
+            self.completed(steps.edit(path, result=steps.edit_error(path, why)))
+        else:
+            self.completed(steps.failed(req, why, aborted=True))

@@ -25,6 +25,7 @@ class LocalAnswer:
     pipeline: Pipeline
     max_steps: int
     deadline: float
+    shell_timeout: float
 
     # CursorRuns's own: a run's next phase (answers what it held), and its handing over to Cursor.
     _settle: Callable[[Run, str], None]
@@ -57,6 +58,7 @@ class LocalAnswer:
                     max_steps=self.max_steps,
                     deadline=self.deadline,
                     request_id=run.rid,
+                    shell_timeout=self.shell_timeout,
                 )
                 try:
                     await run.loop.run()

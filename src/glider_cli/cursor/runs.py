@@ -41,7 +41,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from glider_cli.config.cursor import MAX_STEPS, STREAM_WAIT, TURN_DEADLINE
+from glider_cli.config.cursor import MAX_STEPS, SHELL_TIMEOUT, STREAM_WAIT, TURN_DEADLINE
 from glider_cli.cursor.abandon import Abandon
 from glider_cli.cursor.agent_loop import AgentLoop
 from glider_cli.cursor.cloud_steps import watch
@@ -105,8 +105,10 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         max_steps: int = MAX_STEPS,
         deadline: float = TURN_DEADLINE,
         stream_wait: float = STREAM_WAIT,
+        shell_timeout: float = SHELL_TIMEOUT,
     ) -> None:
         self.max_steps = max_steps
+        self.shell_timeout = shell_timeout
         self.stream_wait = stream_wait
         self.deadline = deadline
         self.network = network

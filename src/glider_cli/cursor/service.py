@@ -60,6 +60,7 @@ class CursorService:
             max_steps=self.settings.max_steps,
             deadline=self.settings.turn_deadline_seconds,
             stream_wait=self.settings.stream_wait_seconds,
+            shell_timeout=self.settings.shell_timeout_seconds,
         )
         self._front = FrontDoor(self.settings.hosts, self.ca, self._network, self._runs, on_http2=self._http2)
         self.port = await self._front.start(HOST, self.settings.port)

@@ -1,7 +1,10 @@
-"""Titles (`NameAgent`) of the Cursor proxy (part of `cursor.runs.CursorRuns`, see its contract):
+"""Titles (`NameAgent`, and the legacy `AiService/NameTab`) of the Cursor proxy (part of
+`cursor.runs.CursorRuns`, see its contract): each read as its own method's request (a NameTab's text
+is its last human message; one with none, or a body that cannot be read, passes through unread),
 placed in the conversation whose new turn typed their text, else the one seen last, and decided by
-the rules with the family's stickiness; a title of a family held local is named by the local model
-and does not reach Cursor (a local failure falls back to Cursor unless `fallback: none`)."""
+the rules with the family's stickiness; a title of a family held local is named by the local model,
+answered in its method's response (`NameAgentResponse`, `NameTabResponse`), and does not reach
+Cursor (a local failure falls back to Cursor unless `fallback: none`)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
 from glider_cli.protocol.cursor.chat import title_chat
-from glider_cli.protocol.cursor.classify import name_agent_text
+from glider_cli.protocol.cursor.classify import NAME_TAB, title_text
 from glider_cli.turns.lifecycle import Opened
 
 if TYPE_CHECKING:
@@ -39,24 +42,25 @@ class Titles:
     # ------------------------------------------------------------------ titles
 
     async def _title(self, req: HttpRequest) -> HttpResponse:
-        text = name_agent_text(req.body, req.header("content-encoding"))
+        text = title_text(req.path, req.body, req.header("content-encoding"))
         if text is None:
             return await relay(self.network, req)
         # The conversation whose turn typed this text, else the one seen last (it names none itself).
         session = self.asked.get(text.strip()) or self.last_conversation
-        what = {"kind": "title", "why": "NameAgent", "request_id": None}
+        legacy = req.path.split("?", 1)[0] == NAME_TAB
+        what = {"kind": "title", "why": "NameTab" if legacy else "NameAgent", "request_id": None}
         opened = self.pipeline.open(title_chat(text, session), local_ok=True, what=what)
         from glider_cli.cursor.runs import Run
 
         run = Run("title")
         run.opened = opened
         if opened is not None and opened.decision.target == "local":
-            answer = await self._local_title(run, opened, text)
+            answer = await self._local_title(run, opened, text, legacy)
             if answer is not None:
                 return answer
         return await relay(self.network, req, self._origin_end(run))
 
-    async def _local_title(self, run: Run, opened: Opened, text: str) -> HttpResponse | None:
+    async def _local_title(self, run: Run, opened: Opened, text: str, legacy: bool) -> HttpResponse | None:
         """A title of a family held local, named by the local model; None: Cursor names it (fallback)."""
         backend = self.pipeline.local_backend(opened)
         started = time.perf_counter()
@@ -74,7 +78,9 @@ class Titles:
                 503, [(b"content-type", b"application/json")], w.unary_error("unavailable", exc.message)
             )
         self._close_local(run, opened, 200, started, complete=True)
-        return HttpResponse(200, list(_PROTO), w.name_agent(_title_line(name) or "Chat"))
+        title = _title_line(name) or "Chat"
+        body = w.name_tab(title, "named by the local model") if legacy else w.name_agent(title)
+        return HttpResponse(200, list(_PROTO), body)
 
 
 TITLE_PROMPT = "Write a title of at most six words for this request. Answer with the title only."

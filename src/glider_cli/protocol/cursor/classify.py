@@ -1,7 +1,7 @@
 """What a Cursor request is, read from its protocol fields (never from its wording).
 
 - `rpc(path)`: which of Cursor's methods a path names (`run_sse`, `run` (HTTP/2 only), `append`,
-  `name_agent`, or `other`).
+  `name_agent` (a title: `NameAgent`, or the legacy `AiService/NameTab`), or `other`).
 - `decode_append(body, encoding)`: a `BidiAppend` body -> `Append` (the run's request id, the seqno,
   the client message's bytes from `data` (lowercase hex) or `data_binary`); None when the body is not
   a BidiAppendRequest this proxy can read (it is then forwarded as it came).
@@ -17,6 +17,10 @@
   action, text held only in a blob, anything undecodable). A user message sent into a run that is
   still open (`conversation_action` on the same request id) is `in_run` set: it follows its run.
 - `name_agent_text(body, encoding)`: the text a `NameAgent` (title) request carries.
+- `title_text(path, body, encoding)`: the text a title request names, read as its own method's
+  request: a `NameAgentRequest`'s `user_message`, or for `NameTab` a `NameTabRequest` (the
+  conversation's messages) and the text of its last human message; None when there is none or the
+  body cannot be read (the request then passes through unread).
 Hints for `complexity_source: cursor`: `max_mode` (model details or requested model), the agent mode
 and the model id; absent fields are no hint.
 """
@@ -34,6 +38,7 @@ from glider_cli.values import Frozen
 
 Kind = Literal["new_turn", "follow_on", "summary", "subagent", "run_traffic", "passthrough"]
 Rpc = Literal["run_sse", "run", "append", "name_agent", "other"]
+NAME_TAB = "/aiserver.v1.AiService/NameTab"
 
 _RPCS: dict[str, Rpc] = {
     "/agent.v1.AgentService/RunSSE": "run_sse",
@@ -42,7 +47,7 @@ _RPCS: dict[str, Rpc] = {
     "/agent.v1.BidiService/BidiAppend": "append",
     "/agent.v1.AgentService/NameAgent": "name_agent",
     "/aiserver.v1.AiService/NameAgent": "name_agent",
-    "/aiserver.v1.AiService/NameTab": "name_agent",
+    NAME_TAB: "name_agent",
 }
 _FOLLOW_ON_ACTIONS = frozenset(
     {
@@ -181,6 +186,22 @@ def name_agent_text(body: bytes, encoding: str | None = None) -> str | None:
     except DecodeError:
         return None
     return req.user_message
+
+
+def title_text(path: str, body: bytes, encoding: str | None = None) -> str | None:
+    if path.split("?", 1)[0] != NAME_TAB:
+        return name_agent_text(body, encoding)
+    data = _body(body, encoding)
+    if data is None:
+        return None
+    req = pb.NameTabRequest()
+    try:
+        req.ParseFromString(data)
+    except DecodeError:
+        return None
+    human = pb.ConversationMessage.MESSAGE_TYPE_HUMAN
+    texts = [m.text for m in req.messages if m.type == human and m.text.strip()]
+    return texts[-1] if texts else None
 
 
 def _from_parent(headers: Mapping[str, str]) -> bool:

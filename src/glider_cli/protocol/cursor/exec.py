@@ -2,22 +2,23 @@
 
 In Cursor's protocol the agent loop runs on the server: it sends `exec_server_message`s (read, grep,
 ls, shell, write, delete, ...) on the run's stream, the client runs them on the person's machine and
-answers each with an `exec_client_message` (same `id`) in a BidiAppend. A local turn's loop
-(`cursor.agent_loop`) does the same with these pieces:
+answers each with `exec_client_message`s (same `id`) in BidiAppends, then an
+`exec_client_control_message.stream_close`. A local turn's loop (`cursor.agent_loop`) does the same
+with these pieces:
 
 - `TOOLS`: the model-facing tools (OpenAI function shape) the mapping covers: `read`, `grep`, `ls`,
   `shell`, `write`, `edit` (a read exec, the replacement made here, then a write exec) and `task` (a
   subagent, run by the loop itself). `specs(names)` the definitions of some of them.
-- `Request`: one exec the loop sends (`request(name, args, call_id)` builds it from a model's call;
-  ArgumentError names what is wrong with the arguments). `Request.frame(id, exec_id)` is the
-  `AgentServerMessage` envelope; `Request.tool_call(result)` what the IDE renders in the step's
-  `tool_call_started` / `tool_call_completed` updates (shell, grep, read, ls and delete have a
-  ToolCall member; write has none in the fact sheet, its updates carry the call id only).
-- `render(result)`: the text a model reads for the client's answer (the member of
-  `ExecClientMessage` that answers the exec, or a `throw`).
-- `started(...)`, `completed(...)`: the update frames; `abort(id)` stops an exec the loop no longer
-  waits for (the turn's deadline, the client gone).
-Field numbers: the fact sheet's; members Glider does not read stay unknown fields.
+- `Request`: one exec the loop sends (`request(name, args, call_id, shell_timeout)` builds it from a
+  model's call; ArgumentError names what is wrong with the arguments). `Request.frame(id, exec_id)`
+  is the `AgentServerMessage` envelope. A shell runs as `shell_stream_args` with a real timeout (the
+  model's `timeout` in seconds when it gives one, else the loop's `cursor.shell_timeout_seconds`).
+- `started(...)`, `completed(...)`: the step updates around a step's execs (their `ToolCall`: see
+  `protocol.cursor.steps`); `abort(id)` stops an exec the loop no longer waits for (the turn's
+  deadline, the client gone).
+The client's answers are assembled by `protocol.cursor.answers` and read for the model by
+`protocol.cursor.results`. Field numbers: the fact sheet's; members Glider does not read stay unknown
+fields.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Any
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor.framing import frame
 
-# What a result may hand the model, at most (the rest is cut, saying so).
-RESULT_CHARS = 16_000
+# A shell timeout, at most (ShellArgs.timeout is an int32 of milliseconds).
+MAX_SHELL_SECONDS = 86_400
 
 _STR = {"type": "string"}
 _INT = {"type": "integer"}
@@ -54,7 +55,12 @@ TOOLS: dict[str, dict[str, Any]] = {
         ["pattern"],
     ),
     "ls": _fn("ls", "List a directory of the workspace.", {"path": _STR}, ["path"]),
-    "shell": _fn("shell", "Run a shell command in the workspace.", {"command": _STR}, ["command"]),
+    "shell": _fn(
+        "shell",
+        "Run a shell command in the workspace. Optional: timeout (seconds).",
+        {"command": _STR, "timeout": _INT},
+        ["command"],
+    ),
     "write": _fn(
         "write",
         "Write a whole file (created or replaced).",
@@ -114,26 +120,10 @@ class Request:
         msg.exec_server_message.exec_id = exec_id
         return frame(msg.SerializeToString())
 
-    def tool_call(self, result: pb.ExecClientMessage | None = None) -> pb.ToolCall:
-        tc = pb.ToolCall()
-        step = _STEPS.get(self.kind)
-        if step is not None:  # write and edit steps have no ToolCall member (the fact sheet lists none)
-            member, result_field = step
-            call = getattr(tc, member)
-            call.args.CopyFrom(getattr(self.message, self.kind))
-            if result_field is not None and result is not None and result.HasField(result_field):
-                call.result.CopyFrom(getattr(result, result_field))
-        return tc
-
-
-# An exec member -> the ToolCall member that shows its step, and the exec result that completes it.
-_STEPS: dict[str, tuple[str, str | None]] = {
-    "shell_args": ("shell_tool_call", "shell_result"),
-    "read_args": ("read_tool_call", "read_result"),
-    "grep_args": ("grep_tool_call", "grep_result"),
-    "ls_args": ("ls_tool_call", "ls_result"),
-    "delete_args": ("delete_tool_call", None),
-}
+    @property
+    def args(self) -> Any:
+        """The exec's arguments (the member `kind` of the ExecServerMessage)."""
+        return getattr(self.message, self.kind)
 
 
 def read(path: str, call_id: str, offset: int | None = None, limit: int | None = None) -> Request:
@@ -155,9 +145,10 @@ def write(path: str, text: str, call_id: str) -> Request:
     return Request("write_args", m)
 
 
-def request(name: str, args: Mapping[str, Any], call_id: str) -> Request:
+def request(name: str, args: Mapping[str, Any], call_id: str, shell_timeout: float = 120.0) -> Request:
     """The exec for a model's call of `read`, `grep`, `ls`, `shell` or `write` (`edit` starts with a
-    read: see `cursor.agent_loop`). KeyError: not one of them."""
+    read: see `cursor.agent_loop`); `shell_timeout`: seconds, when the model gives none. KeyError: not
+    one of them."""
     m = pb.ExecServerMessage()
     if name == "read":
         return read(_need(args, "path"), call_id, _opt_int(args, "offset"), _opt_int(args, "limit"))
@@ -180,98 +171,12 @@ def request(name: str, args: Mapping[str, Any], call_id: str) -> Request:
         m.ls_args.tool_call_id = call_id
         return Request("ls_args", m)
     if name == "shell":
-        m.shell_args.command = _need(args, "command")
-        m.shell_args.tool_call_id = call_id
-        return Request("shell_args", m)
+        m.shell_stream_args.command = _need(args, "command")
+        m.shell_stream_args.tool_call_id = call_id
+        seconds = _opt_int(args, "timeout") or shell_timeout
+        m.shell_stream_args.timeout = int(min(seconds, MAX_SHELL_SECONDS) * 1000)  # milliseconds
+        return Request("shell_stream_args", m)
     raise KeyError(name)
-
-
-# ---------------------------------------------------------------- the client's answers
-
-
-def _cut(text: str) -> str:
-    if len(text) <= RESULT_CHARS:
-        return text
-    return text[:RESULT_CHARS] + f"\n[... {len(text) - RESULT_CHARS} more characters cut]"
-
-
-def _which(msg: Any, field: str) -> str | None:
-    return msg.WhichOneof(field)  # type: ignore[no-any-return]
-
-
-def render(result: pb.ExecClientMessage) -> str:
-    """The text the model reads for one exec's answer."""
-    kind = _which(result, "message")
-    if kind == "read_result":
-        r = result.read_result
-        which = _which(r, "result")
-        if which == "success":
-            s = r.success
-            body = s.content if _which(s, "output") == "content" else f"<{len(s.data)} bytes of binary data>"
-            return _cut(body) + ("\n[truncated by the client]" if s.truncated else "")
-        if which == "error":
-            return f"error: {r.error.error}"
-        if which == "file_not_found":
-            return f"error: file not found: {r.file_not_found.path}"
-        return f"error: {which or 'no result'}"
-    if kind == "write_result":
-        w = result.write_result
-        which = _which(w, "result")
-        if which == "success":
-            return f"wrote {w.success.path} ({w.success.lines_created} lines, {w.success.file_size} bytes)"
-        if which == "error":
-            return f"error: {w.error.error}"
-        return f"error: {which or 'no result'}"
-    if kind == "shell_result":
-        sr = result.shell_result
-        which = _which(sr, "result")
-        if which in ("success", "failure"):
-            o = getattr(sr, which)
-            out = f"exit code {o.exit_code}\n"
-            if o.stdout:
-                out += f"stdout:\n{o.stdout}\n"
-            if o.stderr:
-                out += f"stderr:\n{o.stderr}\n"
-            return _cut(out.rstrip())
-        return f"error: the command was not run ({which or 'no result'})"
-    if kind == "grep_result":
-        g = result.grep_result
-        if _which(g, "result") == "error":
-            return f"error: {g.error.error}"
-        union = g.success.active_editor_result
-        if _which(union, "result") == "files":
-            files = list(union.files.files)
-            return _cut("\n".join(files)) if files else "no matches"
-        return "no matches"
-    if kind == "ls_result":
-        lr = result.ls_result
-        if _which(lr, "result") != "success":
-            return f"error: {lr.error.error or _which(lr, 'result') or 'no result'}"
-        lines: list[str] = []
-        _tree(lr.success.directory_tree_root, "", lines)
-        return _cut("\n".join(lines))
-    if kind == "delete_result":
-        return "deleted" if _which(result.delete_result, "result") == "success" else "error: not deleted"
-    return "error: the client sent no result this tool can read"
-
-
-def _tree(node: pb.LsDirectoryTreeNode, indent: str, lines: list[str]) -> None:
-    if len(lines) > 2000:
-        return
-    for d in node.children_dirs:
-        name = d.abs_path.rstrip("/").rsplit("/", 1)[-1]
-        lines.append(f"{indent}{name}/")
-        _tree(d, indent + "  ", lines)
-    for f in node.children_files:
-        lines.append(f"{indent}{f.name}")
-
-
-def read_content(result: pb.ExecClientMessage) -> str | None:
-    """The text of a successful read (what `edit` changes), else None."""
-    if result.HasField("read_result") and _which(result.read_result, "result") == "success":
-        s = result.read_result.success
-        return s.content if _which(s, "output") == "content" and not s.truncated else None
-    return None
 
 
 # ---------------------------------------------------------------- the step updates

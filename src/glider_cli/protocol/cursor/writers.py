@@ -1,7 +1,8 @@
 """The frames of a locally answered Cursor turn, in Cursor's own shapes (each one Connect envelope,
 uncompressed): `heartbeat()`, `thinking(text)`, `text_delta(text)`, `token_delta(n)`,
 `turn_ended(input_tokens, output_tokens)`, and `framing.end_stream()` to close the stream.
-`name_agent(name)` a title (`NameAgentResponse`), `unary_error(code, message)` a Connect unary error
+`name_agent(name)` a title (`NameAgentResponse`), `name_tab(name, reason)` one for the legacy
+`NameTab` (`NameTabResponse`), `unary_error(code, message)` a Connect unary error
 body (JSON), `EMPTY_APPEND_RESPONSE` the empty
 `BidiAppendResponse` every held append is answered with when its turn stays on this machine."""
 
@@ -17,6 +18,7 @@ __all__ = [
     "end_stream",
     "heartbeat",
     "name_agent",
+    "name_tab",
     "text_delta",
     "thinking",
     "token_delta",
@@ -76,6 +78,11 @@ def turn_ended(input_tokens: int | None = None, output_tokens: int | None = None
 def name_agent(name: str) -> bytes:
     """A NameAgentResponse (unary, bare message): the conversation's title."""
     return pb.NameAgentResponse(name=name).SerializeToString()
+
+
+def name_tab(name: str, reason: str = "") -> bytes:
+    """A NameTabResponse (the legacy `AiService/NameTab`, unary, bare message): the title and why."""
+    return pb.NameTabResponse(name=name, reason=reason).SerializeToString()
 
 
 def unary_error(code: str, message: str) -> bytes:
