@@ -85,7 +85,7 @@ def main(
         if pending is not None and _granted(pending, yes_to, json_out):
             from glider_cli.delegate import relay
 
-            first = result
+            # The resumed run's text is the answer: the refused run's is not printed before it.
             with on_signals(stop):
                 result = relay.allow(
                     where.paths,
@@ -97,8 +97,6 @@ def main(
                     events=sink,
                     cancel=stop,
                 )
-            if not json_out and first.text:
-                print(first.text + "\n")
         elif pending is not None:
             from glider_cli.delegate import relay
 
