@@ -74,6 +74,8 @@ def test_a_signal_stops_the_whole_delegate_and_says_so(
         (run_dir,) = [d for d in _run_dirs() if not d.name.startswith("claude-changes")]
         assert oct(run_dir.stat().st_mode & 0o777) == "0o700"
         proc.send_signal(sig)
+        time.sleep(0.2)
+        proc.send_signal(sig)  # again, while it stops the run: the stop still finishes
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -113,12 +115,12 @@ def test_glider_killed_outright_leaves_nothing_running(fake_agents: Any, tmp_pat
     assert _run_dirs() == []
 
 
-def test_serve_whose_client_leaves_stops_the_whole_delegate(fake_agents: Any, tmp_path: Path) -> None:
-    ticks = tmp_path / "ticks.txt"
+def _serve_config(tmp_path: Path) -> tuple[Path, dict[str, str], dict[str, Any]]:
+    """A config no backend of which answers (only the delegate does), the headers and a /claude turn."""
     ws = tmp_path / "project"
     ws.mkdir()
     cfg = tmp_path / "glider.yaml"
-    cfg.write_text(  # no backend answers: only the delegate does
+    cfg.write_text(
         "extends: default\nbackends:\n"
         "  ollama: {type: ollama, side: local, base_url: 'http://127.0.0.1:9', model: qwen-local}\n"
         "  origin: {type: origin, side: cloud, base_url: 'http://127.0.0.1:9'}\n"
@@ -130,6 +132,12 @@ def test_serve_whose_client_leaves_stops_the_whole_delegate(fake_agents: Any, tm
         "stream": True,
         "messages": [{"role": "user", "content": "keep at it /claude"}],
     }
+    return cfg, headers, body
+
+
+def test_serve_whose_client_leaves_stops_the_whole_delegate(fake_agents: Any, tmp_path: Path) -> None:
+    ticks = tmp_path / "ticks.txt"
+    cfg, headers, body = _serve_config(tmp_path)
     with ServeProcess("--config", str(cfg), env=_env(fake_agents, ticks)) as served:
         with httpx.stream("POST", served.url + "/v1/messages", json=body, headers=headers, timeout=60) as r:
             lines = r.iter_lines()  # kept: a dropped iterator closes the response at once
@@ -147,3 +155,23 @@ def test_serve_whose_client_leaves_stops_the_whole_delegate(fake_agents: Any, tm
         assert run["ok"] is False and "went away" in run["summary"]
         assert run["stopped"]["by"] == "client_left" and run["stopped"]["processes"] == 2
         assert run["stopped"]["run_dir_removed"] is True
+
+
+def test_serve_stopped_while_a_delegate_runs_leaves_nothing_running(fake_agents: Any, tmp_path: Path) -> None:
+    """Ctrl-C on `glider serve` while its client still waits: the server stops within its grace and the
+    delegate's whole tree with it; nothing keeps writing, no run directory is left."""
+    ticks = tmp_path / "ticks.txt"
+    cfg, headers, body = _serve_config(tmp_path)
+    served = ServeProcess("--config", str(cfg), env=_env(fake_agents, ticks))
+    with (
+        served,
+        httpx.stream("POST", served.url + "/v1/messages", json=body, headers=headers, timeout=60) as r,
+    ):
+        lines = r.iter_lines()
+        assert next(lines) == "event: message_start"
+        pids = tickers(ticks, 2)
+        served.proc.send_signal(signal.SIGINT)
+        served.proc.wait(timeout=60)
+    assert all_gone(pids) == set()
+    assert not still_written(ticks)
+    assert _run_dirs() == []
