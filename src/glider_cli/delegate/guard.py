@@ -1,11 +1,12 @@
 """The guard between Glider and a delegate CLI: no process of a run outlives the run, nor Glider.
 
-    python -I guard.py FD DIR [DIR ...] -- COMMAND [ARG ...]      (started by `delegate.runner`)
+    python -I -S guard.py FD DIR [DIR ...] -- COMMAND [ARG ...]   (started by `delegate.runner`)
 
 Contract:
-- Run as a script by path, standard library only (`-I`: the agent's environment cannot change which
-  Python code runs here). FD is the guard's end of a socket pair whose other end only Glider holds
-  (the lifeline); the DIRs are the run's private directories.
+- Run as a script by path, standard library only (`-I -S`: the agent's environment cannot change
+  which Python code runs here). FD is the guard's end of a socket pair whose other end only Glider
+  holds (the lifeline); the DIRs are the run's private directories. A signal or a child's exit wakes
+  the guard at once (`signal.set_wakeup_fd`): no polling interval.
 - The guard starts COMMAND in a process group of its own (stdin, stdout, stderr, cwd and environment
   are the guard's), writes `started <pid>` on FD and waits for it.
 - On Linux the guard is a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`): a descendant whose parent
@@ -26,9 +27,7 @@ from __future__ import annotations
 
 import os
 import select
-import shutil
 import signal
-import socket
 import sys
 import time
 
@@ -82,7 +81,7 @@ def _group_alive(pgid: int) -> bool:
 
 
 class Guard:
-    def __init__(self, life: socket.socket, dirs: list[str], command: list[str]) -> None:
+    def __init__(self, life: int, dirs: list[str], command: list[str]) -> None:
         self.life = life
         self.dirs = dirs
         self.command = command
@@ -98,7 +97,7 @@ class Guard:
 
     def _say(self, line: str) -> None:
         try:
-            self.life.sendall(line.encode() + b"\n")
+            os.write(self.life, line.encode() + b"\n")
         except OSError:
             pass
 
@@ -156,13 +155,19 @@ class Guard:
     def _orphaned(self) -> bool:
         """True when the lifeline reads end of file (nothing else is ever sent on it)."""
         try:
-            return self.life.recv(1, socket.MSG_DONTWAIT) == b""
+            return os.read(self.life, 1) == b""
         except BlockingIOError:
             return False
         except OSError:
             return True
 
     def run(self) -> int:
+        # Every signal (a stop, SIGCHLD when a process of the tree exits) wakes the wait below at once.
+        wake, woken = os.pipe()
+        os.set_blocking(wake, False)
+        os.set_blocking(woken, False)
+        signal.set_wakeup_fd(woken)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
         for sig in _STOPPING:
             signal.signal(sig, self._on_signal)
         if self.linux:
@@ -176,15 +181,23 @@ class Guard:
         orphaned = False
         while self.stop_signal is None and self.status is None:
             try:
-                ready, _, _ = select.select([self.life], [], [], 0.1)
+                ready, _, _ = select.select([self.life, wake], [], [], 1.0)
             except InterruptedError:
                 ready = []
-            if ready and self._orphaned():
+            if wake in ready:
+                try:
+                    while os.read(wake, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+            if self.life in ready and self._orphaned():
                 orphaned = True
                 break
             self._reap()
         ended = self._end_tree()
         if orphaned or self._orphaned():
+            import shutil
+
             for d in self.dirs:
                 shutil.rmtree(d, ignore_errors=True)
         self._say(f"ended {ended}")
@@ -204,8 +217,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: guard.py FD DIR [DIR ...] -- COMMAND [ARG ...]\n")
         return 2
     cut = argv.index("--")
-    life = socket.socket(fileno=int(argv[0]))
-    os.set_inheritable(life.fileno(), False)
+    life = int(argv[0])
+    os.set_inheritable(life, False)
+    os.set_blocking(life, False)
     return Guard(life, argv[1:cut], argv[cut + 1 :]).run()
 
 

@@ -354,7 +354,8 @@ def _run(
             proc = subprocess.Popen(
                 [
                     sys.executable,
-                    "-I",
+                    "-I",  # isolated: no PYTHON* variable of the agent's environment, no user site
+                    "-S",  # no site-packages: the guard needs the standard library only
                     guard.__file__,
                     str(theirs.fileno()),
                     str(run_dir),
