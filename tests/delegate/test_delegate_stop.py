@@ -175,3 +175,37 @@ def test_serve_stopped_while_a_delegate_runs_leaves_nothing_running(fake_agents:
     assert all_gone(pids) == set()
     assert not still_written(ticks)
     assert _run_dirs() == []
+
+
+def test_closing_the_terminal_stops_the_whole_delegate(fake_agents: Any, tmp_path: Path) -> None:
+    """`glider delegate` on a real terminal (a pty, its controlling terminal) that is closed: the kernel's
+    SIGHUP stops the run, and the terminal being gone does not cut the stop or the record short."""
+    import os
+    import pty
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    ticks = tmp_path / "ticks.txt"
+    leader, follower = pty.openpty()
+    tty = os.ttyname(follower)
+    os.close(follower)
+    # A session of its own whose controlling terminal is the pty, then glider in its place.
+    take_tty = (
+        "import os, sys; os.setsid(); fd = os.open(sys.argv[1], os.O_RDWR); "
+        "[os.dup2(fd, n) for n in (0, 1, 2)]; os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
+    )
+    cmd = [sys.executable, "-c", take_tty, tty, "-m", "glider_cli", "delegate", "--claude"]
+    proc = subprocess.Popen([*cmd, "--workspace", str(ws), "keep at it"], env=_env(fake_agents, ticks))
+    try:
+        pids = tickers(ticks, 2)
+        os.close(leader)  # the terminal window is closed
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 129
+    assert all_gone(pids) == set()
+    assert not still_written(ticks)
+    assert _run_dirs() == []
+    (run,) = _events("DelegateRun")
+    assert run["stopped"]["by"] == "SIGHUP" and run["stopped"]["run_dir_removed"] is True

@@ -102,9 +102,10 @@ def main(
 
             relay.deny(where.paths, pending, pending.source_cli)
     if stop.is_set():
-        _stopped(result, stop, json_out)
-        compactor.close()
+        # The record first: after SIGHUP the terminal may be gone, and writing to it fail. A compaction
+        # pass is not waited for (nothing is lost: the record changes only when a pass has written).
         sink.close()
+        _stopped(result, stop, json_out)
         raise typer.Exit(stop.exit_code or 1)
     if json_out:
         emit_json(result.to_dict())
@@ -149,9 +150,12 @@ def _stopped(result: Any, stop: Any, json_out: bool) -> None:
         tree = f" and {others} process{'es' if others != 1 else ''} it started" if others > 0 else ""
         gone = "was removed" if halted.run_dir_removed else "could not be removed"
         what = f"stopped {result.vendor} (pid {halted.pid}){tree}; its run directory {halted.run_dir} {gone}"
-    if json_out:
-        emit_json(result.to_dict())
-    err.print(f"glider delegate: {said(stop.by)}: {what}", markup=False, highlight=False)
+    try:
+        if json_out:
+            emit_json(result.to_dict())
+        err.print(f"glider delegate: {said(stop.by)}: {what}", markup=False, highlight=False)
+    except OSError:  # the terminal was closed (SIGHUP): nobody is left to read it
+        pass
 
 
 def _granted(pending: Any, yes_to: str | None, json_out: bool) -> bool:
