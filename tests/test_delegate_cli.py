@@ -159,7 +159,9 @@ def test_yes_to_pregrants_and_the_run_resumes(fakes: Path, tmp_path: Path) -> No
     args = ["delegate", "--claude", "--workspace", str(ws), "--yes-to", "Bash,Edit", "push it"]
     r = cli.invoke(app, args, env=_refusing_env())
     assert r.exit_code == 0, r.output
-    assert "resumed with Bash(git push origin main)" in r.stdout
+    # The resumed run's answer, once: the refused run's text ("fake claude did it") is not printed.
+    assert r.stdout.startswith("resumed with Bash(git push origin main)\n"), r.stdout
+    assert "fake claude did it" not in r.stdout
     argv = runs(fakes)[-1]["argv"]
     assert argv[:4] == ["--resume", "fake-session-1", "--allowedTools", "Bash(git push origin main)"]
     texts = [e.text for e in continuity.read(resolve(), ws).entries]

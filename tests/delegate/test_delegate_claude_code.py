@@ -113,3 +113,40 @@ def test_real_claude_code_refusal_is_relayed_and_allow_resumes_it(
     # The resumed request carried the first run's conversation (the same session).
     last = [q for q in fake.requests if q.path == "/v1/messages"][-1]
     assert "make the proof file" in json.dumps(last.body["messages"])
+
+
+def test_after_a_yes_glider_delegate_prints_the_answer_once(
+    claude_bin: str, git_workspace: Path, tmp_path: Path
+) -> None:
+    """`glider delegate --yes-to Bash` with the real Claude Code: refused, resumed, and its final text
+    (the same words both times, as a model may well say) printed once, not the refused run's first."""
+    import os
+    import subprocess
+    import sys
+
+    from fake_wire import ToolReply
+
+    home = tmp_path / "claude-home"
+    home.mkdir()
+    command = "touch relay-proof.txt"
+    with FakeUpstream(models=[claude_code.MODEL]) as fake:
+        fake.set_reply(
+            text="ANSWER-MARKER all done",
+            tool=ToolReply("Bash", {"command": command, "description": "t"}, once=True),
+        )
+        env = {**os.environ, **claude_code.env(fake.url, home)}
+        env["PATH"] = f"{Path(claude_bin).parent}{os.pathsep}{env['PATH']}"
+        for marker in ("CLAUDECODE", "CODEX_THREAD_ID", "CODEX_SANDBOX", "GEMINI_CLI"):
+            env.pop(marker, None)
+        argv = ["delegate", "--claude", "--workspace", str(git_workspace), "--yes-to", "Bash", "make it"]
+        proc = subprocess.run(
+            [sys.executable, "-m", "glider_cli", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+    assert proc.returncode == 0, proc.stderr
+    assert (git_workspace / "relay-proof.txt").exists()  # the resumed run ran the command
+    assert proc.stdout.count("ANSWER-MARKER all done") == 1, proc.stdout
+    assert proc.stdout.startswith("ANSWER-MARKER all done\n")

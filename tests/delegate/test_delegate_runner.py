@@ -179,3 +179,20 @@ def test_progress_is_reported_while_codex_works_and_cancel_stops_it(fake_agents,
     res = _run("agy", git_workspace, fake_agents.mode("hang"), cancel=stop)
     assert not res.ok and "went away" in res.text and time.monotonic() - t0 < 10
     assert _run_dirs() == []
+
+
+def test_what_a_vendor_leaves_behind_is_ended_with_the_run(
+    fake_agents, git_workspace: Path, tmp_path: Path
+) -> None:
+    """A CLI that answers and exits, leaving a process that left its process group (and ignores
+    SIGTERM): the run ends it, so nothing of the run keeps writing after it returned."""
+    from process_tree import all_gone, still_written, tickers
+
+    ticks = tmp_path / "ticks.txt"
+    res = _run("claude", git_workspace, fake_agents.mode("leave", FAKE_AGENT_TICKS=str(ticks)))
+    assert res.ok and res.text == "fake claude did it"
+    (left,) = tickers(ticks, 1)
+    assert all_gone({left}) == set()
+    assert not still_written(ticks)
+    assert _run_dirs() == []
+    assert res.stopped is None  # nobody stopped the run: it ended

@@ -48,6 +48,7 @@ def main(
     from glider_cli.config.load import load_config
     from glider_cli.delegate import service
     from glider_cli.delegate.permissions import Grants
+    from glider_cli.delegate.stop import Stop, on_signals
     from glider_cli.delegate.workspace import shell_front
     from glider_cli.errors import DelegateError
     from glider_cli.store.eventlog.writer import EventWriter
@@ -59,42 +60,53 @@ def main(
     # Not started: no warm load for one CLI run; close() writes what was emitted.
     sink = EventWriter(where.paths, settings.context)
     compactor = service.make_compactor(where.paths, settings, environ=where.environ, events=sink)
-    result = service.delegate(
-        where.paths,
-        settings,
-        vendor,
-        task,
-        workspace or Path.cwd(),
-        # The outcome belongs to the session that sent the work: the agent whose shell runs this.
-        shell_front(where.environ),
-        timeout=timeout,
-        environ=where.environ,
-        compactor=compactor,
-        events=sink,
-        grants=grants,
-    )
-    if result.token is not None:
+    # Ctrl-C, SIGTERM and SIGHUP stop the delegate's whole process tree and remove its run directory
+    # before Glider exits (`delegate.stop`, `delegate.guard`); outside a run they act as usual.
+    stop = Stop()
+    with on_signals(stop):
+        result = service.delegate(
+            where.paths,
+            settings,
+            vendor,
+            task,
+            workspace or Path.cwd(),
+            # The outcome belongs to the session that sent the work: the agent whose shell runs this.
+            shell_front(where.environ),
+            timeout=timeout,
+            environ=where.environ,
+            compactor=compactor,
+            events=sink,
+            grants=grants,
+            cancel=stop,
+        )
+    if result.token is not None and not stop.is_set():
         # What its CLI refused: allowed by --yes-to, or asked on a terminal (y/N); else only said.
         pending = grants.take(result.token)
         if pending is not None and _granted(pending, yes_to, json_out):
             from glider_cli.delegate import relay
 
-            first = result
-            result = relay.allow(
-                where.paths,
-                settings,
-                pending,
-                timeout=timeout,
-                environ=where.environ,
-                compactor=compactor,
-                events=sink,
-            )
-            if not json_out and first.text:
-                print(first.text + "\n")
+            # The resumed run's text is the answer: the refused run's is not printed before it.
+            with on_signals(stop):
+                result = relay.allow(
+                    where.paths,
+                    settings,
+                    pending,
+                    timeout=timeout,
+                    environ=where.environ,
+                    compactor=compactor,
+                    events=sink,
+                    cancel=stop,
+                )
         elif pending is not None:
             from glider_cli.delegate import relay
 
             relay.deny(where.paths, pending, pending.source_cli)
+    if stop.is_set():
+        # The record first: after SIGHUP the terminal may be gone, and writing to it fail. A compaction
+        # pass is not waited for (nothing is lost: the record changes only when a pass has written).
+        sink.close()
+        _stopped(result, stop, json_out)
+        raise typer.Exit(stop.exit_code or 1)
     if json_out:
         emit_json(result.to_dict())
     else:
@@ -121,6 +133,29 @@ def main(
         raise DelegateError(
             f"{result.vendor} did not complete the task" + (" (timed out)" if result.timed_out else "")
         )
+
+
+def _stopped(result: Any, stop: Any, json_out: bool) -> None:
+    """What a signal stopped, on stderr (and the run's record as JSON with --json)."""
+    from glider_cli.commands.console import emit_json, err
+    from glider_cli.delegate.stop import said
+
+    halted = result.stopped
+    if halted is None:
+        what = f"{result.vendor} had already finished; nothing was running"
+    elif halted.pid is None:
+        what = f"{result.vendor} was stopped before it started"
+    else:
+        others = halted.processes - 1
+        tree = f" and {others} process{'es' if others != 1 else ''} it started" if others > 0 else ""
+        gone = "was removed" if halted.run_dir_removed else "could not be removed"
+        what = f"stopped {result.vendor} (pid {halted.pid}){tree}; its run directory {halted.run_dir} {gone}"
+    try:
+        if json_out:
+            emit_json(result.to_dict())
+        err.print(f"glider delegate: {said(stop.by)}: {what}", markup=False, highlight=False)
+    except OSError:  # the terminal was closed (SIGHUP): nobody is left to read it
+        pass
 
 
 def _granted(pending: Any, yes_to: str | None, json_out: bool) -> bool:

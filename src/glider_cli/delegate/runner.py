@@ -7,9 +7,15 @@ Contract:
   the user's repository by Glider: the workspace is only read (`git status`, its own AGENTS.md).
 - The user's own AGENTS.md (at the workspace root) is copied into the context document, so its
   instructions reach vendors that read AGENTS.md from the run directory instead of the workspace.
-- Watchdog: the process group is terminated (then killed) after `timeout` seconds, or as soon as
-  `cancel` is set (the client that asked went away: the outcome says so). A vendor whose adapter
-  reports the result complete but which does not exit is stopped after `LINGER_GRACE` seconds.
+- The vendor's CLI runs under a guard (`delegate.guard`, in a session of its own): whatever ends the
+  run, the guard ends the run's whole process tree (its descendants that left for a process group
+  or session of their own included: SIGTERM, then SIGKILL after `guard.GRACE`), and when Glider
+  itself is gone (even killed with SIGKILL) it does so by itself and removes the run's directories.
+- Watchdog: the run is stopped after `timeout` seconds, or as soon as `cancel` is set (the client
+  that asked went away, or a signal to `glider delegate`: `delegate.stop`; the outcome says which,
+  and `RunResult.stopped` what was stopped: the CLI's pid, the processes ended, the run directory
+  removed). A vendor whose adapter reports the result complete but which does not exit is stopped
+  after `LINGER_GRACE` seconds.
 - Captured stdout is capped at `output_cap` bytes (64 MiB) and stderr at `STDERR_CAP`, keeping the
   start and the end (the middle is drained and dropped): a JSONL vendor's result is near its end. A
   reply longer than `TEXT_CAP` (1 MiB) loses its middle (`ranking.truncate_middle`) and is still a
@@ -30,7 +36,9 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -40,6 +48,8 @@ from typing import IO, Any
 
 from glider_cli.config.settings import DelegateSettings
 from glider_cli.delegate import changes as changes_mod
+from glider_cli.delegate import guard
+from glider_cli.delegate import stop as stop_mod
 from glider_cli.delegate.agents import Adapter, Outcome
 from glider_cli.delegate.changes import NONE as NO_CHANGES
 from glider_cli.delegate.changes import Changes
@@ -53,6 +63,29 @@ STDERR_CAP = 64 * 1024
 REASON_CHARS = 400
 LINGER_GRACE = 2.0
 USER_AGENTS_MD_CHARS = 16 * 1024
+
+
+class Stopped(Frozen):
+    """A run stopped before it ended (`cancel`): who stopped it (`stop.Stop.by`), the vendor CLI's pid
+    (None: stopped before it started), how many processes of its tree were ended, its run directory
+    and whether that is gone."""
+
+    by: str
+    pid: int | None
+    processes: int
+    run_dir: str
+    run_dir_removed: bool
+
+    def __init__(self, by: str, pid: int | None, processes: int, run_dir: str, run_dir_removed: bool) -> None:
+        init_fields(self, by, pid, processes, run_dir, run_dir_removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "by": self.by,
+            "pid": self.pid,
+            "processes": self.processes,
+            "run_dir_removed": self.run_dir_removed,
+        }
 
 
 class RunResult(Frozen):
@@ -69,6 +102,7 @@ class RunResult(Frozen):
     output_truncated: bool
     detail: Mapping[str, Any]
     changes: Changes
+    stopped: Stopped | None
 
     def __init__(
         self,
@@ -85,6 +119,7 @@ class RunResult(Frozen):
         output_truncated: bool = False,
         detail: Mapping[str, Any] | None = None,
         changes: Changes = NO_CHANGES,
+        stopped: Stopped | None = None,
     ) -> None:
         init_fields(
             self,
@@ -101,6 +136,7 @@ class RunResult(Frozen):
             output_truncated,
             {} if detail is None else detail,
             changes,
+            stopped,
         )
 
 
@@ -182,17 +218,47 @@ def _reason(stderr: str) -> str:
     return truncate_middle(" · ".join(lines[-3:]), REASON_CHARS)[0] if lines else ""
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+def _stop(proc: subprocess.Popen[bytes], agent: int | None) -> None:
+    """Stop the run: SIGTERM to the guard, which ends the run's whole tree (`delegate.guard`); its
+    process group and the vendor's killed outright if the guard itself does not end in time."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(timeout=guard.GRACE + guard.KILL_WAIT + 3.0)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    for group in (proc.pid, agent):
+        if group is not None:
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _reports(life: socket.socket) -> dict[str, int]:
+    """What the guard said on the lifeline so far: {"started": pid, "ended": processes}."""
+    said: dict[str, int] = {}
+    chunks = []
+    while True:
         try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            chunk = life.recv(4096, socket.MSG_DONTWAIT)
+        except (BlockingIOError, OSError):
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    for line in b"".join(chunks).decode("ascii", "replace").splitlines():
+        word, _, value = line.partition(" ")
+        if value.isdigit():
+            said[word] = int(value)
+    return said
 
 
 def make_run_dir(run_root: Path, vendor: str) -> Path:
@@ -237,6 +303,7 @@ def run(
             cancel,
             progress,
             grant,
+            scratch,
         )
         changed = snap.changes()
         return replace(result, files=_merged(changed, result), changes=changed)
@@ -262,9 +329,12 @@ def _run(
     cancel: threading.Event | None,
     progress: Callable[[str], None] | None,
     grant: tuple[str, tuple[str, ...]] | None,
+    scratch: Path,
 ) -> RunResult:
     run_dir = make_run_dir(run_root, adapter.vendor)
     started = time.monotonic()
+    said: dict[str, int] = {}
+    life: socket.socket | None = None
     try:
         (run_dir / adapter.context_file).write_text(context, encoding="utf-8")
         (run_dir / "workspace").symlink_to(workspace, target_is_directory=True)
@@ -275,18 +345,37 @@ def _run(
                 f"{adapter.vendor}: command {inv.argv[0]!r} not found on PATH",
                 hint=f"install it, or set delegate.{adapter.vendor}.command in the config",
             )
+        if cancel is not None and cancel.is_set():  # stopped before it started: nothing is run
+            return _stopped_before(adapter, cancel, inv.argv, run_dir, started)
+        life, theirs = socket.socketpair()
         try:
+            # The guard (`delegate.guard`) starts the vendor's CLI and ends its whole tree when told to,
+            # or when Glider is gone (its end of the lifeline closes, however Glider ended).
             proc = subprocess.Popen(
-                [exe, *inv.argv[1:]],
+                [
+                    sys.executable,
+                    "-I",  # isolated: no PYTHON* variable of the agent's environment, no user site
+                    "-S",  # no site-packages: the guard needs the standard library only
+                    guard.__file__,
+                    str(theirs.fileno()),
+                    str(run_dir),
+                    str(scratch),
+                    "--",
+                    exe,
+                    *inv.argv[1:],
+                ],
                 cwd=inv.cwd,
                 env=dict(environ) if environ is not None else None,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,
+                pass_fds=(theirs.fileno(),),
             )
         except OSError as exc:
             raise DelegateError(f"{adapter.vendor}: cannot start {exe}: {exc}") from exc
+        finally:
+            theirs.close()
         assert proc.stdout is not None and proc.stderr is not None
         chunk = threading.Event()
         on_line = None
@@ -313,22 +402,27 @@ def _run(
             now = time.monotonic()
             if cancel is not None and cancel.is_set():
                 cancelled = True
-                _stop(proc)
             elif result_seen is not None and now - result_seen > LINGER_GRACE:
                 stopped = True
-                _stop(proc)
             elif now > deadline:
                 timed_out = True
-                _stop(proc)
+            if cancelled or stopped or timed_out:
+                said.update(_reports(life))
+                _stop(proc, said.get("started"))
         out.join(1.0)
         if out.is_alive() or err.is_alive():
-            # A grandchild still holds the pipes: end the rest of the run's process group.
-            _stop(proc)
+            # Something still holds the pipes although the guard ended the tree: kill what is left.
+            said.update(_reports(life))
+            _stop(proc, said.get("started"))
         out.join(10)
         err.join(10)
+        said.update(_reports(life))
         code = None if (timed_out or stopped or cancelled) else proc.returncode
         if cancelled:
-            outcome = Outcome(False, f"{adapter.vendor} was stopped: the client that asked for it went away")
+            assert cancel is not None
+            outcome = Outcome(
+                False, f"{adapter.vendor} was stopped: {stop_mod.said(stop_mod.reason(cancel))}"
+            )
         elif timed_out:
             outcome = Outcome(False, f"{adapter.vendor} timed out after {timeout:g} s")
         else:
@@ -343,7 +437,19 @@ def _run(
         elif not cancelled and (reason := _reason(err.text())) and reason not in text:
             text = f"{text}: {reason}"
     finally:
+        if life is not None:
+            life.close()
         shutil.rmtree(run_dir, ignore_errors=True)
+    halted = None
+    if cancelled:
+        assert cancel is not None
+        halted = Stopped(
+            stop_mod.reason(cancel),
+            said.get("started"),
+            said.get("ended", 0),
+            str(run_dir),
+            not run_dir.exists(),
+        )
     return RunResult(
         vendor=adapter.vendor,
         ok=outcome.ok,
@@ -357,4 +463,24 @@ def _run(
         stderr_tail=err.text()[-2000:],
         output_truncated=out.truncated or err.truncated or cut,
         detail=outcome.detail,
+        stopped=halted,
+    )
+
+
+def _stopped_before(
+    adapter: Adapter, cancel: threading.Event, argv: tuple[str, ...], run_dir: Path, started: float
+) -> RunResult:
+    by = stop_mod.reason(cancel)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return RunResult(
+        vendor=adapter.vendor,
+        ok=False,
+        text=f"{adapter.vendor} was stopped before it started: {stop_mod.said(by)}",
+        files=(),
+        exit_code=None,
+        timed_out=False,
+        stopped_after_result=False,
+        duration_s=round(time.monotonic() - started, 3),
+        argv=argv,
+        stopped=Stopped(by, None, 0, str(run_dir), not run_dir.exists()),
     )

@@ -73,6 +73,7 @@ class DelegateResult(Frozen):
     changes: Changes
     refused: tuple[Refusal, ...]
     token: str | None
+    stopped: runner.Stopped | None
 
     def __init__(
         self,
@@ -91,6 +92,7 @@ class DelegateResult(Frozen):
         changes: Changes = NO_CHANGES,
         refused: tuple[Refusal, ...] = (),
         token: str | None = None,
+        stopped: runner.Stopped | None = None,
     ) -> None:
         init_fields(
             self,
@@ -109,6 +111,7 @@ class DelegateResult(Frozen):
             changes,
             refused,
             token,
+            stopped,
         )
 
     def reply_text(self) -> str:
@@ -137,6 +140,8 @@ class DelegateResult(Frozen):
             "changes": self.changes.to_dict(DIFF_CHARS_IN_EVENT),
             "refused": [r.to_dict() for r in self.refused],
             "grant_offered": self.token is not None,  # never the token itself
+            # Stopped before it ended: by whom (client_left, SIGINT, SIGTERM, SIGHUP) and what was ended.
+            "stopped": self.stopped.to_dict() if self.stopped is not None else None,
         }
 
 
@@ -272,7 +277,8 @@ def delegate(
 ) -> DelegateResult:
     """Run `vendor` on `task` in `workspace` with the continuity block, and record the outcome
     (`DelegateRun`, under `turn_id` when the run answers a proxied turn). `cancel` stops the run
-    (the client left); `progress` gets what the vendor reports while it works (`runner.run`).
+    (the client left, or a signal to `glider delegate`: `delegate.stop`; `DelegateResult.stopped`
+    says what was stopped); `progress` gets what the vendor reports while it works (`runner.run`).
     What its CLI refused is kept in `grants` for a one-shot token (`delegate.permissions`);
     `resume` continues such a run with exactly what it was refused allowed (`delegate.relay`)."""
     adapter = adapter_for(vendor)
@@ -303,10 +309,11 @@ def delegate(
         refused: tuple[Refusal, ...] = run.detail.get("refused", ())
         session = run.detail.get("session_id")
         timed_out, code, duration = run.timed_out, run.exit_code, run.duration_s
+        stopped = run.stopped
     except DelegateError as exc:
         ok, text, files = False, exc.message + (f" ({exc.hint})" if exc.hint else ""), ()
         timed_out, code, duration, changes = False, None, 0.0, NO_CHANGES
-        refused, session = (), None
+        refused, session, stopped = (), None, None
     token = None
     if refused and grants is not None:
         token = grants.offer(
@@ -342,6 +349,7 @@ def delegate(
         changes=changes,
         refused=refused,
         token=token,
+        stopped=stopped,
     )
     if events is not None:
         data = result.to_dict()

@@ -46,6 +46,8 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       changes (what it changed in the workspace: source, files, added, removed, diff),
                       refused (what its CLI refused: tool, target, grant), grant_offered (a one-shot
                       token was given; never the token)
+                      stopped (a run stopped before it ended: by client_left | SIGINT | SIGTERM |
+                      SIGHUP, pid, processes ended, run_dir_removed; null otherwise)
     Note              text (a free note attached to a turn; it becomes a `note` entity)
     LocalRegret       a locally served turn the user did not accept (`turns.regret`): kind
                       (repeat_cloud | repeat_soon | interrupted | local_error), later_turn, evidence,
