@@ -158,7 +158,10 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_a_side_without_backend_is_a_warning(tmp_path: Path) -> None:
+    # No task classifier: its tools rule would take this local rule's requests with tools (a warning
+    # test_lint_tools_shadowed.py checks).
     text = "backends:\n  c: {type: openai}\n" + HEAD + rule("r", 1, "{type: always}", "{target: local}")
+    text += "  task_classifier: {enabled: false}\n"
     report = lint_text(tmp_path, text)
     assert report["errors"] == []
     (w,) = report["warnings"]
@@ -176,7 +179,8 @@ def test_a_side_without_backend_is_a_warning(tmp_path: Path) -> None:
         ),
         ("    priority: 30\n    trigger:\n    action: {target: local}\n", "trigger", 4),
         (
-            "    priority: 30\n    trigger:\n      type: regex\n      pattern:\n    action: {target: local}\n",
+            "    priority: 30\n    trigger:\n      type: regex\n      pattern:\n"
+            "    action: {target: local}\n",
             "trigger.pattern",
             7,
         ),
