@@ -2,8 +2,9 @@
 
 `doctor(config)` probes every configured backend (`backends.probe`: loopback servers are asked,
 cloud backends are described: their key's variable set or not), lays the config's `context_window`
-/ `tools` over what was probed, and resolves, for every enabled rule, the backend and the model it
-would use (`backends.registry.model_for`: a rule's own model, else the backend's; `origin` and a
+/ `tools` over what was probed, and resolves, for every rule in force (`config.sequence.in_force`: the
+config's enabled rules and the task classifier's and complexity rules it adds), the backend and the
+model it would use (`backends.registry.model_for`: a rule's own model, else the backend's; `origin` and a
 cloud backend without a model pass the client's). A backend is *unusable* when it cannot be reached,
 when the model it would be sent is not among those it serves, or when it is a cloud backend whose
 API key variable is unset. `Report.ok` is false when a backend that some enabled rule routes to (or
@@ -162,12 +163,13 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
     from glider_cli.backends import probe_cache
 
     probe_cache.remember(paths.resolve(env).run / probe_cache.FILENAME, backends, probed)
+    from glider_cli.config.sequence import in_force
+
     routes: list[RuleRoute] = []
     routed: set[str] = set()
-    for rule in config.rules:
-        if not rule.enabled:
-            continue
-        action = rule.action
+    for entry in in_force(config):
+        action = entry.action
+        fallback = entry.rule.fallback if entry.rule is not None else None
         target = "local" if action.target == "local" else "cloud"
         backend = registry.choose(target, action.backend) if len(registry) else None
         name = backend.name if backend is not None else None
@@ -175,10 +177,10 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
         if backend is not None:
             routed.add(backend.name)
             model = model_for(backend, name, action.model, action.adapter, "") or "(the client's)"
-            nxt = registry.fallback_for(backend, rule.fallback)
+            nxt = registry.fallback_for(backend, fallback)
             if nxt is not None:
                 routed.add(nxt.name)
-        routes.append(RuleRoute(rule.name, rule.priority, target, name, model))
+        routes.append(RuleRoute(entry.name, entry.priority, target, name, model))
     serve, breakers = served_breakers(config, timeout)
     reports = []
     for b in backends:

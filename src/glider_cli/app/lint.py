@@ -216,6 +216,7 @@ def lint(
     issues.extend(_sideless(config))
     issues.extend(_disabled_strategies(config))
     from glider_cli.app.lint_backends import unreached_backends
+    from glider_cli.config.sequence import in_force
 
     issues.extend(unreached_backends(config))
     from glider_cli.app.lint_models import unserved_models
@@ -225,7 +226,7 @@ def lint(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),
         warnings=tuple(i for i in issues if i.severity == "warning"),
-        rules=len(config.rules),
+        rules=len(in_force(config)),
         files=config.files,
     )
 

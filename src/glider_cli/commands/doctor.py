@@ -60,7 +60,7 @@ def main(
             rows,
         )
         table(
-            "Rules",
+            f"Rules in force ({len(report.rules)})",
             ("priority", "rule", "target", "backend", "model"),
             [(r.priority, r.rule, r.target, r.backend, r.model) for r in report.rules],
         )

@@ -18,7 +18,8 @@ Contract:
   nothing: the rules in force
   keep answering; the reason is logged (`uvicorn.error`, warning) and written as a `ConfigRejected`
   event (source, trigger, errors), and `last` keeps it for `GET /api/router/lint`. A swap writes a
-  `ConfigReloaded` event (source, trigger, rules, files, restart_needed). Reloads never overlap.
+  `ConfigReloaded` event (source, trigger, rules: the count of `config.sequence.in_force`, files,
+  restart_needed). Reloads never overlap.
 - `LiveConfig.differs()` says whether the files on disk are not the ones the config in force was
   built from (content digests taken when it was).
 """
@@ -36,6 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glider_cli.config.sequence import in_force
 from glider_cli.errors import ConfigError
 from glider_cli.store.eventlog.events import CONFIG_RELOADED
 from glider_cli.values import Frozen, init_fields
@@ -239,7 +241,7 @@ class Reloader:
         old = self.live.config
         at = time.time()
         if config is None or router is None:
-            outcome = ReloadOutcome(False, trigger, at, old.source, errors, len(old.rules))
+            outcome = ReloadOutcome(False, trigger, at, old.source, errors, len(in_force(old)))
             self.live.last = outcome
             first = errors[0]["message"] if errors else "unknown"
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -257,9 +259,9 @@ class Reloader:
         self._swap(config, router)
         self.live.mark(digests)
         restart = tuple(s for s in _RESTART_SECTIONS if _section(old, s) != _section(config, s))
-        outcome = ReloadOutcome(True, trigger, at, config.source, (), len(config.rules), restart)
+        outcome = ReloadOutcome(True, trigger, at, config.source, (), len(in_force(config)), restart)
         self.live.last = outcome
-        _log.info("glider: config %s reloaded (%s): %d rules", config.source, trigger, len(config.rules))
+        _log.info("glider: config %s reloaded (%s): %d rules in force", config.source, trigger, outcome.rules)
         data = outcome.to_dict()
         data.pop("errors")
         data["files"] = [str(p) for p in watched_files(config)]
