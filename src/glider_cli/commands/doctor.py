@@ -38,7 +38,7 @@ def main(
             served = ", ".join(cap.models) if cap.models else ("-" if b.side == "cloud" else "unknown")
             if cap.any_model:
                 served += " (answers any model name)"
-            status = "ok" if b.problem is None else b.problem
+            status = b.status
             breaker = breaker_text(b.breaker) if report.serve else "(serve not running)"
             rows.append(
                 (
