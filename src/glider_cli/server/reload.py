@@ -19,7 +19,8 @@ Contract:
   keep answering; the reason is logged (`uvicorn.error`, warning) and written as a `ConfigRejected`
   event (source, trigger, errors), and `last` keeps it for `GET /api/router/lint`. A swap writes a
   `ConfigReloaded` event (source, trigger, rules: the count of `config.sequence.in_force`, files,
-  restart_needed). Reloads never overlap.
+  restart_needed) and is told to the app state's `on_reloaded(outcome)` when it has one (`glider
+  serve` prints a line). Reloads never overlap.
 - `LiveConfig.differs()` says whether the files on disk are not the ones the config in force was
   built from (content digests taken when it was).
 """
@@ -142,12 +143,14 @@ class Reloader:
         sink: EventSink,
         *,
         interval: float | None = 1.0,
+        state: Any = None,
     ) -> None:
         self.live = live
         self.proxy = proxy
         self.environ = environ
         self.sink = sink
         self.interval = interval
+        self.state = state  # the app's state: `state.on_reloaded(outcome)`, when set, hears each swap
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._stats: dict[Path, tuple[int, int] | None] = {}
@@ -266,6 +269,9 @@ class Reloader:
         data.pop("errors")
         data["files"] = [str(p) for p in watched_files(config)]
         self.sink.emit(CONFIG_RELOADED, data)
+        told = getattr(self.state, "on_reloaded", None)
+        if told is not None:
+            told(outcome)
         return outcome
 
     def _swap(self, config: Config, router: Decider) -> None:
