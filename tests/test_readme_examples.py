@@ -1,7 +1,7 @@
 """The README's rule examples work for the agents it documents (issue 39, point 6): each rule it shows
 fires for a request shaped as Claude Code and Codex send one (the captured requests of
-tests/fixtures/clients/, the prompt replaced), not only for a bare message without tools, and
-`glider lint` finds nothing in them."""
+tests/fixtures/clients/, the prompt replaced) and as Gemini CLI does (`route explain --client gemini`),
+not only for a bare message without tools, and `glider lint` finds nothing in them."""
 
 from __future__ import annotations
 
@@ -63,3 +63,23 @@ def test_the_readme_rule_fires_for_an_agents_request(
     assert request.tool_names  # as every agent request: the tools rule (85) would take it below 85
     decision = Router(load_config(config=str(config))).decide(request)
     assert (decision.rule, decision.target) == (rule, "local")
+
+
+@pytest.mark.parametrize(
+    ("rule", "prompt"),
+    [("refactors_on_my_lora", "please refactor the parser"), ("sql_local", "select id from users")],
+)
+def test_the_readme_rule_fires_for_gemini_cli_as_route_explain_sends_it(
+    tmp_path: Path, rule: str, prompt: str
+) -> None:
+    """Gemini CLI's main turn (8 tools), as `route explain --client gemini` builds it."""
+    from glider_cli.app.explain import ExplainInput, explain
+
+    config = tmp_path / "config.yaml"
+    config.write_text(_readme_block(rule))
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "my_rule.star").write_text("def evaluate(request):\n    return None\n")
+    explained = explain(ExplainInput(prompt, config=str(config), client="gemini"))
+    assert explained.decision.request.has_tools
+    assert (explained.decision.rule, explained.decision.target) == (rule, "local")
+    assert explained.differs == ()  # the message alone is decided the same
