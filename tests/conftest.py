@@ -4,6 +4,7 @@ behind a logging relay (tests/llama_server.py)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 import claude_code
 import llama_server
+import npm_cli
 from fake_upstream import FakeUpstream
 
 _PROXY_VARS = (
@@ -25,6 +27,22 @@ _PROXY_VARS = (
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
 )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The agent CLIs' first npm install takes minutes: its progress lines reach the terminal, past
+    pytest's output capture."""
+
+    def write(text: str) -> None:
+        capman = config.pluginmanager.getplugin("capturemanager")
+        reporter = config.pluginmanager.getplugin("terminalreporter")
+        if capman is None or reporter is None:
+            sys.stderr.write(text + "\n")
+            return
+        with capman.global_and_fixture_disabled():
+            reporter.write_line(text)
+
+    npm_cli.tell_to(write)
 
 
 @pytest.fixture(autouse=True)

@@ -157,3 +157,29 @@ def test_serve_answers_a_plain_request_without_loading_what_it_does_not_need(tmp
     assert "glider_cli.server.app" in lines  # the import log is there
     before = set(lines[: lines.index("glider_cli.server.dashboard_api")])
     assert sorted(set(DEFERRED) & before) == []
+
+
+def test_serve_prints_a_line_for_each_config_a_hot_reload_swaps_in(tmp_path: Path) -> None:
+    """Issue 39, point 8e: a successful hot reload printed nothing (a rejected one printed a warning)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("extends: default\n", encoding="utf-8")
+    env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
+    with ServeProcess("-c", str(cfg), env=env) as served:
+        time.sleep(1.5)  # the watcher's first look at the file is taken after start
+        cfg.write_text(
+            "extends: default\nrouting:\n  rules:\n"
+            "    - {name: mine, priority: 90, trigger: {type: regex, pattern: mine},\n"
+            "       action: {target: local}}\n",
+            encoding="utf-8",
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            rules = httpx.get(served.url + "/api/router/rules", timeout=10).json()["rules"]
+            if any(r["name"] == "mine" for r in rules):
+                break
+            assert time.monotonic() < deadline, "the change was not reloaded"
+            time.sleep(0.2)
+        time.sleep(0.3)  # the line is written on the loop's next pass
+    line = next((x for x in served.err.splitlines() if " reloaded " in x), None)
+    assert line is not None, served.err
+    assert line.endswith(f"reloaded {cfg} (watch): 12 rules in force")

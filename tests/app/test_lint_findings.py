@@ -158,8 +158,42 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
 
 
 def test_a_side_without_backend_is_a_warning(tmp_path: Path) -> None:
+    # No task classifier: its tools rule would take this local rule's requests with tools (a warning
+    # test_lint_tools_shadowed.py checks).
     text = "backends:\n  c: {type: openai}\n" + HEAD + rule("r", 1, "{type: always}", "{target: local}")
+    text += "  task_classifier: {enabled: false}\n"
     report = lint_text(tmp_path, text)
     assert report["errors"] == []
     (w,) = report["warnings"]
     assert w["rule"] == "r" and "no backend serves the local side" in str(w["message"])
+
+
+@pytest.mark.parametrize(
+    ("rule", "key", "line"),
+    [
+        ("    priority:\n    trigger: {type: always}\n    action: {target: cloud}\n", "priority", 5),
+        (
+            "    priority: 30\n    trigger: {type: regex, pattern: ''}\n    action: {target: local}\n",
+            "trigger.pattern",
+            6,
+        ),
+        ("    priority: 30\n    trigger:\n    action: {target: local}\n", "trigger", 4),
+        (
+            "    priority: 30\n    trigger:\n      type: regex\n      pattern:\n"
+            "    action: {target: local}\n",
+            "trigger.pattern",
+            7,
+        ),
+        ("    priority: 30\n    trigger: {type: always}\n    action:\n      target:\n", "action.target", 8),
+    ],
+)
+def test_a_rule_missing_a_value_is_an_error_naming_the_key(
+    tmp_path: Path, rule: str, key: str, line: int
+) -> None:
+    """A key written without a value (YAML null) is as missing as an absent one: the loader used to drop
+    such a rule without a word, and an empty pattern matched every message (issue 39, point 7)."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("extends: default\nrouting:\n  rules:\n  - name: mine\n" + rule)
+    report = lint(config_path=str(cfg))
+    assert [(i.rule, i.key, i.file) for i in report.errors] == [("mine", key, str(cfg))]
+    assert report.errors[0].line == line

@@ -209,3 +209,26 @@ def test_an_unknown_client_is_an_error(home: Path) -> None:
     assert r.exit_code == 1 or "unknown client" in str(r.exception)
     with pytest.raises(Exception, match="unknown client"):
         setup.plan("vscode", setup.Options(home=home), setup.Manifest(home / "m.json"))
+
+
+def test_a_dry_run_shows_json_values_for_json_files(home: Path) -> None:
+    """Issue 39, point 8d: `--dry-run` printed Python values (`True`, `'override'`) for keys it would
+    set in JSON files."""
+    r = CliRunner().invoke(app, ["setup", "claude-code", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert 'env.ANTHROPIC_BASE_URL = "http://127.0.0.1:8787"' in r.stdout
+    cursor = CliRunner().invoke(app, ["setup", "cursor", "--dry-run"], env={"COLUMNS": "300"})
+    assert cursor.exit_code == 0, cursor.output
+    assert "cursor.general.disableHttp2 = true" in cursor.stdout
+    assert 'http.proxySupport = "override"' in cursor.stdout
+    assert "True" not in cursor.stdout and "'" not in cursor.stdout
+
+
+def test_the_cursor_note_is_true_whether_the_proxy_runs_or_not(home: Path) -> None:
+    """It told a person whose `glider serve --cursor-port` was running to start it with --cursor-port."""
+    notes = "\n".join(run("cursor-agent", "--dry-run")["notes"])  # type: ignore[arg-type]
+    assert "Start Glider with" not in notes
+    assert (
+        "Glider's Cursor proxy at http://127.0.0.1:8789: `glider serve --cursor-port 8789` runs it, if it"
+        in notes
+    )

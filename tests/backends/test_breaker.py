@@ -150,8 +150,20 @@ def test_health_and_a_backend_without_a_breaker() -> None:
         "opened_at": 1.7e9,
         "retry_in": 20.0,
         "last_error": "connection refused",
+        "last_attempt": "failed",
     }
     for _ in range(10):
         assert b.admit("off") is False
         b.ended("off", REFUSED)
     assert b.state("off") is None and b.state("nobody") is None
+
+
+def test_the_last_attempt_says_whether_a_closed_breaker_is_failing_now() -> None:
+    """A closed breaker counts a failure for its whole window, a success after it included:
+    `last_attempt` says how the last attempt ended (what `glider doctor` shows as the state)."""
+    b, _, _ = make(failures=5)
+    assert b.health()["ollama"]["last_attempt"] is None
+    fail(b, 2)
+    assert (b.health()["ollama"]["failures"], b.health()["ollama"]["last_attempt"]) == (2, "failed")
+    b.ended("ollama", None)
+    assert (b.health()["ollama"]["failures"], b.health()["ollama"]["last_attempt"]) == (2, "ok")

@@ -135,3 +135,31 @@ def test_a_bundled_profile_is_never_edited_but_can_be_saved_as_my_config(tmp_pat
         assert next(rule for rule in cfg.rules if rule.name == name).enabled is False
         r = httpx.post(g.url + "/api/router/rules/save-as", json={"ops": ops}, timeout=30)
         assert r.status_code == 409  # never overwritten
+
+
+def test_an_empty_rule_is_refused_with_the_field_named(tmp_path: Path) -> None:
+    """What the editor's form sends for a rule given only a name (issue 39, point 7): no priority
+    (`parseInt("")` is NaN, JSON null), an empty pattern (which would match every message), and no
+    trigger at all: each is a lint error naming the file, the rule and the key, so nothing is saved."""
+    with GliderServer(_config(), tmp_path, reload_interval=None) as g:
+        before = g.path.read_text()
+        digest = httpx.get(g.url + "/api/router/rules/file", timeout=10).json()["digest"]
+        form = {"priority": None, "trigger": {"type": "regex", "pattern": ""}, "action": {"target": "local"}}
+        ops = [
+            {"op": "add", "rule": {"name": "only_a_name", **form}},
+            {"op": "add", "rule": {"name": "no_trigger", "priority": 30, "action": {"target": "local"}}},
+        ]
+        preview = httpx.post(g.url + "/api/router/rules/edit", json={"ops": ops}, timeout=30).json()
+        assert preview["ok"] is False
+        found = {(e["rule"], e["key"], e["file"]) for e in preview["lint"]["errors"]}
+        assert found == {
+            ("only_a_name", "priority", str(g.path)),
+            ("only_a_name", "trigger.pattern", str(g.path)),
+            ("no_trigger", "trigger", str(g.path)),
+        }
+        saved = httpx.post(
+            g.url + "/api/router/rules/edit", json={"ops": ops, "save": True, "digest": digest}, timeout=30
+        )
+        assert saved.status_code == 422
+        assert g.path.read_text() == before
+        assert "only_a_name" not in _rules(g)

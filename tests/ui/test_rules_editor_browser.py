@@ -95,3 +95,29 @@ def test_a_bundled_profile_offers_save_as_my_config(tmp_path: Path, tab: Tab) ->
         assert "extends: default" in mine and f"name: {name}" in mine and "enabled: false" in mine
         tab.shot("rules-editor-save-as")
     assert tab.errors == []
+
+
+def test_a_rule_given_only_a_name_is_refused_with_its_fields_named(tmp_path: Path, tab: Tab) -> None:
+    """Issue 39, point 7: the form sent `priority: null` and `pattern: ''` for a rule given only a name,
+    and the preview said the linter found nothing. Point 8b: the page's count of the rules in force is
+    the one the save reports."""
+    with GliderServer(backends_yaml("http://127.0.0.1:9") + RULES, tmp_path, reload_interval=None) as g:
+        tab.page.goto(g.url + "/ui/rules")
+        tab.page.wait_for_selector("#stage-add")
+        in_force = tab.page.locator("#rules-in-force")
+        in_force.wait_for()
+        assert in_force.inner_text() == "12 rules in force"
+        before = g.path.read_text()
+        tab.page.fill("#new-name", "only_a_name")
+        tab.page.click("#stage-add")
+        tab.page.click("#preview-edit")
+        tab.page.locator("#edit-lint").wait_for()
+        findings = tab.page.locator("#edit-lint").inner_text()
+        assert "The linter finds nothing" not in findings
+        assert "only_a_name · priority: needs a priority" in findings
+        assert "only_a_name · trigger.pattern: an empty pattern matches every message" in findings
+        tab.page.click("#save-edit")
+        tab.page.wait_for_selector("#edit-result:has-text('Not saved')")
+        assert g.path.read_text() == before
+        tab.shot("rules-editor-empty-rule")
+    assert [e for e in tab.errors if "422" not in e] == []

@@ -2,8 +2,9 @@
 
 `doctor(config)` probes every configured backend (`backends.probe`: loopback servers are asked,
 cloud backends are described: their key's variable set or not), lays the config's `context_window`
-/ `tools` over what was probed, and resolves, for every enabled rule, the backend and the model it
-would use (`backends.registry.model_for`: a rule's own model, else the backend's; `origin` and a
+/ `tools` over what was probed, and resolves, for every rule in force (`config.sequence.in_force`: the
+config's enabled rules and the task classifier's and complexity rules it adds), the backend and the
+model it would use (`backends.registry.model_for`: a rule's own model, else the backend's; `origin` and a
 cloud backend without a model pass the client's). A backend is *unusable* when it cannot be reached,
 when the model it would be sent is not among those it serves, or when it is a cloud backend whose
 API key variable is unset. `Report.ok` is false when a backend that some enabled rule routes to (or
@@ -12,8 +13,12 @@ cloud API. What a local backend answered is kept for `glider lint` (`backends.pr
 
 When a `glider serve` answers on the config's `server.host:port`, its `/healthz` gives each backend's
 circuit breaker (`backends.breaker`: closed, open or half_open, the last failure, the cool-down
-left), shown next to the probe (`Report.serve` is its URL; None when none answered). An open
-breaker is not a problem by itself: requests go to the fallback while it is open.
+left, how its last attempt ended), shown next to the probe (`Report.serve` is its URL; None when none
+answered). Each backend's `status` is its problem, else `failing per glider serve: <why>` when its
+last request failed or its breaker is open, else ok. A cloud backend, never probed, is unusable when
+it is failing so (origin after DNS failures was "ok" with only the breaker column saying "2/5
+failures"); a local backend's usability is its probe's (an open breaker alone is not a problem:
+requests go to the fallback while it is open).
 """
 
 from __future__ import annotations
@@ -63,6 +68,20 @@ class BackendReport(Frozen):
             breaker=breaker,
         )
 
+    @property
+    def status(self) -> str:
+        """The backend's state in a few words: its problem, else what the running serve saw of its
+        last requests (`failing` when the last one failed), else ok."""
+        if self.problem is not None:
+            return self.problem
+        recent = failing(self.breaker)
+        if recent is not None:
+            return recent
+        b = self.breaker
+        if b is not None and b.get("failures"):
+            return f"ok (answered since {b['failures']} failed in the last {b.get('window', 0):g} s)"
+        return "ok"
+
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
             "name": self.name,
@@ -71,6 +90,7 @@ class BackendReport(Frozen):
             "base_url": self.base_url,
         }
         d.update(model=self.model, routed=self.routed, usable=self.problem is None, problem=self.problem)
+        d["status"] = self.status
         d.update(self.capability.to_dict())
         d.pop("backend", None)
         d["breaker"] = dict(self.breaker) if self.breaker is not None else None
@@ -142,6 +162,22 @@ def _problem(
     return None
 
 
+def failing(breaker: Mapping[str, Any] | None) -> str | None:
+    """What `glider serve` saw of a backend whose requests are failing: its breaker is open or
+    half-open, or the last attempt failed (the breaker counts a failure for its whole window, a
+    success after it included, so the last attempt says whether it is failing now); None otherwise."""
+    if breaker is None:
+        return None
+    state, last = breaker.get("state"), breaker.get("last_attempt")
+    if state == "closed" and last != "failed":
+        return None
+    why = breaker.get("last_error") or "failed"
+    n = breaker.get("failures") or 0
+    window = breaker.get("window") or 0
+    recent = f"{n} failed in the last {window:g} s" if n else "its breaker is " + str(state).replace("_", "-")
+    return f"failing per glider serve: {why} ({recent})"
+
+
 def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: float = 2.0) -> Report:
     import asyncio
     import os
@@ -162,12 +198,13 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
     from glider_cli.backends import probe_cache
 
     probe_cache.remember(paths.resolve(env).run / probe_cache.FILENAME, backends, probed)
+    from glider_cli.config.sequence import in_force
+
     routes: list[RuleRoute] = []
     routed: set[str] = set()
-    for rule in config.rules:
-        if not rule.enabled:
-            continue
-        action = rule.action
+    for entry in in_force(config):
+        action = entry.action
+        fallback = entry.rule.fallback if entry.rule is not None else None
         target = "local" if action.target == "local" else "cloud"
         backend = registry.choose(target, action.backend) if len(registry) else None
         name = backend.name if backend is not None else None
@@ -175,16 +212,19 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
         if backend is not None:
             routed.add(backend.name)
             model = model_for(backend, name, action.model, action.adapter, "") or "(the client's)"
-            nxt = registry.fallback_for(backend, rule.fallback)
+            nxt = registry.fallback_for(backend, fallback)
             if nxt is not None:
                 routed.add(nxt.name)
-        routes.append(RuleRoute(rule.name, rule.priority, target, name, model))
+        routes.append(RuleRoute(entry.name, entry.priority, target, name, model))
     serve, breakers = served_breakers(config, timeout)
     reports = []
     for b in backends:
         bs = settings.backends[b.name]
         cap = merge(probed[b.name], bs.context_window, bs.tools, bs.structured_output)
         problem = _problem(b.kind, b.side, b.has_key, b.api_key_env, b.model, cap)
+        if problem is None and b.side == "cloud":
+            # Never probed (no request goes to a cloud API): what the running serve saw is its state.
+            problem = failing(breakers.get(b.name))
         reports.append(
             BackendReport(
                 b.name,

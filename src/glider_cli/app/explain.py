@@ -5,7 +5,10 @@ a `RouteDecided` event) and the config it came from. A MESSAGE becomes a one-mes
 request; `--request` takes a whole body in any of the three shapes (guessed unless `protocol` is
 given), or the raw bytes of a Cursor request (a BidiAppend body or a run request's
 AgentClientMessage; a file that is not JSON text, or `--protocol cursor`), classified by field;
-`tools` adds a tool to the request and `tokens` replaces the token estimate; `every`
+`tools` adds a tool to the request and `tokens` replaces the token estimate; `client` (`--client
+claude-code|codex|gemini`) sends the MESSAGE as that client does, with its system prompt and tools
+(`app.explain_client`), and `differs` says where the answer is another: with `--client`, for the
+message alone; for a bare MESSAGE, for each client that would send it; `every`
 (`--all`) also runs the rules below the winner and says which would have matched too (the decision
 is the same). Reading the request file is the only I/O. A strategy that operates
 (`orchestration.<strategy>.enabled`) adds its plan (`router.plan`: members, judge, budgets) to
@@ -39,6 +42,7 @@ class ExplainInput(Frozen):
     config: str | None
     profile: str | None
     every: bool
+    client: str | None
 
     def __init__(
         self,
@@ -50,8 +54,9 @@ class ExplainInput(Frozen):
         config: str | None = None,
         profile: str | None = None,
         every: bool = False,
+        client: str | None = None,
     ) -> None:
-        init_fields(self, message, request_file, protocol, tools, tokens, config, profile, every)
+        init_fields(self, message, request_file, protocol, tools, tokens, config, profile, every, client)
 
 
 class LoadedRequest(Frozen):
@@ -146,7 +151,13 @@ def _build(inp: ExplainInput) -> tuple[ChatRequest, dict[str, Any], str]:
     if inp.request_file is not None and (inp.protocol == "cursor" or _binary(inp.request_file)):
         request, what = _cursor_request(inp.request_file)
         return request, {"cursor": what}, "cursor"
-    if inp.request_file is not None:
+    if inp.client is not None:
+        from glider_cli.app.explain_client import client_request
+
+        if inp.message is None or inp.request_file is not None:
+            raise RequestError("--client explains a MESSAGE as that client sends it: give a MESSAGE")
+        loaded = LoadedRequest(*client_request(inp.client, inp.message))
+    elif inp.request_file is not None:
         loaded = read_request(inp.request_file)
     elif inp.message is not None:
         loaded = LoadedRequest(
@@ -201,6 +212,7 @@ class Explained(Frozen):
     source: str
     pack: Mapping[str, Any] | None
     capabilities: Mapping[str, Any] | None
+    differs: tuple[Mapping[str, Any], ...]
 
     def __init__(
         self,
@@ -208,11 +220,14 @@ class Explained(Frozen):
         source: str,
         pack: Mapping[str, Any] | None = None,
         capabilities: Mapping[str, Any] | None = None,
+        differs: tuple[Mapping[str, Any], ...] = (),
     ) -> None:
-        init_fields(self, decision, source, pack, capabilities)
+        init_fields(self, decision, source, pack, capabilities, differs)
 
     def to_dict(self) -> dict[str, Any]:
         d = self.decision.to_dict()
+        if self.differs:
+            d["differs"] = [dict(x) for x in self.differs]
         if self.pack is not None:
             d["pack"] = dict(self.pack)
         if self.capabilities is not None:
@@ -229,7 +244,9 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     # script starts the worker when the router loads it (issue 29).
     request, body, protocol = _build(inp)
     config = load_config(config=inp.config, profile=inp.profile, environ=environ)
-    decision = Router(config).decide(request, every=inp.every)
+    router = Router(config)
+    decision = router.decide(request, every=inp.every)
+    differs = _differs(inp, router, decision)
     if protocol == "cursor":  # what the proxy would log: the client and what the Cursor message was
         decision = replace(decision, extra={**decision.extra, "client": "cursor", "cursor": body["cursor"]})
     sides = {name: b.side for name, b in config.settings.backends.items()}
@@ -239,7 +256,7 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
         decision = replace(decision, plan=plan.to_dict())
     bs = config.settings.backends.get(decision.backend or "")
     if decision.target != "local" or bs is None:
-        return Explained(decision, config.source)
+        return Explained(decision, config.source, differs=differs)
     caps: dict[str, Any] = {"backend": bs.name, "model": decision.model or bs.model}
     caps.update(context_window=bs.context_window, tools=bs.tools, source="config")
     if bs.context_window is None and bs.tools is None:
@@ -249,4 +266,32 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
 
     if protocol in PACKABLE:
         packed = pack(protocol, body, config.settings.transform, tools=bs.tools is not False).report.to_dict()
-    return Explained(decision, config.source, packed, caps)
+    return Explained(decision, config.source, packed, caps, differs)
+
+
+def _differs(inp: ExplainInput, router: Any, decision: RouteDecision) -> tuple[dict[str, Any], ...]:
+    """Where the same MESSAGE is decided otherwise: with `--client`, the message alone (`as`:
+    "message", no tools); for a bare MESSAGE, each client that sends it with its tools (`as`: the
+    client). Each: {as, rule, target, backend, tools, tokens}. Nothing for `--request` or `--tools`."""
+    from glider_cli.app.explain_client import CLIENTS
+
+    if inp.message is None or inp.request_file is not None or inp.tools:
+        return ()
+    views = ["message"] if inp.client is not None else list(CLIENTS)
+    out = []
+    for view in views:
+        other = replace(inp, client=None if view == "message" else view, tokens=None, every=False)
+        req = _build(other)[0]
+        d = router.decide(req)
+        if (d.rule, d.target, d.backend) != (decision.rule, decision.target, decision.backend):
+            out.append(
+                {
+                    "as": view,
+                    "rule": d.rule,
+                    "target": d.target,
+                    "backend": d.backend,
+                    "tools": len(req.tool_names),
+                    "tokens": req.estimated_tokens,
+                }
+            )
+    return tuple(out)

@@ -13,6 +13,8 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
   can never run (the same trigger above them, or rules above that take every request they could
   match: an `always` rule, complementary `context_size` pairs), an `adapter` on a backend that is
   not a local vLLM server;
+- (warning) a rule of the person's own files that a request with tools never reaches: the task
+  classifier's tools rule above it (85) takes every such request — every agent's — first;
 - (warning) a script whose returned action visibly disagrees with its rule's action block
   (a literal `"target": "..."` or `"strategy": "..."` in the script that differs from the rule's);
 - (warning) a rule whose target side has no backend (none named in the action, none of that side);
@@ -207,11 +209,14 @@ def lint(
         issues.extend(_script_issues(rule))
         issues.extend(lint_rules.script_arity(rule))
     issues.extend(lint_rules.no_catch_all(config))
-    issues.extend(lint_rules.dead_rules(config))
+    dead = lint_rules.dead_rules(config)
+    issues.extend(dead)
+    issues.extend(lint_rules.tools_shadowed(config, (i.rule for i in dead if i.rule)))
     issues.extend(lint_rules.adapters(config))
     issues.extend(_sideless(config))
     issues.extend(_disabled_strategies(config))
     from glider_cli.app.lint_backends import unreached_backends
+    from glider_cli.config.sequence import in_force
 
     issues.extend(unreached_backends(config))
     from glider_cli.app.lint_models import unserved_models
@@ -221,7 +226,7 @@ def lint(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),
         warnings=tuple(i for i in issues if i.severity == "warning"),
-        rules=len(config.rules),
+        rules=len(in_force(config)),
         files=config.files,
     )
 

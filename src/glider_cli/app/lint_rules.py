@@ -16,6 +16,10 @@ Each check takes a loaded `Config` and returns `Issue`s naming the file, the rul
   its backend, so it shadows only local rules on its own backend; script rules above (whose action
   and verdict are the script's) shadow nothing. With `routing.local_only`, a cloud rule that is not
   an explicit command is skipped: it takes nothing, and lint warns that it never runs.
+- `tools_shadowed` (warning): a rule of the person's own files below the task classifier's tools rule
+  (85), which takes every request that carries tools — every request of Claude Code, Codex and Gemini
+  CLI — to the cloud first: the rule runs for requests without tools only. Named with the rule that
+  shadows it and its priority.
 - `adapters` (error): an `adapter` on a rule whose backend is not a vLLM server (type `openai`
   on the local side) — the adapter would be sent to a server that does not know it.
 - `script_arity` (error): a script whose `def evaluate(` does not take exactly one argument, read
@@ -30,36 +34,11 @@ from collections.abc import Iterable
 
 from glider_cli.config.located import Issue
 from glider_cli.config.model import Config, Rule
+from glider_cli.config.sequence import Entry, sequence
 
 Interval = tuple[float, float]  # inclusive token counts; math.inf for no upper bound
 _ALL: tuple[Interval, ...] = ((0, math.inf),)
 _DEF_EVALUATE = re.compile(r"^def[ \t]+evaluate[ \t]*\(", re.MULTILINE)
-
-
-class _Seq:
-    """One entry of the router's sequence: a rule of the file or one the config adds."""
-
-    def __init__(self, name: str, priority: int, enabled: bool, target: str, rule: Rule | None) -> None:
-        self.name, self.priority, self.enabled, self.target, self.rule = name, priority, enabled, target, rule
-
-    @property
-    def kind(self) -> str:
-        return self.rule.trigger.type if self.rule is not None else "task_classifier"
-
-
-def sequence(config: Config) -> list[_Seq]:
-    """The rules in the router's order (largest priority first, file order at equal priority)."""
-    seq = [_Seq(r.name, r.priority, r.enabled, r.action.target, r) for r in config.rules]
-    cls = config.routing.classifier
-    seq += [
-        _Seq("task_classifier.tools", cls.tools_priority, cls.enabled, "cloud", None),
-        _Seq("task_classifier.cloud", cls.cloud_priority, cls.enabled, "cloud", None),
-        _Seq("task_classifier.small", cls.small_priority, cls.enabled, "local", None),
-    ]
-    cx = config.routing.complexity
-    seq.append(_Seq("complexity", cx.priority, cx.enabled, "cloud", None))
-    seq.sort(key=lambda s: -s.priority)
-    return seq
 
 
 def _tokens(rule: Rule | None) -> tuple[Interval, ...] | None:
@@ -94,7 +73,7 @@ def _covers(ranges: Iterable[Interval], want: tuple[Interval, ...]) -> bool:
     return all(any(m[0] <= lo and hi <= m[1] for m in merged) for lo, hi in want)
 
 
-def _describe(s: _Seq) -> str:
+def _describe(s: Entry) -> str:
     t = s.rule.trigger if s.rule is not None else None
     what = f"{t.operator} {t.value}" if t is not None and t.type == "context_size" else s.kind
     return f"{s.name} ({what}, priority {s.priority})"
@@ -123,17 +102,16 @@ def no_catch_all(config: Config) -> list[Issue]:
     ]
 
 
-def _backend(config: Config, s: _Seq) -> str | None:
-    backend = s.rule.action.backend if s.rule is not None else None
-    return backend or config.default_backend(s.target)
+def _backend(config: Config, s: Entry) -> str | None:
+    return s.action.backend or config.default_backend(s.target)
 
 
-def _skipped(config: Config, s: _Seq) -> bool:
+def _skipped(config: Config, s: Entry) -> bool:
     """`routing.local_only` skips every cloud rule but an explicit command's."""
     return config.routing.local_only and s.target == "cloud" and s.kind not in ("explicit", "script")
 
 
-def _blocks(config: Config, above: _Seq, below: _Seq) -> bool:
+def _blocks(config: Config, above: Entry, below: Entry) -> bool:
     """Whether `above` takes every request it matches away from `below` (see the module contract)."""
     if above.kind == "script" or _skipped(config, above):
         return False
@@ -143,7 +121,7 @@ def _blocks(config: Config, above: _Seq, below: _Seq) -> bool:
     return below_target == "local" and _backend(config, above) == _backend(config, below)
 
 
-def _same_trigger(above: _Seq, below: _Seq) -> bool:
+def _same_trigger(above: Entry, below: Entry) -> bool:
     a, b = above.rule, below.rule
     if a is None or b is None or a.trigger.type != b.trigger.type:
         return False
@@ -159,7 +137,7 @@ def _same_trigger(above: _Seq, below: _Seq) -> bool:
 
 def dead_rules(config: Config) -> list[Issue]:
     out: list[Issue] = []
-    above: list[_Seq] = []
+    above: list[Entry] = []
     for s in sequence(config):
         if not s.enabled:
             continue
@@ -196,7 +174,7 @@ def dead_rules(config: Config) -> list[Issue]:
     return out
 
 
-def _why_dead(s: _Seq, blockers: list[_Seq]) -> tuple[str, list[_Seq]] | None:
+def _why_dead(s: Entry, blockers: list[Entry]) -> tuple[str, list[Entry]] | None:
     """Why `s` can never run, and the rules that take its requests; None when it can run."""
     twin = next((u for u in blockers if _same_trigger(u, s)), None)
     if twin is not None:
@@ -211,6 +189,58 @@ def _why_dead(s: _Seq, blockers: list[_Seq]) -> tuple[str, list[_Seq]] | None:
     names = " and ".join(_describe(u) for u, _ in used)
     whom = "every request" if want == _ALL else "every request it matches"
     return f"the rules above it take {whom}: {names}", [u for u, _ in used]
+
+
+def tools_shadowed(config: Config, dead: Iterable[str] = ()) -> list[Issue]:
+    """Warnings for the rules of the person's own files that a request with tools never reaches: the
+    task classifier's tools rule above them takes every such request (every request of Claude Code,
+    Codex and Gemini CLI carries tools) to the cloud. Left out: the bundled profiles' rules (their
+    design), rules already reported dead (`dead`), and a rule that would send a request where the tools
+    rule sends it anyway (the default cloud backend, the same model, one call)."""
+    entries = sequence(config)
+    tools = next((e for e in entries if e.name == "task_classifier.tools"), None)
+    if tools is None or not tools.enabled or _skipped(config, tools):
+        return []
+    skip = set(dead)
+    cloud = config.default_backend("cloud")
+    out: list[Issue] = []
+    for e in entries[entries.index(tools) + 1 :]:
+        rule = e.rule
+        if rule is None or not e.enabled or e.name in skip or _skipped(config, e) or _bundled(rule):
+            continue
+        a = e.action
+        same = (a.target, a.backend or cloud, a.model, a.adapter, a.strategy) == (
+            "cloud",
+            cloud,
+            tools.action.model,
+            None,
+            "single",
+        )
+        if same and rule.fallback is None:
+            continue
+        out.append(
+            Issue(
+                f"a request with tools never reaches it (every Claude Code, Codex and Gemini CLI request "
+                f"carries tools): task_classifier.tools (priority {tools.priority}) sends such a request to "
+                f"the cloud first, so it runs for requests without tools only (give it a priority above "
+                f"{tools.priority}, or set routing.task_classifier.tools_to_cloud: false)",
+                file=rule.file,
+                line=rule.line,
+                rule=e.name,
+                key="priority",
+                severity="warning",
+            )
+        )
+    return out
+
+
+def _bundled(rule: Rule) -> bool:
+    """Whether `rule` was written in a bundled profile (not in one of the person's own files)."""
+    from pathlib import Path
+
+    from glider_cli.config.load import profiles_dir
+
+    return rule.file is not None and Path(rule.file).resolve().parent == profiles_dir().resolve()
 
 
 def adapters(config: Config) -> list[Issue]:

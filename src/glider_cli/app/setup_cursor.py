@@ -47,7 +47,11 @@ def trust_step(o: Options, ca: Path) -> str:
 def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
     ca = ca_path(o)
     port = o.cursor_proxy.rsplit(":", 1)[-1].rstrip("/")
-    start = f"Start Glider with `glider serve --cursor-port {port}` (the CA is made at its first start)."
+    # True whether or not it runs already (setup does not ask): what must listen there, and how to start it.
+    start = (
+        f"Cursor's traffic goes to Glider's Cursor proxy at {o.cursor_proxy}: `glider serve --cursor-port "
+        f"{port}` runs it, if it is not running yet (its CA is made at its first start)."
+    )
     env = [
         f"export HTTPS_PROXY={shlex.quote(o.cursor_proxy)}",
         "export NODE_USE_ENV_PROXY=1",

@@ -16,7 +16,9 @@ Contract (per backend, its `config.settings.BreakerSettings`; defaults 5 failure
 - Every change is told to `on_change(state, data)`: `open` {backend, failures, window, cooldown,
   error (the last failure's), trial (true: the trial failed)} and `closed` {backend, by (request |
   probe), open_s (how long it was open)}; the proxy records them as `BackendOpened` / `BackendClosed`.
-- `health()` is each backend's state for `/healthz`, `glider doctor` and the dashboard.
+- `health()` is each backend's state for `/healthz`, `glider doctor` and the dashboard, with
+  `last_attempt`: how the last attempt that said something about the backend ended (`ok`, `failed`;
+  None before any), since a closed breaker's count of recent failures stays after a success.
 Pure: no I/O, no asyncio; the clocks are injected. Used from the event loop only.
 """
 
@@ -53,7 +55,7 @@ def verdict(exc: BaseException | None) -> bool | None:
 
 
 class _Breaker:
-    __slots__ = ("failures", "last_error", "name", "opened_at", "opened_wall", "settings", "trial")
+    __slots__ = ("failures", "last_error", "last_ok", "name", "opened_at", "opened_wall", "settings", "trial")
 
     def __init__(self, name: str, settings: BreakerSettings) -> None:
         self.name = name
@@ -63,6 +65,7 @@ class _Breaker:
         self.opened_wall: float | None = None
         self.trial = False
         self.last_error: str | None = None
+        self.last_ok: bool | None = None  # the verdict of the last attempt that gave one
 
     def recent(self, now: float) -> int:
         while self.failures and now - self.failures[0] > self.settings.window:
@@ -115,9 +118,11 @@ class Breakers:
         if ok is None:
             b.trial = False
         elif ok:
+            b.last_ok = True
             if b.opened_at is not None:
                 self._close(b, "request")
         else:
+            b.last_ok = False
             b.last_error = _describe(exc)
             self._failed(b)
 
@@ -154,6 +159,7 @@ class Breakers:
         open_s = round(self._clock() - b.opened_at, 3)
         b.opened_at = b.opened_wall = None
         b.trial = False
+        b.last_ok = True
         b.failures.clear()
         self._tell("closed", {"backend": b.name, "by": by, "open_s": open_s})
 
@@ -182,6 +188,7 @@ class Breakers:
                 "opened_at": b.opened_wall,
                 "retry_in": None if left is None else round(left, 1),
                 "last_error": b.last_error,
+                "last_attempt": None if b.last_ok is None else "ok" if b.last_ok else "failed",
             }
         return out
 

@@ -38,7 +38,7 @@ def main(
             served = ", ".join(cap.models) if cap.models else ("-" if b.side == "cloud" else "unknown")
             if cap.any_model:
                 served += " (answers any model name)"
-            status = "ok" if b.problem is None else b.problem
+            status = b.status
             breaker = breaker_text(b.breaker) if report.serve else "(serve not running)"
             rows.append(
                 (
@@ -60,7 +60,7 @@ def main(
             rows,
         )
         table(
-            "Rules",
+            f"Rules in force ({len(report.rules)})",
             ("priority", "rule", "target", "backend", "model"),
             [(r.priority, r.rule, r.target, r.backend, r.model) for r in report.rules],
         )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import typer
 
 from glider_cli.commands.options import CONFIG, HOME, home_for, json_option, profile_option
@@ -30,6 +33,11 @@ def explain(
     every: bool = typer.Option(
         False, "--all", help="Also run the rules below the winner: which would have matched too."
     ),
+    client: str | None = typer.Option(
+        None,
+        "--client",
+        help="Send the MESSAGE as this client does, its tools included: claude-code, codex or gemini.",
+    ),
     profile: str | None = profile_option("pure-local"),
     config: str | None = CONFIG,
     json_out: bool = json_option("Print the decision as JSON."),
@@ -40,7 +48,7 @@ def explain(
     from glider_cli.app.explain import explain as run
 
     explained = run(
-        ExplainInput(message, request, protocol, tools, tokens, config, profile, every),
+        ExplainInput(message, request, protocol, tools, tokens, config, profile, every, client),
         environ=home_for(ctx, home).environ,
     )
     decision = explained.decision
@@ -89,6 +97,22 @@ def explain(
         window = f"{c['context_window']:,}" if c["context_window"] else "unknown"
         tools_ok = {True: "yes", False: "no", None: "unknown"}[c["tools"]]
         print(f"backend  {c['backend']}: window {window}, tools {tools_ok} ({c['source']})")
+    for x in explained.differs:
+        print(differs_line(x, client))
+
+
+def differs_line(x: Mapping[str, Any], client: str | None) -> str:
+    """The note `route explain` prints when the same message is decided otherwise."""
+    from glider_cli.app.explain_client import CLIENTS
+
+    then = f"{x['target']} via rule {x['rule']}" + (f" (backend {x['backend']})" if x["backend"] else "")
+    if x["as"] == "message":
+        return f"note     differs from the message alone (no tools, ~{x['tokens']:,} tokens): {then}"
+    name = CLIENTS[x["as"]]
+    return (
+        f"note     as {name} sends it ({x['tools']} tools, ~{x['tokens']:,} tokens): {then}; "
+        f"see --client {x['as']}"
+    )
 
 
 @app.command("replay")

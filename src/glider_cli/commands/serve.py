@@ -7,7 +7,8 @@ while the server already listens), what each one serves (models, window, tools, 
 reached); then one line per reply —
 time, client protocol, family kind, side, rule, backend, model, status (with `cut` or `failed` when the
 reply did not end well), milliseconds and the backend a fallback replaced — and one per request the
-capability gate refused (the lines of one event-loop pass are written together, on the next pass).
+capability gate refused, and one per config a hot reload swapped in (the lines of one event-loop pass
+are written together, on the next pass).
 `--quiet` keeps only errors.
 """
 
@@ -62,6 +63,19 @@ def refused_line(inb: Any, exc: Any) -> str:
     return (
         f"{time.strftime('%H:%M:%S')} {inb.protocol:<16} {kind:<12} local {exc.rule or 'gate'} -> "
         f"{exc.backend or '-'} - 400 refused 0 ms: {exc.message}"
+    )
+
+
+def reload_line(outcome: Any) -> str:
+    """A config swapped in by a hot reload, as `glider serve` prints it (a rejected one is logged as a
+    warning by `server.reload`)."""
+    import time
+
+    restart = outcome.restart_needed
+    later = f"; restart glider serve for the changes to {', '.join(restart)}" if restart else ""
+    return (
+        f"{time.strftime('%H:%M:%S')} reloaded {outcome.source} ({outcome.trigger}): "
+        f"{outcome.rules} rules in force{later}"
     )
 
 
@@ -164,6 +178,9 @@ def _serve(
     def refused(inb: Any, exc: Any) -> None:
         say_soon(refused_line(inb, exc))
 
+    def reloaded(outcome: Any) -> None:
+        say_soon(reload_line(outcome))
+
     prepared = prepare(
         config=config,
         profile=profile,
@@ -180,4 +197,5 @@ def _serve(
     prepared.app.state.on_ready = ready
     if not quiet:
         prepared.app.state.on_probed = probed
+        prepared.app.state.on_reloaded = reloaded
     run(prepared, on_bound=None if quiet else bound)

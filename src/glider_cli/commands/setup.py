@@ -8,6 +8,7 @@ and prints the plan.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -73,7 +74,9 @@ def main(
         return
     verb = "would " if dry_run else ""
     for c in plan.changes:
-        console.line(f"{verb}{c.action} {c.path}" + (f": {c.key} = {c.value!r}" if c.key else ""))
+        # A key is set in a JSON file: its value as JSON (`true`, `"override"`), never Python's repr.
+        shown = json.dumps(c.value, ensure_ascii=False)
+        console.line(f"{verb}{c.action} {c.path}" + (f": {c.key} = {shown}" if c.key else ""))
         if dry_run and c.text:
             for text in c.text.splitlines():
                 console.line(f"    {text}")

@@ -117,7 +117,15 @@ def _trigger(ck: Checker, rule: LDict, name: str, read_file: ReadFile) -> Trigge
         return Trigger(kind, commands=commands or (), spelled=spelled)
     if kind == "regex":
         pattern = ck.string(raw, "pattern", path="trigger", rule=name)
-        if pattern is not None:
+        if pattern == "":
+            ck.error(
+                "an empty pattern matches every message (for that, use `trigger: {type: always}`)",
+                raw.where("pattern"),
+                key="trigger.pattern",
+                rule=name,
+            )
+            pattern = None
+        elif pattern is not None:
             why = check_regex(pattern)
             if why is not None:
                 ck.error(
@@ -170,7 +178,7 @@ def _action(ck: Checker, rule: LDict, name: str) -> Action | None:
             ck.error("needs an action with a target (local or cloud)", rule.where(), key="action", rule=name)
         return None
     target = ck.string(raw, "target", path="action", rule=name, choices=TARGETS)
-    if "target" not in raw:
+    if raw.get("target") is None:  # absent, or `target:` with no value
         ck.error("needs a target (local or cloud)", raw.where(), key="action.target", rule=name)
     if target is None:
         return None
@@ -279,10 +287,9 @@ def read_rules(
             continue
         ck.keys(item, RULE_KEYS, path="", rule=name)
         priority = ck.integer(item, "priority", path="", rule=name)
-        if "priority" not in item:
-            ck.error(
-                "needs a priority (an integer; larger runs first)", item.where(), key="priority", rule=name
-            )
+        if item.get("priority") is None:  # absent, or `priority:` with no value (null)
+            at = item.where("priority") if "priority" in item else item.where()
+            ck.error("needs a priority (an integer; larger runs first)", at, key="priority", rule=name)
         enabled = ck.boolean(item, "enabled", path="", rule=name)
         fallback = ck.string(item, "fallback", path="", rule=name)
         if fallback is not None and fallback != "none" and fallback not in backends:

@@ -150,8 +150,8 @@ def create_app(
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
-    reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval)
     state = State()
+    reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval, state=state)
 
     def build() -> Starlette:
         """The Starlette app: every route but the hot paths' `POST` (issue 29: not needed to answer a

@@ -3,11 +3,13 @@
 `dashboard_routes(config, router, paths) -> list[BaseRoute]`:
 
     GET /api/router/rules
-        {"source", "profile", "files", "rules": [...], "lint": LintReport.to_dict()}: every rule of the
-        router's sequence in priority order (the synthesized task_classifier and complexity rules
-        included), each {name, priority, enabled, kind, target, backend, model, strategy, fallback,
-        where, disabled_reason, shadowed}; `shadowed` is the lint finding that says the rule can
-        never run, else null. Hit counts are the dashboard's to join from /api/events/stats.
+        {"source", "profile", "files", "in_force", "rules": [...], "lint": LintReport.to_dict()}:
+        `in_force` counts the enabled ones (`config.sequence.in_force`, as doctor and a reload do);
+        `rules` is every rule of the router's sequence in priority order (the synthesized
+        task_classifier and complexity rules included), each {name, priority, enabled, kind, target,
+        backend, model, strategy, fallback, where, disabled_reason, shadowed}; `shadowed` is the
+        lint finding that says the rule can never run, else null. Hit counts are the dashboard's to
+        join from /api/events/stats.
     GET /api/continuity                      {"workspaces": [{workspace, record, entries, modified}]}
     GET /api/continuity/record?workspace=    what `glider continuity show --json` prints
     GET /api/continuity/block?workspace=&task=&vendor=claude
@@ -74,10 +76,13 @@ def rules_in_force(config: Config, router: Decider) -> dict[str, Any]:
         }
         for r in compiled.rules
     ]
+    from glider_cli.config.sequence import in_force
+
     return {
         "source": config.source,
         "profile": config.profile,
         "files": list(config.files),
+        "in_force": len(in_force(config)),
         "rules": rules,
         "lint": {"ok": report.ok, **report.to_dict()},
     }

@@ -18,7 +18,9 @@ Contract:
   nothing: the rules in force
   keep answering; the reason is logged (`uvicorn.error`, warning) and written as a `ConfigRejected`
   event (source, trigger, errors), and `last` keeps it for `GET /api/router/lint`. A swap writes a
-  `ConfigReloaded` event (source, trigger, rules, files, restart_needed). Reloads never overlap.
+  `ConfigReloaded` event (source, trigger, rules: the count of `config.sequence.in_force`, files,
+  restart_needed) and is told to the app state's `on_reloaded(outcome)` when it has one (`glider
+  serve` prints a line). Reloads never overlap.
 - `LiveConfig.differs()` says whether the files on disk are not the ones the config in force was
   built from (content digests taken when it was).
 """
@@ -36,6 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from glider_cli.config.sequence import in_force
 from glider_cli.errors import ConfigError
 from glider_cli.store.eventlog.events import CONFIG_RELOADED
 from glider_cli.values import Frozen, init_fields
@@ -140,12 +143,14 @@ class Reloader:
         sink: EventSink,
         *,
         interval: float | None = 1.0,
+        state: Any = None,
     ) -> None:
         self.live = live
         self.proxy = proxy
         self.environ = environ
         self.sink = sink
         self.interval = interval
+        self.state = state  # the app's state: `state.on_reloaded(outcome)`, when set, hears each swap
         self._lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._stats: dict[Path, tuple[int, int] | None] = {}
@@ -239,7 +244,7 @@ class Reloader:
         old = self.live.config
         at = time.time()
         if config is None or router is None:
-            outcome = ReloadOutcome(False, trigger, at, old.source, errors, len(old.rules))
+            outcome = ReloadOutcome(False, trigger, at, old.source, errors, len(in_force(old)))
             self.live.last = outcome
             first = errors[0]["message"] if errors else "unknown"
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -257,13 +262,16 @@ class Reloader:
         self._swap(config, router)
         self.live.mark(digests)
         restart = tuple(s for s in _RESTART_SECTIONS if _section(old, s) != _section(config, s))
-        outcome = ReloadOutcome(True, trigger, at, config.source, (), len(config.rules), restart)
+        outcome = ReloadOutcome(True, trigger, at, config.source, (), len(in_force(config)), restart)
         self.live.last = outcome
-        _log.info("glider: config %s reloaded (%s): %d rules", config.source, trigger, len(config.rules))
+        _log.info("glider: config %s reloaded (%s): %d rules in force", config.source, trigger, outcome.rules)
         data = outcome.to_dict()
         data.pop("errors")
         data["files"] = [str(p) for p in watched_files(config)]
         self.sink.emit(CONFIG_RELOADED, data)
+        told = getattr(self.state, "on_reloaded", None)
+        if told is not None:
+            told(outcome)
         return outcome
 
     def _swap(self, config: Config, router: Decider) -> None:

@@ -44,7 +44,9 @@
       card(["Live decisions ", el.liveState], liveTable),
       h("div", { class: "grid" },
         card(["Requests ", h("span", { class: "grow" }), windowButtons()], el.tiles, el.chart),
-        h("div", {}, card("Per rule", el.rules), card("Backends", el.backends))),
+        card("Per rule", el.rules)),
+      // The whole width: ten columns do not fit half of it (the Breaker column was cut at 1,400 px).
+      card("Backends", el.backends),
       G.usagePanel(14),
       card("Recent episodes", el.episodes),
     );

@@ -46,7 +46,9 @@
     }
     const hh = hitsByRule(hour), dh = hitsByRule(day);
     fill(el.config, 
-      h("p", {}, "Loaded from ", h("code", {}, data.source), data.profile ? [" (profile ", h("code", {}, data.profile), ")"] : "", "."),
+      h("p", {}, "Loaded from ", h("code", {}, data.source), data.profile ? [" (profile ", h("code", {}, data.profile), ")"] : "", ": ",
+        h("strong", { id: "rules-in-force" }, `${data.in_force} rules in force`),
+        data.rules.length > data.in_force ? ` (${data.rules.length - data.in_force} more disabled)` : "", "."),
       data.files.length > 1 ? h("p", { class: "small muted" }, "Files merged, base first: ", data.files.map((f, i) => [i ? ", " : "", h("code", {}, f)])) : null);
     const rows = data.rules.map((r) => [
       String(r.priority), h("strong", {}, r.name), r.kind,

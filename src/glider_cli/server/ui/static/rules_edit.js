@@ -74,7 +74,8 @@
     fill(el.out,
       h("pre", { id: "edit-diff", class: "diff" }, r.diff || "(no change to the file)"),
       h("div", { id: "edit-lint" }, findings.length
-        ? h("ul", { class: "list" }, findings.map(([sev, i]) => h("li", {}, G.badge(sev, sev), " ", i.rule ? h("strong", {}, i.rule + ": ") : "", i.message)))
+        ? h("ul", { class: "list" }, findings.map(([sev, i]) => h("li", {}, G.badge(sev, sev), " ",
+          i.rule || i.key ? h("strong", {}, [i.rule, i.key].filter(Boolean).join(" · ") + ": ") : "", i.message)))
         : h("p", {}, G.badge("ok", "ok"), " The linter finds nothing.")),
       saved ? h("p", { id: "edit-result" }, saved) : null);
   }
