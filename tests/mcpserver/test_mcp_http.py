@@ -3,13 +3,17 @@ and GLIDER_TOKEN, reading the store the running server writes."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from mcp import Client
+from mcp_client import params
 from mcp_store import Recorded, config_for, send
 
 from fake_upstream import FakeUpstream
@@ -101,3 +105,25 @@ def test_a_turn_the_running_server_just_served_is_answered_at_once(served: Serve
     assert len(turns) == 3 and turns[-1]["asked"] == "/local rename the tokenizer to lexer_main"
     query = served.tool("context_query", rec.alpha, query=f"{turns[-1]['turn_id']} key=clone_path")
     assert [r["value"] for r in query["structuredContent"]["results"]] == [str(rec.alpha)]
+
+
+def test_a_glider_mcp_session_reads_what_the_running_server_writes(served: Served) -> None:
+    # The stdio server beside a running `glider serve` on the same home: one long session sees the turns
+    # served after it started (the store index follows the day files), never a half-written line.
+    rec = served.rec
+
+    async def run() -> list[str]:
+        async with Client(params(rec, rec.beta), read_timeout_seconds=120) as client:
+            first = await client.call_tool("recent_turns", {})
+            assert [t["turn_id"] for t in first.structured_content["turns"]] == rec.turns["beta"]
+            await asyncio.to_thread(send, served.url, rec.beta, "/local name the stripes")
+            deadline = time.monotonic() + 60
+            while True:
+                res = await client.call_tool("recent_turns", {})
+                assert not res.is_error, res.content
+                asked = [t["asked"] for t in res.structured_content["turns"]]
+                if len(asked) == 2 or time.monotonic() > deadline:
+                    return asked
+                await asyncio.sleep(0.2)
+
+    assert asyncio.run(run()) == ["/cloud paint the zebra stripes", "/local name the stripes"]
