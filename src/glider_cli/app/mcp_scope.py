@@ -7,14 +7,16 @@ Contract:
   absolute path to a directory), the root the client names (`named`: the `x-glider-workspace` header
   of an HTTP call), the server's own working directory (`default`: `glider mcp` on stdio). None of
   the three: `ScopeError` (over HTTP, the glider serve process's directory says nothing of the agent's).
-- `Owners(folds)`: each turn's workspace, from the `clone_path` key the client named (normalised once
-  per distinct value). A turn that named no workspace belongs to none: no scoped view shows it.
+- `Owners(lookup)` / `Owners.of_folds(folds)`: each turn's workspace, from the `clone_path` key the
+  client named (normalised once per distinct value, and that kept for the process). A turn that named
+  no workspace belongs to none: no scoped view shows it.
 - `inside(path, ws)`: `path` is `ws` or under it (string prefix on `/` boundaries, no I/O).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import Path
 
 from glider_cli.delegate.workspace import normalise
@@ -53,20 +55,28 @@ def inside(path: str | None, ws: Path) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-class Owners:
-    """turn id -> its workspace (normalised `clone_path`), or None when the turn named none."""
+@lru_cache(maxsize=1024)
+def _root_of(raw: str) -> str | None:
+    return str(normalise(raw)) if Path(raw).is_absolute() else None
 
-    def __init__(self, folds: Iterable[TurnFold]) -> None:
-        seen: dict[str, str] = {}
-        self.of: dict[str, str | None] = {}
-        for f in folds:
-            raw = f.key("clone_path")
-            if not raw or not Path(raw).is_absolute():
-                self.of[f.turn] = None
-                continue
-            if raw not in seen:
-                seen[raw] = str(normalise(raw))
-            self.of[f.turn] = seen[raw]
+
+class Owners:
+    """turn id -> its workspace (normalised `clone_path`), or None when the turn named none.
+    `lookup(turn)` gives a turn's `clone_path` as the client wrote it (None: unknown or unnamed)."""
+
+    def __init__(self, lookup: Callable[[str], str | None]) -> None:
+        self._lookup = lookup
+        self._memo: dict[str, str | None] = {}
+
+    @classmethod
+    def of_folds(cls, folds: Iterable[TurnFold]) -> Owners:
+        return cls({f.turn: f.key("clone_path") for f in folds}.get)
+
+    def of(self, turn: str) -> str | None:
+        if turn not in self._memo:
+            raw = self._lookup(turn)
+            self._memo[turn] = _root_of(raw) if raw else None
+        return self._memo[turn]
 
     def belongs(self, turn: str | None, ws: Path) -> bool:
-        return turn is not None and inside(self.of.get(turn), ws)
+        return turn is not None and inside(self.of(turn), ws)

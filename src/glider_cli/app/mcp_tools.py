@@ -31,7 +31,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from glider_cli.app.mcp_scope import Owners, ScopeError, inside, workspace_for
 from glider_cli.config.settings import Settings
@@ -173,6 +173,15 @@ TOOLS: tuple[ToolSpec, ...] = (
 _BY_NAME = {t.name: t for t in TOOLS}
 
 
+class Tools(Protocol):
+    """What the MCP server calls: `McpTools` itself, or a stand-in that runs it elsewhere
+    (`server.mcp_server.WorkerTools`)."""
+
+    def call(self, name: str, args: Mapping[str, Any] | None, named: str | None = None) -> Answer: ...
+
+    def read_resource(self, uri: str, named: str | None = None) -> tuple[str, str]: ...
+
+
 class _BadArgument(GliderError):
     pass
 
@@ -236,6 +245,8 @@ class McpTools:
         self.profile = profile
         self.default = default
         self._lock = threading.Lock()
+        self._known: dict[str, str | None] = {}  # turn -> clone_path, as of `_generation`
+        self._generation = -1
 
     def call(self, name: str, args: Mapping[str, Any] | None, named: str | None = None) -> Answer:
         """Run one tool; every failure a caller can fix is an error answer (see the module contract)."""
@@ -259,14 +270,15 @@ class McpTools:
 
         text: str = args["query"]
         q = parse(text)
-        owners = Owners(self.store.folds().values())
-        if q.turn_id != "*" and q.turn_id in owners.of and not owners.belongs(q.turn_id, ws):
-            where = owners.of[q.turn_id] or "no workspace"
+        owners = Owners(self._clone_path)
+        if q.turn_id != "*" and self._clone_path(q.turn_id) is not None and not owners.belongs(q.turn_id, ws):
             return _error(
-                f"turn {q.turn_id!r} is not in {ws} (its workspace: {where}); pass workspace=<that path> "
-                "to ask there"
+                f"turn {q.turn_id!r} is not in {ws} (its workspace: {owners.of(q.turn_id)}); pass "
+                "workspace=<that path> to ask there"
             )
         ans = self.store.query(text)
+        if q.turn_id == "*":
+            self._refresh()  # results of any turn: know them all (the query has just read the turns)
         keep = _Keep(self.store, owners, ws)
         results = [r for r in ans.results if keep.result(r)]
         detail = ans.detail
@@ -287,6 +299,20 @@ class McpTools:
             "omitted": len(ans.results) - len(results),
         }
         return Answer(_query_text(out), out)
+
+    def _clone_path(self, turn: str) -> str | None:
+        """A turn's clone_path from the turns known at the last full read, else from its own fold."""
+        if turn in self._known:
+            return self._known[turn]
+        fold = self.store.index.fold_of(turn, self.store.settings.retain_days)
+        return fold.key("clone_path") if fold is not None else None
+
+    def _refresh(self) -> None:
+        """Know every turn's clone_path: read again (`ContextStore.folds`) only once the turn index
+        says the turns changed; a turn newer than the last read is looked up on its own."""
+        if self._generation != self.store.index.generation:
+            self._known = {t: f.key("clone_path") for t, f in self.store.folds().items()}
+            self._generation = self.store.index.generation
 
     def _continuity(self, ws: Path, args: dict[str, Any]) -> Answer:
         from glider_cli.delegate import continuity, ranking, service
@@ -330,7 +356,7 @@ class McpTools:
         from glider_cli.store.views import episodes
 
         folds = self.store.folds()
-        owners = Owners(folds.values())
+        owners = Owners.of_folds(folds.values())
         mine = sorted((f for f in folds.values() if owners.belongs(f.turn, ws)), key=lambda f: f.first_id)
         out = []
         for f in mine[-limit:]:

@@ -74,12 +74,12 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
     from starlette.routing import BaseRoute
 
-    from glider_cli.app.mcp_tools import McpTools
     from glider_cli.config.model import Config
     from glider_cli.config.settings import ContextSettings
     from glider_cli.paths import Paths
     from glider_cli.proxy.local_path import LocalPath
     from glider_cli.server.event_hub import EventHub
+    from glider_cli.server.mcp_server import WorkerTools
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
 
@@ -155,7 +155,7 @@ def create_app(
     reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval)
     state = State()
     # `/mcp` (`server.mcp_http`): the SDK is imported, and the tools built, by the first MCP request.
-    mcp = McpMount(lambda: _mcp_tools(home, current, live, env))
+    mcp = McpMount(lambda: _mcp_tools(home, current, live))
 
     def build() -> Starlette:
         """The Starlette app: every route but the hot paths' `POST` (issue 29: not needed to answer a
@@ -233,24 +233,22 @@ def _ui_routes(token: str | None) -> list[BaseRoute]:
     return ui_routes(token)
 
 
-def _mcp_tools(
-    home: Paths, current: LiveConfig, live: EventWriter | None, env: Mapping[str, str]
-) -> McpTools:
-    """The MCP tools over the server's home and the config in force (`route_explain` reads its file
-    or bundled profile); the store waits for what the live writer holds before each view."""
-    from glider_cli.app.mcp_tools import McpTools
-    from glider_cli.store.service import ContextStore
+def _mcp_tools(home: Paths, current: LiveConfig, live: EventWriter | None) -> WorkerTools:
+    """The MCP tools over the server's home and its config file or bundled profile, answered by a store
+    worker of their own (`server.mcp_server.WorkerTools`), after the live writer's flush."""
+    from glider_cli.server.mcp_server import WorkerTools
+    from glider_cli.server.store_worker import StoreWorker
+    from glider_cli.store.service import FLUSH_WAIT
 
     settings = current.config.settings
     source = current.config.source
     bundled = source.startswith("<bundled:") and source.endswith(">")
-    return McpTools(
-        home,
-        ContextStore(home, settings.context, writer=live),
-        lambda: current.config.settings,
-        environ=env,
-        config=None if bundled else source,
-        profile=source[len("<bundled:") : -1] if bundled else None,
+    return WorkerTools(
+        StoreWorker(home, settings.context),
+        None if bundled else source,
+        source[len("<bundled:") : -1] if bundled else None,
+        None,
+        before=(lambda: live.flush(timeout=FLUSH_WAIT)) if live is not None else None,
     )
 
 

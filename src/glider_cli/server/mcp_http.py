@@ -2,9 +2,11 @@
 
 Contract:
 - `McpMount(make_tools)` is an ASGI app; building it imports nothing of the SDK. The first request
-  builds the tools (`make_tools()`), the SDK server and its `StreamableHTTPSessionManager` (stateless,
+  builds the tools (`make_tools()`: `server.mcp_server.WorkerTools`, answered by a store worker process
+  of their own), the SDK server and its `StreamableHTTPSessionManager` (stateless,
   JSON answers: every POST is answered on its own, nothing is kept between requests), and runs the
-  manager in a task of the server's loop until `close()` (the serve lifespan's shutdown).
+  manager in a task of the server's loop until `close()` (the serve lifespan's shutdown), which stops
+  the worker too.
 - The mount sits behind `server.security.SecurityMiddleware` like every route: the Host check, the
   Origin checks and, when `GLIDER_TOKEN` is set, the token (`/mcp` is gated as `/api/*` is). The SDK's
   own DNS-rebinding check is therefore off (it would refuse the `server.allowed_hosts` Glider allows).
@@ -21,12 +23,13 @@ from typing import TYPE_CHECKING, Any
 from starlette.types import Receive, Scope, Send
 
 if TYPE_CHECKING:
-    from glider_cli.app.mcp_tools import McpTools
+    from glider_cli.server.mcp_server import WorkerTools
 
 
 class McpMount:
-    def __init__(self, make_tools: Callable[[], McpTools]) -> None:
+    def __init__(self, make_tools: Callable[[], WorkerTools]) -> None:
         self._make_tools = make_tools
+        self._tools: WorkerTools | None = None
         self._manager: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -47,7 +50,8 @@ class McpMount:
 
             from glider_cli.server.mcp_server import build
 
-            server = build(self._make_tools())
+            self._tools = self._make_tools()
+            server = build(self._tools)
             manager = StreamableHTTPSessionManager(
                 app=server,
                 stateless=True,
@@ -68,10 +72,12 @@ class McpMount:
             return manager
 
     async def close(self) -> None:
-        """Stop the session manager (if a request started it)."""
+        """Stop the session manager and the tools' store worker (if a request started them)."""
         self._stop.set()
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._tools is not None:
+            await asyncio.to_thread(self._tools.close)
 
 
 def _settle(running: asyncio.Future[None], task: asyncio.Task[None]) -> None:

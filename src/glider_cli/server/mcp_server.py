@@ -9,6 +9,8 @@ Contract:
   `resources/list` and `resources/read` give the workspace's continuity record and turn index.
 - The workspace a call names: the `x-glider-workspace` header of the HTTP request that carried it
   (`delegate.workspace.HEADER`); on stdio none (the server's working directory is the default).
+- `WorkerTools`: the tools answered by a store worker process (`server.store_worker`), so this process
+  holds only the protocol; `glider mcp` and serve's `/mcp` use it.
 - `run_stdio(tools)`: serve one client on stdin/stdout until stdin closes. While it serves, the SDK
   points file descriptor 1 at stderr, so nothing but protocol messages reaches stdout.
 The SDK answers the protocol revisions of `mcp_types.version` (2024-11-05 to 2025-11-25 through the
@@ -17,17 +19,21 @@ The SDK answers the protocol revisions of `mcp_types.version` (2024-11-05 to 202
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+import orjson
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from glider_cli import __version__
-from glider_cli.app.mcp_tools import CONTINUITY_URI, TOOLS, TURNS_URI, McpTools
+from glider_cli.app.mcp_tools import CONTINUITY_URI, TOOLS, TURNS_URI, Answer, Tools
 from glider_cli.delegate.workspace import HEADER
 from glider_cli.errors import GliderError
+from glider_cli.server.store_worker import StoreWorker
 
 INSTRUCTIONS = (
     "Glider routes this agent's turns between local models, the cloud and other agent CLIs, and keeps a "
@@ -47,7 +53,47 @@ def named_workspace(ctx: ServerRequestContext[Any, Any]) -> str | None:
     return str(value) if value else None
 
 
-def build(tools: McpTools) -> Server[Any]:
+class WorkerTools:
+    """The tools run in a store worker (`server.store_worker`, ops `mcp_call` / `mcp_read`): the graph
+    and the turn index of weeks of history are held there, and let go when it idles, not here.
+    `before()` runs before each call (serve: the live writer's flush, so the worker's read of the files
+    includes what was emitted first)."""
+
+    def __init__(
+        self,
+        worker: StoreWorker,
+        config: str | None,
+        profile: str | None,
+        default: Path | None,
+        before: Callable[[], object] | None = None,
+    ) -> None:
+        self.worker = worker
+        self.setup = (config, profile, str(default) if default is not None else None)
+        self.before = before
+
+    def _call(self, op: str, *args: Any) -> dict[str, Any]:
+        if self.before is not None:
+            self.before()
+        body, _ = self.worker.call(op, self.setup, *args)
+        value: dict[str, Any] = orjson.loads(body)
+        return value
+
+    def call(self, name: str, args: Mapping[str, Any] | None, named: str | None = None) -> Answer:
+        try:
+            d = self._call("mcp_call", name, dict(args or {}), named)
+        except GliderError as exc:  # the config would not load in the worker
+            return Answer(exc.message, {"error": exc.message}, is_error=True)
+        return Answer(d["text"], d["structured"], d["is_error"])
+
+    def read_resource(self, uri: str, named: str | None = None) -> tuple[str, str]:
+        d = self._call("mcp_read", uri, named)
+        return d["text"], d["mime"]
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+def build(tools: Tools) -> Server[Any]:
     listed = [
         types.Tool(
             name=t.name,
@@ -133,5 +179,5 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def run_stdio(tools: McpTools) -> None:
+def run_stdio(tools: Tools) -> None:
     anyio.run(_serve_stdio, build(tools))
