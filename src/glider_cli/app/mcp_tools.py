@@ -476,5 +476,7 @@ def _query_text(out: Mapping[str, Any]) -> str:
             lines.append(f"- {r['turn']} {r['name']} ({r['prov']}): {r['value']}")
             continue
         what = r.get("symbol_kind") or r.get("edge") or r["kind"]
-        lines.append(f"- {what} {r['name']} {_where(r)} ({r['prov']}, score {r['score']:g}) id {r['id']}")
+        where = _where(r)
+        at = f" at {where}" if where and where != r["name"] else ""
+        lines.append(f"- {what} {r['name']}{at} ({r['prov']}, score {r['score']:g}) id {r['id']}")
     return "\n".join(lines)
