@@ -10,6 +10,7 @@ import subprocess
 import sys
 from typing import Any
 
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp_client import call, calls, params
@@ -210,3 +211,22 @@ def test_stdout_carries_only_protocol_messages(recorded: Recorded) -> None:
     assert answered[1]["result"]["protocolVersion"] == "2025-06-18"
     assert answered[2]["result"]["isError"] is True
     assert answered[3]["result"]["isError"] is False
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+def test_the_root_the_client_names_is_the_workspace(recorded: Recorded) -> None:
+    # A client that starts the server elsewhere (Cursor may) and names the project as its root; in the
+    # handshake era (`initialize`, up to 2025-11-25), which the agent CLIs speak: roots are gone after it.
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=recorded.beta.as_uri(), name="beta")])
+
+    async def run() -> Any:
+        async with Client(
+            params(recorded, recorded.root), list_roots_callback=roots, mode="legacy"
+        ) as client:
+            return await client.call_tool("recent_turns", {})
+
+    res = asyncio.run(run())
+    assert not res.is_error, _text(res)
+    assert res.structured_content["workspace"] == str(recorded.beta)
+    assert [t["turn_id"] for t in res.structured_content["turns"]] == recorded.turns["beta"]

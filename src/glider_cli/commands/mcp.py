@@ -2,7 +2,8 @@
 
 An agent (Claude Code, Codex, Gemini CLI, Cursor: `glider setup <client> --mcp` registers it) starts it
 and speaks MCP on its stdin/stdout; the tools are `app.mcp_tools`, the wire `server.mcp_server`.
-Answers are scoped to the workspace the server runs in (`--workspace`, else its working directory).
+Answers are scoped to the root the client names (MCP roots), else to the workspace the server runs in
+(`--workspace`, else its working directory).
 The store is read by a worker process (`server.store_worker`), which exits when idle.
 Only protocol messages go to stdout; logs and errors go to stderr.
 """

@@ -8,7 +8,8 @@ Contract:
   answer too (`isError`), like any bad input: the server never fails a call it can answer.
   `resources/list` and `resources/read` give the workspace's continuity record and turn index.
 - The workspace a call names: the `x-glider-workspace` header of the HTTP request that carried it
-  (`delegate.workspace.HEADER`); on stdio none (the server's working directory is the default).
+  (`delegate.workspace.HEADER`), else the client's first `file://` root (`roots/list`, asked at each
+  call of a client that declared roots); else none, and the server's working directory is the default.
 - `WorkerTools`: the tools answered by a store worker process (`server.store_worker`), so this process
   holds only the protocol; `glider mcp` and serve's `/mcp` use it.
 - `run_stdio(tools)`: serve one client on stdin/stdout until stdin closes. While it serves, the SDK
@@ -19,15 +20,18 @@ The SDK answers the protocol revisions of `mcp_types.version` (2024-11-05 to 202
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import anyio
 import mcp_types as types
 import orjson
 from mcp.server import Server, ServerRequestContext
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from glider_cli import __version__
 from glider_cli.app.mcp_tools import CONTINUITY_URI, TOOLS, TURNS_URI, Answer, Tools
@@ -35,6 +39,7 @@ from glider_cli.delegate.workspace import HEADER
 from glider_cli.errors import GliderError
 from glider_cli.server.store_worker import StoreWorker
 
+ROOTS_WAIT = 5.0
 INSTRUCTIONS = (
     "Glider routes this agent's turns between local models, the cloud and other agent CLIs, and keeps a "
     "per-project record of them. Ask it when you lack context: `continuity` for what happened earlier "
@@ -93,6 +98,28 @@ class WorkerTools:
         self.worker.close()
 
 
+async def client_root(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The first `file://` root the client names (`roots/list`), when it declared roots and the
+    connection can carry the request; None otherwise, or when it does not answer within ROOTS_WAIT."""
+    session = ctx.session
+    caps = session.client_capabilities
+    if caps is None or caps.roots is None or not session.can_send_request:
+        return None
+    try:
+        with warnings.catch_warnings():
+            # Roots are deprecated from 2026-07-28 on; the clients of the handshake era still send them.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            with anyio.fail_after(ROOTS_WAIT):
+                listed = await session.list_roots()
+    except (MCPError, TimeoutError):
+        return None
+    for root in listed.roots:
+        uri = urlparse(str(root.uri))
+        if uri.scheme == "file" and uri.path:
+            return url2pathname(uri.path)
+    return None
+
+
 def build(tools: Tools) -> Server[Any]:
     listed = [
         types.Tool(
@@ -115,7 +142,7 @@ def build(tools: Tools) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        named = named_workspace(ctx)
+        named = named_workspace(ctx) or await client_root(ctx)
         answer = await anyio.to_thread.run_sync(tools.call, params.name, params.arguments, named)
         return types.CallToolResult(
             content=[types.TextContent(text=answer.text)],
@@ -149,7 +176,7 @@ def build(tools: Tools) -> Server[Any]:
     async def read_resource(
         ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        named = named_workspace(ctx)
+        named = named_workspace(ctx) or await client_root(ctx)
         uri = str(params.uri)
         try:
             text, mime = await anyio.to_thread.run_sync(tools.read_resource, uri, named)
