@@ -60,8 +60,10 @@ CONFIGURED = {
     "context episodes",
     "context recent",
     "context export",
+    "mcp",
 }
-NO_JSON = {"serve", "context export"}  # serve prints no result; export always writes JSONL
+# serve prints no result; export always writes JSONL; mcp speaks MCP (JSON-RPC) on stdout
+NO_JSON = {"serve", "context export", "mcp"}
 
 
 def test_the_table_covers_every_command() -> None:

@@ -128,6 +128,9 @@ DEFERRED = (
     "glider_cli.store.service",  # retention's first run, the context views
     "glider_cli.protocol.translate",  # the first call in another protocol than the client's
     "glider_cli.protocol.translate_stream",  # the first stream that is read
+    "mcp",  # `/mcp`'s first request (server.mcp_http)
+    "glider_cli.server.mcp_server",
+    "glider_cli.app.mcp_tools",
 )
 
 

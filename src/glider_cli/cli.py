@@ -65,6 +65,12 @@ COMMANDS: tuple[tuple[str, str, str, str], ...] = (
     ("route", "route", "group", "See how the router decides."),
     ("context", "context", "group", "Query and maintain the context store."),
     (
+        "mcp",
+        "mcp",
+        "command",
+        "Serve Glider's context store and continuity record to an agent over MCP (stdio).",
+    ),
+    (
         "setup",
         "setup",
         "command",

@@ -41,6 +41,12 @@ def main(
         "--cursor-proxy",
         help="cursor, cursor-agent: where the Cursor proxy listens (`glider serve --cursor-port`).",
     ),
+    mcp: bool = typer.Option(
+        False,
+        "--mcp",
+        help="claude-code, codex, gemini, cursor: register `glider mcp` (Glider's context tools) as an MCP "
+        "server instead; with --undo, remove only that.",
+    ),
     json_out: bool = json_option("Print the plan as JSON."),
     home: str | None = HOME,
 ) -> None:
@@ -66,7 +72,14 @@ def main(
         platform=sys.platform,
     )
     manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
-    plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)
+    if mcp:
+        from glider_cli.app import setup_mcp
+
+        server = [sys.executable, "-m", "glider_cli", "mcp", "--home", str(options.glider_home)]
+        key = setup_mcp.manifest_key(client)
+        plan = setup.undo(key, manifest) if undo else setup_mcp.plan(client, options, server, manifest)
+    else:
+        plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)
     if not dry_run:
         setup.apply(plan, manifest)
     if json_out:

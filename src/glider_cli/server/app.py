@@ -66,6 +66,7 @@ from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
 from glider_cli.server.inner import Inner, Lifespan, State
+from glider_cli.server.mcp_http import McpMount
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
 
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     from glider_cli.paths import Paths
     from glider_cli.proxy.local_path import LocalPath
     from glider_cli.server.event_hub import EventHub
+    from glider_cli.server.mcp_server import WorkerTools
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
 
@@ -152,11 +154,14 @@ def create_app(
     current = LiveConfig(config, router)
     state = State()
     reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval, state=state)
+    # `/mcp` (`server.mcp_http`): the SDK is imported, and the tools built, by the first MCP request.
+    mcp = McpMount(lambda: _mcp_tools(home, current, live))
 
     def build() -> Starlette:
         """The Starlette app: every route but the hot paths' `POST` (issue 29: not needed to answer a
         model call, so neither built nor imported at start)."""
         from starlette.applications import Starlette
+        from starlette.routing import Route
 
         from glider_cli.server.deferred import deferred
         from glider_cli.server.events_api import events_routes
@@ -181,13 +186,14 @@ def create_app(
             *deferred(["/ui"], lambda: _ui_routes(env.get("GLIDER_TOKEN") or None)),
             *gemini_routes(proxy, settings.server.max_body_bytes),
             *deferred(["/api/sessions"], lambda: _session_routes(home, settings.context, live)),
+            Route("/mcp", mcp),
         ]
         # Errors at the HTTP edge: the routes raise, these answer (`server.http_json`).
         app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS))
         app.state = state  # type: ignore[assignment]  # one state: `request.app.state` is the app's
         return app
 
-    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home)
+    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home, mcp)
     inner = Inner(build, lifespan, state)
     state.proxy = proxy
     state.registry = registry
@@ -225,6 +231,25 @@ def _ui_routes(token: str | None) -> list[BaseRoute]:
     from glider_cli.server.ui.routes import ui_routes
 
     return ui_routes(token)
+
+
+def _mcp_tools(home: Paths, current: LiveConfig, live: EventWriter | None) -> WorkerTools:
+    """The MCP tools over the server's home and its config file or bundled profile, answered by a store
+    worker of their own (`server.mcp_server.WorkerTools`), after the live writer's flush."""
+    from glider_cli.server.mcp_server import WorkerTools
+    from glider_cli.server.store_worker import StoreWorker
+    from glider_cli.store.service import FLUSH_WAIT
+
+    settings = current.config.settings
+    source = current.config.source
+    bundled = source.startswith("<bundled:") and source.endswith(">")
+    return WorkerTools(
+        StoreWorker(home, settings.context),
+        None if bundled else source,
+        source[len("<bundled:") : -1] if bundled else None,
+        None,
+        before=(lambda: live.flush(timeout=FLUSH_WAIT)) if live is not None else None,
+    )
 
 
 def _session_routes(home: Paths, settings: ContextSettings, live: EventWriter | None) -> list[BaseRoute]:
@@ -345,6 +370,7 @@ def _lifespan(
     reloader: Reloader,
     config: Config | None = None,
     home: Paths | None = None,
+    mcp: McpMount | None = None,
 ) -> Lifespan:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -379,6 +405,8 @@ def _lifespan(
         finally:
             if cursor is not None:
                 await cursor.close()
+            if mcp is not None:
+                await mcp.close()
             if retention is not None:
                 retention.cancel()
             await reloader.stop()

@@ -4,7 +4,7 @@ Contract:
 - DNS rebinding: a request whose `Host` (port stripped) is not the bound address, a loopback name
   (`localhost`, `127.0.0.1`, `::1`, `*.localhost`) or one of `server.allowed_hosts` gets 403 before any
   route runs. `allowed_hosts: ["*"]` turns the check off (only sensible behind another gate).
-- `GLIDER_TOKEN`: when set, every `/api/*` route requires it as `Authorization: Bearer <token>`,
+- `GLIDER_TOKEN`: when set, every `/api/*` route and `/mcp` require it as `Authorization: Bearer <token>`,
   `x-glider-token: <token>` or the dashboard's cookie `token_cookie(port)` (constant-time compare),
   else 401. The cookie is set by `/ui/?token=…` (`server.ui.routes`): HttpOnly, SameSite=Strict,
   named by the server's port because cookies are shared by every port of a host. `/api/hello` is
@@ -142,7 +142,8 @@ class SecurityMiddleware:
             shown = None if host is None else host.decode("latin-1")
             await self._refuse(scope, send, 403, "permission_error", f"host {shown!r} is not allowed")
             return
-        api = path.startswith("/api/")
+        # `/mcp` (the MCP server, `server.mcp_http`) is gated as the API is.
+        api = path.startswith(("/api/", "/mcp/")) or path == "/mcp"
         method = scope.get("method", "GET")
         if origin is not None and not same_origin(origin, None, host):
             await self._refuse(scope, send, 403, "permission_error", "cross-site request refused")

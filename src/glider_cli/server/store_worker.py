@@ -12,8 +12,9 @@ Contract:
   it on a thread); calls are answered one at a time, in order. Ops: `turns(limit, before)` (meta:
   `count`, `first`), `turn(id)`, `egress(days, session, limit)`, `usage(days, by, prices)` (prices:
   `Price.to_dict()`s), `query(text)` (the `--json` value),
-  `index_tree(root, turn_id)`, `index_symbols(root)`, `prune(days, dry_run)`. `stream("export")`
-  yields the export's pieces.
+  `index_tree(root, turn_id)`, `index_symbols(root)`, `prune(days, dry_run)`, and the MCP tools'
+  `mcp_call` / `mcp_read` (`server.mcp_server.WorkerTools`). `stream("export")` yields the export's
+  pieces.
 - A view's QueryError or StoreError is raised again here with its message (and position).
 - The worker runs at a lower priority (`nice` +10): where it shares a core with the server, the
   proxy's event loop is scheduled first.
@@ -100,6 +101,43 @@ def _ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
     }
 
 
+def _mcp_ops(store: Any) -> dict[str, Callable[..., tuple[Any, Meta]]]:
+    """`app.mcp_tools` in the worker, for `server.mcp_server.WorkerTools`: `mcp_call(setup, name, args,
+    named)` -> {"text", "structured", "is_error"}, `mcp_read(setup, uri, named)` -> {"text", "mime"};
+    `setup` is (config, profile, default workspace), whose tools are built once (the config loaded)."""
+    import os
+
+    made: dict[tuple[Any, ...], Any] = {}
+
+    def tools(setup: tuple[str | None, str | None, str | None]) -> Any:
+        if setup not in made:
+            from glider_cli.app.mcp_tools import McpTools
+            from glider_cli.config.load import load_config
+
+            config, profile, default = setup
+            settings = load_config(config=config, profile=profile, environ=os.environ).settings
+            made[setup] = McpTools(
+                store.paths,
+                store,
+                lambda: settings,
+                environ=os.environ,
+                config=config,
+                profile=profile,
+                default=Path(default) if default else None,
+            )
+        return made[setup]
+
+    def call(setup: Any, name: str, args: Any, named: str | None) -> tuple[Any, Meta]:
+        a = tools(tuple(setup)).call(name, args, named)
+        return {"text": a.text, "structured": a.structured, "is_error": a.is_error}, {}
+
+    def read(setup: Any, uri: str, named: str | None) -> tuple[Any, Meta]:
+        text, mime = tools(tuple(setup)).read_resource(uri, named)
+        return {"text": text, "mime": mime}, {}
+
+    return {"mcp_call": call, "mcp_read": read}
+
+
 def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: float, idle: float) -> None:
     """The worker: answer calls until idle, orphaned, or over the memory budget it shares with the
     server (whose resident memory comes with every call)."""
@@ -112,7 +150,7 @@ def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: 
         os.nice(NICE)  # on a shared core the proxy's event loop goes first
 
     store = ContextStore(paths, settings)
-    ops = _ops(store)
+    ops = {**_ops(store), **_mcp_ops(store)}
     try:
         while conn.poll(idle):
             op, args, server_mb = conn.recv()
