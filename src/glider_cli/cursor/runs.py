@@ -38,7 +38,7 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from glider_cli.config.cursor import MAX_STEPS, STREAM_WAIT, TURN_DEADLINE
@@ -67,6 +67,8 @@ from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
 
 _PROTO = [(b"content-type", b"application/proto")]
+End = Callable[[int, bool, float], None]
+Fallback = Callable[[End], Awaitable[HttpResponse]]
 _STREAM = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 MAX_RUNS = 1024
 
@@ -257,7 +259,41 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             if resp.stream is not None and run.opened is not None:
                 resp.stream = watch(resp.stream, self._cloud_step(run), run.cloud_usage)
             return resp
-        return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
+        return HttpResponse(200, list(_STREAM), stream=self.local_stream(run, self._sse_fallback(req)))
+
+    def _sse_fallback(self, req: HttpRequest) -> Fallback:
+        async def fallback(end: End) -> HttpResponse:
+            return await relay(self.network, req, end)
+
+        return fallback
+
+    # ------------------------------------------------------------------ Run (HTTP/2)
+
+    def begin(self, rid: str, message: bytes | None, req: HttpRequest) -> Run:
+        """A run whose first client message is `message` (an HTTP/2 `Run`'s first frame; `req` its
+        headers): decided as a RunSSE's first append is. The run's stream is open already."""
+        run = self.runs[rid] = Run(rid)
+        self.runs.move_to_end(rid)
+        while len(self.runs) > MAX_RUNS:
+            self.runs.popitem(last=False)
+        run.streamed.set()
+        info = classify(message, dict(req.headers))
+        if not info.in_run and info.kind in ("new_turn", "follow_on", "summary", "subagent"):
+            self._decide(run, info, req)
+        if run.phase != "local_wait":
+            run.phase = "origin"
+            run.decided.set()
+            run.settled.set()
+        return run
+
+    def origin_end(self, run: Run) -> End:
+        return self._origin_end(run)
+
+    def cloud_watch(self, run: Run, stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """A stream Cursor serves for `run`, its tool steps and usage recorded (`cloud_steps`)."""
+        if run.opened is None:
+            return stream
+        return watch(stream, self._cloud_step(run), run.cloud_usage)
 
     def _cloud_step(self, run: Run) -> Callable[[str, str], None]:
         """Records a tool step of Cursor's own loop as the policy would decide it (`cloud_steps`)."""
@@ -282,7 +318,9 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
 
         return end
 
-    async def _local_stream(self, run: Run, req: HttpRequest) -> AsyncIterator[bytes]:
+    async def local_stream(self, run: Run, fallback: Fallback) -> AsyncGenerator[bytes, None]:
+        """The answer of a run decided local, frame by frame (`fallback(end)`: Cursor's answer instead,
+        when the local backend failed before its first output)."""
         opened = run.opened
         assert opened is not None and run.first is not None
         started = time.perf_counter()
@@ -297,7 +335,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             if run.phase in ("origin", "local_failed"):
                 ours = False
             if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
-                resp = await relay(self.network, req, self._origin_end(run))
+                resp = await fallback(self._origin_end(run))
                 if resp.stream is None or resp.status != 200:
                     yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
                     return
