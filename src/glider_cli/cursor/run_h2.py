@@ -46,6 +46,9 @@ class RunH2:
         self.hold = hold
 
     async def serve(self, stream: Stream, origin: OriginH2, authority: str, host: str, port: int) -> None:
+        headers = [(k, v) for k, v in stream.headers if not k.startswith(":")]
+        path = stream.header(":path") or ""
+        self.runs.seen(HttpRequest(host, port, "POST", path, headers, b""), "HTTP/2 Run")
         ctype = (stream.header("content-type") or "").split(";", 1)[0].strip().lower()
         if ctype not in STREAM_TYPES:
             await pipe(stream, origin, authority)
@@ -70,8 +73,7 @@ class RunH2:
         if first is None or first.end_stream:
             await pipe(stream, origin, authority, head=bytes(head), ended=ended)
             return
-        headers = [(k, v) for k, v in stream.headers if not k.startswith(":")]
-        req = HttpRequest(host, port, "POST", stream.header(":path") or "", headers, bytes(head))
+        req = HttpRequest(host, port, "POST", path, headers, bytes(head))
         rid = stream.header("x-request-id") or str(uuid.uuid4())
         run = self.runs.begin(rid, first.message(), req)
         if run.phase != "local_wait":

@@ -1,7 +1,8 @@
 """The Cursor requests of an intercepted host, turn by turn (the front door's `Handler`).
 
 One *run* is one request id: the `RunSSE` stream and the `BidiAppend`s that carry its client
-messages. Per run:
+messages, or (HTTP/2, `run_h2`) one `Run` stream whose first message `begin` decides the same way,
+its answer `local_stream` (a local run) or Cursor's (`origin_end`, `cloud_watch` record it). Per run:
 - The first append that holds a run request decides it (`routing.Pipeline.open`): a new user turn by
   the rules; a follow-on, summary or subagent with the local side refused (and with stickiness
   saying so while the family is cloud-bound). A subagent is placed in its parent's conversation
@@ -50,6 +51,7 @@ from glider_cli.cursor.local_answer import LocalAnswer
 from glider_cli.cursor.relay import relay
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.titles import Titles
+from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
@@ -107,7 +109,9 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         max_steps: int = MAX_STEPS,
         deadline: float = TURN_DEADLINE,
         stream_wait: float = STREAM_WAIT,
+        transports: Transports | None = None,
     ) -> None:
+        self.transports = transports
         self.max_steps = max_steps
         self.stream_wait = stream_wait
         self.deadline = deadline
@@ -129,7 +133,14 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             return await self._run_sse(req)
         if req.method == "POST" and kind == "name_agent":
             return await self._title(req)
+        if req.method == "POST" and kind == "run":  # HTTP/1.1: Cursor refuses it (464)
+            self.seen(req, "HTTP/1.1 Run")
         return await relay(self.network, req)
+
+    def seen(self, req: HttpRequest, transport: str) -> None:
+        """Which transport the client of `req` uses (`cursor.transports`, what `glider doctor` says)."""
+        if self.transports is not None:
+            self.transports.seen(req.header("x-cursor-client-type"), transport, req.host)
 
     def _run(self, rid: str) -> Run:
         run = self.runs.get(rid)
@@ -243,6 +254,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         rid = run_sse_id(req.body, req.header("connect-content-encoding"))
         if rid is None:
             return await relay(self.network, req)
+        self.seen(req, "HTTP/1.1 RunSSE")
         run = self._run(rid)
         if run.closed and run.phase == "abandoned":
             message = "glider: this run was abandoned (its stream did not open in time)"

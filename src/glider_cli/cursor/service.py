@@ -4,7 +4,8 @@ loop when `cursor.port` is set (or `--cursor-port`), closed with it.
 `CursorService(settings, home, proxy)`: `start()` loads or creates the CA (`$GLIDER_HOME/cursor/`),
 listens on 127.0.0.1:`port` (0: any free port; `port` then says which) and returns the port;
 `describe()` is what `/healthz` and the banner show. HTTP/2 clients are served by `h2_front` (Run
-routed as RunSSE is).
+routed as RunSSE is). Which transport each Cursor client uses is kept for `glider doctor`
+(`cursor.transports`); `notice(text)` is told once per client and transport (the terminal says it).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from glider_cli.cursor.h2_front import H2Front
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.run_h2 import RunH2
 from glider_cli.cursor.runs import CursorRuns
+from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
 from glider_cli.proxy.pipeline import Proxy
 
@@ -61,6 +63,7 @@ class CursorService:
             max_steps=self.settings.max_steps,
             deadline=self.settings.turn_deadline_seconds,
             stream_wait=self.settings.stream_wait_seconds,
+            transports=Transports(self.directory, self.notice),
         )
         h2 = H2Front(self._runs, RunH2(self._runs, hold=self.hold), self._network)
         self._front = FrontDoor(self.settings.hosts, self.ca, self._network, self._runs, h2=h2)
