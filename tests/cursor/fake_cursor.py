@@ -21,10 +21,11 @@ Over HTTP/2 the unary answers are the same, and `POST /agent.v1.AgentService/Run
 Connect stream (`h2_runs` records each: the client's envelopes with their arrival times, the frames
 sent with their send times): it must be a Connect stream (else 415); it waits up to `append_wait`
 seconds for the first client message (a body that ends first, or none: "No exec result" as an
-end-of-stream error); then the RunSSE frames above, each its own DATA frame, `pace` seconds apart,
-with `big` more bytes of text deltas (64 KiB each) before " (done)", waiting (`exec_wait`) for the
-client's exec answers on the request body when it sent execs; the response ends with trailers
-(`x-fake-trailer: run-done`).
+end-of-stream error); then the RunSSE frames above (`ticks` small text frames after the first text),
+each its own DATA frame, `pace` seconds apart (with `pace` a RunSSE is sent so too, recorded in
+`sse_runs`), with `big` more bytes of text deltas (64 KiB each) before " (done)", waiting
+(`exec_wait`) for the client's exec answers on the request body when it sent execs; the response
+ends with trailers (`x-fake-trailer: run-done`).
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class FakeCursor:
         self.big = 0
         self.exec_wait = False
         self.h2_runs: list[H2Run] = []
+        self.sse_runs: list[H2Run] = []  # RunSSE answers sent paced (`pace`)
+        self.ticks = 0  # small text frames ("t") after the first text, each its own frame
         self.h2_connections = 0
         self.ca = trustme.CA()
         self.cert = self.ca.issue_cert(*HOSTS)
@@ -245,6 +248,9 @@ class FakeCursor:
             writer.write(conn.send(h11.Data(data=wire.end_frame(err))) + conn.send(h11.EndOfMessage()))
             await writer.drain()
             return
+        if self.pace:
+            await self._paced_sse(conn, writer)
+            return
         first = wire.heartbeat_frame() + wire.text_frame("hello from cursor") + wire.token_frame(4)
         first += b"".join(self.execs)
         writer.write(conn.send(h11.Data(data=first)))
@@ -256,6 +262,23 @@ class FakeCursor:
         rest = wire.text_frame(" (done)") + wire.turn_ended_frame(*self.usage) + wire.end_frame() + self.tail
         self.sent.append(first + rest)
         writer.write(conn.send(h11.Data(data=rest)) + conn.send(h11.EndOfMessage()))
+        await writer.drain()
+
+    async def _paced_sse(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
+        """A RunSSE answer sent frame by frame, `pace` seconds apart, each send time recorded."""
+        run = H2Run({})
+        self.sse_runs.append(run)
+        frames = [wire.heartbeat_frame(), wire.text_frame("hello from cursor"), wire.token_frame(4)]
+        frames += [wire.text_frame("t")] * self.ticks
+        frames += [wire.text_frame(" (done)"), wire.turn_ended_frame(*self.usage), wire.end_frame()]
+        for frame in frames:
+            if run.sent:
+                await asyncio.sleep(self.pace)
+            run.sent.append((time.monotonic(), frame))
+            writer.write(conn.send(h11.Data(data=frame)))
+            await writer.drain()
+        self.sent.append(b"".join(frames))
+        writer.write(conn.send(h11.EndOfMessage()))
         await writer.drain()
 
     # ---------------------------------------------------------------- HTTP/2
@@ -333,6 +356,8 @@ class FakeCursor:
             return
         for frame in (wire.heartbeat_frame(), wire.text_frame("hello from cursor"), wire.token_frame(4)):
             await send(frame)
+        for _ in range(self.ticks):
+            await send(wire.text_frame("t"))
         for frame in self.execs:
             await send(frame)
         if self.execs and self.exec_wait:

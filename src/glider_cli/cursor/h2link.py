@@ -223,9 +223,9 @@ class H2Link:
         await self._finish()
 
     async def _finish(self) -> None:
-        for t in list(self._tasks):
-            if not t.done():
-                await asyncio.wait([t], timeout=5)
+        pending = [t for t in self._tasks if not t.done()]
+        if pending:  # each stream's handler saw Gone: let it record its run's outcome
+            await asyncio.wait(pending, timeout=5)
         with contextlib.suppress(Exception):
             self.writer.close()
             await asyncio.wait_for(self.writer.wait_closed(), 2)

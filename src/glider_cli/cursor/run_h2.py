@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator
 
 import h2.errors
 
-from glider_cli.cursor.front import MAX_BODY, HttpRequest, HttpResponse
+from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.h2link import Gone, Stream
 from glider_cli.cursor.origin_h2 import OriginH2, Unreachable, pipe
 from glider_cli.cursor.relay import unavailable
@@ -38,6 +38,9 @@ from glider_cli.cursor.upstream import h2_request_headers
 from glider_cli.protocol.cursor.framing import STREAM_TYPES, FrameReader
 
 CONNECT_PROTO = "application/connect+proto"
+# What a local run keeps of its request body while a fallback to Cursor may still need it (its first
+# message is in it; what follows before the first output is heartbeats and acks).
+HELD = 4 * 1024 * 1024
 
 
 class RunH2:
@@ -159,7 +162,7 @@ class _Local:
                     await self.up.send(chunk)
                     continue
                 if self.held is not None:
-                    if self.run.phase == "local_wait" and len(self.held) + len(chunk) <= MAX_BODY:
+                    if self.run.phase == "local_wait" and len(self.held) + len(chunk) <= HELD:
                         self.held += chunk
                     else:
                         self.held = None
