@@ -159,6 +159,9 @@ def test_unary_calls_over_h2(origin, glider_for, tmp_path: Path) -> None:
     rec = [r for r in origin.requests if r.path.endswith("GetServerConfig")][-1]
     assert rec.body == body and rec.http == "2"
     assert title.status == 200 and title.body == wire.ld(1, "Cursor title")
+    # The title Glider read (and decided: Cursor's) went on to Cursor over HTTP/2 too.
+    assert [r.http for r in origin.requests if r.path.endswith("/NameAgent")] == ["2"]
+    assert g.server.wait_for("RouteDecided")[-1]["cursor"]["kind"] == "title"
 
 
 def test_cloud_family_keeps_its_follow_ons_at_origin_then_decides_anew(

@@ -45,11 +45,21 @@ class HttpRequest(Frozen):
     path: str
     headers: list[tuple[str, str]]  # names lower-case, in order
     body: bytes
+    origin: Origin | None  # the way to Cursor of the client's HTTP/2 connection; None: HTTP/1.1
 
     def __init__(
-        self, host: str, port: int, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+        self,
+        host: str,
+        port: int,
+        method: str,
+        path: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        origin: Origin | None = None,
     ) -> None:
-        self.__dict__.update(host=host, port=port, method=method, path=path, headers=headers, body=body)
+        self.__dict__.update(
+            host=host, port=port, method=method, path=path, headers=headers, body=body, origin=origin
+        )
 
     def header(self, name: str) -> str | None:
         for k, v in self.headers:
@@ -74,6 +84,14 @@ class HttpResponse:
         self.body = body
         self.stream = stream
         self.close = close
+
+
+class Origin(Protocol):
+    """Sends a request to Cursor on the transport its client used (`origin_h2.OriginH2`: HTTP/2)."""
+
+    async def exchange(
+        self, request: HttpRequest, on_end: Callable[[int, bool, float], None] | None
+    ) -> HttpResponse: ...
 
 
 class Handler(Protocol):

@@ -5,7 +5,7 @@ python-hyper's `h2` (`h2link.H2Link`, server side), its streams independent of o
 - `POST /agent.v1.AgentService/Run`: `run_h2.RunH2` (routed turn by turn, as RunSSE is);
 - the requests the HTTP/1.1 path reads (`BidiAppend`, `RunSSE`, `NameAgent`): their body read whole
   (at most `front.MAX_BODY`, else 413) and handed to the same `Handler` as on HTTP/1.1, its answer
-  written as it comes;
+  written as it comes (what it relays goes to Cursor over HTTP/2: `HttpRequest.origin`);
 - anything else (the unary services, streams Glider does not route): relayed to Cursor over HTTP/2
   frame by frame in both directions (`origin_h2.pipe`).
 One HTTP/2 connection to Cursor per client connection (`origin_h2.OriginH2`), closed with it. A
@@ -68,11 +68,13 @@ class H2Front:
         if method == "POST" and kind == "run":
             await self.run.serve(stream, origin, authority, host, port)
         elif method == "POST" and kind in _READ_WHOLE:
-            await self._whole(stream, host, port, method, path)
+            await self._whole(stream, origin, host, port, method, path)
         else:
             await pipe(stream, origin, authority)
 
-    async def _whole(self, stream: Stream, host: str, port: int, method: str, path: str) -> None:
+    async def _whole(
+        self, stream: Stream, origin: OriginH2, host: str, port: int, method: str, path: str
+    ) -> None:
         body = bytearray()
         while (chunk := await stream.read()) is not None:
             if len(body) + len(chunk) > MAX_BODY:
@@ -82,7 +84,7 @@ class H2Front:
                 return
             body += chunk
         headers = [(k, v) for k, v in stream.headers if not k.startswith(":")]
-        req = HttpRequest(host, port, method, path, headers, bytes(body))
+        req = HttpRequest(host, port, method, path, headers, bytes(body), origin)
         try:
             resp = await self.handler.handle(req)
         except Exception as exc:  # a bug here must not leave the stream unanswered

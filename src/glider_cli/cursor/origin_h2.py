@@ -2,7 +2,8 @@
 
 - `OriginH2(network, host, port)`: an HTTP/2 client connection to the host (TLS offering only `h2`,
   `upstream.Network.open_h2`), opened when a stream first needs it and again after it ended (GOAWAY,
-  connection loss). `open(headers)` starts a stream on it; `close()` ends it.
+  connection loss). `open(headers)` starts a stream on it; `exchange(request)` sends a request read
+  whole (what `relay.relay` does for one that came over HTTP/2); `close()` ends it.
 - `pipe(client, origin, authority, head=, watch=, on_end=)`: one client stream relayed to Cursor in
   both directions, each chunk as it arrives (no envelope is waited for, nothing of the stream is
   held): the request's headers (`upstream.h2_request_headers`), `head` (bytes already read from the
@@ -23,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 
 import h2.errors
 
+from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.h2link import Gone, H2Link, Headers, Stream
 from glider_cli.cursor.upstream import Network, h2_request_headers, h2_response_headers
 from glider_cli.protocol.cursor.writers import unary_error
@@ -69,6 +71,50 @@ class OriginH2:
             self._link = link
             self._task = asyncio.get_running_loop().create_task(link.serve())
             return link
+
+    @property
+    def authority(self) -> str:
+        return self.host if self.port == 443 else f"{self.host}:{self.port}"
+
+    async def exchange(self, req: HttpRequest, on_end: End | None = None) -> HttpResponse:
+        """`req` (its body read whole) sent to Cursor on this connection, the answer relayed as it
+        comes (see `relay.relay`: the same answer shape, over HTTP/2)."""
+        started = time.perf_counter()
+
+        def ended(status: int, complete: bool) -> None:
+            if on_end is not None:
+                on_end(status, complete, (time.perf_counter() - started) * 1000)
+
+        pseudo = [(":method", req.method), (":scheme", "https"), (":path", req.path)]
+        try:
+            up = await self.open(
+                h2_request_headers([*pseudo, *req.headers], self.authority), end=not req.body
+            )
+            if req.body:
+                await up.send(req.body)
+                await up.end()
+            headers = await up.response()
+        except (Unreachable, Gone) as exc:
+            ended(502, False)
+            return HttpResponse(
+                502, [(b"content-type", b"application/json")], unary_error("unavailable", f"glider: {exc}")
+            )
+        out = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in h2_response_headers(headers)]
+
+        async def body() -> AsyncIterator[bytes]:
+            complete = False
+            try:
+                while (chunk := await up.read()) is not None:
+                    yield chunk
+                complete = True
+            except Gone:
+                pass
+            finally:
+                if not complete:
+                    up.reset(h2.errors.ErrorCodes.CANCEL)
+                ended(up.status, complete)
+
+        return HttpResponse(up.status, out, stream=body())
 
     async def close(self) -> None:
         if self._link is not None:

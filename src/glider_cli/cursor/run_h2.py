@@ -76,7 +76,7 @@ class RunH2:
         if first is None or first.end_stream:
             await pipe(stream, origin, authority, head=bytes(head), ended=ended)
             return
-        req = HttpRequest(host, port, "POST", path, headers, bytes(head))
+        req = HttpRequest(host, port, "POST", path, headers, bytes(head), origin)
         rid = stream.header("x-request-id") or str(uuid.uuid4())
         run = self.runs.begin(rid, first.message(), req)
         if run.phase != "local_wait":
