@@ -197,3 +197,26 @@ def test_streams_and_header_lists_are_bounded_by_the_h2_settings(origin, glider_
     assert out["oversized"] is not None and out["oversized"].error_code != h2.errors.ErrorCodes.NO_ERROR
     assert out["greedy"] is not None and out["greedy"].error_code != h2.errors.ErrorCodes.NO_ERROR
     assert out["after"].status == 200 and out["after"].body == b"\x0a\x02ok"
+
+
+def test_glider_stopping_sends_goaway_and_records_the_open_runs(
+    fake, origin, glider_for, tmp_path: Path
+) -> None:
+    fake.reset()
+    fake.set_fault(delay=30.0, paths=("/api/chat",), times=1)
+    g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
+    client = H2CursorClient(g.port, g.ca)
+
+    async def go() -> tuple[Any, int | None]:
+        conn = await client.connect(AGENT)
+        s, _ = await conn.start_run(wire.run_request("conv-stop-all", wire.user_action("/local think")))
+        await asyncio.wait_for(s.response, 30)
+        await asyncio.to_thread(g.server.__exit__, None, None, None)
+        await asyncio.wait_for(conn.peer.closed.wait(), 20)
+        return conn.peer.goaway, s.reset_code
+
+    goaway, reset = asyncio.run(go())
+    assert goaway is not None and goaway.error_code == h2.errors.ErrorCodes.NO_ERROR
+    assert reset is not None  # the open run ended with the connection
+    done = g.server.wait_for("FulfilledLocal")[-1]
+    assert done["complete"] is False

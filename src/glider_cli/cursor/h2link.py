@@ -159,7 +159,9 @@ class H2Link:
         self.writer = writer
         self.client_side = client_side
         self.on_request = on_request
-        config = h2.config.H2Configuration(client_side=client_side, header_encoding="utf-8")
+        # Headers stay bytes inside h2 (`_decoded` reads them as latin-1): a byte that is not UTF-8
+        # in a header value is the peer's business, not a reason to end the connection.
+        config = h2.config.H2Configuration(client_side=client_side, header_encoding=None)
         self.conn = h2.connection.H2Connection(config=config)
         self.conn.local_settings = h2.settings.Settings(
             client=client_side,
