@@ -52,6 +52,8 @@ class H2Front:
         try:
             await link.start()
             await link.serve()
+        except Gone:  # the client left before the connection's settings went out
+            pass
         finally:
             self._links.discard(link)
             await origin.close()

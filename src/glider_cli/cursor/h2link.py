@@ -199,7 +199,7 @@ class H2Link:
                 try:
                     events = self.conn.receive_data(data)
                 except h2.exceptions.ProtocolError as exc:  # h2 queued its GOAWAY
-                    with contextlib.suppress(ConnectionError, OSError):
+                    with contextlib.suppress(Gone):
                         await self.flush()
                     code = getattr(exc, "error_code", h2.errors.ErrorCodes.PROTOCOL_ERROR)
                     self._end(Gone(code, f"protocol error: {exc}"), f"protocol error: {exc}")
@@ -207,7 +207,7 @@ class H2Link:
                 for event in events:
                     self._event(event)
                 await self.flush()
-        except (ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
+        except (ConnectionError, OSError, asyncio.IncompleteReadError, Gone) as exc:
             self._end(Gone(h2.errors.ErrorCodes.CANCEL, "connection lost"), f"connection lost: {exc}")
         finally:
             if not self.closed:
@@ -219,7 +219,7 @@ class H2Link:
             return
         with contextlib.suppress(h2.exceptions.H2Error):
             self.conn.close_connection(code)
-        with contextlib.suppress(ConnectionError, OSError):
+        with contextlib.suppress(Gone):
             await self.flush()
         self._end(Gone(code, "connection closed here"), None)
         await self._finish()
@@ -244,10 +244,14 @@ class H2Link:
     # ---------------------------------------------------------------- writing
 
     async def flush(self) -> None:
+        """Writes what h2 has queued; a socket that is gone raises `Gone` (as a reset stream does)."""
         data = self.conn.data_to_send()
-        if data:
-            self.writer.write(data)
-        await self.writer.drain()
+        try:
+            if data:
+                self.writer.write(data)
+            await self.writer.drain()
+        except (ConnectionError, OSError) as exc:
+            raise Gone(h2.errors.ErrorCodes.CANCEL, f"connection lost: {exc}") from exc
 
     def flush_soon(self) -> None:
         data = self.conn.data_to_send()

@@ -67,7 +67,10 @@ class OriginH2:
                 writer.close()
                 raise Unreachable(f"{self.host} did not agree to HTTP/2")
             link = H2Link(reader, writer, client_side=True)
-            await link.start()
+            try:
+                await link.start()
+            except Gone as exc:
+                raise Unreachable(f"{self.host}: {exc}") from exc
             self._link = link
             self._task = asyncio.get_running_loop().create_task(link.serve())
             return link

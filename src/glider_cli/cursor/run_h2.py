@@ -126,7 +126,7 @@ class _Local:
         writer = asyncio.get_running_loop().create_task(self._write(ctype))
         try:
             done, _ = await asyncio.wait([inbound, writer], return_when=asyncio.FIRST_COMPLETED)
-            if writer not in done and inbound.exception() is not None:  # the client reset the stream
+            if writer not in done and self.stream.gone is not None:  # the client reset the stream
                 writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Gone):
                 await writer
