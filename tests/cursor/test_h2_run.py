@@ -5,6 +5,7 @@ strict fake Cursor origin over HTTP/2 (ALPN h2 only, 464 for an HTTP/1.1 Run).""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -251,3 +252,26 @@ def test_a_body_that_ends_before_its_first_message_goes_to_cursor(origin, glider
     assert answer.status == 200
     assert trailer(answer) == {"error": {"code": "invalid_argument", "message": "No exec result"}}
     assert "RouteDecided" not in g.server.types()
+
+
+def test_a_gzip_compressed_first_message_is_read_and_routed(fake, origin, glider_for, tmp_path: Path) -> None:
+    fake.reset()
+    g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
+    client = H2CursorClient(g.port, g.ca)
+    first = wire.run_request("conv-h2-gzip", wire.user_action("/local say hello"))
+
+    async def go() -> Any:
+        conn = await client.connect(AGENT)
+        headers = conn.headers(
+            "/agent.v1.AgentService/Run", "application/connect+proto", {"connect-content-encoding": "gzip"}
+        )
+        s = await conn.peer.open(headers)
+        await s.send(wire.envelope(gzip.compress(first), 1))  # flag 0x01: compressed
+        answer = await conn.read_run(s)
+        await conn.close()
+        return answer
+
+    answer = asyncio.run(go())
+    assert "".join(texts(answer)) == "hello from fake ollama fake-model"
+    assert g.server.wait_for("RouteDecided")[-1]["target"] == "local"
+    assert run_paths(origin) == []
