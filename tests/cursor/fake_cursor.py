@@ -332,6 +332,9 @@ class FakeCursor:
                         if sum(1 for _, _, p in run.received if p[:1] == b"\x12") >= len(self.execs):
                             answers.set()
                 run.ended = True
+                first.set()
+                await s.was_reset.wait()  # a stop after the client's body ended
+                run.reset = True
             except Exception:
                 run.reset = True
             first.set()

@@ -39,6 +39,7 @@ class PeerStream:
         self.read_delay = 0.0
         self.inbox: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self.window = asyncio.Event()
+        self.was_reset = asyncio.Event()  # set when the peer reset it (or the connection ended)
         self.response: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
 
     async def read(self) -> bytes | None:
@@ -155,6 +156,7 @@ class Peer:
             for s in self.streams.values():
                 if s.reset_code is None:
                     s.reset_code = -1  # the connection ended
+                s.was_reset.set()
                 s.inbox.put_nowait(None)
                 s.window.set()
                 if not s.response.done():
@@ -181,6 +183,7 @@ class Peer:
             stream.inbox.put_nowait(None)
         elif isinstance(ev, h2.events.StreamReset) and stream is not None:
             stream.reset_code = ev.error_code
+            stream.was_reset.set()
             stream.inbox.put_nowait(None)
             stream.window.set()
             if not stream.response.done():

@@ -95,8 +95,14 @@ def test_a_reset_cancels_that_run_only(fake, origin, glider_for, tmp_path: Path)
         while not origin.h2_runs:
             await asyncio.sleep(0.02)
         await slow.reset()  # the person pressed stop on the local run
-        await cloud.reset()  # and on the cloud one, which Cursor holds mid-turn
+        await cloud.send(b"", end=True)  # the cloud run's client had ended its body (half-closed) ...
         await asyncio.sleep(0.5)
+        await cloud.reset()  # ... and pressed stop while Cursor holds the run mid-turn
+        # Cursor sees the reset while it still holds the run (Glider did not wait for its next frame).
+        end = time.monotonic() + 10
+        while not origin.h2_runs[0].reset and time.monotonic() < end:
+            await asyncio.sleep(0.02)
+        assert origin.h2_runs[0].reset
         origin.gate = False
         origin.release()
         after = await conn.run(wire.run_request("conv-next", wire.user_action("/cloud again")))

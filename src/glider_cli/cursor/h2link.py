@@ -13,14 +13,15 @@ origin). Nothing of HTTP/2 is written by hand here: this module moves bytes and 
 - `Stream`: `headers` (the request's, or the response's once `response()` returns), `read()` (the
   next body chunk as it came, None at the end; what is read is given back to the peer's window, so a
   reader that does not read holds the peer at one window), `trailers`, `respond(status, headers)`,
-  `send(data)` (waits for the peer's window: per stream), `end(trailers)`, `reset(code)`.
+  `send(data)` (waits for the peer's window: per stream), `end(trailers)`, `reset(code)`,
+  `wait_gone()` (returns once the stream is reset or its connection ended).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 import h2.config
 import h2.connection
@@ -53,6 +54,7 @@ class Stream:
         self.gone: Gone | None = None
         self._inbox: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self._window = asyncio.Event()
+        self._gone = asyncio.Event()
         self._response: asyncio.Future[Headers] = asyncio.get_running_loop().create_future()
         self._ended = False  # our side sent END_STREAM (or a reset)
 
@@ -76,6 +78,12 @@ class Stream:
         self.link.consumed(self.id, counted)
         return data
 
+    async def wait_gone(self) -> Gone:
+        """Returns once the stream is reset (either side) or its connection ended."""
+        await self._gone.wait()
+        assert self.gone is not None
+        return self.gone
+
     async def response(self) -> Headers:
         """(client side) The response's headers, once they came."""
         self.headers = await self._response
@@ -89,7 +97,8 @@ class Stream:
 
     async def respond(self, status: int, headers: Headers, *, end: bool = False) -> None:
         self._check()
-        self.link.conn.send_headers(self.id, [(":status", str(status)), *headers], end_stream=end)
+        with self._closed_is_gone():
+            self.link.conn.send_headers(self.id, [(":status", str(status)), *headers], end_stream=end)
         self._ended = end
         await self.link.flush()
 
@@ -104,16 +113,18 @@ class Stream:
                 self._window.clear()
                 await self._window.wait()
                 continue
-            conn.send_data(self.id, bytes(view[:room]))
+            with self._closed_is_gone():
+                conn.send_data(self.id, bytes(view[:room]))
             view = view[room:]
             await self.link.flush()
 
     async def end(self, trailers: Headers | None = None) -> None:
         self._check()
-        if trailers:
-            self.link.conn.send_headers(self.id, trailers, end_stream=True)
-        else:
-            self.link.conn.end_stream(self.id)
+        with self._closed_is_gone():
+            if trailers:
+                self.link.conn.send_headers(self.id, trailers, end_stream=True)
+            else:
+                self.link.conn.end_stream(self.id)
         self._ended = True
         self.link._forget(self.id)
         await self.link.flush()
@@ -134,11 +145,22 @@ class Stream:
         if self.gone is not None:
             raise self.gone
 
+    @contextlib.contextmanager
+    def _closed_is_gone(self) -> Iterator[None]:
+        """h2 refusing to send on a stream it has closed (a reset not yet seen here) is a `Gone`."""
+        try:
+            yield
+        except h2.exceptions.StreamClosedError as exc:
+            gone = Gone(h2.errors.ErrorCodes.STREAM_CLOSED, "the stream is closed")
+            self._fail(gone)
+            raise gone from exc
+
     # ---------------------------------------------------------------- events (from the link)
 
     def _fail(self, gone: Gone) -> None:
         if self.gone is None:
             self.gone = gone
+        self._gone.set()
         self._inbox.put_nowait(None)
         self._window.set()
         if not self._response.done():
@@ -206,6 +228,11 @@ class H2Link:
                     break
                 for event in events:
                     self._event(event)
+                # Only after the whole batch: h2's state already holds its later frames (an end of
+                # stream then a reset, read at once, must still reach the stream as a reset).
+                for event in events:
+                    if isinstance(event, h2.events.StreamEnded | h2.events.StreamReset):
+                        self._forget(event.stream_id)
                 await self.flush()
         except (ConnectionError, OSError, asyncio.IncompleteReadError, Gone) as exc:
             self._end(Gone(h2.errors.ErrorCodes.CANCEL, "connection lost"), f"connection lost: {exc}")
@@ -329,8 +356,6 @@ class H2Link:
                 if event.error_code or (self.client_side and s.id > last):
                     s._fail(Gone(event.error_code or h2.errors.ErrorCodes.REFUSED_STREAM, "GOAWAY"))
             self._room.set()
-        if isinstance(event, h2.events.StreamEnded | h2.events.StreamReset):
-            self._forget(event.stream_id)
 
     def _forget(self, sid: int) -> None:
         """Drops a stream h2 has closed both ways (its reader may still drain its inbox)."""

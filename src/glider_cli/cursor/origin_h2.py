@@ -188,9 +188,11 @@ async def _upward(client: Stream, up: Stream, head: bytes, ended: bool) -> None:
             while (chunk := await client.read()) is not None:
                 await up.send(chunk)
         await up.end(h2_response_headers(client.trailers) or None)
+        await client.wait_gone()  # the client's stop after its body ended still stops Cursor's stream
     except Gone:
-        if client.gone is not None:
-            up.reset(h2.errors.ErrorCodes.CANCEL)
+        pass
+    if client.gone is not None:
+        up.reset(h2.errors.ErrorCodes.CANCEL)
 
 
 async def _chunks(up: Stream) -> AsyncIterator[bytes]:

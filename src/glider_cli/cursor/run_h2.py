@@ -122,19 +122,21 @@ class _Local:
         return (time.perf_counter() - self.started) * 1000
 
     async def serve(self, ctype: str) -> None:
-        inbound = asyncio.get_running_loop().create_task(self._inbound())
-        writer = asyncio.get_running_loop().create_task(self._write(ctype))
+        loop = asyncio.get_running_loop()
+        inbound = loop.create_task(self._inbound())
+        writer = loop.create_task(self._write(ctype))
+        gone = loop.create_task(self.stream.wait_gone())
         try:
-            done, _ = await asyncio.wait([inbound, writer], return_when=asyncio.FIRST_COMPLETED)
-            if writer not in done and self.stream.gone is not None:  # the client reset the stream
+            done, _ = await asyncio.wait([writer, gone], return_when=asyncio.FIRST_COMPLETED)
+            if writer not in done:  # the client reset the stream (Stop) or its connection went
                 writer.cancel()
             with contextlib.suppress(asyncio.CancelledError, Gone):
                 await writer
         finally:
-            for task in (inbound, writer):
+            for task in (inbound, writer, gone):
                 if not task.done():
                     task.cancel()
-            await asyncio.gather(inbound, writer, return_exceptions=True)
+            await asyncio.gather(inbound, writer, gone, return_exceptions=True)
             if self.up is not None and self.up.gone is None and not writer_ok(writer):
                 self.up.reset(h2.errors.ErrorCodes.CANCEL)
 
