@@ -136,3 +136,40 @@ def test_origin_stream_relayed_byte_for_byte_even_a_truncated_tail(
     msg = wire.run_request("conv-tail", wire.user_action("/cloud go"))
     sse, _, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg))
     assert sse.body == fake_cursor.sent[-1]
+
+
+def test_connections_past_the_cap_are_answered_503(tmp_path: Path) -> None:
+    from glider_cli.config.cursor import CursorSettings
+    from glider_cli.cursor.ca import CertAuthority
+    from glider_cli.cursor.front import FrontDoor
+    from glider_cli.cursor.upstream import Network
+
+    class NoRequests:  # the seam: this test's connections never get as far as a request
+        async def handle(self, request: object) -> object:
+            raise AssertionError("no request expected")
+
+    async def connect(port: int) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        writer.close()
+        return head.split(b"\r\n", 1)[0]
+
+    async def go() -> tuple[bytes, bytes]:
+        ca = CertAuthority.load_or_create(tmp_path / "ca")
+        front = FrontDoor(("api2.cursor.sh",), ca, Network(CursorSettings()), NoRequests(), max_connections=2)  # type: ignore[arg-type]
+        port = await front.start("127.0.0.1", 0)
+        idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]  # connected, silent
+        await asyncio.sleep(0.2)
+        over = await connect(port)
+        for _, w in idle:
+            w.close()
+        await asyncio.sleep(0.5)
+        under = await connect(port)  # room again: the CONNECT is served (port 9 is closed: 502)
+        await front.close()
+        return over, under
+
+    over, under = asyncio.run(go())
+    assert over.startswith(b"HTTP/1.1 503")
+    assert under.startswith(b"HTTP/1.1 502")

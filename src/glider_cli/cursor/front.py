@@ -9,7 +9,10 @@ Per CONNECT `host:port`:
   BidiAppend transport) is read request by request with h11 and each request handed to the
   `Handler` (`exchange`), whose answer is written back chunk by chunk as it comes. HTTP/2
   (`AgentService/Run` and the unary calls) goes to the `H2Server` (`h2_front`).
-Anything but CONNECT is answered 405. A request body over `MAX_BODY` is answered 413.
+Anything but CONNECT is answered 405. A request body over `MAX_BODY` is answered 413. At most
+`max_connections` client connections are open at once (tunnels included): a CONNECT past that is
+answered 503 and closed, so the memory of what is open stays bounded (per HTTP/2 connection by its
+settings, see `h2link`).
 
 Why not mitmproxy: its last release for Python 3.11 (11.0.2) pins h11 <= 0.14 (below httpx's
 httpcore, and with the request-smuggling fix of 0.16 missing), cryptography < 44.1 and tornado <=
@@ -34,6 +37,7 @@ from glider_cli.cursor.upstream import Network
 from glider_cli.values import Frozen
 
 MAX_BODY = 64 * 1024 * 1024
+MAX_CONNECTIONS = 512
 log = logging.getLogger(__name__)
 READ = 65536
 
@@ -141,7 +145,9 @@ class FrontDoor:
         network: Network,
         handler: Handler,
         h2: H2Server | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
+        self.max_connections = max_connections
         self.patterns = patterns
         self.ca = ca
         self.network = network
@@ -172,6 +178,11 @@ class FrontDoor:
         assert task is not None
         self._tasks.add(task)
         try:
+            if len(self._tasks) > self.max_connections:
+                conn = h11.Connection(h11.SERVER)
+                if isinstance(await _next(conn, reader), h11.Request):
+                    await _send_simple(conn, writer, 503, b"glider's Cursor proxy: too many connections\n")
+                return
             await self._connect(reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError, h11.ProtocolError):
             pass
