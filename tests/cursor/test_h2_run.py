@@ -275,3 +275,43 @@ def test_a_gzip_compressed_first_message_is_read_and_routed(fake, origin, glider
     assert "".join(texts(answer)) == "hello from fake ollama fake-model"
     assert g.server.wait_for("RouteDecided")[-1]["target"] == "local"
     assert run_paths(origin) == []
+
+
+def test_heartbeats_while_the_local_model_prefills(fake, origin, glider_for, tmp_path: Path) -> None:
+    fake.reset()
+    fake.set_fault(delay=4.0, paths=("/api/chat",), times=1)
+    g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
+    client = H2CursorClient(g.port, g.ca)
+
+    async def go() -> Any:
+        conn = await client.connect(AGENT)
+        answer = await conn.run(wire.run_request("conv-h2-hb", wire.user_action("/local hi")))
+        await conn.close()
+        return answer
+
+    answer = asyncio.run(go())
+    payloads = [p for _, flags, p in answer.frames if not flags & 2]
+    assert payloads[0] == bytes.fromhex("0a026a00")  # a heartbeat came before the first text
+    assert "".join(texts(answer)) == "hello from fake ollama fake-model"
+    assert run_paths(origin) == []
+
+
+def test_fallback_none_ends_the_stream_with_an_error_and_sends_nothing(
+    origin, glider_for, tmp_path: Path
+) -> None:
+    yaml = cursor_yaml(origin, tmp_path, closed_port_url()).replace(
+        "model: fake-model}", "model: fake-model, fallback: none}"
+    )
+    g = glider_for(yaml)
+    client = H2CursorClient(g.port, g.ca)
+
+    async def go() -> Any:
+        conn = await client.connect(AGENT)
+        answer = await conn.run(wire.run_request("conv-h2-none", wire.user_action("/local hi")))
+        await conn.close()
+        return answer
+
+    answer = asyncio.run(go())
+    end = trailer(answer)
+    assert answer.status == 200 and end is not None and end["error"]["code"] == "unavailable"
+    assert run_paths(origin) == [] and "FallbackUsed" not in g.server.types()
