@@ -217,7 +217,7 @@ def test_a_dry_run_shows_json_values_for_json_files(home: Path) -> None:
     r = CliRunner().invoke(app, ["setup", "claude-code", "--dry-run"])
     assert r.exit_code == 0, r.output
     assert 'env.ANTHROPIC_BASE_URL = "http://127.0.0.1:8787"' in r.stdout
-    cursor = CliRunner().invoke(app, ["setup", "cursor", "--dry-run"], env={"COLUMNS": "300"})
+    cursor = CliRunner().invoke(app, ["setup", "cursor", "--dry-run", "--http1"], env={"COLUMNS": "300"})
     assert cursor.exit_code == 0, cursor.output
     assert "cursor.general.disableHttp2 = true" in cursor.stdout
     assert 'http.proxySupport = "override"' in cursor.stdout

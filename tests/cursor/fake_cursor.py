@@ -1,8 +1,8 @@
 """A fake Cursor origin on 127.0.0.1 over TLS, as strict as the fact sheet says the real one is.
 
 Serves Cursor's hosts (and `api4.cursor.sh`, a host Glider must only tunnel) with one certificate of
-its own CA (trustme). HTTP/1.1 is read with h11; an HTTP/2 connection (ALPN `h2`) has its raw bytes
-recorded and is answered with one SETTINGS frame (a relay must pass both unchanged).
+its own CA (trustme), offering `alpn` (`h2` and `http/1.1` by default; `("h2",)`: h2 only, as Cursor's
+agent hosts). HTTP/1.1 is read with h11, HTTP/2 with python-hyper's `h2` (`h2_peer`).
 
 - `POST /agent.v1.AgentService/Run` over HTTP/1.1: 464, as Cursor's load balancer answers.
 - `POST /aiserver.v1.BidiService/BidiAppend`: must be `application/proto` and a readable
@@ -17,6 +17,16 @@ recorded and is answered with one SETTINGS frame (a relay must pass both unchang
   title", reason: "named by Cursor"}`.
 - Anything else: 200 `application/proto` with body `b"\\x0a\\x02ok"` and `x-fake-origin: 1`.
 Every request is recorded with its headers and body bytes (`requests`).
+
+Over HTTP/2 the unary answers are the same, and `POST /agent.v1.AgentService/Run` is one full-duplex
+Connect stream (`h2_runs` records each: the client's envelopes with their arrival times, the frames
+sent with their send times): it must be a Connect stream (else 415); it waits up to `append_wait`
+seconds for the first client message (a body that ends first, or none: "No exec result" as an
+end-of-stream error); then the RunSSE frames above (`ticks` small text frames after the first text),
+each its own DATA frame, `pace` seconds apart (with `pace` a RunSSE is sent so too, recorded in
+`sse_runs`), with `big` more bytes of text deltas (64 KiB each) before " (done)", waiting
+(`exec_wait`) for the client's exec answers on the request body when it sent execs; the response
+ends with trailers (`x-fake-trailer: run-done`).
 """
 
 from __future__ import annotations
@@ -32,9 +42,20 @@ from typing import Any
 import cursor_wire as wire
 import h11
 import trustme
+from h2_peer import Peer, PeerStream
 
 HOSTS = ["api2.cursor.sh", "agent.api5.cursor.sh", "agentn.global.api5.cursor.sh", "api4.cursor.sh"]
-SETTINGS_FRAME = bytes.fromhex("000000040000000000")
+BIG_CHUNK = 64 * 1024
+
+
+@dataclass
+class H2Run:
+    headers: dict[str, str]
+    received: list[tuple[float, int, bytes]] = field(default_factory=list)  # (time, flags, payload)
+    sent: list[tuple[float, bytes]] = field(default_factory=list)  # (time, frame)
+    bytes_sent: int = 0
+    ended: bool = False  # the client ended its request body
+    reset: bool = False  # the client (Glider) reset the stream
 
 
 @dataclass
@@ -49,11 +70,18 @@ class Rec:
 
 
 class FakeCursor:
-    def __init__(self) -> None:
+    def __init__(self, alpn: tuple[str, ...] = ("h2", "http/1.1")) -> None:
+        self.alpn = alpn
+        self.pace = 0.0
+        self.big = 0
+        self.exec_wait = False
+        self.h2_runs: list[H2Run] = []
+        self.sse_runs: list[H2Run] = []  # RunSSE answers sent paced (`pace`)
+        self.ticks = 0  # small text frames ("t") after the first text, each its own frame
+        self.h2_connections = 0
         self.ca = trustme.CA()
         self.cert = self.ca.issue_cert(*HOSTS)
         self.requests: list[Rec] = []
-        self.h2_bytes = bytearray()
         self.appends: dict[str, list[int]] = {}
         self.append_wait = 3.0
         self.gate = False
@@ -103,7 +131,7 @@ class FakeCursor:
         self._stop = asyncio.Event()
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.cert.configure_cert(ctx)
-        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        ctx.set_alpn_protocols(list(self.alpn))
         server = await asyncio.start_server(self._client, "127.0.0.1", 0, ssl=ctx)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -115,10 +143,14 @@ class FakeCursor:
         host = ssl_obj.server_hostname if ssl_obj is not None else "?"
         try:
             if ssl_obj is not None and ssl_obj.selected_alpn_protocol() == "h2":
-                writer.write(SETTINGS_FRAME)
-                await writer.drain()
-                while data := await reader.read(65536):
-                    self.h2_bytes += data
+                self.h2_connections += 1
+
+                async def on_request(stream: PeerStream) -> None:
+                    await self._h2_request(stream)
+
+                peer = Peer(reader, writer, client_side=False, on_request=on_request)
+                await peer.start()
+                await peer.serve()
                 return
             await self._http1(reader, writer, host or "?")
         except (ConnectionError, h11.ProtocolError, ssl.SSLError):
@@ -221,6 +253,9 @@ class FakeCursor:
             writer.write(conn.send(h11.Data(data=wire.end_frame(err))) + conn.send(h11.EndOfMessage()))
             await writer.drain()
             return
+        if self.pace:
+            await self._paced_sse(conn, writer)
+            return
         first = wire.heartbeat_frame() + wire.text_frame("hello from cursor") + wire.token_frame(4)
         first += b"".join(self.execs)
         writer.write(conn.send(h11.Data(data=first)))
@@ -233,6 +268,124 @@ class FakeCursor:
         self.sent.append(first + rest)
         writer.write(conn.send(h11.Data(data=rest)) + conn.send(h11.EndOfMessage()))
         await writer.drain()
+
+    async def _paced_sse(self, conn: h11.Connection, writer: asyncio.StreamWriter) -> None:
+        """A RunSSE answer sent frame by frame, `pace` seconds apart, each send time recorded."""
+        run = H2Run({})
+        self.sse_runs.append(run)
+        frames = [wire.heartbeat_frame(), wire.text_frame("hello from cursor"), wire.token_frame(4)]
+        frames += [wire.text_frame("t")] * self.ticks
+        frames += [wire.text_frame(" (done)"), wire.turn_ended_frame(*self.usage), wire.end_frame()]
+        for frame in frames:
+            if run.sent:
+                await asyncio.sleep(self.pace)
+            run.sent.append((time.monotonic(), frame))
+            writer.write(conn.send(h11.Data(data=frame)))
+            await writer.drain()
+        self.sent.append(b"".join(frames))
+        writer.write(conn.send(h11.EndOfMessage()))
+        await writer.drain()
+
+    # ---------------------------------------------------------------- HTTP/2
+
+    async def _h2_request(self, s: PeerStream) -> None:
+        path = s.headers.get(":path", "")
+        host = s.headers.get(":authority", "?").split(":")[0]
+        headers = {k: v for k, v in s.headers.items() if not k.startswith(":")}
+        if path == "/agent.v1.AgentService/Run" and s.headers.get(":method") == "POST":
+            self.requests.append(Rec(host, "2", "POST", path, headers, b""))
+            await self._h2_run(s, headers)
+            return
+        body = b""
+        while (chunk := await s.read()) is not None:
+            body += chunk
+        rec = Rec(host, "2", s.headers.get(":method", ""), path, headers, body)
+        self.requests.append(rec)
+        if path.endswith("/NameAgent"):
+            answer = wire.ld(1, "Cursor title")
+        elif path.endswith("/BidiAppend"):
+            rid, seq = _append_id(body)
+            self.appends.setdefault(rid, []).append(seq)
+            answer = b""
+        else:
+            answer = b"\x0a\x02ok"
+        await s.respond(200, [("content-type", "application/proto"), ("x-fake-origin", "1")])
+        await s.send(answer, end=True)
+
+    async def _h2_run(self, s: PeerStream, headers: dict[str, str]) -> None:
+        if headers.get("content-type") not in ("application/connect+proto", "application/grpc-web+proto"):
+            await s.respond(415, [("content-type", "application/json")])
+            await s.send(b'{"code":"invalid_argument"}', end=True)
+            return
+        run = H2Run(headers)
+        self.h2_runs.append(run)
+        first = asyncio.Event()
+        answers = asyncio.Event()
+
+        async def inbound() -> None:
+            buf = b""
+            try:
+                while (chunk := await s.read()) is not None:
+                    buf += chunk
+                    while len(buf) >= 5:
+                        flags, n = struct.unpack(">BI", buf[:5])
+                        if len(buf) < 5 + n:
+                            break
+                        run.received.append((time.monotonic(), flags, buf[5 : 5 + n]))
+                        buf = buf[5 + n :]
+                        first.set()
+                        if sum(1 for _, _, p in run.received if p[:1] == b"\x12") >= len(self.execs):
+                            answers.set()
+                run.ended = True
+                first.set()
+                await s.was_reset.wait()  # a stop after the client's body ended
+                run.reset = True
+            except Exception:
+                run.reset = True
+            first.set()
+
+        reading = asyncio.get_running_loop().create_task(inbound())
+        try:
+            await asyncio.wait_for(first.wait(), self.append_wait)
+        except TimeoutError:
+            pass
+        await s.respond(200, [("content-type", "application/connect+proto"), ("x-fake-origin", "1")])
+
+        async def send(frame: bytes) -> None:
+            if run.sent and self.pace:
+                await asyncio.sleep(self.pace)
+            run.sent.append((time.monotonic(), frame))
+            await s.send(frame)
+            run.bytes_sent += len(frame)
+
+        if not run.received:
+            await send(wire.end_frame({"code": "invalid_argument", "message": "No exec result"}))
+            await s.end()
+            return
+        for frame in (wire.heartbeat_frame(), wire.text_frame("hello from cursor"), wire.token_frame(4)):
+            await send(frame)
+        for _ in range(self.ticks):
+            await send(wire.text_frame("t"))
+        for frame in self.execs:
+            await send(frame)
+        if self.execs and self.exec_wait:
+            await asyncio.wait_for(answers.wait(), 20)
+        if self.gate:
+            assert self._release is not None
+            await asyncio.wait_for(self._release.wait(), 20)
+            self._release.clear()
+        left = self.big
+        while left > 0:
+            n = min(left, BIG_CHUNK)
+            await send(wire.text_frame("x" * n))
+            left -= n
+        for frame in (wire.text_frame(" (done)"), wire.turn_ended_frame(*self.usage), wire.end_frame()):
+            await send(frame)
+        if self.tail:
+            await send(self.tail)
+        await s.end([("x-fake-trailer", "run-done")])
+        self.sent.append(b"".join(f for _, f in run.sent))
+        reading.cancel()
 
 
 def _fields(data: bytes) -> dict[int, bytes | int]:

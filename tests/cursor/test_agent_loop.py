@@ -412,3 +412,34 @@ def test_a_step_the_turn_stops_is_completed_as_stopped(
     [edit] = completed_steps(sse)
     assert edit["editToolCall"]["result"]["error"]["error"].startswith("stopped: the local turn ended")
     assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}
+def test_local_tool_turn_over_http2_runs_on_the_same_stream(
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+) -> None:
+    from cursor_h2_client import H2CursorClient
+
+    model.script = [
+        lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
+        lambda b: {"text": "The file says: " + last_tool_result(b).strip()},
+    ]
+    g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
+    ex = Executor(workspace)
+    first = wire.run_request("conv-agent-h2", wire.user_action("/local what is the secret in notes.txt?"))
+
+    async def go() -> Any:
+        conn = await H2CursorClient(g.port, g.ca).connect(AGENT)
+        answer = await conn.run(first, executor=ex)  # exec answers on the run's own request body
+        await conn.close()
+        return answer
+
+    answer = asyncio.run(go())
+    assert answer.status == 200 and trailer(answer) == {}
+    assert "".join(texts(answer)) == "The file says: the secret is 42"
+    assert [(name, a[1].decode()) for name, a in ex.execs] == [("read", "notes.txt")]
+    assert [(k, m) for k, _, m in ex.steps] == [("started", 8), ("completed", 8)]
+    [ended] = updates(answer, 14)
+    assert _fields(ended) == {1: 200, 2: 20}
+    assert cursor_seen(fake_cursor) == []
+    done = g.server.wait_for("FulfilledLocal")[-1]
+    assert done["backend"] == "ollama" and done["complete"] is True
+    [step] = events(g, "ToolStepDecided")
+    assert step["tool"] == "read" and step["applied"] is True

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import stat
-import time
 from pathlib import Path
 
 import cursor_wire as wire
@@ -14,7 +13,7 @@ import httpx
 import pytest
 from cursor_client import CursorClient, texts
 from cursor_harness import cursor_yaml
-from fake_cursor import SETTINGS_FRAME
+from fake_cursor import FakeCursor
 
 from fake_upstream import closed_port_url
 
@@ -88,28 +87,26 @@ def test_http1_run_gets_the_load_balancers_464(fake_cursor, glider_for, tmp_path
     assert got.status == 464
 
 
-def test_http2_is_relayed_unchanged_with_one_notice(fake_cursor, glider_for, tmp_path: Path) -> None:
-    g = glider_for(cursor_yaml(fake_cursor, tmp_path, closed_port_url()))
-    client = CursorClient(g.port, g.ca, alpn="h2")
-    preface = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + SETTINGS_FRAME
+def test_alpn_offers_h2_only_when_the_origin_speaks_it(glider_for, tmp_path: Path) -> None:
+    async def chosen(port: int, ca: str, host: str) -> str | None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"CONNECT {host}:443 HTTP/1.1\r\nHost: {host}:443\r\n\r\n".encode())
+        await writer.drain()
+        await reader.readuntil(b"\r\n\r\n")
+        ctx = ssl.create_default_context(cafile=ca)
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        await writer.start_tls(ctx, server_hostname=host)
+        alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
+        writer.close()
+        return alpn
 
-    async def go() -> bytes:
-        for _ in range(2):
-            reader, writer = await client.tunnel("agent.api5.cursor.sh")
-            assert writer.get_extra_info("ssl_object").selected_alpn_protocol() == "h2"
-            writer.write(preface)
-            await writer.drain()
-            got = await asyncio.wait_for(reader.readexactly(len(SETTINGS_FRAME)), 10)
-            writer.close()
-        return got
-
-    assert asyncio.run(go()) == SETTINGS_FRAME
-    end = time.monotonic() + 5
-    while bytes(fake_cursor.h2_bytes) != preface * 2 and time.monotonic() < end:
-        time.sleep(0.02)
-    assert bytes(fake_cursor.h2_bytes) == preface * 2
-    notes = [d for t, d, _ in g.server.events if t == "Note" and d.get("source") == "cursor"]
-    assert len(notes) == 1 and "HTTP/2" in notes[0]["text"]
+    # An origin that speaks only HTTP/1.1: Glider cannot carry h2 end to end, so it does not offer it.
+    with FakeCursor(alpn=("http/1.1",)) as old:
+        g = glider_for(cursor_yaml(old, tmp_path, closed_port_url()))
+        assert asyncio.run(chosen(g.port, g.ca, "agent.api5.cursor.sh")) == "http/1.1"
+    with FakeCursor() as both:
+        g = glider_for(cursor_yaml(both, tmp_path, closed_port_url()))
+        assert asyncio.run(chosen(g.port, g.ca, "agent.api5.cursor.sh")) == "h2"
 
 
 def test_stream_frames_arrive_before_the_origin_finished(fake_cursor, glider_for, tmp_path: Path) -> None:
@@ -139,3 +136,40 @@ def test_origin_stream_relayed_byte_for_byte_even_a_truncated_tail(
     msg = wire.run_request("conv-tail", wire.user_action("/cloud go"))
     sse, _, _ = asyncio.run(client.turn("agent.api5.cursor.sh", msg))
     assert sse.body == fake_cursor.sent[-1]
+
+
+def test_connections_past_the_cap_are_answered_503(tmp_path: Path) -> None:
+    from glider_cli.config.cursor import CursorSettings
+    from glider_cli.cursor.ca import CertAuthority
+    from glider_cli.cursor.front import FrontDoor
+    from glider_cli.cursor.upstream import Network
+
+    class NoRequests:  # the seam: this test's connections never get as far as a request
+        async def handle(self, request: object) -> object:
+            raise AssertionError("no request expected")
+
+    async def connect(port: int) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"CONNECT 127.0.0.1:9 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n\r\n")
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        writer.close()
+        return head.split(b"\r\n", 1)[0]
+
+    async def go() -> tuple[bytes, bytes]:
+        ca = CertAuthority.load_or_create(tmp_path / "ca")
+        front = FrontDoor(("api2.cursor.sh",), ca, Network(CursorSettings()), NoRequests(), max_connections=2)  # type: ignore[arg-type]
+        port = await front.start("127.0.0.1", 0)
+        idle = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]  # connected, silent
+        await asyncio.sleep(0.2)
+        over = await connect(port)
+        for _, w in idle:
+            w.close()
+        await asyncio.sleep(0.5)
+        under = await connect(port)  # room again: the CONNECT is served (port 9 is closed: 502)
+        await front.close()
+        return over, under
+
+    over, under = asyncio.run(go())
+    assert over.startswith(b"HTTP/1.1 503")
+    assert under.startswith(b"HTTP/1.1 502")

@@ -19,6 +19,9 @@ last request failed or its breaker is open, else ok. A cloud backend, never prob
 it is failing so (origin after DNS failures was "ok" with only the breaker column saying "2/5
 failures"); a local backend's usability is its probe's (an open breaker alone is not a problem:
 requests go to the fallback while it is open).
+
+`Report.cursor`: which transport each Cursor client (the IDE, cursor-agent) used last through the
+Cursor proxy, and when (`store.cursor_transports`); empty when none went through it.
 """
 
 from __future__ import annotations
@@ -122,6 +125,7 @@ class Report(Frozen):
     backends: tuple[BackendReport, ...]
     rules: tuple[RuleRoute, ...]
     serve: str | None
+    cursor: Mapping[str, Mapping[str, Any]]
 
     def __init__(
         self,
@@ -129,8 +133,9 @@ class Report(Frozen):
         backends: tuple[BackendReport, ...],
         rules: tuple[RuleRoute, ...],
         serve: str | None = None,
+        cursor: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.__dict__.update(source=source, backends=backends, rules=rules, serve=serve)
+        self.__dict__.update(source=source, backends=backends, rules=rules, serve=serve, cursor=cursor or {})
 
     @property
     def ok(self) -> bool:
@@ -143,6 +148,7 @@ class Report(Frozen):
             "serve": self.serve,
             "backends": [b.to_dict() for b in self.backends],
             "rules": [r.to_dict() for r in self.rules],
+            "cursor": {k: dict(v) for k, v in self.cursor.items()},
         }
 
 
@@ -238,7 +244,10 @@ def doctor(config: Config, *, environ: dict[str, str] | None = None, timeout: fl
                 breakers.get(b.name),
             )
         )
-    return Report(config.source, tuple(reports), tuple(routes), serve)
+    from glider_cli.store import cursor_transports
+
+    cursor = cursor_transports.load(paths.resolve(env).home / "cursor")
+    return Report(config.source, tuple(reports), tuple(routes), serve, cursor)
 
 
 def served_breakers(config: Config, timeout: float) -> tuple[str | None, dict[str, Mapping[str, Any]]]:

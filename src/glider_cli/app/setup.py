@@ -102,6 +102,7 @@ class Options:
     cursor_proxy: str = "http://127.0.0.1:8789"  # `glider serve --cursor-port 8789`
     glider_home: Path | None = None  # where the Cursor proxy's CA is (`<GLIDER_HOME>/cursor/ca.pem`)
     cursor_config_dir: Path | None = None  # $CURSOR_CONFIG_DIR (cursor-agent's cli-config.json)
+    cursor_http1: bool = False  # also switch Cursor's agent to HTTP/1.1 (RunSSE): Glider routes both
     platform: str = ""  # sys.platform: where the IDE keeps its settings, how to trust the CA
 
 

@@ -1,16 +1,17 @@
 """`glider setup cursor` and `glider setup cursor-agent`: send Cursor's agent traffic through Glider's
-Cursor proxy (`glider serve --cursor-port`), on the HTTP/1.1 transport it can route.
+Cursor proxy (`glider serve --cursor-port`), which routes it on whichever transport Cursor picks
+(HTTP/2 `Run`, or HTTP/1.1 `RunSSE` + `BidiAppend`).
 
 - cursor (the IDE): in the IDE's user `settings.json` (Linux `~/.config/Cursor/User`, macOS
   `~/Library/Application Support/Cursor/User`, Windows `%APPDATA%/Cursor/User`) the VS Code keys
-  `http.proxy` (the proxy's URL), `http.proxySupport: "override"`, and Cursor's
-  `cursor.general.disableHttp2: true` (so the agent uses RunSSE + BidiAppend, which Glider routes; over
-  HTTP/2 it is only relayed). The CA is not the IDE's setting: the notes say how to start Cursor with
-  `NODE_EXTRA_CA_CERTS=<GLIDER_HOME>/cursor/ca.pem` and print this OS's trust step (not performed).
-- cursor-agent (the CLI): `network.useHttp1ForAgent: true` in `~/.cursor/cli-config.json`
-  (`$CURSOR_CONFIG_DIR` moves it), and the environment it needs printed as a shell snippet:
-  `HTTPS_PROXY`, `NODE_USE_ENV_PROXY=1` (Node honours proxy variables only then) and
-  `NODE_EXTRA_CA_CERTS`.
+  `http.proxy` (the proxy's URL) and `http.proxySupport: "override"`. The CA is not the IDE's
+  setting: the notes say how to start Cursor with `NODE_EXTRA_CA_CERTS=<GLIDER_HOME>/cursor/ca.pem`
+  and print this OS's trust step (not performed).
+- cursor-agent (the CLI): the environment it needs printed as a shell snippet: `HTTPS_PROXY`,
+  `NODE_USE_ENV_PROXY=1` (Node honours proxy variables only then) and `NODE_EXTRA_CA_CERTS`.
+- `--http1` (`Options.cursor_http1`), an option only (a build whose HTTP/2 does not get through a
+  network): also Cursor's `cursor.general.disableHttp2: true` (the IDE) or `network.useHttp1ForAgent:
+  true` in `~/.cursor/cli-config.json` (cursor-agent; `$CURSOR_CONFIG_DIR` moves it).
 Same conventions as every `glider setup` target: a key set to another value is never overwritten,
 `--undo` removes exactly what was written. No key, token or certificate is written anywhere.
 """
@@ -61,7 +62,8 @@ def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
         path = ide_settings(o)
         _plan_set(p, path, "http.proxy", o.cursor_proxy, manifest, flat=True)
         _plan_set(p, path, "http.proxySupport", "override", manifest, flat=True)
-        _plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
+        if o.cursor_http1:
+            _plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
         p.notes += [
             start,
             "Quit Cursor fully, then start it with the CA in its environment (read only at launch):",
@@ -70,6 +72,7 @@ def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
             f"  {trust_step(o, ca)}",
         ]
         return
-    config_dir = o.cursor_config_dir or o.home / ".cursor"
-    _plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
+    if o.cursor_http1:
+        config_dir = o.cursor_config_dir or o.home / ".cursor"
+        _plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
     p.notes += [start, "Run cursor-agent with this environment:", *(f"  {line}" for line in env)]

@@ -64,6 +64,15 @@ def main(
             ("priority", "rule", "target", "backend", "model"),
             [(r.priority, r.rule, r.target, r.backend, r.model) for r in report.rules],
         )
+        if report.cursor:
+            table(
+                "Cursor clients (transport used last through the Cursor proxy)",
+                ("client", "transport", "host", "last used"),
+                [
+                    (c, e.get("transport"), e.get("host"), _when(e.get("at")))
+                    for c, e in report.cursor.items()
+                ],
+            )
         line(f"{report.source}: {'ok' if report.ok else 'a backend the config routes to is unusable'}")
     if not report.ok:
         raise typer.Exit(1)
@@ -80,3 +89,11 @@ def breaker_text(b: Mapping[str, Any] | None) -> str:
     if state == "open":
         return f"open, tried again in {b.get('retry_in')} s{why}"
     return f"half-open, the next request tries it{why}"
+
+
+def _when(at: Any) -> str:
+    import datetime as dt
+
+    if not isinstance(at, int | float):
+        return "?"
+    return dt.datetime.fromtimestamp(at, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")

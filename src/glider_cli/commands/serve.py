@@ -192,7 +192,7 @@ def _serve(
         cursor_port=cursor_port,
     )
     s = prepared.summary()
-    # The Cursor proxy's one-off notices (an HTTP/2 client it cannot route) are printed even with --quiet.
+    # The Cursor proxy's one-off notices (the transport each Cursor client uses) print even with --quiet.
     prepared.app.state.on_notice = say
     prepared.app.state.on_ready = ready
     if not quiet:

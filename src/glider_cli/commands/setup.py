@@ -47,6 +47,12 @@ def main(
         help="claude-code, codex, gemini, cursor: register `glider mcp` (Glider's context tools) as an MCP "
         "server instead; with --undo, remove only that.",
     ),
+    http1: bool = typer.Option(
+        False,
+        "--http1",
+        help="cursor, cursor-agent: also switch the agent to HTTP/1.1 (RunSSE). Not needed: Glider "
+        "routes HTTP/2 too; for a network where Cursor's HTTP/2 does not get through.",
+    ),
     json_out: bool = json_option("Print the plan as JSON."),
     home: str | None = HOME,
 ) -> None:
@@ -70,6 +76,7 @@ def main(
         if os.environ.get("CURSOR_CONFIG_DIR")
         else None,
         platform=sys.platform,
+        cursor_http1=http1,
     )
     manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
     if mcp:

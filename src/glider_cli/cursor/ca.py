@@ -5,7 +5,7 @@ trust: `NODE_EXTRA_CA_CERTS`) and `ca-key.pem` beside it (mode 0600) in `directo
 created at first start and reused after. `context_for(host)`: a server-side `ssl.SSLContext` with a
 leaf certificate for `host` signed by the CA (made on first use, kept in memory and as
 `certs/<host>.pem` + key 0600, valid 397 days, re-made when a cached one is about to expire).
-ALPN offered: `h2` and `http/1.1` (an HTTP/2 client is relayed unchanged, see `front`).
+ALPN offered: `alpn` (`h2` and `http/1.1` when the front door can speak HTTP/2 end to end, see `front`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 CA_NAME = "Glider Cursor proxy CA"
 _SAFE = re.compile(r"[^a-z0-9.-]")
 LEAF_DAYS = 397
-ALPN = ["h2", "http/1.1"]
+ALPN = ("h2", "http/1.1")
+HTTP1 = ("http/1.1",)
 
 
 def _write_private(path: Path, data: bytes) -> None:
@@ -45,7 +46,7 @@ class CertAuthority:
         self.directory = directory
         self.cert = cert
         self.key = key
-        self._contexts: dict[str, ssl.SSLContext] = {}
+        self._contexts: dict[tuple[str, tuple[str, ...]], ssl.SSLContext] = {}
 
     @property
     def ca_path(self) -> Path:
@@ -132,8 +133,8 @@ class CertAuthority:
         cert_path.write_bytes(pem)
         return cert_path, key_path
 
-    def context_for(self, host: str) -> ssl.SSLContext:
-        ctx = self._contexts.get(host)
+    def context_for(self, host: str, alpn: tuple[str, ...] = ALPN) -> ssl.SSLContext:
+        ctx = self._contexts.get((host, alpn))
         if ctx is None:
             cert_path, key_path = self.leaf_files(host)
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -145,6 +146,6 @@ class CertAuthority:
                 ctx.load_cert_chain(chain.name, key_path)
             finally:
                 os.unlink(chain.name)
-            ctx.set_alpn_protocols(ALPN)
-            self._contexts[host] = ctx
+            ctx.set_alpn_protocols(list(alpn))
+            self._contexts[host, alpn] = ctx
         return ctx

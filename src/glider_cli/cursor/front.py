@@ -3,12 +3,16 @@
 Per CONNECT `host:port`:
 - a host no `cursor.hosts` pattern matches: a blind tunnel (bytes both ways, no TLS termination: the
   client sees the real server's certificate); `cursor.resolve` applies;
-- an intercepted host: TLS terminated with a leaf certificate of Glider's CA (`ca`), ALPN `h2` and
-  `http/1.1`. HTTP/1.1 (the RunSSE + BidiAppend transport) is read request by request with h11 and
-  each request handed to the `Handler` (`exchange`), whose answer is written back chunk by chunk as
-  it comes. HTTP/2 (`AgentService/Run`) is not routable: the decrypted bytes are relayed unchanged
-  to the host over TLS offering only h2, and `on_http2(host)` is told once per host.
-Anything but CONNECT is answered 405. A request body over `MAX_BODY` is answered 413.
+- an intercepted host: TLS terminated with a leaf certificate of Glider's CA (`ca`). ALPN offers
+  `h2` and `http/1.1` when Glider can speak HTTP/2 end to end (an `H2Server` is given and the host
+  itself agrees to `h2`: `Network.speaks_h2`), else `http/1.1` only. HTTP/1.1 (the RunSSE +
+  BidiAppend transport) is read request by request with h11 and each request handed to the
+  `Handler` (`exchange`), whose answer is written back chunk by chunk as it comes. HTTP/2
+  (`AgentService/Run` and the unary calls) goes to the `H2Server` (`h2_front`).
+Anything but CONNECT is answered 405. A request body over `MAX_BODY` is answered 413. At most
+`max_connections` client connections are open at once (tunnels included): a CONNECT past that is
+answered 503 and closed, so the memory of what is open stays bounded (per HTTP/2 connection by its
+settings, see `h2link`).
 
 Why not mitmproxy: its last release for Python 3.11 (11.0.2) pins h11 <= 0.14 (below httpx's
 httpcore, and with the request-smuggling fix of 0.16 missing), cryptography < 44.1 and tornado <=
@@ -28,11 +32,12 @@ from typing import Protocol
 
 import h11
 
-from glider_cli.cursor.ca import CertAuthority
+from glider_cli.cursor.ca import ALPN, HTTP1, CertAuthority
 from glider_cli.cursor.upstream import Network
 from glider_cli.values import Frozen
 
 MAX_BODY = 64 * 1024 * 1024
+MAX_CONNECTIONS = 512
 log = logging.getLogger(__name__)
 READ = 65536
 
@@ -44,11 +49,21 @@ class HttpRequest(Frozen):
     path: str
     headers: list[tuple[str, str]]  # names lower-case, in order
     body: bytes
+    origin: Origin | None  # the way to Cursor of the client's HTTP/2 connection; None: HTTP/1.1
 
     def __init__(
-        self, host: str, port: int, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+        self,
+        host: str,
+        port: int,
+        method: str,
+        path: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        origin: Origin | None = None,
     ) -> None:
-        self.__dict__.update(host=host, port=port, method=method, path=path, headers=headers, body=body)
+        self.__dict__.update(
+            host=host, port=port, method=method, path=path, headers=headers, body=body, origin=origin
+        )
 
     def header(self, name: str) -> str | None:
         for k, v in self.headers:
@@ -75,8 +90,26 @@ class HttpResponse:
         self.close = close
 
 
+class Origin(Protocol):
+    """Sends a request to Cursor on the transport its client used (`origin_h2.OriginH2`: HTTP/2)."""
+
+    async def exchange(
+        self, request: HttpRequest, on_end: Callable[[int, bool, float], None] | None
+    ) -> HttpResponse: ...
+
+
 class Handler(Protocol):
     async def handle(self, request: HttpRequest) -> HttpResponse: ...
+
+
+class H2Server(Protocol):
+    """Serves one decrypted client connection that chose `h2` (`h2_front.H2Front`)."""
+
+    async def serve(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int
+    ) -> None: ...
+
+    async def close(self) -> None: ...
 
 
 def intercepted(host: str, patterns: tuple[str, ...]) -> bool:
@@ -111,16 +144,17 @@ class FrontDoor:
         ca: CertAuthority,
         network: Network,
         handler: Handler,
-        on_http2: Callable[[str], None] | None = None,
+        h2: H2Server | None = None,
+        max_connections: int = MAX_CONNECTIONS,
     ) -> None:
+        self.max_connections = max_connections
         self.patterns = patterns
         self.ca = ca
         self.network = network
         self.handler = handler
-        self.on_http2 = on_http2
+        self.h2 = h2
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._http2_told: set[str] = set()
 
     async def start(self, host: str, port: int) -> int:
         self._server = await asyncio.start_server(self._client, host, port)
@@ -129,6 +163,8 @@ class FrontDoor:
     async def close(self) -> None:
         if self._server is not None:
             self._server.close()
+        if self.h2 is not None:
+            await self.h2.close()
         for t in list(self._tasks):
             t.cancel()
         if self._tasks:
@@ -142,6 +178,11 @@ class FrontDoor:
         assert task is not None
         self._tasks.add(task)
         try:
+            if len(self._tasks) > self.max_connections:
+                conn = h11.Connection(h11.SERVER)
+                if isinstance(await _next(conn, reader), h11.Request):
+                    await _send_simple(conn, writer, 503, b"glider's Cursor proxy: too many connections\n")
+                return
             await self._connect(reader, writer)
         except (ConnectionError, OSError, asyncio.IncompleteReadError, h11.ProtocolError):
             pass
@@ -167,15 +208,17 @@ class FrontDoor:
         if not intercepted(host, self.patterns):
             await self._tunnel(conn, reader, writer, host, port)
             return
+        # Asked before the 200: once it is sent the client's ClientHello must find the TLS layer.
+        end_to_end = self.h2 is not None and await self.network.speaks_h2(host, port)
         writer.write(conn.send(h11.Response(status_code=200, headers=[], reason=b"Connection Established")))
         await writer.drain()
         rest = conn.trailing_data[0]
         if rest:  # a client that sent its ClientHello before reading our 200: not supported, close
             return
-        await writer.start_tls(self.ca.context_for(host))
+        await writer.start_tls(self.ca.context_for(host, ALPN if end_to_end else HTTP1))
         ssl_obj = writer.get_extra_info("ssl_object")
-        if ssl_obj is not None and ssl_obj.selected_alpn_protocol() == "h2":
-            await self._relay_h2(reader, writer, host, port)
+        if self.h2 is not None and ssl_obj is not None and ssl_obj.selected_alpn_protocol() == "h2":
+            await self.h2.serve(reader, writer, host, port)
             return
         await self._serve_http1(reader, writer, host, port)
 
@@ -197,19 +240,6 @@ class FrontDoor:
         rest = conn.trailing_data[0]
         if rest:
             up_w.write(rest)
-        try:
-            await asyncio.gather(_pipe(reader, up_w), _pipe(up_r, writer))
-        finally:
-            await _close(up_w)
-
-    async def _relay_h2(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int
-    ) -> None:
-        if host not in self._http2_told:
-            self._http2_told.add(host)
-            if self.on_http2 is not None:
-                self.on_http2(host)
-        up_r, up_w = await self.network.open_h2(host, port)
         try:
             await asyncio.gather(_pipe(reader, up_w), _pipe(up_r, writer))
         finally:

@@ -6,7 +6,8 @@ and answers with the server's status, headers and body. A streaming answer (a Co
 `application/connect+proto`, `application/grpc-web+proto`, or RunSSE's `text/event-stream`) is
 re-framed: each whole envelope goes to the client as soon as its last byte is in, and the bytes of an
 unfinished one are forwarded when the stream ends, never dropped. Any other body is relayed chunk
-by chunk. A server that cannot be reached is answered 502 with a Connect error (`unavailable`).
+by chunk. A server that cannot be reached is answered 502 with a Connect error (`unavailable`). A
+request that came over HTTP/2 (`req.origin`) goes on over HTTP/2 (`origin_h2.OriginH2.exchange`).
 `on_end(status, complete)` is called once the answer is over (recording the outcome).
 """
 
@@ -35,6 +36,8 @@ def unavailable(message: str, status: int = 502) -> HttpResponse:
 
 
 async def relay(network: Network, req: HttpRequest, on_end: End | None = None) -> HttpResponse:
+    if req.origin is not None:  # it came over HTTP/2: it goes on over HTTP/2
+        return await req.origin.exchange(req, on_end)
     started = time.perf_counter()
     session = network.session()
     try:

@@ -1,7 +1,8 @@
 """The Cursor requests of an intercepted host, turn by turn (the front door's `Handler`).
 
 One *run* is one request id: the `RunSSE` stream and the `BidiAppend`s that carry its client
-messages. Per run:
+messages, or (HTTP/2, `run_h2`) one `Run` stream whose first message `begin` decides the same way,
+its answer `local_stream` (a local run) or Cursor's (`origin_end`, `cloud_watch` record it). Per run:
 - The first append that holds a run request decides it (`routing.Pipeline.open`): a new user turn by
   the rules; a follow-on, summary or subagent with the local side refused (and with stickiness
   saying so while the family is cloud-bound). A subagent is placed in its parent's conversation
@@ -38,7 +39,7 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from glider_cli.config.cursor import MAX_STEPS, SHELL_TIMEOUT, STREAM_WAIT, TURN_DEADLINE
@@ -50,6 +51,7 @@ from glider_cli.cursor.local_answer import LocalAnswer
 from glider_cli.cursor.relay import relay
 from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.titles import Titles
+from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
@@ -67,6 +69,8 @@ from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
 
 _PROTO = [(b"content-type", b"application/proto")]
+End = Callable[[int, bool, float], None]
+Fallback = Callable[[End], Awaitable[HttpResponse]]
 _STREAM = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 MAX_RUNS = 1024
 
@@ -106,7 +110,9 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         deadline: float = TURN_DEADLINE,
         stream_wait: float = STREAM_WAIT,
         shell_timeout: float = SHELL_TIMEOUT,
+        transports: Transports | None = None,
     ) -> None:
+        self.transports = transports
         self.max_steps = max_steps
         self.shell_timeout = shell_timeout
         self.stream_wait = stream_wait
@@ -129,7 +135,14 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             return await self._run_sse(req)
         if req.method == "POST" and kind == "name_agent":
             return await self._title(req)
+        if req.method == "POST" and kind == "run":  # HTTP/1.1: Cursor refuses it (464)
+            self.seen(req, "HTTP/1.1 Run")
         return await relay(self.network, req)
+
+    def seen(self, req: HttpRequest, transport: str) -> None:
+        """Which transport the client of `req` uses (`cursor.transports`, what `glider doctor` says)."""
+        if self.transports is not None:
+            self.transports.seen(req.header("x-cursor-client-type"), transport, req.host)
 
     def _run(self, rid: str) -> Run:
         run = self.runs.get(rid)
@@ -243,6 +256,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         rid = run_sse_id(req.body, req.header("connect-content-encoding"))
         if rid is None:
             return await relay(self.network, req)
+        self.seen(req, "HTTP/1.1 RunSSE")
         run = self._run(rid)
         if run.closed and run.phase == "abandoned":
             message = "glider: this run was abandoned (its stream did not open in time)"
@@ -259,7 +273,41 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             if resp.stream is not None and run.opened is not None:
                 resp.stream = watch(resp.stream, self._cloud_step(run), run.cloud_usage)
             return resp
-        return HttpResponse(200, list(_STREAM), stream=self._local_stream(run, req))
+        return HttpResponse(200, list(_STREAM), stream=self.local_stream(run, self._sse_fallback(req)))
+
+    def _sse_fallback(self, req: HttpRequest) -> Fallback:
+        async def fallback(end: End) -> HttpResponse:
+            return await relay(self.network, req, end)
+
+        return fallback
+
+    # ------------------------------------------------------------------ Run (HTTP/2)
+
+    def begin(self, rid: str, message: bytes | None, req: HttpRequest) -> Run:
+        """A run whose first client message is `message` (an HTTP/2 `Run`'s first frame; `req` its
+        headers): decided as a RunSSE's first append is. The run's stream is open already."""
+        run = self.runs[rid] = Run(rid)
+        self.runs.move_to_end(rid)
+        while len(self.runs) > MAX_RUNS:
+            self.runs.popitem(last=False)
+        run.streamed.set()
+        info = classify(message, dict(req.headers))
+        if not info.in_run and info.kind in ("new_turn", "follow_on", "summary", "subagent"):
+            self._decide(run, info, req)
+        if run.phase != "local_wait":
+            run.phase = "origin"
+            run.decided.set()
+            run.settled.set()
+        return run
+
+    def origin_end(self, run: Run) -> End:
+        return self._origin_end(run)
+
+    def cloud_watch(self, run: Run, stream: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        """A stream Cursor serves for `run`, its tool steps and usage recorded (`cloud_steps`)."""
+        if run.opened is None:
+            return stream
+        return watch(stream, self._cloud_step(run), run.cloud_usage)
 
     def _cloud_step(self, run: Run) -> Callable[[str, str], None]:
         """Records a tool step of Cursor's own loop as the policy would decide it (`cloud_steps`)."""
@@ -284,7 +332,9 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
 
         return end
 
-    async def _local_stream(self, run: Run, req: HttpRequest) -> AsyncIterator[bytes]:
+    async def local_stream(self, run: Run, fallback: Fallback) -> AsyncGenerator[bytes, None]:
+        """The answer of a run decided local, frame by frame (`fallback(end)`: Cursor's answer instead,
+        when the local backend failed before its first output)."""
         opened = run.opened
         assert opened is not None and run.first is not None
         started = time.perf_counter()
@@ -299,7 +349,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
             if run.phase in ("origin", "local_failed"):
                 ours = False
             if run.phase == "origin":  # the local backend failed before its first byte: Cursor answers
-                resp = await relay(self.network, req, self._origin_end(run))
+                resp = await fallback(self._origin_end(run))
                 if resp.stream is None or resp.status != 200:
                     yield w.end_stream({"code": "unavailable", "message": f"Cursor answered {resp.status}"})
                     return

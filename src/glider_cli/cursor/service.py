@@ -3,8 +3,9 @@ loop when `cursor.port` is set (or `--cursor-port`), closed with it.
 
 `CursorService(settings, home, proxy)`: `start()` loads or creates the CA (`$GLIDER_HOME/cursor/`),
 listens on 127.0.0.1:`port` (0: any free port; `port` then says which) and returns the port;
-`describe()` is what `/healthz` and the banner show; `notice(text)` is called for what the terminal
-must say once (an HTTP/2 client relayed unchanged), which is also logged as a `Note` event.
+`describe()` is what `/healthz` and the banner show. HTTP/2 clients are served by `h2_front` (Run
+routed as RunSSE is). Which transport each Cursor client uses is kept for `glider doctor`
+(`cursor.transports`); `notice(text)` is told once per client and transport (the terminal says it).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from typing import Any
 from glider_cli.config.cursor import CursorSettings
 from glider_cli.cursor.ca import CertAuthority
 from glider_cli.cursor.front import FrontDoor
+from glider_cli.cursor.h2_front import H2Front
 from glider_cli.cursor.routing import Pipeline
+from glider_cli.cursor.run_h2 import RunH2
 from glider_cli.cursor.runs import CursorRuns
+from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
 from glider_cli.proxy.pipeline import Proxy
-from glider_cli.store.eventlog.events import NOTE
 
 HOST = "127.0.0.1"
 
@@ -61,22 +64,12 @@ class CursorService:
             deadline=self.settings.turn_deadline_seconds,
             stream_wait=self.settings.stream_wait_seconds,
             shell_timeout=self.settings.shell_timeout_seconds,
+            transports=Transports(self.directory, self.notice),
         )
-        self._front = FrontDoor(self.settings.hosts, self.ca, self._network, self._runs, on_http2=self._http2)
+        h2 = H2Front(self._runs, RunH2(self._runs, hold=self.hold), self._network)
+        self._front = FrontDoor(self.settings.hosts, self.ca, self._network, self._runs, h2=h2)
         self.port = await self._front.start(HOST, self.settings.port)
         return self.port
-
-    def _http2(self, host: str) -> None:
-        text = (
-            f"cursor: the client speaks HTTP/2 to {host} (AgentService/Run): relayed to Cursor unchanged, "
-            "not routable; `glider setup cursor` (or cursor-agent) switches it to HTTP/1.1"
-        )
-        self.proxy.sink.emit(NOTE, {"text": text, "source": "cursor", "host": host})
-        if self.notice is not None:
-            try:
-                self.notice(text)
-            except Exception:
-                pass
 
     def describe(self) -> dict[str, Any]:
         return {

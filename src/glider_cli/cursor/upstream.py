@@ -4,7 +4,11 @@
   TLS server name and the Host header, only the address changes), and the TLS context its
   certificates are checked with: the system trust store plus `cursor.upstream_ca_file`.
 - `Network.open_tcp(host, port)`: a plain connection (a blind tunnel's other end).
-- `Network.open_h2(host, port)`: a TLS connection offering only `h2` (an HTTP/2 client relayed as is).
+- `Network.open_h2(host, port)`: a TLS connection offering only `h2` (the way to Cursor of a client's
+  HTTP/2 connection, `origin_h2`).
+- `Network.speaks_h2(host, port)`: whether the host agrees to HTTP/2 (ALPN `h2`), asked once and
+  remembered for `ALPN_TTL` seconds (`ALPN_TTL_DOWN` when it could not be reached): the front door
+  offers `h2` to a client only when it can speak it end to end.
 - `Network.session()`: the aiohttp client an intercepted HTTP/1.1 request is forwarded with (bodies
   relayed as they come: no decompression, no added headers).
 """
@@ -12,8 +16,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +59,42 @@ class _Resolver(AbstractResolver):
         await self._default.close()
 
 
+ALPN_TTL = 300.0
+ALPN_TTL_DOWN = 30.0
+PROBE_TIMEOUT = 5.0
+
+
 class Network:
     def __init__(self, settings: CursorSettings) -> None:
         self.settings = settings
         self.resolve = dict(settings.resolve)
         self.tls = upstream_context(settings.upstream_ca_file)
         self.tls_h2 = upstream_context(settings.upstream_ca_file, ["h2"])
+        self.tls_probe = upstream_context(settings.upstream_ca_file, ["h2", "http/1.1"])
         self._session: aiohttp.ClientSession | None = None
+        self._alpn: dict[tuple[str, int], tuple[bool, float]] = {}
+
+    async def speaks_h2(self, host: str, port: int) -> bool:
+        key = (host.lower(), port)
+        known = self._alpn.get(key)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        addr, p = self.address(host, port)
+        ok, ttl = False, ALPN_TTL_DOWN
+        try:
+            _, w = await asyncio.wait_for(
+                asyncio.open_connection(addr, p, ssl=self.tls_probe, server_hostname=host), PROBE_TIMEOUT
+            )
+        except (OSError, TimeoutError, ssl.SSLError):
+            pass
+        else:
+            ssl_obj = w.get_extra_info("ssl_object")
+            ok, ttl = ssl_obj is not None and ssl_obj.selected_alpn_protocol() == "h2", ALPN_TTL
+            w.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(w.wait_closed(), 2)
+        self._alpn[key] = (ok, time.monotonic() + ttl)
+        return ok
 
     def address(self, host: str, port: int) -> tuple[str, int]:
         return self.resolve.get(host.lower(), (host, port))
@@ -106,6 +141,23 @@ HOP_BY_HOP = frozenset(
         "content-length",
     }
 )
+
+
+H2_DROP = HOP_BY_HOP - {"te", "content-length"}
+
+
+def h2_request_headers(headers: list[tuple[str, str]], authority: str) -> list[tuple[str, str]]:
+    """An HTTP/2 request's headers as they go on to Cursor: the pseudo-headers first (`:authority` the
+    host the client asked for), then the rest as the client sent them, connection-specific ones aside."""
+    pseudo = [(k, v) for k, v in headers if k.startswith(":") and k != ":authority"]
+    rest = [(k, v) for k, v in headers if not k.startswith(":") and k not in H2_DROP]
+    te = [(k, v) for k, v in rest if k == "te" and v.strip().lower() != "trailers"]
+    return [*pseudo, (":authority", authority), *[h for h in rest if h not in te]]
+
+
+def h2_response_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """An HTTP/2 response's headers to relay (`:status` aside: the caller sends it)."""
+    return [(k, v) for k, v in headers if not k.startswith(":") and k not in H2_DROP]
 
 
 def forward_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
