@@ -412,6 +412,8 @@ def test_a_step_the_turn_stops_is_completed_as_stopped(
     [edit] = completed_steps(sse)
     assert edit["editToolCall"]["result"]["error"]["error"].startswith("stopped: the local turn ended")
     assert "turn_deadline_seconds" in "".join(texts(sse)) and trailer(sse) == {}
+
+
 def test_local_tool_turn_over_http2_runs_on_the_same_stream(
     model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
 ) -> None:
