@@ -8,9 +8,9 @@ The trace of a request:
 - a root span `glider <client>` (kind SERVER: the request as Glider received it) with Glider's own
   attributes: `glider.side`, `glider.rule`, `glider.decision.source` (command, sticky, classifier,
   complexity, script, rule), `glider.turn_id` (the turn family), `glider.sticky`, `glider.client`,
-  `glider.backend`, `glider.fallback_from`, and the estimates `glider.cost.estimated_usd` and (a
-  local answer) `glider.savings.estimated_usd` — what the client's model would have cost in the cloud
-  — with `glider.estimate: true` saying they are estimates;
+  `glider.backend`, `glider.fallback_from`, `glider.requested_model`, and the estimates
+  `glider.cost.estimated_usd` and (a local answer) `glider.savings.estimated_usd` — what the client's
+  model would have cost in the cloud — with `glider.estimate: true` saying they are estimates;
 - one child span per attempt at a backend (kind CLIENT), named `{gen_ai.operation.name}
   {gen_ai.request.model}`: a fallback shows as two, the first with `error.type`. Its attributes:
   `gen_ai.operation.name` (`chat`), the provider (`gen_ai.system`, or `gen_ai.provider.name` with
@@ -207,7 +207,9 @@ class Recorder:
             "glider.decision.source": _source(job),
             "glider.sticky": bool(opened.plan.view.bound or opened.plan.forced is not None),
             "glider.status": served.status,
-            "gen_ai.request.model": inb.chat.model or "",
+            # The client's model, not as `gen_ai.request.model`: the root is not an inference call
+            # (receivers that count calls by the GenAI attributes would count the request twice).
+            "glider.requested_model": inb.chat.model or "",
         }
         if job.turn_id is not None:
             attrs["glider.turn_id"] = job.turn_id
@@ -343,7 +345,7 @@ class Recorder:
                         "glider.status": 400,
                         "glider.refused": exc.message,
                         "error.type": "gate_refused",
-                        "gen_ai.request.model": inb.chat.model or "",
+                        "glider.requested_model": inb.chat.model or "",
                     }
                 )
                 if exc.backend:
