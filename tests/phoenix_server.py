@@ -8,6 +8,7 @@ says why it cannot be used when it cannot (the tests skip with that reason, and 
 
     with PhoenixServer(executable, workdir) as px:   # `phoenix serve` on free ports; ready on /healthz
         px.url               # http://127.0.0.1:PORT: OTLP/HTTP at /v1/traces, its REST API at /v1/...
+        px.grpc_port         # its OTLP/gRPC receiver
         px.spans("default")  # the project's spans, read back through Phoenix's own REST API
 """
 
@@ -47,11 +48,12 @@ def find(environ: dict[str, str] | None = None) -> tuple[str | None, str]:
 class PhoenixServer:
     """`phoenix serve` as a child process on 127.0.0.1 (HTTP and gRPC on free ports). A context manager."""
 
-    def __init__(self, executable: str, workdir: Path, *, ready_timeout: float = 180.0) -> None:
+    def __init__(self, executable: str, workdir: Path, *, ready_timeout: float = 300.0) -> None:
         self.executable = executable
         self.workdir = workdir
         self.ready_timeout = ready_timeout
         self.port = 0
+        self.grpc_port = 0
         self._proc: subprocess.Popen[bytes] | None = None
         self._log = workdir / "phoenix.log"
 
@@ -67,11 +69,12 @@ class PhoenixServer:
 
     def __enter__(self) -> PhoenixServer:
         self.port = free_port()
+        self.grpc_port = free_port()
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "PHOENIX_", "GLIDER_"))}
         env.update(
             PHOENIX_HOST="127.0.0.1",
             PHOENIX_PORT=str(self.port),
-            PHOENIX_GRPC_PORT=str(free_port()),
+            PHOENIX_GRPC_PORT=str(self.grpc_port),
             PHOENIX_WORKING_DIR=str(self.workdir),
             PHOENIX_TELEMETRY_ENABLED="false",
         )

@@ -4,22 +4,25 @@
 (`observe(job, served)`, the proxy's observer), of each request the capability gate refused
 (`refused(inb, exc)`) and of each `LocalRegret` event (`regret(turn_id, data)`); it never raises.
 
-The trace of a request:
-- a root span `glider <client>` (kind SERVER: the request as Glider received it) with Glider's own
-  attributes: `glider.side`, `glider.rule`, `glider.decision.source` (command, sticky, classifier,
-  complexity, script, rule), `glider.turn_id` (the turn family), `glider.sticky`, `glider.client`,
-  `glider.backend`, `glider.fallback_from`, `glider.requested_model`, and the estimates
-  `glider.cost.estimated_usd` and (a local answer) `glider.savings.estimated_usd` — what the client's
-  model would have cost in the cloud — with `glider.estimate: true` saying they are estimates;
-- one child span per attempt at a backend (kind CLIENT), named `{gen_ai.operation.name}
-  {gen_ai.request.model}`: a fallback shows as two, the first with `error.type`. Its attributes:
-  `gen_ai.operation.name` (`chat`), the provider (`gen_ai.system`, or `gen_ai.provider.name` with
-  `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`), `gen_ai.request.model`,
-  `gen_ai.response.model`, `gen_ai.request.max_tokens`, `gen_ai.usage.input_tokens` /
-  `output_tokens` / `cache_read.input_tokens` / `cache_creation.input_tokens`,
-  `gen_ai.response.finish_reasons`, the time to the first chunk of a stream
-  (`gen_ai.response.time_to_first_chunk` in the newer conventions, `glider.time_to_first_chunk` in
-  both), `server.address` / `server.port` of the real upstream, `error.type`.
+The trace of a request — one span per attempt at a backend (kind CLIENT), named
+`{gen_ai.operation.name} {gen_ai.request.model}`:
+- one attempt (the common case): that one span, with both the call's and the request's attributes;
+- a fallback: a span for the logical operation (named for the client's model, from the first attempt
+  to the answer, as the conventions ask of retries) with a span per attempt under it — two for one
+  fallback, the failed one with `error.type` and an error status; the tokens are on the attempt that
+  answered.
+The call's attributes: `gen_ai.operation.name` (`chat`), the provider (`gen_ai.system`, or
+`gen_ai.provider.name` with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`),
+`gen_ai.request.model`, `gen_ai.response.model`, `gen_ai.request.max_tokens`,
+`gen_ai.usage.input_tokens` / `output_tokens` / `cache_read.input_tokens` /
+`cache_creation.input_tokens`, `gen_ai.response.finish_reasons`, the time to the first chunk of a
+stream (`gen_ai.response.time_to_first_chunk` in the newer conventions, `glider.time_to_first_chunk`
+in both), `server.address` / `server.port` of the real upstream, `error.type`. The request's, Glider's
+own: `glider.side`, `glider.rule`, `glider.decision.source` (command, sticky, classifier, complexity,
+script, rule), `glider.turn_id` (the turn family), `glider.sticky`, `glider.client`, `glider.backend`,
+`glider.fallback_from`, `glider.requested_model`, and the estimates `glider.cost.estimated_usd` and (a
+local answer) `glider.savings.estimated_usd` — what the client's model would have cost in the cloud
+(estimates from the price table, and so named).
 Times come from the proxy's clock readings (each attempt's start, its failure, its first chunk), so
 the spans are built after the reply is out, never while the client waits.
 
@@ -52,6 +55,7 @@ from glider_cli.config.telemetry import Telemetry
 from glider_cli.errors import BackendOpen, BackendTimeout, GateRefused, GliderError, UpstreamStatus
 
 if TYPE_CHECKING:
+    from opentelemetry.context import Context
     from opentelemetry.metrics import Meter
     from opentelemetry.trace import Span, SpanContext, Tracer
 
@@ -142,61 +146,86 @@ class Recorder:
             return now_ns - int((now - reading) * 1e9)
 
         calls = job.calls
-        start = at(calls[0].started) if calls else now_ns - int(served.ms * 1e6)
-        inb = job.inb
-        root = self.tracer.start_span(f"glider {inb.protocol}", kind=SpanKind.SERVER, start_time=start)
+        failed = [c for c in calls if c.error is not None]
+        answered = next((c for c in calls if c.error is None), None)
+        if not failed:
+            # One attempt (the common case): one span, the request's and the call's attributes together.
+            started = answered.started if answered is not None else now - served.ms / 1000
+            span = self._attempt(job, answered, served, at(started), None, whole=True)
+            if span.is_recording() and self.telemetry.capture_content:
+                self._capture_request(span, job.inb)
+            span.end(end_time=at(started + served.ms / 1000) if served.ms else now_ns)
+            self._remember(job.turn_id, span)
+            self._metrics(job, answered, served, None, served.ms / 1000)
+            return
+        # A fallback: the logical operation (from the first attempt to the answer) with a span per
+        # attempt under it, as the conventions say of retries; the usage is on the attempt that answered.
+        model = job.inb.chat.model
+        root = self.tracer.start_span(
+            _span_name(model), kind=SpanKind.CLIENT, start_time=at(calls[0].started)
+        )
         if root.is_recording():
-            attrs = self._root_attributes(job, served)
-            root.set_attributes(attrs)
+            root.set_attributes(self._root_attributes(job, served))
+            root.set_attribute("gen_ai.operation.name", "chat")
             if self.telemetry.capture_content:
-                self._capture_request(root, inb)
+                self._capture_request(root, job.inb)
         context = trace.set_span_in_context(root)
-        served_call: Call | None = None
-        for call in calls:
-            if call.error is None:
-                served_call = call
-                continue
-            span = self.tracer.start_span(
-                _span_name(call.model), context=context, kind=SpanKind.CLIENT, start_time=at(call.started)
-            )
+        for call in failed:
+            assert call.error is not None
+            span = self._attempt(job, call, None, at(call.started), context)
             if span.is_recording():
-                span.set_attributes(self._attempt_attributes(job, call, None))
                 span.set_attribute("error.type", _error_type(call.error))
                 span.set_status(Status(StatusCode.ERROR, call.error.message))
             span.end(end_time=at(call.ended) if call.ended is not None else now_ns)
             self._metrics(job, call, None, call.error, (call.ended or now) - call.started)
-        if served.backend is not None and (served_call is not None or not calls):
-            started = served_call.started if served_call is not None else now - served.ms / 1000
-            span = self.tracer.start_span(
-                _span_name(served.model), context=context, kind=SpanKind.CLIENT, start_time=at(started)
-            )
-            failed = served.status >= 400 or served.end == "failed"
-            if span.is_recording():
-                span.set_attributes(self._attempt_attributes(job, served_call, served))
-                if served_call is not None and served_call.first_chunk is not None:
-                    ttfc = round(served_call.first_chunk - started, 6)
-                    span.set_attribute("glider.time_to_first_chunk", ttfc)
-                    if self.latest:
-                        span.set_attribute("gen_ai.response.time_to_first_chunk", ttfc)
-                if failed:
-                    span.set_attribute("error.type", str(served.status) if served.status else "failed")
-                    span.set_status(Status(StatusCode.ERROR))
-                elif served.end == "cut":
-                    span.set_attribute("error.type", "cut")
-                if self.telemetry.capture_content and served.calls:
-                    calls_made = [
-                        {"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in served.calls
-                    ]
-                    _capture(span, "glider.output.tool_calls", calls_made)
-            span.end(end_time=at(started + served.ms / 1000) if served.ms else now_ns)
-            self._metrics(job, served_call, served, None, served.ms / 1000)
+        if answered is not None:
+            span = self._attempt(job, answered, served, at(answered.started), context)
+            span.end(end_time=at(answered.started + served.ms / 1000) if served.ms else now_ns)
+            self._metrics(job, answered, served, None, served.ms / 1000)
         if served.status >= 400 or served.end == "failed":
             root.set_status(Status(StatusCode.ERROR))
             root.set_attribute("error.type", str(served.status) if served.status else "failed")
         root.end(end_time=now_ns)
-        turn = job.turn_id
-        if turn is not None and root.get_span_context().is_valid:
-            self._remember(turn, root.get_span_context())
+        self._remember(job.turn_id, root)
+
+    def _attempt(
+        self,
+        job: Job,
+        call: Call | None,
+        served: Served | None,
+        start: int,
+        context: Context | None,
+        *,
+        whole: bool = False,
+    ) -> Span:
+        """The span of one attempt at a backend (`served`: what it answered, None for a failed one);
+        `whole`: the request's only attempt, so the span carries the request's attributes too."""
+        model = (call.model if call is not None else None) or (served.model if served is not None else None)
+        span = self.tracer.start_span(
+            _span_name(model), context=context, kind=SpanKind.CLIENT, start_time=start
+        )
+        if not span.is_recording():
+            return span
+        attrs = self._attempt_attributes(job, call, served)
+        if whole and served is not None:
+            attrs.update(self._root_attributes(job, served))
+        span.set_attributes(attrs)
+        if served is None:
+            return span
+        if call is not None and call.first_chunk is not None:
+            ttfc = round(call.first_chunk - call.started, 6)
+            span.set_attribute("glider.time_to_first_chunk", ttfc)
+            if self.latest:
+                span.set_attribute("gen_ai.response.time_to_first_chunk", ttfc)
+        if served.status >= 400 or served.end == "failed":
+            span.set_attribute("error.type", str(served.status) if served.status else "failed")
+            span.set_status(Status(StatusCode.ERROR))
+        elif served.end == "cut":
+            span.set_attribute("error.type", "cut")
+        if self.telemetry.capture_content and served.calls:
+            made = [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in served.calls]
+            _capture(span, "glider.output.tool_calls", made)
+        return span
 
     def _root_attributes(self, job: Job, served: Served) -> dict[str, Any]:
         inb, decision, opened = job.inb, job.decision, job.opened
@@ -206,7 +235,6 @@ class Recorder:
             "glider.rule": decision.rule,
             "glider.decision.source": _source(job),
             "glider.sticky": bool(opened.plan.view.bound or opened.plan.forced is not None),
-            "glider.status": served.status,
             # The client's model, not as `gen_ai.request.model`: the root is not an inference call
             # (receivers that count calls by the GenAI attributes would count the request twice).
             "glider.requested_model": inb.chat.model or "",
@@ -219,10 +247,7 @@ class Recorder:
             attrs["glider.fallback_from"] = served.fallback_from
         if served.disconnected:
             attrs["glider.client_disconnected"] = True
-        if inb.path:
-            attrs["url.path"] = inb.path
         spent, saved = self._estimates(job, served)
-        attrs["glider.estimate"] = True
         attrs["glider.cost.estimated_usd"] = spent
         if served.side == "local":
             attrs["glider.savings.estimated_usd"] = saved
@@ -248,8 +273,6 @@ class Recorder:
         }
         if chat.max_tokens is not None:
             attrs["gen_ai.request.max_tokens"] = chat.max_tokens
-        if chat.stream:
-            attrs["gen_ai.request.stream"] = True
         if self.latest and chat.session_id:
             attrs["gen_ai.conversation.id"] = chat.session_id
         if call is not None:
@@ -382,7 +405,10 @@ class Recorder:
         except Exception:
             self.errors += 1
 
-    def _remember(self, turn: str, ctx: SpanContext) -> None:
+    def _remember(self, turn: str | None, span: Span) -> None:
+        ctx = span.get_span_context()
+        if turn is None or not ctx.is_valid or not ctx.trace_flags.sampled:
+            return
         turns = self._turns
         turns[turn] = ctx
         turns.move_to_end(turn)
