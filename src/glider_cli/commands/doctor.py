@@ -27,8 +27,11 @@ def main(
     environ = home_for(ctx, home).environ
     cfg = load_config(config=config, profile=profile, environ=environ)
     report = doctor(cfg, environ=dict(environ), timeout=timeout)
+    from glider_cli.app.telemetry_check import check
+
+    telemetry = check(cfg, environ, report.serve, timeout)
     if json_out:
-        emit_json(report.to_dict())
+        emit_json({**report.to_dict(), "telemetry": telemetry.to_dict()})
     else:
         rows = []
         for b in report.backends:
@@ -73,6 +76,7 @@ def main(
                     for c, e in report.cursor.items()
                 ],
             )
+        line(telemetry.text())
         line(f"{report.source}: {'ok' if report.ok else 'a backend the config routes to is unusable'}")
     if not report.ok:
         raise typer.Exit(1)

@@ -40,6 +40,7 @@ from glider_cli.config.sections import (
     read_transform,
 )
 from glider_cli.config.settings import Settings
+from glider_cli.config.telemetry import read_telemetry
 from glider_cli.errors import ProfileError
 from glider_cli.values import Frozen, init_fields
 
@@ -64,6 +65,7 @@ TOP_KEYS = (
     "delegate",
     "pricing",
     "cursor",
+    "telemetry",
 )
 _MAX_EXTENDS = 8
 
@@ -251,6 +253,7 @@ def _build(doc: LDict, ck: Checker, source: ConfigSource, profile_rules: tuple[s
         delegate=MappingProxyType(read_delegates(ck, doc)),
         pricing=read_pricing(ck, doc),
         cursor=read_cursor(ck, doc),
+        telemetry=read_telemetry(ck, doc),
     )
     files = sorted({r.file for r in rules if r.file} | {source.label})
     return Config(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.cursor import CursorSettings
 from glider_cli.config.orchestration_settings import OrchestrationSettings, StrategySettings
+from glider_cli.config.telemetry import TelemetrySettings
 from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
@@ -325,6 +326,7 @@ class Settings(Frozen):
     orchestration: OrchestrationSettings
     pricing: tuple[Price, ...]
     cursor: CursorSettings
+    telemetry: TelemetrySettings
 
     def __init__(
         self,
@@ -341,6 +343,7 @@ class Settings(Frozen):
         orchestration: OrchestrationSettings | None = None,
         pricing: tuple[Price, ...] = (),
         cursor: CursorSettings = CursorSettings(),
+        telemetry: TelemetrySettings = TelemetrySettings(),
     ) -> None:
         if orchestration is None:
             orchestration = OrchestrationSettings(fan_out=StrategySettings(enabled=fan_out_enabled))
@@ -359,4 +362,5 @@ class Settings(Frozen):
             orchestration,
             pricing,
             cursor,
+            telemetry,
         )

@@ -72,6 +72,9 @@ class Job:
     inb: Inbound
     opened: Opened
     tap: ReplyTap | None = None
+    # Every attempt made for this request, in order (`Dispatch.forward` adds them; a failed one says
+    # why in its `error`): what the observer reads for a fallback's trace.
+    calls: list[Call] = field(default_factory=list)
 
     @property
     def decision(self) -> RouteDecision:
@@ -94,6 +97,11 @@ class Call:
     model: str | None
     fallback_from: str | None = None
     started: float = field(default_factory=time.perf_counter)
+    # When the reply's first body chunk came (a stream's: `proxy.relay`), on the `started` clock.
+    first_chunk: float | None = None
+    # Why and when the attempt failed before its reply began (None: it did not).
+    error: GliderError | None = None
+    ended: float | None = None
 
 
 def failure_record(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

@@ -163,6 +163,7 @@ class Dispatch:
                 return self.error(job.inb.protocol, exc.status, exc.message)
             if current is not backend:
                 call.fallback_from = backend.name
+            job.calls.append(call)
             try:
                 resp = await self.send(call)
                 if job.inb.chat.stream and resp.status < 400:
@@ -183,6 +184,7 @@ class Dispatch:
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
+                call.error, call.ended = exc, time.perf_counter()
                 if self.local is not None and current.side == "local" and not isinstance(exc, _NOT_DOWN):
                     self.local.failed(current.name, exc.message)
                 failed = failure_record(current, exc, "before_first_byte")

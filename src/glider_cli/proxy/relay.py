@@ -12,6 +12,7 @@ event) or the client left.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import TYPE_CHECKING
 
@@ -73,6 +74,8 @@ def stream_reply(
         try:
             chunk = first
             while True:
+                if call.first_chunk is None and chunk:
+                    call.first_chunk = time.perf_counter()
                 out = chunk if convert is None else convert.feed(chunk)
                 if out:
                     try:

@@ -50,7 +50,7 @@ import asyncio
 import contextlib
 import functools
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from glider_cli.server.mcp_server import WorkerTools
     from glider_cli.server.reload import LiveConfig, Reloader
     from glider_cli.store.eventlog.writer import EventWriter
+    from glider_cli.telemetry import Telemetry
 
 
 class GliderApp:
@@ -148,7 +149,14 @@ def create_app(
     owned = None
     if upstream is None:
         owned = upstream = OnDemand(functools.partial(make_upstream, routes_by_origin))
-    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer, refused_observer)
+    telemetry = _telemetry(config, env)
+    tap: Callable[[EventSink], EventSink] | None = None
+    if telemetry is not None:
+        # Spans for each request once its reply is out, and for regrets recorded later.
+        observer = telemetry.observer(observer)
+        refused_observer = telemetry.refused_observer(refused_observer)
+        tap = telemetry.tap
+    proxy = _proxy(config, env, router, registry, sink, loop_sink, upstream, observer, refused_observer, tap)
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
@@ -193,9 +201,11 @@ def create_app(
         app.state = state  # type: ignore[assignment]  # one state: `request.app.state` is the app's
         return app
 
-    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home, mcp)
+    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home, mcp, telemetry)
     inner = Inner(build, lifespan, state)
     state.proxy = proxy
+    # The OTLP export when `telemetry:` (or OTEL_EXPORTER_OTLP_ENDPOINT) turns it on; /healthz shows it.
+    state.telemetry = telemetry
     state.registry = registry
     # The config and router in force (a reload replaces them: `server.reload`).
     state.live = current
@@ -268,9 +278,10 @@ def _proxy(
     upstream: Upstream,
     observer: Observer | None,
     refused_observer: RefusedObserver | None = None,
+    tap: Callable[[EventSink], EventSink] | None = None,
 ) -> Proxy:
     """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
-    workers' events straight to `sink`."""
+    workers' events straight to `sink`; `tap` (the telemetry's) wraps the request path's sinks."""
     import time
 
     from glider_cli import paths as paths_mod
@@ -308,8 +319,8 @@ def _proxy(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
-        sink=loop_sink,
-        closing_sink=loop_sink.later,
+        sink=loop_sink if tap is None else tap(loop_sink),
+        closing_sink=loop_sink.later if tap is None else tap(loop_sink.later),
         max_body_bytes=settings.server.max_body_bytes,
         upstream=upstream,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
@@ -319,6 +330,26 @@ def _proxy(
         observer=observer,
         refused_observer=refused_observer,
     )
+
+
+def _telemetry(config: Config, env: Mapping[str, str]) -> Telemetry | None:
+    """The OTLP export when it is on (`config.telemetry.effective`); OpenTelemetry is imported only then."""
+    from glider_cli.config.telemetry import effective
+
+    wanted = effective(config.settings.telemetry, env)
+    if not wanted.on:
+        return None
+    from glider_cli.config.pricing import PriceTable
+    from glider_cli.errors import ConfigError
+
+    try:
+        from glider_cli.telemetry import Telemetry
+    except ImportError as exc:
+        raise ConfigError(
+            f"telemetry is on but OpenTelemetry cannot be imported ({exc})",
+            hint="pip install 'glider-cli[telemetry]', or turn it off (telemetry.enabled: false)",
+        ) from None
+    return Telemetry.start(wanted, PriceTable(config.settings.pricing), env)
 
 
 async def _retention(writer: EventWriter) -> None:
@@ -371,6 +402,7 @@ def _lifespan(
     config: Config | None = None,
     home: Paths | None = None,
     mcp: McpMount | None = None,
+    telemetry: Telemetry | None = None,
 ) -> Lifespan:
     """Start what the app owns (the upstream client unless injected, the writer, delegation) and
     close it on shutdown, after the last events were handed to the writer."""
@@ -423,5 +455,8 @@ def _lifespan(
             loop_sink.drain()
             if writer is not None:
                 writer.close()
+            if telemetry is not None:
+                # What is queued goes out (bounded), off the loop: the exporter's calls block.
+                await asyncio.to_thread(telemetry.shutdown)
 
     return lifespan

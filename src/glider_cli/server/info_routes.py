@@ -15,12 +15,14 @@ Contract:
   in flight, false once it is over however it ended (answered, timed out, failed), and `connections`:
   how many are open, and how many were over the per-client cap, closed at the header deadline or
   answered 408 at the body deadline since start (`server.connections`). With the Cursor proxy on
-  (`cursor.port`), `cursor`: its port and URL, the hosts it decrypts and the CA's path.
+  (`cursor.port`), `cursor`: its port and URL, the hosts it decrypts and the CA's path. `telemetry`:
+  `{"enabled": false}`, or the OTLP export's endpoint, protocol and sampling with the spans exported,
+  dropped (queue full, failed exports), queued, and the last export error (`glider_cli.telemetry`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -54,7 +56,7 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             state = breakers.health()
             for b in backends:
                 b["breaker"] = state.get(str(b["name"]))
-        health = {
+        health: dict[str, Any] = {
             "status": "ok",
             "version": __version__,
             "config": config.source,
@@ -76,6 +78,9 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             # the first probe is still in flight (the dashboard re-reads /healthz until it is over).
             health["local"] = local.health()
             health["probing"] = local.probing
+        telemetry = getattr(request.app.state, "telemetry", None)
+        # The OTLP export (`telemetry:`): where it goes, what was exported and what was dropped.
+        health["telemetry"] = telemetry.health() if telemetry is not None else {"enabled": False}
         return json_response(health)
 
     return [
