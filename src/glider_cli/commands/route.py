@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from glider_cli.commands.options import CONFIG, HOME, home_for, json_option, profile_option
@@ -89,6 +91,20 @@ def explain(
         window = f"{c['context_window']:,}" if c["context_window"] else "unknown"
         tools_ok = {True: "yes", False: "no", None: "unknown"}[c["tools"]]
         print(f"backend  {c['backend']}: window {window}, tools {tools_ok} ({c['source']})")
+        budget = c.get("output")
+        if budget is not None:
+            print(f"output   {_output_line(budget)}")
+
+
+def _output_line(out: dict[str, Any]) -> str:
+    """What `backends.output_budget` gave the request, in words."""
+    if out["refused"]:
+        return f"the gate refuses it: {out['refused']}"
+    if out["note"]:
+        return str(out["note"])
+    if out["given"] is not None:
+        return f"max_tokens {out['given']:,} fits the window as asked"
+    return f"no max_tokens asked: the server's default, the rest of its window (at least {out['floor']:,})"
 
 
 @app.command("replay")
