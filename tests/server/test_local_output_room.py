@@ -112,3 +112,19 @@ def test_under_the_floor_an_explicit_local_gets_the_gates_error(fake: FakeUpstre
     said = r.json()["error"]["message"]
     assert "output (the least a local reply gets) > window 1,800" in said, said
     assert fake.requests == []
+
+
+def test_an_openai_client_passed_through_to_the_local_server_gets_the_cut_too(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    """Same wire (OpenAI Chat to an OpenAI-compatible local server): the body passes through with its
+    `max_completion_tokens` cut, and a `max_tokens` that fits is left as it is."""
+    ask = {"role": "user", "content": "/local say hi"}
+    with GliderServer(_config(fake.url), tmp_path) as g:
+        for extra in ({"max_completion_tokens": 128000}, {"max_tokens": 500}):
+            body = {"model": "gpt-x", "messages": [ask], **extra}
+            r = httpx.post(g.url + "/v1/chat/completions", json=body, timeout=30)
+            assert r.status_code == 200, r.text
+    cut, fits = (q.body for q in fake.requests)
+    assert 1024 <= cut["max_completion_tokens"] < 8192 and "max_tokens" not in cut, cut
+    assert fits["max_tokens"] == 500
