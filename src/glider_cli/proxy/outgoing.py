@@ -8,7 +8,9 @@
   translated (`protocol.translate`), with the backend's `max_tokens` cap and the probed window.
 - A local backend with a known window gets the output that window leaves after the pack
   (`LocalPath.output`, `backends.output_budget`): the client's `max_tokens` cut to it, translated or
-  passed through (Anthropic `max_tokens`, OpenAI Chat `max_tokens` / `max_completion_tokens`).
+  passed through (Anthropic `max_tokens`, OpenAI Chat `max_tokens` / `max_completion_tokens`); a body
+  built elsewhere (`Inbound.pack` false: a Cursor loop step, a strategy's follow-up) keeps the
+  backend's `max_tokens` cap alone.
 - Structured output in the local server's own dialect (`protocol.structured`).
 Pure but for the clock `Call` reads when made: no I/O.
 """
@@ -39,15 +41,16 @@ def build_call(
     protocol, body = inb.protocol, inb.body
     raw = inb.raw
     cap = backend.max_tokens
-    if backend.side == "local" and local is not None and not count_tokens:
+    if backend.side == "local" and local is not None and not count_tokens and inb.pack:
+        # What a local model receives: the pack, not the client's whole request (proxy.local_path).
         tokens = inb.chat.estimated_tokens
-        if inb.pack:
-            # What a local model receives: the pack, not the client's whole request (proxy.local_path).
-            packed = local.packed(protocol, body, inb.chat, backend.name, inb.packs)
-            if packed is not None:
-                body = packed.body
-                raw = orjson.dumps(body)
-                tokens = packed.report.tokens_after
+        packed = local.packed(protocol, body, inb.chat, backend.name, inb.packs)
+        if packed is not None:
+            body = packed.body
+            raw = orjson.dumps(body)
+            tokens = packed.report.tokens_after
+        # The output its window leaves after what is sent, as the gate sized it (a body built
+        # elsewhere, `inb.pack` false, keeps the backend's cap alone).
         budget = local.output(backend.name, inb.chat, tokens)
         if budget is not None and budget.given is not None:
             cap = budget.given
