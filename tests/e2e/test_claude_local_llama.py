@@ -5,8 +5,9 @@ llama.cpp server (SmolLM2-135M) behind a logging relay, and the strict fake upst
 - Point 5: Claude Code asks for 64,000-128,000 output tokens on every request; the example backend has
   no `max_tokens` of its own and a window of 8,192. The `/local` prompt is answered by SmolLM2, with the
   output the window leaves after the pack, and the trace says so.
-- Point 1: with that llama.cpp server down, `claude -p "please say hi /local"` gets an error naming what
-  failed, and the cloud receives nothing at all (title request included).
+- Point 1: with that llama.cpp server down (and, as the issue found it, with the default profile's Ollama
+  down), `claude -p "please say hi /local"` gets an error naming what failed, and the cloud receives
+  nothing at all (title request included).
 """
 
 from __future__ import annotations
@@ -112,17 +113,31 @@ def test_the_readme_example_answers_claude_codes_local_prompt_with_the_real_mode
     assert all(d["target"] == "local" for d in decided), [(d["rule"], d["target"]) for d in decided]
 
 
+def _default_profile(tmp: Path, ollama_url: str, cloud_url: str) -> Path:
+    """The issue's own setup: the bundled default profile, its Ollama not running."""
+    path = tmp / "glider.yaml"
+    path.write_text(
+        "extends: default\n"
+        "backends:\n"
+        f"  ollama: {{type: ollama, side: local, base_url: '{ollama_url}', model: qwen2.5-coder:14b}}\n"
+        f"  origin: {{type: origin, side: cloud, base_url: '{cloud_url}'}}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize(("setup", "backend"), [(_default_profile, "ollama"), (_config, "llama")])
 def test_with_the_local_server_down_claude_code_gets_the_error_and_the_cloud_nothing(
-    claude_bin: str, fake: FakeUpstream, tmp_path: Path
+    claude_bin: str, fake: FakeUpstream, tmp_path: Path, setup: Any, backend: str
 ) -> None:
     fake.reset()
     down = closed_port_url()
     env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
-    with ServeProcess("-c", str(_config(tmp_path, down, fake.url)), env=env) as served:
+    with ServeProcess("-c", str(setup(tmp_path, down, fake.url)), env=env) as served:
         proc, result = _claude(claude_bin, served.url, tmp_path)
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]
     said = result["result"]
-    assert result["is_error"] is True and "llama" in said and "refused the connection" in said, result
+    assert result["is_error"] is True and backend in said and "refused the connection" in said, result
     assert "never sent to the cloud" in said and "rule explicit_local" in said, said
     # The strict fake cloud's request log: the turn, its title, anything at all.
     assert fake.requests == [] and fake.probes == []
