@@ -250,8 +250,10 @@ class RouteDecision(Frozen):
     `tail` is (index, count) of the trace lines of the rules after the winner, which were not
     evaluated (`to_record` leaves them out). What others act on is typed: `fallback` (the rule's
     fallback backend, `proxy.dispatch`), `command` (the explicit command found, by which the turn
-    index binds the family), `plan` (a strategy's plan record, `router.plan`); `where` is the
-    rule's source. `extra` is record-only data (the sticky view, the family)."""
+    index binds the family), `plan` (a strategy's plan record, `router.plan`), `held_local` (the
+    explicit rule, `/local` or `/fast`, that keeps this request on the machine: the command itself or
+    its family; the proxy then falls back to no cloud backend but the rule's own `fallback`); `where`
+    is the rule's source. `extra` is record-only data (the sticky view, the family)."""
 
     target: Target
     rule: str
@@ -269,6 +271,7 @@ class RouteDecision(Frozen):
     fallback: str | None
     command: str | None
     plan: Mapping[str, Any] | None
+    held_local: str | None
 
     def __init__(
         self,
@@ -288,6 +291,7 @@ class RouteDecision(Frozen):
         fallback: str | None = None,
         command: str | None = None,
         plan: Mapping[str, Any] | None = None,
+        held_local: str | None = None,
     ) -> None:
         self.__dict__.update(
             target=target,
@@ -306,6 +310,7 @@ class RouteDecision(Frozen):
             fallback=fallback,
             command=command,
             plan=plan,
+            held_local=held_local,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -353,6 +358,8 @@ class RouteDecision(Frozen):
         }
         if self.command is not None:
             d["command"] = self.command
+        if self.held_local is not None:
+            d["held_local"] = self.held_local
         if self.extra:
             d.update(self.extra)
         if self.plan is not None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typer.testing import CliRunner
+
 from cli_helpers import invoke_json
+from glider_cli.cli import app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "clients"
 
@@ -32,6 +35,7 @@ def test_claude_code_s_first_turn_packs_small_for_a_backend_without_tools(tmp_pa
     pack = d["pack"]
     assert d["target"] == "local" and pack["bytes_before"] > 40_000
     assert pack["tokens_after"] <= 1500 and pack["tools_kept"] == [] and len(pack["tools_dropped"]) >= 10
+    output = d["capabilities"].pop("output")
     assert d["capabilities"] == {
         "backend": "llama",
         "model": None,
@@ -39,6 +43,18 @@ def test_claude_code_s_first_turn_packs_small_for_a_backend_without_tools(tmp_pa
         "tools": False,
         "source": "config",
     }
+    # Claude Code's 128,000 is a ceiling: the request gets what the window leaves after the pack (issue 39).
+    room = 8192 - pack["tokens_after"] - pack["tokens_after"] // 10
+    assert (output["ceiling"], output["given"], output["refused"]) == (128000, room, None)
+    assert output["floor"] == 1024
+    assert output["note"] == (
+        f"max_tokens 128,000 cut to {room:,}: what window 8,192 leaves after the pack "
+        f"{pack['tokens_after']:,} tokens (+10% margin)"
+    )
+    result = CliRunner().invoke(app, ["route", "explain", "--request", fixture, "-c", str(cfg)])
+    text = result.stdout
+    assert result.exit_code == 0, text
+    assert f"output   max_tokens 128,000 cut to {room:,}: what window 8,192" in text, text
 
 
 def test_a_cloud_decision_has_no_pack() -> None:

@@ -5,8 +5,9 @@ The local backend's `max_tokens` is tiny, so the model's reply stops at the limi
 `Output token limit hit. Resume directly…` as a new user message with its tools, which the default
 profile's classifier (`task_classifier.tools`) would send to the cloud as a new turn. It joins the
 `/local` turn as a continuation and the real model answers it. After two local replies in a row stopped
-at the limit, the next continuation goes to the local backend's fallback (the cloud), and Claude Code's
-run ends well instead of giving up after its third continuation.
+at the limit, the next continuation goes to the fallback that the config's `/local` rule names (the
+cloud: without it an explicit `/local` never leaves the machine, issue 39), and Claude Code's run ends
+well instead of giving up after its third continuation.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 import claude_code
-from e2e.test_local_model import _config, _serve
+from e2e.test_local_model import LOCAL_MAY_FALL_BACK, _config, _serve
 from fake_upstream import FakeUpstream
 
 pytestmark = [
@@ -36,7 +37,7 @@ def test_claude_codes_max_tokens_continuation_of_a_local_turn_is_answered_locall
     claude_bin: str, llama_relay: Any, fake: FakeUpstream, tmp_path: Path
 ) -> None:
     fake.reset()
-    with _serve(tmp_path, _config(llama_relay.url, fake.url, max_tokens=3)) as g:
+    with _serve(tmp_path, _config(llama_relay.url, fake.url, max_tokens=3, rules=LOCAL_MAY_FALL_BACK)) as g:
         home, work = tmp_path / "cc-home", tmp_path / "work"
         home.mkdir()
         work.mkdir()

@@ -32,14 +32,21 @@ pytestmark = [
 HEADERS = {"x-api-key": "sk-test", "anthropic-version": "2023-06-01"}
 
 
-def _config(local_url: str, cloud_url: str, *, window: int = 8192, max_tokens: int = 48) -> str:
+# The person's own choice: their `/local` may go to the cloud when the local side cannot answer it
+# (an explicit `/local` never does without its rule's `fallback`, issue 39).
+LOCAL_MAY_FALL_BACK = "  rules:\n    - {name: explicit_local, fallback: origin}\n"
+
+
+def _config(
+    local_url: str, cloud_url: str, *, window: int = 8192, max_tokens: int = 48, rules: str = ""
+) -> str:
     return (
         "extends: default\n"
         "backends:\n"
         f"  llama: {{type: openai, side: local, base_url: '{local_url}/v1', model: smollm2,"
         f" context_window: {window}, max_tokens: {max_tokens}, tools: false}}\n"
         f"  origin: {{type: origin, side: cloud, base_url: '{cloud_url}'}}\n"
-        "routing:\n  local_backend: llama\n"
+        "routing:\n  local_backend: llama\n" + rules
     )
 
 
@@ -58,8 +65,9 @@ def test_claude_code_say_hi_local_is_answered_by_the_real_model_from_a_pack(
 ) -> None:
     # Room for the model to finish: a reply cut at max_tokens is continued by Claude Code on the local
     # side too (#24). SmolLM2 at Claude Code's sampling sometimes loops past the cap again and again: after
-    # two cut replies the continuation goes to the fallback (cloud), so the run still ends well.
-    with _serve(tmp_path, _config(llama_relay.url, fake.url, max_tokens=1024)) as g:
+    # two cut replies the continuation goes to the rule's fallback (cloud), so the run still ends well.
+    cfg = _config(llama_relay.url, fake.url, max_tokens=1024, rules=LOCAL_MAY_FALL_BACK)
+    with _serve(tmp_path, cfg) as g:
         home, work = tmp_path / "cc-home", tmp_path / "work"
         home.mkdir()
         work.mkdir()
@@ -124,7 +132,8 @@ def test_with_the_local_server_gone_the_cloud_answers_with_a_model_it_serves(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
     with _serve(tmp_path, _config(closed_port_url(), fake.url)) as g:
-        body = {"model": "claude-x", "max_tokens": 16, "messages": [{"role": "user", "content": "/local hi"}]}
+        # A turn another local rule sends local (an explicit `/local` would get an error instead, issue 39).
+        body = {"model": "claude-x", "max_tokens": 16, "messages": [{"role": "user", "content": "hi"}]}
         start = time.monotonic()
         r = httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
         took = time.monotonic() - start

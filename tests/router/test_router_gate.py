@@ -12,6 +12,7 @@ import pytest
 
 from glider_cli.errors import GateRefused
 from glider_cli.router import Router
+from glider_cli.router.decide import GateNote
 from routing_helpers import config_with_rules, message
 
 RULES = """
@@ -86,3 +87,33 @@ def test_cloud_rules_never_ask_the_gate(tmp_path: Path) -> None:
     router = Router(config_with_rules(tmp_path, RULES.replace("{target: local}", "{target: cloud}")))
     d = router.decide(message("/local hi"), gate=lambda b: pytest.fail("asked"))  # type: ignore[arg-type,return-value]
     assert d.target == "cloud"
+
+
+def test_an_explicit_local_decision_names_the_rule_that_keeps_it_on_the_machine(tmp_path: Path) -> None:
+    """`held_local` is what the proxy reads to fall back to no cloud backend (issue 39, point 1)."""
+    router = Router(config_with_rules(tmp_path, RULES))
+    d = router.decide(message("/local say hi"))
+    assert (d.rule, d.target, d.held_local) == ("explicit_local", "local", "explicit_local")
+    assert d.to_record()["held_local"] == "explicit_local"
+    # A local decision of any other rule is no hold: its backend may fall back to the cloud.
+    other = router.decide(message("say hi"))
+    assert (other.rule, other.held_local) == ("small_local", None)
+    assert "held_local" not in other.to_record()
+    # Moved by the gate to the rule's own fallback: the person's rule named it, so no hold either.
+    rules = RULES.replace(
+        "  action: {target: local}\n- name: small_local",
+        "  action: {target: local}\n  fallback: cloud1\n- name: small_local",
+        1,
+    )
+    moved = Router(config_with_rules(tmp_path, rules)).decide(message("/local say hi"), gate=too_big)
+    assert (moved.target, moved.held_local) == ("cloud", None)
+
+
+def test_a_gate_note_joins_the_winning_line_and_is_no_refusal(tmp_path: Path) -> None:
+    router = Router(config_with_rules(tmp_path, RULES))
+    cut = "max_tokens 64,000 cut to 7,515: what window 8,192 leaves after the pack 616 tokens (+10% margin)"
+    for text, rule in (("/local say hi", "explicit_local"), ("say hi", "small_local")):
+        d = router.decide(message(text), gate=lambda b: GateNote(cut))
+        line = next(r for r in d.trace if r.rule == rule)
+        assert (d.rule, d.target, line.matched) == (rule, "local", True)
+        assert line.reason.endswith("; " + cut), line.reason

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 from glider_harness import GliderServer
 
-PROMPT = "/local tell me a long story about a parser"
+PROMPT = "tell me a long story about a parser"
 # Claude Code's own text after a reply that stopped at max_tokens (its cli.js).
 RESUME = (
     "Output token limit hit. Resume directly \u2014 no apology, no recap of what you were doing. "

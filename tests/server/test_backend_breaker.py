@@ -19,7 +19,7 @@ from fake_upstream import FakeUpstream
 pytestmark = [pytest.mark.live, pytest.mark.fake_serves(models=["claude-x"], ollama_models=["qwen-local"])]
 
 HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
-BODY = {"model": "claude-x", "max_tokens": 32, "messages": [{"role": "user", "content": "/local say hi"}]}
+BODY = {"model": "claude-x", "max_tokens": 32, "messages": [{"role": "user", "content": "say hi"}]}
 READ_TIMEOUT = 2.0
 
 

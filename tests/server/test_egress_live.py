@@ -45,7 +45,7 @@ def _config(fake: FakeUpstream) -> str:
         "    - {name: together, priority: 97, trigger: {type: explicit, commands: ['/ens']},"
         " action: {target: local, strategy: ensemble}}\n"
         "    - {name: far_local, priority: 96, trigger: {type: explicit, commands: ['/gone']},"
-        " action: {target: local, backend: gone}}\n"
+        " action: {target: local, backend: gone}, fallback: origin}\n"
         "orchestration:\n"
         # The cloud member first: the judge's tie goes to it, so the chosen member's own outcome event
         # (an OriginPassthrough of the same call) is in the log too, and must not count twice.

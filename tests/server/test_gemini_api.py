@@ -211,8 +211,9 @@ def test_errors_are_in_googles_shape(glider: GliderServer, fake: FakeUpstream) -
     r = post(glider, "gemini-3.8-flash", "generateContent", {"contents": [user("hi /cloud")], "bogus": 1})
     assert r.status_code == 400 and "Unknown name" in r.json()["error"]["message"]
     fake.set_fault(status=503, message="overloaded", paths=("/api/chat",))
-    r = post(glider, "gemini-3.8-flash", "generateContent", {"contents": [user("hi /local")]})
-    # the local failure fell back to the origin (Google), asked for the client's model, not the local one
+    r = post(glider, "gemini-3.8-flash", "generateContent", {"contents": [user("hi")]})
+    # the local failure (of a turn no `/local` holds on the machine) fell back to the origin (Google),
+    # asked for the client's model, not the local one
     assert r.status_code == 200, r.text
     assert "fallback-from=ollama" in r.headers["x-glider-route"]
     assert fake.requests[-1].path == "/v1beta/models/gemini-3.8-flash:generateContent"

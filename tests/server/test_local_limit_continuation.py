@@ -1,6 +1,8 @@
 """A local model that keeps stopping at its output-token limit: after two such replies in a row, the
 client's continuation of the turn (Claude Code's `Output token limit hit…`) is answered by the local
-backend's fallback, with the reason in `FallbackUsed` and `x-glider-route`; never past `fallback: none`.
+backend's fallback, with the reason in `FallbackUsed` and `x-glider-route`; never past `fallback: none`,
+and never to the cloud for a turn an explicit `/local` keeps on the machine (issue 39) unless its rule
+names that fallback.
 """
 
 from __future__ import annotations
@@ -71,3 +73,24 @@ def test_fallback_none_keeps_the_continuation_local(fake: FakeUpstream, tmp_path
     assert all("backend=ollama" in r and "fallback-from" not in r for r in routes), routes
     assert [q.path for q in fake.requests] == ["/api/chat"] * 4
     assert "FallbackUsed" not in kinds
+
+
+def test_an_explicit_local_turn_keeps_its_continuations_local(fake: FakeUpstream, tmp_path: Path) -> None:
+    fake.set_reply(text="once upon a time a parser", at_limit=True)
+    with GliderServer(limit_config(fake.url), tmp_path) as g:
+        talk = Conversation(HEADERS)
+        talk.messages = [{"role": "user", "content": "/local tell me a long story about a parser"}]
+        routes = [talk.send(g).headers["x-glider-route"] for _ in range(4)]
+        kinds = [t for t, _, _ in g.events]
+    assert all("backend=ollama" in r and "fallback-from" not in r for r in routes), routes
+    assert [q.path for q in fake.requests] == ["/api/chat"] * 4
+    assert "FallbackUsed" not in kinds
+    # Its rule may name the cloud as its fallback: the person's own choice, and then it is taken.
+    fake.reset()
+    fake.set_reply(text="once upon a time a parser", at_limit=True)
+    rule = "routing:\n  rules:\n    - name: explicit_local\n      fallback: origin\n"
+    with GliderServer(limit_config(fake.url) + rule, tmp_path) as g:
+        talk = Conversation(HEADERS)
+        talk.messages = [{"role": "user", "content": "/local tell me a long story about a parser"}]
+        routes = [talk.send(g).headers["x-glider-route"] for _ in range(3)]
+    assert "backend=origin" in routes[-1] and "fallback-from=ollama" in routes[-1], routes

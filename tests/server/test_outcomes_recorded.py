@@ -96,7 +96,7 @@ def test_a_request_every_backend_failed_is_recorded_failed_with_its_time(
     fake: FakeUpstream, tmp_path: Path
 ) -> None:
     with GliderServer(_config(closed_port_url(), closed_port_url()), tmp_path, record=False) as g:
-        r = _ask(g, "/local say hi")
+        r = _ask(g, "say hi")
         assert r.status_code == 502, r.text
         (req,) = _requests(g)
     assert (req["status"], req["outcome"]) == (502, "failed")

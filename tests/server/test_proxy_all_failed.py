@@ -86,7 +86,7 @@ def test_an_openai_clients_insufficient_quota_stays_insufficient_quota(
 def test_every_backend_tried_is_named_with_its_real_cause(fake: FakeUpstream, tmp_path: Path) -> None:
     fake.set_fault(status=529, message="Overloaded", paths=("/v1/messages",))
     with GliderServer(_cloud_only(fake.url), tmp_path) as g:
-        req = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "/local hi"}]}
+        req = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
         r = httpx.post(g.url + "/v1/messages", json=req, headers=ANTHROPIC, timeout=30)
     assert r.status_code == 529
     message = r.json()["error"]["message"]
@@ -103,7 +103,7 @@ def test_a_name_that_does_not_resolve_is_called_so(fake: FakeUpstream, tmp_path:
         f"  origin: {{type: origin, side: cloud, base_url: '{closed_port_url()}'}}\n"
     )
     with GliderServer(config, tmp_path) as g:
-        req = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "/local hi"}]}
+        req = {"model": "claude-x", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
         r = httpx.post(g.url + "/v1/messages", json=req, headers=ANTHROPIC, timeout=30)
     assert r.status_code == 502
     message = r.json()["error"]["message"]

@@ -22,10 +22,13 @@ pytestmark = [
 
 ANTHROPIC_HEADERS = {"x-api-key": "sk-client", "anthropic-version": "2023-06-01"}
 # A user's rule that names the local model, as the bundled profiles did before: the decision carries it.
+# Not an explicit `/local`, which never falls back to the cloud without its own rule's `fallback`.
 RULES = """
 routing:
   rules:
-    - name: explicit_local
+    - name: local_word
+      priority: 100
+      trigger: {type: regex, pattern: 'say hi'}
       action: {target: local, backend: ollama, model: qwen2.5-coder:14b}
 """
 
@@ -51,7 +54,7 @@ def _ask(g: GliderServer, text: str) -> httpx.Response:
 
 def test_local_refused_origin_gets_the_clients_model(fake: FakeUpstream, tmp_path: Path) -> None:
     with GliderServer(_config(closed_port_url(), fake.url), tmp_path) as g:
-        r = _ask(g, "say hi /local")
+        r = _ask(g, "say hi")
         assert r.status_code == 200, r.text
         assert r.json()["content"][0]["text"] == "hello from fake anthropic claude-x"
         assert "fallback-from=ollama" in r.headers["x-glider-route"]
@@ -65,9 +68,9 @@ def test_local_refused_a_cloud_backend_with_a_model_gets_its_own(fake: FakeUpstr
     extra = f"  claude: {{type: anthropic, side: cloud, base_url: '{fake.url}', model: claude-fallback}}\n"
     cfg = _config(closed_port_url(), fake.url, local=", fallback: claude", extra=extra)
     with GliderServer(cfg, tmp_path) as g:
-        r = _ask(g, "say hi /local")
+        r = _ask(g, "say hi")
         assert r.status_code == 200, r.text
-        assert r.headers["x-glider-route"].startswith("cloud; rule=explicit_local; backend=claude")
+        assert r.headers["x-glider-route"].startswith("cloud; rule=local_word; backend=claude")
         assert g.wait_for("FallbackUsed")[0] == {"from": "ollama", "to": "claude", "reason": "unreachable"}
     assert [q.body["model"] for q in fake.requests] == ["claude-fallback"]
 
@@ -77,7 +80,7 @@ def test_local_503_openai_client_falls_back_with_its_own_model(fake: FakeUpstrea
     with GliderServer(_config(fake.url, fake.url), tmp_path) as g:
         fake.serve(ollama_models=["qwen2.5-coder:14b"])
         fake.set_fault(status=503, paths=("/api/chat",))
-        body = {"model": "gpt-x", "messages": [{"role": "user", "content": "say hi /local"}]}
+        body = {"model": "gpt-x", "messages": [{"role": "user", "content": "say hi"}]}
         r = httpx.post(g.url + "/v1/chat/completions", json=body, timeout=30)
         assert r.status_code == 200, r.text
         assert r.json()["choices"][0]["message"]["content"] == "hello from fake openai_chat gpt-x"
@@ -92,9 +95,9 @@ def test_without_a_model_in_the_rule_the_local_backend_serves_its_own(
 ) -> None:
     cfg = _config(fake.url, fake.url).replace(RULES, "")
     with GliderServer(cfg, tmp_path) as g:
-        r = _ask(g, "say hi /local")
+        r = _ask(g, "say hi")
         assert r.status_code == 200, r.text
-        assert r.headers["x-glider-route"].startswith("local; rule=explicit_local; backend=ollama")
+        assert r.headers["x-glider-route"].startswith("local; rule=small_context_local; backend=ollama")
     assert [(q.path, q.body["model"]) for q in fake.requests] == [("/api/chat", "qwen-local")]
 
 
@@ -104,7 +107,7 @@ def test_a_model_the_local_ollama_has_not_pulled_falls_back_to_the_clients(
     # No injected fault: the strict fake answers Ollama's own 404 for a model it has not pulled.
     cfg = _config(fake.url, fake.url).replace(RULES, "").replace("model: qwen-local", "model: qwen-missing")
     with GliderServer(cfg, tmp_path) as g:
-        r = _ask(g, "say hi /local")
+        r = _ask(g, "say hi")
         assert r.status_code == 200, r.text
         assert "fallback-from=ollama" in r.headers["x-glider-route"]
         assert g.wait_for("UpstreamFailed")[0]["status"] == 404
@@ -118,7 +121,7 @@ def test_a_context_the_local_window_cannot_hold_falls_back(fake: FakeUpstream, t
     with FakeUpstream(ollama_models=["qwen-local"], context_window=200) as local:
         cfg = _config(local.url, fake.url).replace(RULES, "")
         with GliderServer(cfg, tmp_path) as g:
-            r = _ask(g, "say hi /local " + "word " * 400)
+            r = _ask(g, "say hi " + "word " * 400)
             assert r.status_code == 200, r.text
             assert "fallback-from=ollama" in r.headers["x-glider-route"]
             assert g.wait_for("UpstreamFailed")[0]["status"] == 400

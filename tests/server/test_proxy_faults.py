@@ -51,10 +51,10 @@ def _post(g: GliderServer, body: dict[str, object], **kw: object) -> httpx.Respo
 
 def test_refused_local_falls_back_to_cloud(fake: FakeUpstream, tmp_path: Path) -> None:
     with GliderServer(_config(closed_port_url(), fake.url), tmp_path) as g:
-        r = _post(g, _body("/local say hi"))
+        r = _post(g, _body("say hi"))
         assert r.status_code == 200
         assert r.json()["content"][0]["text"].startswith("hello from fake anthropic")
-        assert r.headers["x-glider-route"].startswith("cloud; rule=explicit_local; backend=origin")
+        assert r.headers["x-glider-route"].startswith("cloud; rule=small_context_local; backend=origin")
         assert "fallback-from=ollama" in r.headers["x-glider-route"]
         failed = g.wait_for("UpstreamFailed")
         assert failed[0]["backend"] == "ollama" and failed[0]["stage"] == "before_first_byte"
@@ -66,7 +66,7 @@ def test_refused_local_falls_back_to_cloud(fake: FakeUpstream, tmp_path: Path) -
 
 def test_refused_without_fallback_is_a_502_in_the_client_shape(fake: FakeUpstream, tmp_path: Path) -> None:
     with GliderServer(_config(closed_port_url(), fake.url, local=", fallback: none"), tmp_path) as g:
-        r = _post(g, _body("/local say hi"))
+        r = _post(g, _body("say hi"))
         assert r.status_code == 502
         assert r.json()["type"] == "error"
         assert r.json()["error"]["type"] == "api_error"
@@ -75,7 +75,7 @@ def test_refused_without_fallback_is_a_502_in_the_client_shape(fake: FakeUpstrea
         assert "FallbackUsed" not in g.types()
         r = httpx.post(
             g.url + "/v1/chat/completions",
-            json={"model": "m", "messages": [{"role": "user", "content": "/local hi"}]},
+            json={"model": "m", "messages": [{"role": "user", "content": "hi"}]},
             timeout=30,
         )
         assert r.status_code == 502
@@ -87,13 +87,13 @@ def test_503_from_local_falls_back_and_without_fallback_keeps_the_status(
 ) -> None:
     with GliderServer(_config(fake.url, fake.url), tmp_path) as g:
         fake.set_fault(status=503, paths=("/api/chat",))
-        r = _post(g, _body("/local hi", stream=True))
+        r = _post(g, _body("hi", stream=True))
         assert r.status_code == 200
         assert "event: message_stop" in r.text
         assert g.wait_for("FallbackUsed")[0]["reason"] == "status 503"
     with GliderServer(_config(fake.url, fake.url, local=", fallback: none"), tmp_path) as g:
         fake.set_fault(status=503, paths=("/api/chat",))
-        r = _post(g, _body("/local hi"))
+        r = _post(g, _body("hi"))
         assert r.status_code == 503
         assert r.json()["type"] == "error"
         assert r.json()["error"]["message"] == "injected fault"
@@ -123,7 +123,7 @@ def test_a_local_server_that_goes_quiet_falls_back_to_the_cloud(
     cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}")
     with GliderServer(cfg, tmp_path) as g:
         fake.set_fault(paths=("/api/chat",), **fault)
-        r = _post(g, _body("/local hi", stream=True))
+        r = _post(g, _body("hi", stream=True))
         assert r.status_code == 200
         assert "event: message_stop" in r.text
         assert "fallback-from=ollama" in r.headers["x-glider-route"]
@@ -134,7 +134,7 @@ def test_timeout_before_first_byte_without_fallback_is_a_504(fake: FakeUpstream,
     cfg = _config(fake.url, fake.url, local=", timeout: {read: 0.3}, fallback: none")
     with GliderServer(cfg, tmp_path) as g:
         fake.set_fault(delay=3.0, paths=("/api/chat",))
-        r = _post(g, _body("/local hi", stream=True))
+        r = _post(g, _body("hi", stream=True))
         assert r.status_code == 504
         assert r.json()["error"]["type"] == "timeout_error"
 
@@ -164,7 +164,7 @@ def test_a_translated_stream_is_whole_whether_its_reply_starts_early_or_not(
     (no fallback), the client gets the same well-formed stream."""
     with GliderServer(_config(fake.url, fake.url, local=fallback), tmp_path) as g:
         fake.set_reply(text="one two three")
-        r = _post(g, _body("/local hi", stream=True))
+        r = _post(g, _body("hi", stream=True))
         assert r.status_code == 200
         names = [e for e, _ in _events(r.text)]
         assert names[0] == "message_start" and names[-1] == "message_stop"

@@ -47,7 +47,7 @@ def _config(fake: FakeUpstream, pricing: str = "") -> str:
         " fallback: origin}\n"
         "routing:\n  task_classifier: {enabled: false}\n  rules:\n"
         "    - {name: far_local, priority: 96, trigger: {type: explicit, commands: ['/gone']},"
-        " action: {target: local, backend: gone}}\n" + pricing
+        " action: {target: local, backend: gone}, fallback: origin}\n" + pricing
     )
 
 

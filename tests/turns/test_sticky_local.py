@@ -56,6 +56,9 @@ def test_a_local_turn_keeps_its_subagent_title_continuation_and_compaction_local
     tr, tb = title_request(S1, "audit the repo /local")
     p2, d2 = h.route(tr, tb)
     assert (p2.placement.kind, p2.turn_id, d2.target) == ("title", "t1", "local")
+    # The turn, its subagent and its title are each kept on the machine by the rule (issue 39): the
+    # proxy falls back to no cloud backend for them.
+    assert (d1.held_local, d.held_local, d2.held_local) == ("explicit_local",) * 3
     history = [user("audit the repo /local"), {"role": "assistant", "content": "looking"}]
     compact = "Your task is to create a detailed summary of the conversation so far, paying close attention"
     r3, b3 = cc(S1, [*history, user(compact)])
@@ -63,11 +66,12 @@ def test_a_local_turn_keeps_its_subagent_title_continuation_and_compaction_local
     assert (p3.placement.kind, p3.turn_id, d3.target) == ("summary", "t1", "local")
     r4, _ = cc(S1, [*history, {"role": "assistant", "content": "and more"}])
     p4, d4 = h.route(r4)
-    assert (p4.placement.kind, d4.target) == ("continuation", "local")
+    assert (p4.placement.kind, d4.target, d4.held_local) == ("continuation", "local", "explicit_local")
+    assert (d3.held_local, d3.rule) == ("explicit_local", "sticky")
     # The next real user message decides anew.
     r5, _ = cc(S1, [*history, user("thanks, now " + "explain it all " * 800)])
     p5, d5 = h.route(r5)
-    assert (p5.placement.kind, d5.target, d5.rule) == ("new_turn", "cloud", "big_cloud")
+    assert (p5.placement.kind, d5.target, d5.rule, d5.held_local) == ("new_turn", "cloud", "big_cloud", None)
 
 
 def test_the_allowlist_names_the_spawning_tool_or_its_subagent_type(config: Config) -> None:

@@ -41,7 +41,7 @@ def test_the_backends_panel_shows_a_breaker_opening(tmp_path: Path, fake: FakeUp
         body = {
             "model": "claude-sonnet-4-5",
             "max_tokens": 16,
-            "messages": [{"role": "user", "content": "/local"}],
+            "messages": [{"role": "user", "content": "hi"}],
         }
         r = httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
         assert "fallback-from=ollama" in r.headers["x-glider-route"]

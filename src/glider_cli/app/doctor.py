@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from glider_cli.backends.output_budget import FLOOR
 from glider_cli.backends.probe import Capability
 from glider_cli.config.model import Config
 from glider_cli.values import Frozen
@@ -165,6 +166,9 @@ def _problem(
         return cap.error
     if model and cap.serves(model) is False:
         return f"does not serve model {model!r} (serves: {', '.join(cap.models or ()) or 'none'})"
+    if cap.context_window is not None and cap.context_window <= FLOOR:  # as the gate of `glider serve`
+        least = f"the {FLOOR:,} output tokens a local reply gets"
+        return f"window {cap.context_window:,} leaves no room for a request beside {least}"
     return None
 
 

@@ -206,7 +206,9 @@ class Explained(Frozen):
     """A decision and the config that made it (`source`: a path or `<bundled:NAME>`); for a local
     decision, the pack its backend would receive (`protocol.pack`'s report: sizes and parts, with no
     episodes: offline there is no session) and what is known of the backend's capabilities (the
-    config's `context_window` / `tools`; offline, nothing is probed, so the rest is unknown)."""
+    config's `context_window` / `tools`; offline, nothing is probed, so the rest is unknown), with,
+    when the window is known, the output the request gets (`output`: `backends.output_budget`, the
+    client's `max_tokens` cut to what the window leaves after the pack, or the gate's refusal)."""
 
     decision: RouteDecision
     source: str
@@ -266,6 +268,13 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
 
     if protocol in PACKABLE:
         packed = pack(protocol, body, config.settings.transform, tools=bs.tools is not False).report.to_dict()
+    if bs.context_window is not None:  # the output the request gets, as `glider serve`'s gate gives it
+        from glider_cli.backends.output_budget import output_budget
+
+        tokens = packed["tokens_after"] if packed is not None else request.estimated_tokens
+        what = f"pack {tokens:,} tokens" if packed is not None else f"request {tokens:,} tokens"
+        budget = output_budget(bs.context_window, tokens, request.max_tokens, bs.max_tokens, what=what)
+        caps["output"] = budget.to_dict()
     return Explained(decision, config.source, packed, caps, differs)
 
 

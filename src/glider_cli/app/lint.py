@@ -23,7 +23,9 @@ Findings (errors unless noted), each with `rule`, `key`, `message` and `file`/`l
 - (warning) a backend no request can reach (`app.lint_backends`): no rule, fallback, strategy or
   side default (`routing.local_backend` / `routing.cloud_backend`) leads to it;
 - (warning) a local rule whose backend did not serve the model it would be sent, when that
-  backend's last probe is known (`app.lint_models`, from `$GLIDER_HOME/run/probes.json`).
+  backend's last probe is known (`app.lint_models`, from `$GLIDER_HOME/run/probes.json`);
+- (warning) a local backend whose `context_window` the capability gate lets no request through
+  (`app.lint_windows`: 1,024 tokens or under, the least output a local reply gets).
 The same checks back `GET /api/router/lint`. No network, no writes. Every finding names the file,
 the rule (None for a finding about the whole sequence) and the key.
 """
@@ -222,6 +224,9 @@ def lint(
     from glider_cli.app.lint_models import unserved_models
 
     issues.extend(unserved_models(config, _known(environ) if known is None else known))
+    from glider_cli.app.lint_windows import small_windows
+
+    issues.extend(small_windows(config))
     return LintReport(
         source=config.source,
         errors=tuple(i for i in issues if i.severity == "error"),

@@ -97,6 +97,9 @@ def explain(
         window = f"{c['context_window']:,}" if c["context_window"] else "unknown"
         tools_ok = {True: "yes", False: "no", None: "unknown"}[c["tools"]]
         print(f"backend  {c['backend']}: window {window}, tools {tools_ok} ({c['source']})")
+        budget = c.get("output")
+        if budget is not None:
+            print(f"output   {_output_line(budget)}")
     for x in explained.differs:
         print(differs_line(x, client))
 
@@ -113,6 +116,17 @@ def differs_line(x: Mapping[str, Any], client: str | None) -> str:
         f"note     as {name} sends it ({x['tools']} tools, ~{x['tokens']:,} tokens): {then}; "
         f"see --client {x['as']}"
     )
+
+
+def _output_line(out: dict[str, Any]) -> str:
+    """What `backends.output_budget` gave the request, in words."""
+    if out["refused"]:
+        return f"the gate refuses it: {out['refused']}"
+    if out["note"]:
+        return str(out["note"])
+    if out["given"] is not None:
+        return f"max_tokens {out['given']:,} fits the window as asked"
+    return f"no max_tokens asked: the server's default, the rest of its window (at least {out['floor']:,})"
 
 
 @app.command("replay")

@@ -11,9 +11,11 @@
 ordinary call when every member failed) use it through these methods only. See the contract of
 `proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
 policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
-side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates). A
-continuation the turn index takes off local (`StickyPlan.off_local`: its local replies kept stopping at
-the output-token limit) starts at the local backend's fallback (`FallbackUsed` with that reason).
+side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates), nor
+for a request an explicit `/local` keeps on the machine unless its rule names that cloud backend as
+its `fallback` (`proxy.held_local`: the client's error then says so). A continuation the turn index
+takes off local (`StickyPlan.off_local`: its local replies kept stopping at the output-token limit)
+starts at the local backend's fallback (`FallbackUsed` with that reason), under the same policy.
 
 A translated reply names the model the client asked for (its UI stays as it is); the one that answered
 is in `x-glider-route` (`; model=<name>`). A translated Anthropic stream's `message_start` has this
@@ -52,6 +54,7 @@ from glider_cli.proxy.calls import (
     route_header,
 )
 from glider_cli.proxy.failed import all_failed, no_retry
+from glider_cli.proxy.held_local import barred_note, cloud_barred
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.outgoing import build_call
 from glider_cli.proxy.relay import stream_reply
@@ -98,10 +101,13 @@ class Dispatch:
             headers.append((b"x-glider-route", route.encode("latin-1")))
         return Reply(status, headers, error_bytes(protocol, status, message))
 
-    def _next(self, current: Backend, rule_fallback: str | None) -> Backend | None:
-        """The fallback after `current`; with `routing.local_only`, never from the local side to the cloud."""
-        nxt = self.registry.fallback_for(current, rule_fallback)
+    def _next(self, current: Backend, decision: RouteDecision) -> Backend | None:
+        """The fallback after `current`; with `routing.local_only`, never from the local side to the
+        cloud, nor for a request an explicit `/local` keeps local (`proxy.held_local`)."""
+        nxt = self.registry.fallback_for(current, decision.fallback)
         if nxt is not None and self.turns.local_only and current.side == "local" and nxt.side != "local":
+            return None
+        if cloud_barred(decision, current, nxt):
             return None
         return nxt
 
@@ -147,7 +153,7 @@ class Dispatch:
         current: Backend | None = backend
         off = job.opened.plan.off_local if backend.side == "local" else None
         if off is not None:  # taken off local: the backend's fallback answers, as after a failure
-            nxt = self._next(backend, rule_fallback)
+            nxt = self._next(backend, job.decision)
             if nxt is not None and nxt.name != backend.name:
                 self.sink.emit(
                     FALLBACK_USED, {"from": backend.name, "to": nxt.name, "reason": off}, turn_id=job.turn_id
@@ -169,7 +175,7 @@ class Dispatch:
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
-                    nxt = self._next(current, rule_fallback)
+                    nxt = self._next(current, job.decision)
                     if nxt is not None and nxt.name not in tried:
                         # A fallback could still take over: hold the reply until the first body byte.
                         try:
@@ -189,7 +195,7 @@ class Dispatch:
                     self.local.failed(current.name, exc.message)
                 failed = failure_record(current, exc, "before_first_byte")
                 self.sink.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
-                nxt = self._next(current, rule_fallback)
+                nxt = self._next(current, job.decision)
                 if nxt is not None and nxt.name not in tried:
                     reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
                     self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
@@ -203,8 +209,11 @@ class Dispatch:
         last_backend = attempts[-1][0].backend
         ended = rule_fallback if rule_fallback is not None else last_backend.fallback
         stopped = "the rule or backend says `fallback: none`" if ended == "none" else None
+        after = self.registry.fallback_for(last_backend, rule_fallback)
+        barred = cloud_barred(job.decision, last_backend, after)
+        kept = barred_note(job.decision) if barred else None
         why = no_retry(attempts, stopped)
-        reply = all_failed(job.inb.protocol, attempts, route, rule=job.decision.rule, no_retry=why)
+        reply = all_failed(job.inb.protocol, attempts, route, rule=job.decision.rule, no_retry=why, note=kept)
         last = attempts[-1][0]
         ms = round((time.perf_counter() - attempts[0][0].started) * 1000, 1)
         fb = last.backend.name != backend.name

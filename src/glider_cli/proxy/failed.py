@@ -20,6 +20,9 @@ Contract of `all_failed(protocol, attempts, route)`:
   (`do_not_retry`): `x-should-retry: false` (the Anthropic and OpenAI SDKs and Claude Code obey it)
   and, for Gemini and Responses clients (Gemini CLI and Codex retry every 5xx, whatever the
   headers say), a 400 instead of the 5xx.
+- `note` (`all_failed(..., note=)`): what Glider adds, such as why the chain stopped short of the
+  cloud (`proxy.held_local`); the message is then Glider's, naming the rule and the backend, with
+  the note at its end, whatever the upstream answered.
 """
 
 from __future__ import annotations
@@ -90,13 +93,14 @@ def all_failed(
     *,
     rule: str | None = None,
     no_retry: str | None = None,
+    note: str | None = None,
 ) -> Reply:
     call, last = attempts[-1]
     headers = [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))]
     if isinstance(last, UpstreamStatus):
         status = last.status
         headers += kept_headers(last.headers)
-        if len(attempts) == 1 and call.passthrough and _is_json(last.body):
+        if len(attempts) == 1 and call.passthrough and _is_json(last.body) and note is None:
             return Reply(status, headers, last.body)
         message, kind = upstream_message(last.body) if last.body else (last.message, None)
         same_family = (protocol == "anthropic") == (call.backend.wire in ("anthropic", "client"))
@@ -107,14 +111,17 @@ def all_failed(
             headers.append((b"retry-after", str(max(1, math.ceil(last.retry_after))).encode()))
     if len(attempts) > 1:
         message = "every backend failed: " + "; ".join(f"{c.backend.name}: {cause(e)}" for c, e in attempts)
-    if no_retry is not None:
+    if no_retry is not None or note is not None:
         named = f"rule {rule}, " if rule else ""
         message = (
-            f"Glider (the router, not the model provider): {message} ({named}backend "
-            f"{call.backend.name}); not worth retrying: {no_retry}"
+            f"Glider (the router, not the model provider): {message} ({named}backend {call.backend.name})"
         )
-        status, extra = do_not_retry(protocol, status)
-        headers += extra
+        if no_retry is not None:
+            message += f"; not worth retrying: {no_retry}"
+            status, extra = do_not_retry(protocol, status)
+            headers += extra
+        if note is not None:
+            message += f"; {note}"
     body = error_body(protocol, status, message, type=kind if same_family else None)
     if isinstance(last, UpstreamStatus) and same_family and protocol != "anthropic":
         code = _upstream_code(last.body)

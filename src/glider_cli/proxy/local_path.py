@@ -22,10 +22,13 @@ Contract:
   local backend a rule would use, why it cannot take the request, or None. It refuses when the turn
   in progress uses tools (its messages since the latest real user message carry tool calls or
   results) and the backend cannot call tools, and when what would be sent (`size(backend)`:
-  the request's token estimate, or the pack's when the local side gets a pack) plus the output it
-  may ask for (the client's `max_tokens`, capped by the backend's `max_tokens`) exceeds the
-  backend's window, and when the request asks for structured output (`protocol.structured`) from a
-  backend that cannot give it (`structured_output: false`). `dialect(name)`: the structured-output
+  the request's token estimate, or the pack's when the local side gets a pack) leaves the backend's
+  window too little output (`backends.output_budget`: the client's `max_tokens` is a ceiling, cut
+  to what the window leaves, but never below 1,024 tokens or the ceiling), and when the request asks
+  for structured output (`protocol.structured`) from a backend that cannot give it
+  (`structured_output: false`). A backend that takes the request with its `max_tokens` cut answers
+  a `router.decide.GateNote` saying so (the trace carries it). `output(name, chat, tokens)` is that
+  budget, by which `proxy.outgoing` sends the cut `max_tokens`. `dialect(name)`: the structured-output
   dialect the probe found, by which `server.outbound` writes a JSON Schema request for the server.
   An unknown window or tool support never refuses: unknown is not "too small".
 - `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
@@ -45,11 +48,13 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from glider_cli.backends.output_budget import OutputBudget, output_budget
 from glider_cli.backends.probe import Capability, merge, probe_all
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.settings import Settings
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.pack import PACKABLE, Packed, pack
+from glider_cli.router.decide import GateNote
 from glider_cli.store.eventlog.events import TURN_OPENED
 from glider_cli.values import replace
 
@@ -232,17 +237,26 @@ class LocalPath:
             if structured and cap.structured == "none":
                 why = "cannot constrain its output to a JSON Schema (structured_output: false)"
                 return f"the request asks for structured output and {cap.backend} {why}"
-            window = cap.context_window
-            if window is None:
-                return None
             tokens = size(cap.backend) if size is not None else chat.estimated_tokens
-            bs = self.settings.backends.get(cap.backend)
-            caps = [x for x in (chat.max_tokens, bs.max_tokens if bs else None) if x]
-            out = min(caps) if caps else 0
-            if tokens + out > window:
-                what = f"pack {tokens:,} tokens" if size is not None else f"request {tokens:,} tokens"
-                plus = f" + {out:,} output" if out else ""
-                return f"{what}{plus} > window {window:,}"
-            return None
+            what = f"pack {tokens:,} tokens" if size is not None else f"request {tokens:,} tokens"
+            budget = self.output(cap.backend, chat, tokens, what=what)
+            if budget is None:
+                return None
+            if budget.refused is not None:
+                return budget.refused
+            note = budget.note
+            return GateNote(note) if note is not None else None
 
         return check
+
+    def output(
+        self, name: str, chat: ChatRequest, tokens: int, *, what: str | None = None
+    ) -> OutputBudget | None:
+        """The output a request of `tokens` (the pack's, or the request's) gets from local backend
+        `name` (`backends.output_budget`); None when its window is unknown."""
+        cap = self.caps.get(name)
+        window = cap.context_window if cap is not None else None
+        if window is None:
+            return None
+        bs = self.settings.backends.get(name)
+        return output_budget(window, tokens, chat.max_tokens, bs.max_tokens if bs else None, what=what)

@@ -25,7 +25,12 @@ Contract:
   No rule matching at all raises NoRoute.
 - The decision's `backend` is the action's backend or the side's default backend (config);
   `model` is the action's model, or None (keep the client's model). When an explicit rule has
-  control, `command` is the command it found (the turn index binds the family by it).
+  control, `command` is the command it found (the turn index binds the family by it). When an
+  explicit rule sends the request local, itself or by holding its family (step 2), `held_local`
+  names it: the person said "not the cloud", and the proxy falls back to no cloud backend but that
+  rule's own `fallback`.
+- A gate's GateNote (the backend takes the request with its output trimmed to what its window
+  leaves) is added to the trace line of the rule that wins with that backend.
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
 The decision's record (the trace after the winner, the RouteDecision itself) is router.record.
@@ -53,9 +58,18 @@ from glider_cli.router.triggers import (
     typed_text,
 )
 
+
+class GateNote(str):
+    """A gate's answer that is no refusal: the backend takes the request as it will be sent, and this
+    says how (its output trimmed to what the window leaves after the pack). It joins the trace line
+    of the rule that wins with that backend."""
+
+    __slots__ = ()
+
+
 # A capability gate: given the local backend a rule would use, why it cannot take this request
-# (the pack does not fit its window, the turn needs tools it cannot call), or None. Built by the
-# turn lifecycle from the probed capabilities and the pack's size; the router only asks it.
+# (the pack does not fit its window, the turn needs tools it cannot call), a GateNote, or None. Built
+# by the turn lifecycle from the probed capabilities and the pack's size; the router only asks it.
 Gate = Callable[[str | None], str | None]
 
 
@@ -138,6 +152,7 @@ class Router(DecisionRecord):
         winner: CompiledRule | None = None
         action: Action | None = None
         command: str | None = None
+        keeper: str | None = None  # the explicit rule keeping the request on the machine
         tail = (0, 0)
         quick = self._quick
         quiet: Any = None  # (index, whether none of its patterns can match the text)
@@ -179,9 +194,12 @@ class Router(DecisionRecord):
                     Reason(rule.name, rule.priority, False, f"{m.reason} but {note}; counted as no match")
                 )
                 continue
+            fits: str | None = None
             if gate is not None and merged.target == "local":
                 local = merged.backend or self._default_backend["local"]
                 why = gate(local)
+                if isinstance(why, GateNote):
+                    fits, why = why, None
                 if why is not None:
                     said = f"{m.reason}, but local backend {local} cannot take it: {why}"
                     if rule.kind != "explicit":
@@ -218,6 +236,8 @@ class Router(DecisionRecord):
                 )
                 continue
             said = m.reason + note if note else m.reason
+            if fits:
+                said = f"{said}; {fits}"
             won = self._won[i]
             line = won.get(said)
             if line is None:
@@ -226,6 +246,8 @@ class Router(DecisionRecord):
                     won[said] = line
             trace.append(line)
             winner, action, command = rule, merged, m.command
+            if rule.kind == "explicit" and merged.target == "local":
+                keeper = rule.name
             rest = self._tails[i] if not every else self._rest(i, ctx, every)
             tail = (len(trace), len(rest))
             trace.extend(rest)
@@ -270,6 +292,7 @@ class Router(DecisionRecord):
             sticky,
             command if winner.kind == "explicit" else None,
             tail=tail,
+            held_local=keeper,
         )
         return decision
 
@@ -318,11 +341,16 @@ class Router(DecisionRecord):
         line = f"held local: {why_held}"
         local = action.backend or self._default_backend["local"]
         why = gate(local) if gate is not None else None
-        if why is not None:
+        # Kept on the machine by the explicit rule, unless its own `fallback` takes over below.
+        keeper: str | None = name if rule is not None else (sticky.held_by if sticky else None) or name
+        if isinstance(why, GateNote):
+            line += f"; {why}"
+        elif why is not None:
             turn = f" in turn {sticky.turn_id}" if sticky is not None and sticky.turn_id else ""
             what = f"{name}: held local{turn}; local backend {local}"
             action = self._fallback(rule, local, why, what, name=name)
             line += f"; local backend {local} cannot take it: {why}; its fallback {action.backend} answers"
+            keeper = None
         trace.append(Reason("sticky", None, True, line))
         tail = (len(trace), len(self._held_tail))
         trace.extend(self._held_tail)
@@ -341,6 +369,7 @@ class Router(DecisionRecord):
             trace,
             sticky,
             tail=tail,
+            held_local=keeper,
         )
 
     def _fallback(

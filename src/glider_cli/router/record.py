@@ -7,7 +7,8 @@ Contract (`DecisionRecord`, the base of `router.decide.Router`, which sets `rule
   which never changes the decision.
 - `_decision(...)` builds the RouteDecision: the action's backend or the side's default backend; a
   bound StickyView's `forced` side (and backend, model) wins over the rules' verdict, which stays in
-  the trace; the view and the family join `extra`. Pure: no I/O.
+  the trace; the view and the family join `extra`; `held_local` (the explicit rule keeping the
+  request on the machine) only while the decision stays local. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class DecisionRecord:
         command: str | None = None,
         *,
         tail: tuple[int, int] = (0, 0),
+        held_local: str | None = None,
     ) -> RouteDecision:
         # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
         extra: dict[str, Any] = {}
@@ -96,4 +98,6 @@ class DecisionRecord:
             where=where,
             fallback=fallback,
             command=command,
+            # A forced move off the local side (a tool result returning to the cloud) is no hold.
+            held_local=held_local if side == "local" else None,
         )
