@@ -225,6 +225,13 @@ def texts(answer: Answer) -> list[str]:
     return out
 
 
+def all_decoded_strictly(answer: Any) -> bool:
+    """Every frame of a run's answer (a RunSSE `Answer` or an HTTP/2 `H2Answer`) but the end-stream
+    one was decoded by protobuf-es as it came, none failed, none left undecoded."""
+    frames = [f for f in answer.frames if not f[1] & 2]
+    return len(answer.decoded) == len(frames) and None not in answer.decoded
+
+
 def trailer(answer: Answer) -> dict[str, Any] | None:
     import json
 

@@ -2,7 +2,10 @@
 CONNECT proxy, TLS trusting only the CA it is given, ALPN `h2` only, python-hyper's `h2` (`h2_peer`).
 `AgentService/Run` is one full-duplex Connect stream: the client's messages enveloped on the request
 body (kept open while the answer streams, as Cursor does), the server's frames read one by one as
-they arrive, each with its arrival time.
+they arrive, each with its arrival time, and each AgentServerMessage decoded as it arrives the way
+Cursor's client decodes it (protobuf-es, `cursor_client.strict`, as the HTTP/1.1 client decodes a
+RunSSE's frames): a frame it rejects fails the run with StrictDecodeError; `H2Answer.decoded` holds
+their protobuf-es JSON forms (None each where no strict decoder can run).
 
 `H2CursorClient(proxy_port, ca_file, window=)`: `connect(host)` -> `H2Conn` (one connection, many
 streams); `H2Conn.run(first, more=, executor=, ...)`, `H2Conn.unary(path, body)`, `H2Conn.start_run`
@@ -22,8 +25,9 @@ from typing import Any
 
 import cursor_wire as wire
 import h2.exceptions
-from cursor_client import BASE_HEADERS
+from cursor_client import BASE_HEADERS, strict
 from h2_peer import Peer, PeerStream, Reset
+from strict_decoder import StrictDecoder
 
 RUN = "/agent.v1.AgentService/Run"
 
@@ -34,6 +38,7 @@ class H2Answer:
     headers: dict[str, str]
     body: bytes = b""
     frames: list[tuple[float, int, bytes]] = field(default_factory=list)  # (time, flags, payload)
+    decoded: list[Any] = field(default_factory=list)  # each frame but the end, as protobuf-es decoded it
     trailers: dict[str, str] = field(default_factory=dict)
     reset: int | None = None
     rid: str = ""
@@ -87,6 +92,8 @@ class H2Conn:
                     if len(buf) < 5 + n:
                         break
                     out.frames.append((time.monotonic(), flags, buf[5 : 5 + n]))
+                    if not flags & 2:
+                        out.decoded.append(strict(buf[5 : 5 + n]))
                     if on_frame is not None:
                         on_frame(flags, buf[5 : 5 + n])
                     buf = buf[5 + n :]
@@ -148,6 +155,9 @@ class H2CursorClient:
         self.proxy_port = proxy_port
         self.ca_file = ca_file
         self.window = window
+        # The strict decoder (node) started here, not at a run's first frame: its start (or the
+        # install of its package) does not stall a connection's event loop mid-run.
+        StrictDecoder.shared()
 
     def context(self) -> ssl.SSLContext:
         ctx = ssl.create_default_context(cafile=self.ca_file)  # only this CA: no system store

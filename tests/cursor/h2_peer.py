@@ -5,7 +5,8 @@
 (`window`: the initial stream window this side advertises), `serve()` reads until the connection
 ends. `open(headers)` (client) starts a stream; `on_request(stream)` (server) is called per request.
 `PeerStream.read()` returns body chunks as they came and gives them back to the sender's window
-after `read_delay` seconds (a slow reader), `send()` waits for the window, `reset()`, `end()`.
+after `read_delay` seconds (a slow reader), `send()` waits for the window, `reset()` (reading ends
+with it), `end()`.
 """
 
 from __future__ import annotations
@@ -86,7 +87,12 @@ class PeerStream:
         await self.peer.flush()
 
     async def reset(self, code: int = h2.errors.ErrorCodes.CANCEL) -> None:
+        """Resets the stream; this side's reading ends with it (a read then raises Reset(code))."""
         self.peer.conn.reset_stream(self.id, code)
+        if self.reset_code is None:
+            self.reset_code = code
+        self.inbox.put_nowait(None)
+        self.window.set()
         await self.peer.flush()
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 import cursor_wire as wire
 import pytest
-from cursor_client import CursorClient, texts, trailer
+from cursor_client import CursorClient, all_decoded_strictly, texts, trailer
 from cursor_exec import Executor, Leave
+from cursor_h2_client import H2CursorClient
 from cursor_harness import cursor_yaml
 from fake_agent_model import MODEL, FakeAgentModel, last_tool_result, offered
 from fake_cursor import _fields
@@ -68,9 +69,25 @@ def cursor_seen(fake_cursor: Any) -> list[str]:
     return [r.path for r in fake_cursor.requests]
 
 
-def run_turn(g: Any, text: str, ex: Executor, conv: str = "conv-agent") -> tuple[Any, str]:
-    client = CursorClient(g.port, g.ca)
-    return asyncio.run(client.agent_turn(AGENT, wire.run_request(conv, wire.user_action(text)), ex))
+def run_turn(
+    g: Any, text: str, ex: Executor, conv: str = "conv-agent", *, transport: str = "http1"
+) -> tuple[Any, str]:
+    """One local turn with `ex` answering its execs: over HTTP/1.1 (RunSSE and BidiAppends) or over
+    HTTP/2 (`h2`: one `Run` stream, the exec answers on its request body). Either client decodes
+    every frame strictly as it arrives (`decoded`)."""
+    first = wire.run_request(conv, wire.user_action(text))
+    if transport == "http1":
+        return asyncio.run(CursorClient(g.port, g.ca).agent_turn(AGENT, first, ex))
+
+    async def go() -> Any:
+        conn = await H2CursorClient(g.port, g.ca).connect(AGENT)
+        try:
+            return await conn.run(first, executor=ex)
+        finally:
+            await conn.close()
+
+    answer = asyncio.run(go())
+    return answer, answer.rid
 
 
 def test_read_then_answer(model, fake_cursor, glider_for, tmp_path: Path, workspace: Path) -> None:
@@ -290,13 +307,16 @@ def test_grep_and_ls_results_reach_the_model(
     assert [m for k, _, m in ex.steps if k == "completed"] == [5, 13]
 
 
+@pytest.mark.parametrize("transport", ["http1", "h2"])
 def test_deadline_while_a_tool_runs_aborts_the_exec(
-    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any, transport: str
 ) -> None:
     model.script = [lambda b: {"tool": "shell", "args": {"command": "sleep 1000"}}]
     g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
     ex = Executor(workspace, hang=("shell",))
-    sse, _ = run_turn(g, "/local wait for it", ex)
+    sse, _ = run_turn(g, "/local wait for it", ex, transport=transport)
+    assert all_decoded_strictly(sse)  # the abort too
+    assert {"execServerControlMessage": {"abort": {"id": 1}}} in sse.decoded
     assert [name for name, _ in ex.execs] == ["shell"] and len(model.requests) == 1
     # exec_server_control_message (5) -> abort (1) -> id (1) of the shell exec, then the message.
     aborts = [_fields(p)[5] for _, f, p in sse.frames if not f & 2 and 5 in _fields(p)]
@@ -310,8 +330,9 @@ def completed_steps(sse: Any) -> list[dict[str, Any]]:
     return [u["toolCallCompleted"]["toolCall"] for u in updates if "toolCallCompleted" in u]
 
 
+@pytest.mark.parametrize("transport", ["http1", "h2"])
 def test_read_grep_shell_edit_read_decodes_strictly_at_every_step(
-    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any, transport: str
 ) -> None:
     model.script = [
         lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
@@ -323,11 +344,11 @@ def test_read_grep_shell_edit_read_decodes_strictly_at_every_step(
     ]
     g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  shell_timeout_seconds: 45\n"))
     ex = Executor(workspace)
-    sse, _ = run_turn(g, "/local walk the workspace", ex)
+    sse, _ = run_turn(g, "/local walk the workspace", ex, transport=transport)
     assert trailer(sse) == {} and "".join(texts(sse)) == "now: return 'new'"
-    # Every frame the client received was decoded by protobuf-es as it came (cursor_client): text,
-    # steps, exec requests, heartbeats, the turn's end.
-    assert len(sse.decoded) == len([f for f in sse.frames if not f[1] & 2]) and None not in sse.decoded
+    # Every frame the client received was decoded by protobuf-es as it came (cursor_client,
+    # cursor_h2_client): text, steps, exec requests, heartbeats, the turn's end.
+    assert all_decoded_strictly(sse)
     assert [name for name, _ in ex.execs] == ["read", "grep", "shell", "read", "write", "read"]
     # The shell went out as a stream (ExecServerMessage 14) with the configured timeout (ms).
     assert ex.members[2] == 14 and ex.execs[2][1][3] == 45_000
@@ -375,8 +396,9 @@ def test_shell_answered_in_one_shell_result_and_a_model_timeout(
     assert shell["shellToolCall"]["result"]["success"]["stdout"] == "x" * 20000
 
 
+@pytest.mark.parametrize("transport", ["http1", "h2"])
 def test_failed_steps_are_drawn_as_the_member_s_own_failure(
-    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any, transport: str
 ) -> None:
     model.script = [
         lambda b: {"tool": "read", "args": {"path": "missing.txt"}},
@@ -386,7 +408,8 @@ def test_failed_steps_are_drawn_as_the_member_s_own_failure(
     ]
     g = glider_for(agent_yaml(fake_cursor, tmp_path, model))
     ex = Executor(workspace, throw=("ls",))
-    sse, _ = run_turn(g, "/local try things", ex)
+    sse, _ = run_turn(g, "/local try things", ex, transport=transport)
+    assert all_decoded_strictly(sse)
     missing = str(workspace / "missing.txt")
     read, edit, ls = completed_steps(sse)
     assert read["readToolCall"]["result"] == {"error": {"errorMessage": f"file not found: {missing}"}}
@@ -396,15 +419,17 @@ def test_failed_steps_are_drawn_as_the_member_s_own_failure(
     assert "".join(texts(sse)) == "told: error: the client could not run it: EACCES: the sandbox refused it"
 
 
+@pytest.mark.parametrize("transport", ["http1", "h2"])
 def test_a_step_the_turn_stops_is_completed_as_stopped(
-    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any, transport: str
 ) -> None:
     model.script = [
         lambda b: {"tool": "edit", "args": {"path": "src/app.py", "old_text": "old", "new_text": "new"}}
     ]
     g = glider_for(agent_yaml(fake_cursor, tmp_path, model, extra="  turn_deadline_seconds: 5\n"))
     ex = Executor(workspace, hang=("read",))
-    sse, _ = run_turn(g, "/local edit it slowly", ex)
+    sse, _ = run_turn(g, "/local edit it slowly", ex, transport=transport)
+    assert all_decoded_strictly(sse)
     # The IDE saw the edit start, the exec aborted, and the step completed as stopped (not left open).
     kinds = [next(iter(d)) for d in sse.decoded]
     assert "execServerControlMessage" in kinds
@@ -415,10 +440,8 @@ def test_a_step_the_turn_stops_is_completed_as_stopped(
 
 
 def test_local_tool_turn_over_http2_runs_on_the_same_stream(
-    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path
+    model, fake_cursor, glider_for, tmp_path: Path, workspace: Path, strict: Any
 ) -> None:
-    from cursor_h2_client import H2CursorClient
-
     model.script = [
         lambda b: {"tool": "read", "args": {"path": "notes.txt"}},
         lambda b: {"text": "The file says: " + last_tool_result(b).strip()},
@@ -440,6 +463,14 @@ def test_local_tool_turn_over_http2_runs_on_the_same_stream(
     assert [(k, m) for k, _, m in ex.steps] == [("started", 8), ("completed", 8)]
     [ended] = updates(answer, 14)
     assert _fields(ended) == {1: 200, 2: 20}
+    # Every frame Glider wrote on the stream decoded as Cursor's client decodes it: the read's exec
+    # request, its step started and completed, the text, the turn's end.
+    assert all_decoded_strictly(answer)
+    [read] = completed_steps(answer)
+    assert read["readToolCall"]["result"]["success"]["content"] == "the secret is 42\n"
+    assert any("execServerMessage" in d for d in answer.decoded)
+    ended_json = {"interactionUpdate": {"turnEnded": {"inputTokens": "200", "outputTokens": "20"}}}
+    assert answer.decoded[-1] == ended_json
     assert cursor_seen(fake_cursor) == []
     done = g.server.wait_for("FulfilledLocal")[-1]
     assert done["backend"] == "ollama" and done["complete"] is True

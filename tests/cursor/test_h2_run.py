@@ -13,7 +13,7 @@ from typing import Any
 
 import cursor_wire as wire
 import pytest
-from cursor_client import CursorClient, texts, trailer
+from cursor_client import CursorClient, all_decoded_strictly, texts, trailer
 from cursor_h2_client import H2CursorClient
 from cursor_harness import cursor_yaml
 from fake_cursor import FakeCursor
@@ -117,7 +117,9 @@ def test_cloud_run_is_relayed_frame_by_frame_both_ways(origin, glider_for, tmp_p
     assert done["complete"] is True
 
 
-def test_local_text_run_is_answered_on_the_same_stream(fake, origin, glider_for, tmp_path: Path) -> None:
+def test_local_text_run_is_answered_on_the_same_stream(
+    fake, origin, glider_for, tmp_path: Path, strict: Any
+) -> None:
     fake.reset()
     g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
     client = H2CursorClient(g.port, g.ca)
@@ -133,6 +135,12 @@ def test_local_text_run_is_answered_on_the_same_stream(fake, origin, glider_for,
     assert answer.status == 200 and answer.headers["content-type"] == "application/connect+proto"
     assert "".join(texts(answer)) == "hello from fake ollama fake-model"
     assert trailer(answer) == {}
+    # Every frame Glider wrote decoded as Cursor's client decodes it (text, tokens, the turn's end).
+    assert all_decoded_strictly(answer)
+    updates = [d["interactionUpdate"] for d in answer.decoded if "interactionUpdate" in d]
+    told = "".join(u["textDelta"]["text"] for u in updates if "textDelta" in u)
+    assert told == "hello from fake ollama fake-model"
+    assert "turnEnded" in updates[-1]
     assert run_paths(origin) == []  # nothing of the run reached Cursor
     sent = [r for r in fake.requests if r.path == "/api/chat"][-1].body
     assert "git status: clean" not in str(sent)
@@ -277,7 +285,9 @@ def test_a_gzip_compressed_first_message_is_read_and_routed(fake, origin, glider
     assert run_paths(origin) == []
 
 
-def test_heartbeats_while_the_local_model_prefills(fake, origin, glider_for, tmp_path: Path) -> None:
+def test_heartbeats_while_the_local_model_prefills(
+    fake, origin, glider_for, tmp_path: Path, strict: Any
+) -> None:
     fake.reset()
     fake.set_fault(delay=4.0, paths=("/api/chat",), times=1)
     g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
@@ -292,6 +302,7 @@ def test_heartbeats_while_the_local_model_prefills(fake, origin, glider_for, tmp
     answer = asyncio.run(go())
     payloads = [p for _, flags, p in answer.frames if not flags & 2]
     assert payloads[0] == bytes.fromhex("0a026a00")  # a heartbeat came before the first text
+    assert answer.decoded[0] == {"interactionUpdate": {"heartbeat": {}}} and all_decoded_strictly(answer)
     assert "".join(texts(answer)) == "hello from fake ollama fake-model"
     assert run_paths(origin) == []
 

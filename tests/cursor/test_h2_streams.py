@@ -16,7 +16,7 @@ import h2.errors
 import h2.exceptions
 import h2.settings
 import pytest
-from cursor_client import texts, trailer
+from cursor_client import all_decoded_strictly, texts, trailer
 from cursor_h2_client import RUN, H2CursorClient
 from cursor_harness import cursor_yaml
 from fake_cursor import FakeCursor
@@ -46,7 +46,7 @@ async def settle(read: Any, timeout: float = 10.0) -> int:
 
 
 def test_a_slow_reader_holds_only_its_own_stream_and_5mb_pass_a_small_window(
-    fake, origin, glider_for, tmp_path: Path
+    fake, origin, glider_for, tmp_path: Path, strict: Any
 ) -> None:
     fake.reset()
     origin.big = 5 * MB
@@ -69,32 +69,45 @@ def test_a_slow_reader_holds_only_its_own_stream_and_5mb_pass_a_small_window(
 
     answer, other, held = asyncio.run(go())
     assert "".join(texts(other)) == "hello from fake ollama fake-model" and trailer(other) == {}
+    assert all_decoded_strictly(other)  # every frame Glider wrote on the local run, as Cursor reads it
     # Flow control held Cursor at a few windows (the client's 16 KiB, Glider's 256 KiB stream window).
     assert held < 512 * 1024, held
     assert answer.status == 200 and trailer(answer) == {}
     body = "".join(texts(answer))
     assert body.count("x") == 5 * MB and body.startswith("hello from cursor") and body.endswith(" (done)")
     assert answer.body == b"".join(f for _, f in origin.h2_runs[0].sent)  # unchanged, byte for byte
+    assert all_decoded_strictly(answer)
     done = g.server.wait_for("OriginPassthrough")[-1]
     assert done["complete"] is True
 
 
-def test_a_reset_cancels_that_run_only(fake, origin, glider_for, tmp_path: Path) -> None:
+def test_a_reset_cancels_that_run_only(fake, origin, glider_for, tmp_path: Path, strict: Any) -> None:
     fake.reset()
-    fake.set_fault(delay=5.0, paths=("/api/chat",), times=1)
+    # The local model answers long after the run's first heartbeat (3 s): the stop comes mid-turn.
+    fake.set_fault(delay=10.0, paths=("/api/chat",), times=1)
     origin.gate = True
     g = glider_for(cursor_yaml(origin, tmp_path, fake.url))
     client = H2CursorClient(g.port, g.ca)
 
     async def go() -> tuple[Any, Any, Any]:
         conn = await client.connect(AGENT)
-        slow, _ = await conn.start_run(wire.run_request("conv-stop", wire.user_action("/local think hard")))
+        slow, rid = await conn.start_run(wire.run_request("conv-stop", wire.user_action("/local think hard")))
         cloud, _ = await conn.start_run(wire.run_request("conv-cloud", wire.user_action("/cloud go")))
         await asyncio.wait_for(slow.response, 30)
         await asyncio.wait_for(cloud.response, 30)
         while not origin.h2_runs:
             await asyncio.sleep(0.02)
+        # The local run is read until Glider's first frame on it (a heartbeat while the model thinks).
+        first = asyncio.Event()
+        reading = asyncio.create_task(conn.read_run(slow, lambda flags, p: first.set(), rid=rid))
+        waiting = asyncio.create_task(first.wait())
+        await asyncio.wait([reading, waiting], timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        waiting.cancel()
+        if reading.done():
+            reading.result()  # the reading failed (a frame protobuf-es rejects raises here)
+        assert first.is_set(), "no frame on the local run"
         await slow.reset()  # the person pressed stop on the local run
+        stopped = await asyncio.wait_for(reading, 30)
         await cloud.send(b"", end=True)  # the cloud run's client had ended its body (half-closed) ...
         await asyncio.sleep(0.5)
         await cloud.reset()  # ... and pressed stop while Cursor holds the run mid-turn
@@ -107,9 +120,12 @@ def test_a_reset_cancels_that_run_only(fake, origin, glider_for, tmp_path: Path)
         origin.release()
         after = await conn.run(wire.run_request("conv-next", wire.user_action("/cloud again")))
         await conn.close()
-        return slow, cloud, after
+        return stopped, cloud, after
 
-    _, _, after = asyncio.run(go())
+    stopped, _, after = asyncio.run(go())
+    # What Glider wrote on the local run before the stop decoded as Cursor's client decodes it.
+    assert stopped.reset == h2.errors.ErrorCodes.CANCEL and stopped.frames
+    assert stopped.decoded[0] == {"interactionUpdate": {"heartbeat": {}}} and all_decoded_strictly(stopped)
     # The connection and the next run go on.
     assert texts(after) == ["hello from cursor", " (done)"]
     local = g.server.wait_for("FulfilledLocal")[-1]
