@@ -262,3 +262,16 @@ def test_a_collector_that_is_down_costs_only_the_drops(fake: FakeUpstream, tmp_p
     report = json.loads(doctor.stdout)["telemetry"]
     assert report["enabled"] is True and report["answers"] is False and report["why"]
     assert report["served"] is None or report["served"]["dropped"] >= 5
+
+
+def test_traces_exporter_none_builds_no_span(fake: FakeUpstream, tmp_path: Path) -> None:
+    """OTEL_TRACES_EXPORTER=none (and OTEL_METRICS_EXPORTER=none): export on, nothing built or sent —
+    not even attempted against a collector that is down."""
+    cfg = _config(tmp_path, fake.url)
+    env = _env(closed_port_url(), OTEL_TRACES_EXPORTER="none", OTEL_METRICS_EXPORTER="none")
+    with ServeProcess("--config", str(cfg), env=env) as served:
+        assert [_ask(served.url, "a tiny question").status_code for _ in range(3)] == [200] * 3
+        time.sleep(1.0)  # past OTEL_BSP_SCHEDULE_DELAY: a span would have been exported (and dropped)
+        tel = httpx.get(served.url + "/healthz", timeout=10).json()["telemetry"]
+    assert tel["enabled"] is True and (tel["traces"], tel["metrics"]) == (False, False)
+    assert (tel["exported"], tel["dropped"], tel["queued"], tel["failed_exports"]) == (0, 0, 0, 0), tel

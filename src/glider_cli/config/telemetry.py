@@ -15,7 +15,9 @@ and, where a person's environment is more specific than a shared profile, wins: 
 (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), the protocol
 (`OTEL_EXPORTER_OTLP_PROTOCOL`), headers (`OTEL_EXPORTER_OTLP_HEADERS`: read by the exporter itself,
 so an API key never sits in a config file), `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
-`OTEL_TRACES_SAMPLER_ARG` (the ratio) and `OTEL_SDK_DISABLED=true` (off, whatever the config says).
+`OTEL_TRACES_SAMPLER_ARG` (the ratio), `OTEL_TRACES_EXPORTER=none` / `OTEL_METRICS_EXPORTER=none` (no
+spans, or no metrics: every request costs the metrics' records, a sampled-out one nothing else) and
+`OTEL_SDK_DISABLED=true` (off, whatever the config says).
 With no `telemetry:` section, an endpoint in the environment turns export on; `enabled: false` keeps
 it off. `effective(settings, environ)` is what `glider serve` runs with.
 """
@@ -91,6 +93,8 @@ class Telemetry(Frozen):
     sample_ratio: float
     capture_content: bool
     max_queue_size: int
+    traces: bool  # OTEL_TRACES_EXPORTER=none: no spans
+    metrics: bool  # OTEL_METRICS_EXPORTER=none: no metrics
 
     def __init__(
         self,
@@ -103,6 +107,8 @@ class Telemetry(Frozen):
         sample_ratio: float,
         capture_content: bool,
         max_queue_size: int,
+        traces: bool = True,
+        metrics: bool = True,
     ) -> None:
         init_fields(
             self,
@@ -115,6 +121,8 @@ class Telemetry(Frozen):
             sample_ratio,
             capture_content,
             max_queue_size,
+            traces,
+            metrics,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -126,6 +134,8 @@ class Telemetry(Frozen):
             "service_name": self.service_name,
             "sample_ratio": self.sample_ratio,
             "capture_content": self.capture_content,
+            "traces": self.traces,
+            "metrics": self.metrics,
         }
 
 
@@ -191,6 +201,8 @@ def effective(settings: TelemetrySettings, environ: Mapping[str, str]) -> Teleme
         1.0 if ratio is None else ratio,
         settings.capture_content,
         settings.max_queue_size,
+        environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() != "none",
+        environ.get("OTEL_METRICS_EXPORTER", "").strip().lower() != "none",
     )
 
 

@@ -72,7 +72,7 @@ class Telemetry:
         ]
         export = Export(config, version=__version__, views=views)
         tracer = export.tracer_provider.get_tracer("glider_cli", __version__)
-        meter = export.meter_provider.get_meter("glider_cli", __version__)
+        meter = export.meter_provider.get_meter("glider_cli", __version__) if config.metrics else None
         recorder = Recorder(tracer, meter, config, prices, latest=latest_conventions(environ))
         return cls(config, export, recorder)
 

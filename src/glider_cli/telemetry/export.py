@@ -27,7 +27,7 @@ from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased, TraceIdRatioBased
 
 from glider_cli.config.telemetry import Telemetry
 
@@ -139,17 +139,17 @@ class Export:
         resource = Resource(attributes)
         span_exporter, metric_exporter = _exporters(telemetry)
         self.span_exporter = span_exporter
-        self.tracer_provider = TracerProvider(
-            resource=resource, sampler=ParentBased(TraceIdRatioBased(telemetry.sample_ratio))
-        )
+        # OTEL_TRACES_EXPORTER=none: every span sampled out (nothing built, nothing exported).
+        sampler = ParentBased(TraceIdRatioBased(telemetry.sample_ratio)) if telemetry.traces else ALWAYS_OFF
+        self.tracer_provider = TracerProvider(resource=resource, sampler=sampler)
         batch = BatchSpanProcessor(
             _Counted(span_exporter, self.counts), max_queue_size=telemetry.max_queue_size
         )
         self.tracer_provider.add_span_processor(_Queue(batch, self.counts, telemetry.max_queue_size))
         self.metric_exporter = metric_exporter
-        self.meter_provider = MeterProvider(
-            resource=resource, metric_readers=[PeriodicExportingMetricReader(metric_exporter)], views=views
-        )
+        # OTEL_METRICS_EXPORTER=none: no reader (and the recorder records nothing).
+        readers = [PeriodicExportingMetricReader(metric_exporter)] if telemetry.metrics else []
+        self.meter_provider = MeterProvider(resource=resource, metric_readers=readers, views=views)
 
     def shutdown(self, timeout: float = 5.0) -> None:
         """Export what is queued, then stop the exporters' threads. With a collector that failed the

@@ -56,7 +56,7 @@ from glider_cli.errors import BackendOpen, BackendTimeout, GateRefused, GliderEr
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
-    from opentelemetry.metrics import Meter
+    from opentelemetry.metrics import Histogram, Meter
     from opentelemetry.trace import Span, SpanContext, Tracer
 
     from glider_cli.proxy.calls import Call, Inbound, Job
@@ -105,28 +105,31 @@ class Recorder:
     """Requests, refusals and regrets as spans and metrics (see the module contract)."""
 
     def __init__(
-        self, tracer: Tracer, meter: Meter, telemetry: Telemetry, prices: PriceTable, *, latest: bool
+        self, tracer: Tracer, meter: Meter | None, telemetry: Telemetry, prices: PriceTable, *, latest: bool
     ) -> None:
         self.tracer = tracer
         self.telemetry = telemetry
         self.prices = prices
         self.latest = latest
         self.provider_key = "gen_ai.provider.name" if latest else "gen_ai.system"
-        self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage", unit="{token}", description="Number of input and output tokens used"
-        )
-        self.duration = meter.create_histogram(
-            "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration"
-        )
-        self.first_chunk = (
-            meter.create_histogram(
-                "gen_ai.client.operation.time_to_first_chunk",
-                unit="s",
-                description="Time to receive the first chunk of a streamed reply",
+        self.tokens: Histogram | None = None
+        self.duration: Histogram | None = None
+        self.first_chunk: Histogram | None = None
+        if meter is not None:  # None: OTEL_METRICS_EXPORTER=none
+            self.tokens = meter.create_histogram(
+                "gen_ai.client.token.usage",
+                unit="{token}",
+                description="Number of input and output tokens used",
             )
-            if latest
-            else None
-        )
+            self.duration = meter.create_histogram(
+                "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration"
+            )
+            if latest:
+                self.first_chunk = meter.create_histogram(
+                    "gen_ai.client.operation.time_to_first_chunk",
+                    unit="s",
+                    description="Time to receive the first chunk of a streamed reply",
+                )
         # turn id -> the context of the last span of that turn (what a later regret links to)
         self._turns: OrderedDict[str, SpanContext] = OrderedDict()
         self.errors = 0  # spans that could not be built (counted; never raised into a request)
@@ -298,6 +301,8 @@ class Recorder:
     def _metrics(
         self, job: Job, call: Call | None, served: Served | None, error: GliderError | None, seconds: float
     ) -> None:
+        if self.duration is None or self.tokens is None:
+            return
         backend = call.backend if call is not None else None
         kind = backend.kind if backend is not None else ""
         provider = (
