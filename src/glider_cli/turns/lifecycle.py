@@ -259,8 +259,8 @@ class Turns:
             events = [decided]
             events += bound
         if plan.escalated is not None and decision.target == "cloud":
-            reason, local = plan.escalated
-            data = {"reason": reason, "from": local, "to": decision.backend, "rule": decision.rule}
+            reason, local, rule = plan.escalated
+            data = {"reason": reason, "from": local, "to": decision.backend, "rule": rule}
             events.append((ESCALATED, data, turn_id))
         if self.regret.pending:
             events += self.regret.take()

@@ -77,6 +77,8 @@ class Family:
     typed: str = ""
     creds: str | None = None
     ahead: bool = False
+    # The rule that decided the turn's own (opening) request: the one an escalation reports.
+    rule: str | None = None
     # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local";
     # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0

@@ -100,20 +100,20 @@ Events = list[tuple[str, Mapping[str, Any], str | None]]
 class StickyPlan(Frozen):
     """What `place` found: the placement and the view to pass to decide() (which carries the side a
     request must go to, `view.forced`, and the placement record, `view.family`); `escalated`, for a
-    client's failure message sent to the cloud, the reason (`client_failure:<which>`) and the local
-    backend that answered the turn."""
+    client's failure message sent to the cloud, the reason (`client_failure:<which>`), the local
+    backend that answered the turn and the rule that sent it there."""
 
     placement: Placement
     view: StickyView
     off_local: str | None
-    escalated: tuple[str, str | None] | None
+    escalated: tuple[str, str | None, str | None] | None
 
     def __init__(
         self,
         placement: Placement,
         view: StickyView,
         off_local: str | None = None,
-        escalated: tuple[str, str | None] | None = None,
+        escalated: tuple[str, str | None, str | None] | None = None,
     ) -> None:
         self.__dict__.update(placement=placement, view=view, off_local=off_local, escalated=escalated)
 
@@ -178,7 +178,11 @@ class Stickiness:
         escalated = None
         if view.forced is not None and view.forced.side == "cloud" and p.sent not in (None, "neutral"):
             fam = self.index.get(p.turn_id)
-            escalated = (f"client_failure:{p.sent}", fam.backend if fam is not None else None)
+            escalated = (
+                f"client_failure:{p.sent}",
+                fam.backend if fam is not None else None,
+                fam.rule if fam is not None else None,
+            )
         return StickyPlan(p, view, off, escalated)
 
     def _view(self, request: ChatRequest, p: Placement, now: float) -> StickyView:
@@ -290,6 +294,8 @@ class Stickiness:
         if fam is None:
             return events
         fam.side, fam.backend, fam.model = decision.target, decision.backend, decision.model
+        if p.kind == "new_turn":
+            fam.rule = decision.rule
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
