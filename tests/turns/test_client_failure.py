@@ -81,6 +81,12 @@ def test_a_failed_message_sends_the_rest_of_the_turn_to_the_cloud(
     )
     bound = [d for t, d, _ in h.events if t == "StickyBound"]
     assert bound and bound[0]["target"] == "cloud" and bound[0]["family"] == "t1"
+    (regret,) = [d for t, d, _ in h.events if t == "LocalRegret"]  # regretted for the rule that sent it
+    assert (regret["kind"], regret["rule"], regret["evidence"]) == (
+        "escalated",
+        "small_task",
+        f"client_failure:{which}",
+    )
     # The rest of the turn stays there: the cloud's tool call comes back, its result goes to the cloud...
     messages = [*_after("small task: fix the typo", text), tool_use("toolu_9")]
     h.route(cc(S1, messages)[0], calls=[])

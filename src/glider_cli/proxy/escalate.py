@@ -183,3 +183,6 @@ class Escalation:
         if estimated:
             data["estimated"] = estimated
         self.sink.emit(ESCALATED, data, turn_id=job.turn_id)
+        reason = held.verdict.reason or ""
+        for kind, regret, turn in self.turns.escalated(job.opened, call.backend.name, call.model, reason):
+            self.sink.emit(kind, regret, turn_id=turn)

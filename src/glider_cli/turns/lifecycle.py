@@ -214,6 +214,14 @@ class Turns:
         binding = fam.binding if fam is not None else None
         return binding is not None and binding.target == "local" and binding.live(self._clock())
 
+    def escalated(self, opened: Opened, backend: str, model: str | None, reason: str) -> Events:
+        """The events that record an escalation of `opened`'s local reply (`proxy.escalate`) beyond
+        `Escalated` itself: the turn's `LocalRegret` (kind `escalated`) for the rule that sent it."""
+        rule = opened.decision.rule
+        return list(
+            self.regret.escalated(opened.turn_id, rule=rule, backend=backend, model=model, reason=reason)
+        )
+
     @property
     def local_only(self) -> bool:
         """`routing.local_only` in force (a reload's `use` changes it): no fallback to the cloud either."""
@@ -262,6 +270,7 @@ class Turns:
             reason, local, rule = plan.escalated
             data = {"reason": reason, "from": local, "to": decision.backend, "rule": rule}
             events.append((ESCALATED, data, turn_id))
+            events += self.regret.escalated(turn_id, rule=rule, backend=local, model=None, reason=reason)
         if self.regret.pending:
             events += self.regret.take()
         return Opened(chat, plan, decision, events, False, strategy)
