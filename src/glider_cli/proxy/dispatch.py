@@ -161,10 +161,12 @@ class Dispatch:
         # A client's failure message the turn index sent to the cloud (`turns.sticky`), else the
         # reason a checked local reply could not be used (`proxy.escalate`): on the reply's route.
         escalated: str | None = job.opened.plan.escalated[0] if job.opened.plan.escalated else None
+        # That request, for the cloud: without the empty turns the failed local answer left.
+        sent = self.escalation.cleaned(job.inb) if escalated else job.inb
         while current is not None and current.name not in tried:
             tried.add(current.name)
             try:
-                call = self.call(job.inb, job.decision, current)
+                call = self.call(sent if current.side == "cloud" else job.inb, job.decision, current)
             except RequestError as exc:  # a body the backend's wire cannot be given
                 return self.error(job.inb.protocol, exc.status, exc.message)
             if current is not backend:

@@ -12,6 +12,9 @@ never one the person's explicit `/local` (or its family's local binding) sent th
 The check itself is `protocol.reply_check`, on the reply as the client would get it (a translated
 reply is translated for it by a converter of its own: the relay translates the same bytes again).
 
+`cleaned` is the request a client's failure message sends to the cloud (`turns.sticky`), without the
+empty model turns the client kept of the local answer (`protocol.empty_turns`: a cloud refuses them).
+
 `hold` reads a whole reply, or a stream until it is decided: as soon as visible text arrives (held
 bytes are then relayed as they are: text streams as before), or, for a reply that opens with a tool
 call, once that call is complete; a stream that ends first is checked as it stands. Each read is
@@ -34,6 +37,7 @@ import orjson
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import EventSink
+from glider_cli.protocol.empty_turns import without_empty_turns
 from glider_cli.protocol.reply_check import (
     USABLE,
     Offered,
@@ -43,7 +47,7 @@ from glider_cli.protocol.reply_check import (
     whole_verdict,
 )
 from glider_cli.protocol.usage import Usage
-from glider_cli.proxy.calls import Call, Job
+from glider_cli.proxy.calls import Call, Inbound, Job
 from glider_cli.store.eventlog.events import ESCALATED
 from glider_cli.turns.lifecycle import Turns
 
@@ -139,6 +143,19 @@ class Escalation:
         except Exception:  # a body that does not parse is relayed (and reported) as it always was
             return USABLE
         return whole_verdict(protocol, body, offered)
+
+    def cleaned(self, inb: Inbound) -> Inbound:
+        """`inb` for the cloud when the client's failure message escalated its turn: without the empty
+        model turns its history keeps (`protocol.empty_turns`), which a cloud service refuses."""
+        try:
+            raw = orjson.loads(inb.raw)
+        except orjson.JSONDecodeError:
+            return inb
+        cleaned = without_empty_turns(inb.protocol, raw) if isinstance(raw, dict) else None
+        if cleaned is None:
+            return inb
+        body = without_empty_turns(inb.protocol, inb.body) or inb.body
+        return replace(inb, raw=orjson.dumps(cleaned), body=body, packs={})
 
     def restated(self, call: Call, verdict: Verdict, protocol: str) -> Call:
         """`call` once more, with the reason its reply could not be used stated to the model as a last
