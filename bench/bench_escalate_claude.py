@@ -13,7 +13,13 @@ cloud answers the way a working model does: it reads notes.txt with the Read too
 per tree: the local model's calls (the relay's /v1/chat/completions), the cloud's (/v1/messages), the
 requests Claude Code sent, the escalations logged, Claude Code's exit code, turns and answer.
 
-    .venv/bin/python bench/bench_escalate_claude.py [--before cb83390] [--local llama|fake] [--json]
+    .venv/bin/python bench/bench_escalate_claude.py [--before cb83390] [--local llama|fake]
+                                                    [--max-tokens 256] [--json]
+
+With a small `--max-tokens` (8) SmolLM2's answer stops at the cap and Claude Code sends its own
+`Output token limit hit…`: before, that continuation of a rule's local turn was routed anew on its own
+text (to the cloud); now it stays on the local side that answered, until two local answers in a row
+stopped at the cap send the next continuation to the cloud.
 
 `--local fake` runs the same with a scripted local model (the tests' fake, answering a call to a tool
 that was not offered) instead of SmolLM2, when the llama.cpp server is not built.
@@ -42,12 +48,12 @@ PROMPT = "small task: read notes.txt and tell me the secret word written in it"
 SECRET = "the secret word is periwinkle"
 
 
-def config(local_url: str, cloud_url: str) -> str:
+def config(local_url: str, cloud_url: str, max_tokens: int = 256) -> str:
     return (
         "extends: default\n"
         "backends:\n"
         f"  llama: {{type: openai, side: local, base_url: '{local_url}/v1', model: smollm2,"
-        " context_window: 8192, max_tokens: 256}\n"
+        f" context_window: 8192, max_tokens: {max_tokens}}}\n"
         f"  origin: {{type: origin, side: cloud, base_url: '{cloud_url}'}}\n"
         "routing:\n"
         "  local_backend: llama\n"
@@ -118,7 +124,7 @@ def events(home: Path, type_: str) -> list[dict[str, Any]]:
     return out
 
 
-def one(tree: Path, local: Any, local_url: str, claude: str) -> dict[str, Any]:
+def one(tree: Path, local: Any, local_url: str, claude: str, max_tokens: int = 256) -> dict[str, Any]:
     """One run of Claude Code through `glider serve` from `tree`: what each side served."""
     import claude_code
     from fake_upstream import FakeUpstream, ToolReply
@@ -127,7 +133,7 @@ def one(tree: Path, local: Any, local_url: str, claude: str) -> dict[str, Any]:
         tmp = Path(t)
         cloud.set_reply(tool=ToolReply("Read", {"file_path": str(tmp / "work" / "notes.txt")}, once=True))
         cfg = tmp / "glider.yaml"
-        cfg.write_text(config(local_url, cloud.url))
+        cfg.write_text(config(local_url, cloud.url, max_tokens))
         local.clear()
         with serve(tree, cfg, tmp / "home") as url:
             got = run_claude(claude, url, tmp)
@@ -171,6 +177,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--before", default=BASE, help="the git ref of the tree before the change")
     ap.add_argument("--local", choices=("llama", "fake"), default="llama")
+    ap.add_argument("--max-tokens", type=int, default=256, help="the local backend's output cap")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -195,7 +202,7 @@ def main() -> None:
             fake = _FakeLocal()
             try:
                 for name, tree in trees:
-                    results[name] = one(tree, fake, fake.url, claude)
+                    results[name] = one(tree, fake, fake.url, claude, args.max_tokens)
             finally:
                 fake.fake.stop()
         else:
@@ -207,7 +214,7 @@ def main() -> None:
                 llama_server.LoggingRelay(llama.url) as relay,
             ):
                 for name, tree in trees:
-                    results[name] = one(tree, relay, relay.url, claude)
+                    results[name] = one(tree, relay, relay.url, claude, args.max_tokens)
     if args.json:
         print(json.dumps(results, indent=2))
         return
