@@ -22,7 +22,7 @@ DEFAULT_USAGE = (21, 9)
 @dataclass
 class ToolReply:
     name: str
-    arguments: dict[str, Any] | None = None
+    arguments: dict[str, Any] | str | None = None
     # Only in answer to a message the person wrote (not to a tool result): the agent calls the tool
     # once per prompt, then the fake answers its text.
     once: bool = False
@@ -112,7 +112,7 @@ class Plan:
     model: str
     text: str
     tool_name: str | None
-    tool_args: dict[str, Any]
+    tool_args: dict[str, Any] | str
     thinking: str | None
     usage: tuple[int, int]
     event_delay: float
@@ -126,7 +126,8 @@ class Plan:
 
     @property
     def args_json(self) -> str:
-        return json.dumps(self.tool_args)
+        # A `ToolReply` whose arguments are text sends that text as they are (a model's broken JSON).
+        return self.tool_args if isinstance(self.tool_args, str) else json.dumps(self.tool_args)
 
 
 def _json_mode(protocol: str, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -146,7 +147,7 @@ def plan_reply(protocol: str, body: dict[str, Any], reply: Reply) -> Plan:
     model = str(body.get("model") or "fake-model")
     schemas = _tool_schemas(protocol, body)
     tool_name: str | None = None
-    tool_args: dict[str, Any] = {}
+    tool_args: dict[str, Any] | str = {}
     if reply.tool is not None and not (reply.tool.once and not _last_user_text(protocol, body)):
         tool_name = reply.tool.name
         tool_args = (

@@ -148,6 +148,14 @@ class UpstreamStatus(BackendError):
         self.headers = headers  # the upstream's response headers, as received
 
 
+class ReplyUnusable(BackendError):
+    """The backend answered, but with a reply its turn cannot use (`proxy.escalate`): not passed on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the reply could not be used ({reason})")
+        self.reason = reason
+
+
 class BackendOpen(BackendError):
     """The backend was not tried: its circuit breaker is open. `retry_after`: seconds until a request
     may try it again."""

@@ -213,6 +213,7 @@ def replay(requests: Sequence[ReplayRequest], config: Config) -> list[Step]:
         clock=lambda: now[0],
         new_id=new_id,
         local_only=config.routing.local_only,
+        escalate=config.routing.escalate,
     )
     # Each request's time on the replay's clock (each file keeps its own), protocol and ChatRequest.
     timed: list[tuple[float, float, str, Any]] = []

@@ -9,7 +9,8 @@ brings the rebuilt request to the recorded size, one tool stands for the tools. 
 message, its size, its tools or its commands decide it as they decided the recorded one; a script that
 reads more of the body may not (the suggest report says how many recorded decisions the rebuilt
 requests reproduce). A turn also carries what it cost and saved (`store.usage`'s prices), whether it
-was served locally, and whether it was regretted.
+was served locally, and whether it was regretted. A turn with an `Escalated` event (its local answer
+could not be used: `proxy.escalate`) counts as local and regretted: its rule's local decision failed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from glider_cli.store.eventlog import log
 from glider_cli.store.views.usage_read import read_types
 from glider_cli.values import Frozen, init_fields
 
-TYPES = (ev.TURN_OPENED, ev.ROUTE_DECIDED, ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH, ev.LOCAL_REGRET)
+TYPES = (
+    ev.TURN_OPENED,
+    ev.ROUTE_DECIDED,
+    ev.FULFILLED_LOCAL,
+    ev.ORIGIN_PASSTHROUGH,
+    ev.LOCAL_REGRET,
+    ev.ESCALATED,
+)
 PATHS = {
     "anthropic": "/v1/messages",
     "openai_chat": "/v1/chat/completions",
@@ -124,6 +132,7 @@ def recorded_turns(context_dir: Path, days: int, prices: PriceTable) -> list[Rec
     money: dict[str, list[float]] = {}
     requested: dict[str, str] = {}
     regretted: set[str] = set()
+    escalated: set[str] = set()
     for e in evs:
         turn, t, d = e.get("turn_id"), e["type"], e.get("data") or {}
         if not isinstance(turn, str):
@@ -135,6 +144,8 @@ def recorded_turns(context_dir: Path, days: int, prices: PriceTable) -> list[Rec
             decided.setdefault(turn, d)
         elif t == ev.LOCAL_REGRET:
             regretted.add(turn)
+        elif t == ev.ESCALATED:
+            escalated.add(turn)
         else:
             side = "local" if t == ev.FULFILLED_LOCAL else "cloud"
             sides.setdefault(turn, set()).add(side)
@@ -175,8 +186,9 @@ def recorded_turns(context_dir: Path, days: int, prices: PriceTable) -> list[Rec
                 first_ts[turn],
                 str(d.get("rule")),
                 str(d.get("target")),
-                served == {"local"},
-                turn in regretted,
+                # An escalated turn is its rule's local decision, regretted: the cloud answered it.
+                served == {"local"} or turn in escalated,
+                turn in regretted or turn in escalated,
                 m[0],
                 m[1],
                 int((d.get("request") or {}).get("estimated_tokens") or 0),

@@ -45,6 +45,8 @@ def request_line(job: Any, served: Any) -> str:
 
     placement = job.opened.plan.placement
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
+    if served.escalated:  # a local answer that could not be used, replaced (`proxy.escalate`)
+        fb = f" (escalated from {served.fallback_from or 'local'}: {served.escalated})"
     gone = " client left" if served.disconnected else ""
     model = model_label(served.model) if served.model else "-"
     end = f" {served.end}" if served.end else ""

@@ -185,6 +185,20 @@ class ComplexitySettings(Frozen):
         init_fields(self, enabled, cloud_above, priority, keywords, weights)
 
 
+class EscalateSettings(Frozen):
+    """`routing.escalate`: a turn a rule sent local goes to the cloud when its local reply cannot be
+    used (`on_invalid_reply`: a tool that was not offered, arguments that do not parse or lack a
+    required property, an empty reply; `proxy.escalate`) or when the client says the last answer
+    failed (`on_client_failure`: `protocol.client_texts`, `turns.sticky`). Never after an explicit
+    `/local`; with `routing.local_only` a bad reply is retried once locally instead."""
+
+    on_invalid_reply: bool
+    on_client_failure: bool
+
+    def __init__(self, on_invalid_reply: bool = True, on_client_failure: bool = True) -> None:
+        init_fields(self, on_invalid_reply, on_client_failure)
+
+
 class RoutingSettings(Frozen):
     """`routing:` apart from its rules. `local_only` (the pure-local profile): nothing goes to the
     cloud unless the user's own explicit command (`/cloud`, `/heavy`) sends it — other cloud rules
@@ -196,6 +210,7 @@ class RoutingSettings(Frozen):
     local_backend: str | None
     cloud_backend: str | None
     local_only: bool
+    escalate: EscalateSettings
 
     def __init__(
         self,
@@ -204,8 +219,9 @@ class RoutingSettings(Frozen):
         local_backend: str | None = None,
         cloud_backend: str | None = None,
         local_only: bool = False,
+        escalate: EscalateSettings = EscalateSettings(),
     ) -> None:
-        init_fields(self, classifier, complexity, local_backend, cloud_backend, local_only)
+        init_fields(self, classifier, complexity, local_backend, cloud_backend, local_only, escalate)
 
 
 class Config(Frozen):

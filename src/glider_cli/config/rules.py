@@ -17,6 +17,7 @@ from glider_cli.config.model import (
     TRIGGER_ALIASES,
     TRIGGER_TYPES,
     Action,
+    EscalateSettings,
     RoutingSettings,
     Rule,
     Trigger,
@@ -33,7 +34,9 @@ ROUTING_KEYS = (
     "local_backend",
     "cloud_backend",
     "local_only",
+    "escalate",
 )
+ESCALATE_KEYS = ("on_invalid_reply", "on_client_failure")
 RULE_KEYS = ("name", "priority", "enabled", "trigger", "action", "fallback", "description")
 ACTION_KEYS = ("target", "backend", "model", "adapter", "strategy")
 TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
@@ -351,4 +354,17 @@ def read_routing(
         local_backend=sides["local"],
         cloud_backend=sides["cloud"],
         local_only=bool(ck.boolean(routing, "local_only", path="routing")),
+        escalate=read_escalate(ck, routing),
+    )
+
+
+def read_escalate(ck: Checker, routing: LDict) -> EscalateSettings:
+    """`routing.escalate` (`config.model.EscalateSettings`): both keys on unless set false."""
+    sec = ck.section(routing, "escalate", ESCALATE_KEYS, path="routing.escalate")
+    if sec is None:
+        return EscalateSettings()
+    p = "routing.escalate"
+    return EscalateSettings(
+        on_invalid_reply=or_default(ck.boolean(sec, "on_invalid_reply", path=p), True),
+        on_client_failure=or_default(ck.boolean(sec, "on_client_failure", path=p), True),
     )

@@ -31,27 +31,37 @@ from glider_cli.values import Frozen, init_fields, lazy_pattern
 
 
 class ClientText(Frozen):
-    """One text a client sends on its own: who sends it, when, its fixed parts, and `pattern`, the
-    whole text a message must be."""
+    """One text a client sends on its own: who sends it, when, its fixed parts, `pattern`, the whole
+    text a message must be, and `failure`: for a text that says the model's last answer failed
+    (CLIENTS.md §3b), which failure (`client_failure:<failure>` when the turn escalates); None for a
+    neutral continuation."""
 
     client: str
     when: str
     parts: tuple[str, ...]
     pattern: re.Pattern[str]
+    failure: str | None
 
-    def __init__(self, client: str, when: str, parts: tuple[str, ...], pattern: re.Pattern[str]) -> None:
-        init_fields(self, client, when, parts, pattern)
+    def __init__(
+        self,
+        client: str,
+        when: str,
+        parts: tuple[str, ...],
+        pattern: re.Pattern[str],
+        failure: str | None = None,
+    ) -> None:
+        init_fields(self, client, when, parts, pattern, failure)
 
     def matches(self, text: str) -> bool:
         return self.pattern.match(text) is not None
 
 
-def _text(client: str, when: str, *parts: str) -> ClientText:
+def _text(client: str, when: str, *parts: str, failure: str | None = None) -> ClientText:
     """A `ClientText` of these fixed parts (an empty last part lets the client's text run on). Its
     pattern is compiled on the first message that starts like one of the texts (`client_continuation`),
     not at import: most runs never see one (issue 29's cold start)."""
     body = "(?:.*?)".join(re.escape(p) for p in parts)
-    return ClientText(client, when, tuple(parts), lazy_pattern(body + r"\Z", re.DOTALL))
+    return ClientText(client, when, tuple(parts), lazy_pattern(body + r"\Z", re.DOTALL), failure)
 
 
 _GOAL_OPENING = (
@@ -82,16 +92,19 @@ CONTINUATIONS: tuple[ClientText, ...] = (
         "after a reply with no visible output",
         "[Your previous response had no visible output. Please continue and produce a user-visible "
         "response.]",
+        failure="no_visible_output",
     ),
     _text(
         "Claude Code",
         "after a reply whose tool call could not be parsed",
         "The previous response failed to produce a valid tool call. Please retry the tool call now.",
+        failure="invalid_tool_call",
     ),
     _text(
         "Claude Code",
         "after a reply whose tool call could not be parsed (older form)",
         "Your tool call was malformed and could not be parsed. Please retry.",
+        failure="malformed_tool_call",
     ),
     _text(
         "Claude Code",
@@ -100,13 +113,21 @@ CONTINUATIONS: tuple[ClientText, ...] = (
     ),
     _text("Claude Code", "a Stop hook blocked the end of the turn", "Stop hook feedback:\n", ""),
     _text("Gemini CLI", "its next-speaker check says the model should go on", "Please continue."),
-    _text("Gemini CLI", "a retried reply had only thoughts (a message of its own)", _GEMINI_NUDGES[0]),
-    _text("Gemini CLI", "a retried reply was empty (a message of its own)", _GEMINI_NUDGES[1]),
+    _text(
+        "Gemini CLI",
+        "a retried reply had only thoughts (a message of its own)",
+        _GEMINI_NUDGES[0],
+        failure="thoughts_only",
+    ),
+    _text(
+        "Gemini CLI", "a retried reply was empty (a message of its own)", _GEMINI_NUDGES[1], failure="empty"
+    ),
     _text(
         "Gemini CLI",
         "a tool ran and the reply was empty",
         "[System: You successfully executed a tool but returned an empty response. Please analyze the "
         "tool output and explain your progress or final answer.]",
+        failure="empty_after_tool",
     ),
     _text(
         "Gemini CLI",
@@ -115,6 +136,7 @@ CONTINUATIONS: tuple[ClientText, ...] = (
         ". Please take a step back and confirm you're making forward progress. If not, take a step back, "
         "analyze your previous actions and rethink how you're approaching the problem. Avoid repeating "
         "the same tool calls or responses without new results.",
+        failure="loop_detected",
     ),
     _text("Codex", "an active thread goal goes on by itself (goals/continuation.md)", _GOAL_OPENING, ""),
     _text(

@@ -33,20 +33,30 @@ Headers = list[tuple[str, str]]  # names lower-case
 
 @functools.lru_cache(maxsize=1024)  # a handful of (side, rule, backend) values repeat on every reply
 def route_header(
-    side: str, rule: str, backend: str, fallback_from: str | None = None, model: str | None = None
+    side: str,
+    rule: str,
+    backend: str,
+    fallback_from: str | None = None,
+    model: str | None = None,
+    escalated: str | None = None,
 ) -> str:
     value = f"{side}; rule={quote(rule, safe=_SAFE)}; backend={backend}"
     if model:
         value += f"; model={quote(model, safe=_SAFE)}"
     if fallback_from:
         value += f"; fallback-from={fallback_from}"
+    if escalated:
+        value += f"; escalated={escalated}"
     return value
 
 
 def reply_route(job: Job, call: Call) -> str:
-    """The `x-glider-route` of the reply `call` gives to `job`."""
+    """The `x-glider-route` of the reply `call` gives to `job` (`; escalated=<reason>` when it replaced
+    a local reply that could not be used, `proxy.escalate`)."""
     backend = call.backend
-    return route_header(backend.side, job.decision.rule, backend.name, call.fallback_from, call.model)
+    return route_header(
+        backend.side, job.decision.rule, backend.name, call.fallback_from, call.model, call.escalated
+    )
 
 
 @dataclass
@@ -102,6 +112,8 @@ class Call:
     # Why and when the attempt failed before its reply began (None: it did not).
     error: GliderError | None = None
     ended: float | None = None
+    # Why the reply of the local backend it falls back from could not be used (`proxy.escalate`).
+    escalated: str | None = None
 
 
 def failure_record(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

@@ -40,7 +40,14 @@ from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, 
 from glider_cli.backends.headers import response_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.domain import EventSink, RouteDecision
-from glider_cli.errors import BackendError, BackendOpen, GliderError, RequestError, UpstreamStatus
+from glider_cli.errors import (
+    BackendError,
+    BackendOpen,
+    GliderError,
+    ReplyUnusable,
+    RequestError,
+    UpstreamStatus,
+)
 from glider_cli.protocol.errors import error_bytes, upstream_text
 from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import (
@@ -53,6 +60,7 @@ from glider_cli.proxy.calls import (
     reply_route,
     route_header,
 )
+from glider_cli.proxy.escalate import Escalation
 from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.held_local import barred_note, cloud_barred
 from glider_cli.proxy.local_path import LocalPath
@@ -94,6 +102,8 @@ class Dispatch:
         self.observer = observer
         # Skips a backend that keeps failing (`backends.breaker`); the app gives the one set it probes.
         self.breakers = breakers if breakers is not None else Breakers({})
+        # Checks a local reply before it goes out and sends an unusable one on (`proxy.escalate`).
+        self.escalation = Escalation(turns, sink)
 
     def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
         headers = list(JSON_HEADERS)
@@ -161,17 +171,61 @@ class Dispatch:
                 tried.add(backend.name)
                 current = nxt
         attempts: list[tuple[Call, BackendError]] = []
+        # A client's failure message the turn index sent to the cloud (`turns.sticky`), else the
+        # reason a checked local reply could not be used (`proxy.escalate`): on the reply's route.
+        escalated: str | None = job.opened.plan.escalated[0] if job.opened.plan.escalated else None
+        # That request, for the cloud: without the empty turns the failed local answer left.
+        sent = self.escalation.cleaned(job.inb) if escalated else job.inb
         while current is not None and current.name not in tried:
             tried.add(current.name)
             try:
-                call = self.call(job.inb, job.decision, current)
+                call = self.call(sent if current.side == "cloud" else job.inb, job.decision, current)
             except RequestError as exc:  # a body the backend's wire cannot be given
                 return self.error(job.inb.protocol, exc.status, exc.message)
             if current is not backend:
                 call.fallback_from = backend.name
             job.calls.append(call)
+            if current is not backend or current.side == "cloud":
+                call.escalated = escalated
             try:
                 resp = await self.send(call)
+                offered = self.escalation.offered(job, current) if resp.status < 400 else None
+                if offered is not None:  # a local reply is checked before its first byte goes out
+                    try:
+                        held = await self.escalation.hold(job, call, resp, offered)
+                    except BaseException as exc:
+                        await resp.aclose()
+                        self.breakers.ended(current.name, exc)
+                        raise
+                    if not held.verdict.ok:
+                        nxt = self._next(current, job.decision)
+                        ms = round((time.perf_counter() - call.started) * 1000, 1)
+                        call.error, call.ended = (
+                            ReplyUnusable(held.verdict.reason or "unusable"),
+                            time.perf_counter(),
+                        )
+                        if nxt is not None and nxt.name not in tried:
+                            await resp.aclose()
+                            moved = {
+                                "from": current.name,
+                                "to": nxt.name,
+                                "reason": f"escalated: {held.verdict.reason}",
+                            }
+                            self.sink.emit(FALLBACK_USED, moved, turn_id=job.turn_id)
+                            self.escalation.record(job, call, held, nxt.name, ms)
+                            escalated, current = held.verdict.reason, nxt
+                            continue
+                        # Nowhere to escalate to (`routing.local_only`, `fallback: none`): once more
+                        # here, the reason stated, and that answer is passed on whatever it is.
+                        await resp.aclose()
+                        self.escalation.record(job, call, held, current.name, ms)
+                        call = self.escalation.restated(call, held.verdict, job.inb.protocol)
+                        job.calls.append(call)
+                        resp = await self.send(call)
+                    elif held.it is not None:
+                        return stream_reply(self, job, call, resp, held.it, held.data)
+                    else:
+                        return await self._whole(job, call, BufferedResponse(resp, held.data))
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
@@ -313,6 +367,7 @@ class Dispatch:
             fallback_from=call.fallback_from,
             calls=calls,
             cache=usage.record(),
+            escalated=call.escalated,
             reply_bytes=usage.bytes,
             end=end,
             at_limit=usage.at_limit,

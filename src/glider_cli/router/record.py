@@ -77,8 +77,11 @@ class DecisionRecord:
                 # denylisted tool following its parent): the rules' verdict stays in the trace.
                 trace.append(Reason("sticky", None, True, forced.reason))
                 if side != forced.side or (forced.backend and backend != forced.backend):
+                    moved = side != forced.side
                     side = "local" if forced.side == "local" else "cloud"
-                    rule, priority, backend = "sticky", None, forced.backend or backend
+                    # A side it names no backend of: that side's default, not the rule's backend.
+                    backend = forced.backend or (self._default_backend[side] if moved else backend)
+                    rule, priority = "sticky", None
                     model, adapter, strategy = forced.model, None, "single"
             if sticky.family is not None:
                 extra["family"] = sticky.family

@@ -311,6 +311,7 @@ def _proxy(
         new_id=ids,
         local_only=local_only,
         planner=plans,
+        escalate=config.routing.escalate,
     )
     from glider_cli.backends.probe_cache import FILENAME as PROBES
     from glider_cli.proxy.local_path import LocalPath

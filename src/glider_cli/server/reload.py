@@ -8,8 +8,9 @@ Contract:
 - A reload parses the config the server was started with (the same file, or the same bundled
   profile), lints it (`app.lint`: every error `glider lint` reports) and builds a Router from it, off
   the event loop. Then, on the loop, between two requests, it swaps in one step the Router, the
-  sticky and tool_followup settings and `routing.local_only` (`turns.lifecycle.Turns.use`: turn
-  families and sticky bindings survive). A request in flight keeps the decision it was opened with.
+  sticky and tool_followup settings, `routing.local_only` and `routing.escalate`
+  (`turns.lifecycle.Turns.use`: turn families and sticky bindings survive). A request in flight
+  keeps the decision it was opened with.
   The backends are not swapped: the registry, the local path's probed capabilities and its pack are
   built on them, so a config whose `backends:` (or side defaults) changed is refused with a hint to
   restart; changes to `server:`, `context:`, `delegate:`, `transform:` and `cursor:` take effect on a restart
@@ -277,7 +278,11 @@ class Reloader:
     def _swap(self, config: Config, router: Decider) -> None:
         local_only = config.routing.local_only
         self.proxy.turns.use(
-            router, config.settings.sticky, config.settings.tool_followup, local_only=local_only
+            router,
+            config.settings.sticky,
+            config.settings.tool_followup,
+            local_only=local_only,
+            escalate=config.routing.escalate,
         )
         self.live.config, self.live.router = config, router
 

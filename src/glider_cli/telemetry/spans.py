@@ -52,7 +52,14 @@ from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 from glider_cli.config.pricing import PriceTable, cost
 from glider_cli.config.telemetry import Telemetry
-from glider_cli.errors import BackendOpen, BackendTimeout, GateRefused, GliderError, UpstreamStatus
+from glider_cli.errors import (
+    BackendOpen,
+    BackendTimeout,
+    GateRefused,
+    GliderError,
+    ReplyUnusable,
+    UpstreamStatus,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -442,6 +449,8 @@ def _error_type(exc: GliderError) -> str:
         return "timeout"
     if isinstance(exc, BackendOpen):
         return "breaker_open"
+    if isinstance(exc, ReplyUnusable):  # escalated: the reply came, but could not be used
+        return f"escalated:{exc.reason}"
     return "unreachable"
 
 

@@ -295,7 +295,8 @@ class FamilyIndex(Recording):
         """A continuation the client sent on its own (`protocol.client_texts`) joins the turn it continues."""
         placed = self._follow(current, now, "continuation", sid, request)
         link = f"{sent.client}'s own continuation ({sent.when}); {placed.link}"
-        return Placement("continuation", placed.turn_id, sid, link)
+        said = sent.failure or "neutral"
+        return Placement("continuation", placed.turn_id, sid, link, sent=said)
 
     def _place_title(self, request: ChatRequest, now: float, text: str, current: Family | None) -> Placement:
         sid = request.session_id

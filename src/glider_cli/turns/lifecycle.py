@@ -4,21 +4,22 @@
     ... the caller emits opened.events, serves the request with opened.decision ...
     events = turns.close(opened, Served(...))       # who answered, usage, the outcome, the calls
 
-`open` places the request in its turn family (`turns.sticky.Stickiness`), asks the router for the
-one decision (the family's view passed in: a bound family refuses local, a tool result is forced
-home), records it in the family and binds the family when the decision is a cloud one. Its events
-are, in order: `TurnOpened` (only when the request opens a family: a new real user message; its
-`ask`, and the turn keys `goal` and `clone_path` of `protocol.turn_keys.opening`, made when written),
-`RouteDecided` (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and
-`StickyBound` when the family got bound, then any `LocalRegret` (`turns.regret`: the new user
-message repeats the session's last, locally served, request). A count_tokens request
+`open` places the request in its turn family (`turns.sticky.Stickiness`), asks the router for the one
+decision (the family's view passed in: a bound family refuses local, a tool result is forced home),
+records it in the family and binds the family when the decision is a cloud one. Its events are, in
+order: `TurnOpened` (only when the request opens a family: a new real user message; its `ask`, and the
+turn keys `goal` and `clone_path` of `protocol.turn_keys.opening`, made when written), `RouteDecided`
+(the decision's `to_record()`, made when the event is written: `domain.Deferred`) and `StickyBound` when
+the family got bound, `Escalated` when the client's own failure message sent the turn a rule had sent
+local to the cloud (`turns.sticky`, "Client texts"), then any `LocalRegret` (`turns.regret`: the new
+user message repeats the session's last, locally served, request). A count_tokens request
 (`count_tokens=True`) is placed and decided the same way but opens nothing, binds nothing and emits
-nothing. A routing failure (no rule matched, a broken script result, an explicit `/local` its
-backend cannot take: `GateRefused`) raises the router's GliderError; nothing was recorded then,
-except for a gate refusal: its `GateRefused` carries the events that record it (`refusal_events`:
-`RouteDecided` with `refused`, the outcome with status 400 and `outcome: refused`) for the caller to
-emit (and a refusal of a locally served family is noted as its regret, emitted with the next
-events). `gate` is the capability gate the router asks about a local backend (`router.decide.Gate`).
+nothing. A routing failure (no rule matched, a broken script result, an explicit `/local` its backend
+cannot take: `GateRefused`) raises the router's GliderError; nothing was recorded then, except for a
+gate refusal: its `GateRefused` carries the events that record it (`refusal_events`: `RouteDecided` with
+`refused`, the outcome with status 400 and `outcome: refused`) for the caller to emit (and a refusal of
+a locally served family is noted as its regret, emitted with the next events). `gate` is the capability
+gate the router asks about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
 its status, the token usage it reported (and the cache tokens; `turns.usage.accounting` adds the
@@ -62,6 +63,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any, Protocol
 
+from glider_cli.config.model import EscalateSettings
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.errors import GateRefused
@@ -70,6 +72,7 @@ from glider_cli.router.decide import Gate
 from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.store.eventlog.events import (
+    ESCALATED,
     FULFILLED_LOCAL,
     ORIGIN_PASSTHROUGH,
     ROUTE_DECIDED,
@@ -153,6 +156,7 @@ class Turns:
         max_families: int = 4096,
         local_only: bool = False,
         planner: Planner | None = None,
+        escalate: EscalateSettings = EscalateSettings(),
     ) -> None:
         self.router = router
         self.planner = planner
@@ -163,6 +167,7 @@ class Turns:
             new_id=new_id,
             max_families=max_families,
             local_only=local_only,
+            escalate=escalate,
         )
         self.usage = UsageCalibrator()
         self.regret = RegretWatch(max_families)
@@ -176,6 +181,7 @@ class Turns:
         tool_followup: ToolFollowupSettings | None = None,
         *,
         local_only: bool | None = None,
+        escalate: EscalateSettings | None = None,
     ) -> None:
         """Decide with `router` from the next request on; families and bindings stay (see the contract)."""
         self.router = router
@@ -186,12 +192,35 @@ class Turns:
             if tool_followup is not None
             else ToolFollowupSettings(tuple(st.allow), tuple(st.deny)),
             local_only=st.local_only if local_only is None else local_only,
+            escalate=st.escalate if escalate is None else escalate,
         )
 
     @property
     def tool_lists(self) -> tuple[frozenset[str], frozenset[str]]:
         """`routing.tool_followup` in force (a reload's `use` swaps it): the allowlist, the denylist."""
         return self.sticky.allow, self.sticky.deny
+
+    @property
+    def escalate(self) -> EscalateSettings:
+        """`routing.escalate` in force (a reload's `use` changes it)."""
+        return self.sticky.escalate
+
+    def explicit_local(self, opened: Opened) -> bool:
+        """Whether `opened` is on the local side by the person's explicit command: its own (`/local`,
+        `/fast`) or its family's live local binding. Such a turn is never escalated."""
+        if opened.decision.command is not None:
+            return True
+        fam = self.sticky.index.get(opened.turn_id)
+        binding = fam.binding if fam is not None else None
+        return binding is not None and binding.target == "local" and binding.live(self._clock())
+
+    def escalated(self, opened: Opened, backend: str, model: str | None, reason: str) -> Events:
+        """The events that record an escalation of `opened`'s local reply (`proxy.escalate`) beyond
+        `Escalated` itself: the turn's `LocalRegret` (kind `escalated`) for the rule that sent it."""
+        rule = opened.decision.rule
+        return list(
+            self.regret.escalated(opened.turn_id, rule=rule, backend=backend, model=model, reason=reason)
+        )
 
     @property
     def local_only(self) -> bool:
@@ -237,6 +266,11 @@ class Turns:
         else:
             events = [decided]
             events += bound
+        if plan.escalated is not None and decision.target == "cloud":
+            reason, local, rule = plan.escalated
+            data = {"reason": reason, "from": local, "to": decision.backend, "rule": rule}
+            events.append((ESCALATED, data, turn_id))
+            events += self.regret.escalated(turn_id, rule=rule, backend=local, model=None, reason=reason)
         if self.regret.pending:
             events += self.regret.take()
         return Opened(chat, plan, decision, events, False, strategy)

@@ -9,8 +9,10 @@
 - `Family`: one turn family (its turn id, session id, the credentials fingerprint of the client that
   opened it (memory only), times, opening message and what the person typed of it, the side that
   last served it, its calls and binding; `ahead` while only its title request has been seen).
-- `Placement`: where one request went and why (`kind`, `turn_id`, `link`, the calls it answers, the
-  spawning call of a subagent and its `subagent_type`, the prompt a title quotes ahead of its turn).
+- `Placement`: where one request went and why (`kind`, `turn_id`, `link`, `sent`: for a text the
+  client sent on its own, `neutral` or the failure it reports (`protocol.client_texts`), the calls
+  it answers, the spawning call of a subagent and its `subagent_type`, the prompt a title quotes
+  ahead of its turn).
 
 Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are mutable and owned by one index.
 """
@@ -75,6 +77,8 @@ class Family:
     typed: str = ""
     creds: str | None = None
     ahead: bool = False
+    # The rule that decided the turn's own (opening) request: the one an escalation reports.
+    rule: str | None = None
     # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local";
     # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0
@@ -105,6 +109,7 @@ class Placement(Frozen):
     parent_call: str | None
     subagent_type: str | None
     quoted: str | None
+    sent: str | None
 
     def __init__(
         self,
@@ -117,6 +122,7 @@ class Placement(Frozen):
         parent_call: str | None = None,
         subagent_type: str | None = None,
         quoted: str | None = None,
+        sent: str | None = None,
     ) -> None:
         self.__dict__.update(
             kind=kind,
@@ -128,6 +134,7 @@ class Placement(Frozen):
             parent_call=parent_call,
             subagent_type=subagent_type,
             quoted=quoted,
+            sent=sent,
         )
 
     @property
@@ -150,4 +157,6 @@ class Placement(Frozen):
         }
         if self.subagent_type is not None:
             d["subagent_type"] = self.subagent_type
+        if self.sent is not None:
+            d["client_text"] = self.sent
         return d

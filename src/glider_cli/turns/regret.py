@@ -23,6 +23,9 @@ towards saying nothing):
   a JSON object ("tool_call_parse"), or a later request of the same family was refused by the
   capability gate ("capability_gate": the local backend could not take the loop on). `later_turn`
   is None: the evidence is in the turn itself.
+- `escalated`: the turn's local answer could not be used and another backend answered it (`evidence`
+  the reason: `bad_tool_name`, `bad_tool_args`, `empty_reply`, or `client_failure:<which>` when the
+  client said so; `proxy.escalate`, `turns.sticky`). The rule that sent it local is the one regretted.
 Only the next real user message of a session is compared with the session's last turn (a message
 after another turn is not a repeat of the one before it); a turn gets at most one event per kind.
 """
@@ -179,6 +182,17 @@ class RegretWatch:
         if malformed_calls:
             out += self._event(t, "local_error", None, "tool_call_parse: " + ", ".join(malformed_calls))
         return out
+
+    def escalated(
+        self, turn: str | None, *, rule: str | None, backend: str | None, model: str | None, reason: str
+    ) -> list[Event]:
+        """`turn`'s local answer could not be used (see the module contract, `escalated`)."""
+        t = self._turns.get(turn) if turn else None
+        if t is None:
+            return []
+        if t.rule is None:
+            t.rule, t.backend, t.model = rule, backend, model
+        return self._event(t, "escalated", None, reason)
 
     def refused(self, turn: str | None, reason: str) -> None:
         """The capability gate refused a later request of `turn`'s family (kept in `pending`)."""

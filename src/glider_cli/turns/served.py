@@ -3,7 +3,8 @@
 - `Served`: the backend that answered (after any fallback), its side, model and status, the usage it
   reported, the time, whether the reply completed, was answered at all or the client left, how it
   ended when not well (`end`), whether it stopped at the output-token limit (`at_limit`), the tool
-  calls it issued; `outcome()` is the outcome event's data (`stopped_at_limit: true` when it did).
+  calls it issued, and `escalated`, the reason a local answer that could not be used was replaced
+  (`proxy.escalate`); `outcome()` is the outcome event's data (`stopped_at_limit: true` when it did).
 - `LastPlans`: the last plan recorded per turn, so a plan is logged (`TurnContext`) when it changes.
 """
 
@@ -39,6 +40,7 @@ class Served(Frozen):
     reply_bytes: int | None = None
     end: str | None = None
     at_limit: bool = False
+    escalated: str | None = None
 
     def __init__(
         self,
@@ -58,6 +60,7 @@ class Served(Frozen):
         reply_bytes: int | None = None,
         end: str | None = None,
         at_limit: bool = False,
+        escalated: str | None = None,
     ) -> None:
         self.__dict__.update(
             backend=backend,
@@ -76,6 +79,7 @@ class Served(Frozen):
             reply_bytes=reply_bytes,
             end=end,
             at_limit=at_limit,
+            escalated=escalated,
         )
 
     def outcome(self) -> dict[str, Any]:
@@ -97,6 +101,8 @@ class Served(Frozen):
             data["outcome"] = self.end
         if self.at_limit:
             data["stopped_at_limit"] = True
+        if self.escalated:
+            data["escalated"] = self.escalated
         return data
 
 

@@ -52,6 +52,14 @@ Contract:
   `StickyPlan.off_local`, the reason: the proxy sends it to the local backend's fallback instead
   (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count survives a restart
   of `glider serve`: `turns.rebuild` folds it from the logged outcomes (`stopped_at_limit`).
+- **Client texts.** A text the client sent on its own (`protocol.client_texts`) after a turn a
+  rule sent local and the local side answered (no binding: an explicit `/local` holds its family
+  above) stays on that local backend when it is a neutral continuation (`Output token limit hit…`,
+  `Please continue.`); when it says the last answer failed (`The previous response failed to
+  produce a valid tool call…`, Gemini CLI's empty-response nudge) it is forced to the cloud
+  (`StickyPlan.escalated`: `client_failure:<which>` and the local backend; the cloud decision binds
+  the family until the next real user message) — unless `routing.escalate.on_client_failure` is
+  false or `routing.local_only` is on: then it stays local too.
 - **Summaries** (compaction, Composer wrap-up) of a family not held local are refused local (unless
   `routing.local_only`): they go to the cloud or the origin (the default profile's
   `composer_wrapup_origin`, priority 95, picks the origin).
@@ -68,6 +76,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from glider_cli.config.model import EscalateSettings
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
@@ -90,14 +99,23 @@ Events = list[tuple[str, Mapping[str, Any], str | None]]
 
 class StickyPlan(Frozen):
     """What `place` found: the placement and the view to pass to decide() (which carries the side a
-    request must go to, `view.forced`, and the placement record, `view.family`)."""
+    request must go to, `view.forced`, and the placement record, `view.family`); `escalated`, for a
+    client's failure message sent to the cloud, the reason (`client_failure:<which>`), the local
+    backend that answered the turn and the rule that sent it there."""
 
     placement: Placement
     view: StickyView
     off_local: str | None
+    escalated: tuple[str, str | None, str | None] | None
 
-    def __init__(self, placement: Placement, view: StickyView, off_local: str | None = None) -> None:
-        self.__dict__.update(placement=placement, view=view, off_local=off_local)
+    def __init__(
+        self,
+        placement: Placement,
+        view: StickyView,
+        off_local: str | None = None,
+        escalated: tuple[str, str | None, str | None] | None = None,
+    ) -> None:
+        self.__dict__.update(placement=placement, view=view, off_local=off_local, escalated=escalated)
 
     @property
     def turn_id(self) -> str | None:
@@ -120,16 +138,23 @@ class Stickiness:
         new_id: Callable[[], str],
         max_families: int = 4096,
         local_only: bool = False,
+        escalate: EscalateSettings = EscalateSettings(),
     ) -> None:
         self.clock = clock
         self.index = FamilyIndex(new_id, max_families=max_families)
-        self.configure(sticky, tool_followup, local_only=local_only)
+        self.configure(sticky, tool_followup, local_only=local_only, escalate=escalate)
 
     def configure(
-        self, sticky: StickySettings, tool_followup: ToolFollowupSettings, *, local_only: bool = False
+        self,
+        sticky: StickySettings,
+        tool_followup: ToolFollowupSettings,
+        *,
+        local_only: bool = False,
+        escalate: EscalateSettings = EscalateSettings(),
     ) -> None:
         """Use these settings from the next request on (a config reload); families stay as they are."""
         self.local_only = local_only
+        self.escalate = escalate
         self.sticky = sticky
         self.allow = frozenset(tool_followup.allowlist)
         self.deny = frozenset(tool_followup.denylist)
@@ -150,7 +175,15 @@ class Stickiness:
                     f"the last {fam.local_limits} local replies of turn {p.turn_id} stopped at the "
                     "output-token limit"
                 )
-        return StickyPlan(p, view, off)
+        escalated = None
+        if view.forced is not None and view.forced.side == "cloud" and p.sent not in (None, "neutral"):
+            fam = self.index.get(p.turn_id)
+            escalated = (
+                f"client_failure:{p.sent}",
+                fam.backend if fam is not None else None,
+                fam.rule if fam is not None else None,
+            )
+        return StickyPlan(p, view, off, escalated)
 
     def _view(self, request: ChatRequest, p: Placement, now: float) -> StickyView:
         family = p.to_dict()
@@ -191,6 +224,11 @@ class Stickiness:
             return StickyView(
                 False, p.turn_id, why, True, family=family, held_by=binding.rule or "", commands=commands
             )
+        unbound = binding is None or (binding.target == "cloud" and not live)
+        if p.sent is not None and fam is not None and fam.side == "local" and unbound:
+            # A text the client sent on its own after a turn a rule sent local (an explicit
+            # `/local` binds its family: held above): see the module contract, "Client texts".
+            return self._client_text(p, fam, family, commands)
         if p.kind == "title" and p.quoted is not None:
             why = "a title ahead of its turn follows the prompt it quotes"
             return StickyView(False, p.turn_id, why, True, family=family, quoted=p.quoted, commands=False)
@@ -202,6 +240,20 @@ class Stickiness:
             return StickyView(True, p.turn_id, why, True, family=family, commands=commands)
         why = f"{p.kind} of {turn}, not bound" if p.turn_id else f"{p.kind}, no family"
         return StickyView(False, p.turn_id, why, True, family=family, commands=commands)
+
+    def _client_text(
+        self, p: Placement, fam: Family, family: Mapping[str, Any], commands: bool
+    ) -> StickyView:
+        turn = f"turn {p.turn_id}"
+        if p.sent != "neutral" and self.escalate.on_client_failure and not self.local_only:
+            why = (
+                f"the client says the local answer of {turn} failed ({p.sent}): escalated to the cloud "
+                "for the rest of the turn"
+            )
+            return StickyView(True, p.turn_id, why, True, Forced("cloud", None, None, why), family)
+        why = f"{p.kind}, {p.link}; stays on the local side that answered {turn}"
+        forced = Forced("local", fam.backend, fam.model, why)
+        return StickyView(False, p.turn_id, why, True, forced, family, commands=commands)
 
     def _listed(self, p: Placement) -> tuple[str, str] | None:
         """("allow", names) when every tool of a child is allowlisted, ("deny", names) when one is
@@ -242,6 +294,8 @@ class Stickiness:
         if fam is None:
             return events
         fam.side, fam.backend, fam.model = decision.target, decision.backend, decision.model
+        if p.kind == "new_turn":
+            fam.rule = decision.rule
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events

@@ -31,6 +31,10 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       none), rule, requested_model (the model the client asked for)
     OriginPassthrough the same keys as FulfilledLocal
     FallbackUsed      from, to, reason
+    Escalated         a turn a rule sent local, moved to the cloud because its answer could not be used
+                      (`proxy.escalate`, `turns.sticky`): reason (bad_tool_name | bad_tool_args |
+                      empty_reply | client_failure:<which>), detail, from, to (backends), rule, and for
+                      a checked reply the local attempt's model, input_tokens, output_tokens, ms (spent)
     UpstreamFailed    backend, side (local | cloud), status, error, stage (before_first_byte: the
                       fallback may take over; mid_stream: the same call's outcome event follows)
     StrategyMember    one member call of a fan_out / pipeline / ensemble plan (`proxy.strategies.members`):
@@ -75,6 +79,7 @@ STICKY_BOUND = "StickyBound"
 FULFILLED_LOCAL = "FulfilledLocal"
 ORIGIN_PASSTHROUGH = "OriginPassthrough"
 FALLBACK_USED = "FallbackUsed"
+ESCALATED = "Escalated"
 UPSTREAM_FAILED = "UpstreamFailed"
 DELEGATE_RUN = "DelegateRun"
 STRATEGY_MEMBER = "StrategyMember"
@@ -101,6 +106,7 @@ EVENT_TYPES: tuple[str, ...] = (
     FULFILLED_LOCAL,
     ORIGIN_PASSTHROUGH,
     FALLBACK_USED,
+    ESCALATED,
     UPSTREAM_FAILED,
     DELEGATE_RUN,
     STRATEGY_MEMBER,

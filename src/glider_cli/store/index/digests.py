@@ -2,14 +2,15 @@
 
     [offset, length, id, ts, type, turn_id, extra]
 
-`extra` holds only what the views read (see `_extra`, a table by event type): the user's words
-(`asked`, cleaned and cut as an episode shows them; `text`, the longer form the graph searches), the
-turn keys (`goal`, `plan`, `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback`
-lines of an episode, `side` and `rule` of a decision, the `strategy` of a decision that is not
-`single` (its plan's, when it has one), a strategy member call's `member` side (and `judge` when it
-was a model judge's call), `egress` for an event whose request left the machine (`store.views.egress`:
-a cloud outcome, a cloud member or a failure at a cloud backend, a delegate run), `files` (as
-written, at most `MAX_FILES`), the `workspace` relative files are under, and a note's `note` text.
+`extra` holds only what the views read (see `_extra`, a table by event type): the user's words (`asked`,
+cleaned and cut as an episode shows them; `text`, the longer form the graph searches), the turn keys
+(`goal`, `plan`, `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an
+episode (`fallback` also for an `Escalated` event: `after escalation A -> B (reason)`), `side` and
+`rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has one), a
+strategy member call's `member` side (and `judge` when it was a model judge's call), `egress` for an
+event whose request left the machine (`store.views.egress`: a cloud outcome, a cloud member or a failure
+at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the `workspace` relative
+files are under, and a note's `note` text.
 `digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one;
 `store.index.turnfold.TurnFold` folds them per turn.
 """
@@ -141,6 +142,11 @@ def _fallback(d: Mapping[str, Any]) -> dict[str, Any]:
     return {"fallback": f" after fallback {d.get('from')} -> {d.get('to')}"}
 
 
+def _escalated(d: Mapping[str, Any]) -> dict[str, Any]:
+    """An escalation is shown where a fallback is (it is one, for an answer that could not be used)."""
+    return {"fallback": f" after escalation {d.get('from')} -> {d.get('to')} ({d.get('reason')})"}
+
+
 def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def extra(d: Mapping[str, Any]) -> dict[str, Any]:
         x: dict[str, Any] = {"outcome": outcome_line(t, d)}
@@ -162,6 +168,7 @@ _EXTRA: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     ev.ROUTE_DECIDED: _decided,
     ev.STRATEGY_MEMBER: _member,
     ev.FALLBACK_USED: _fallback,
+    ev.ESCALATED: _escalated,
     **{t: _outcome(t) for t in ev.OUTCOME_TYPES},
     ev.NOTE: _note,
     ev.TURN_CONTEXT: lambda d: _turn_keys(d, {}),

@@ -14,7 +14,8 @@ Contract:
   `FulfilledLocal` / `OriginPassthrough` of the same turn that no earlier request of that turn took
   (first in, first out: the log has no request id), which fills status, ms, the backend that answered
   and its model (`answered_by`, `answered_model`: the model the backend reported, where the decision
-  may name none), `fallback_from`, token counts, `complete` and `outcome` (None when the reply ended
+  may name none), `fallback_from`, `escalated` (why a local answer was replaced, `proxy.escalate`),
+  token counts, `complete` and `outcome` (None when the reply ended
   well, else `cut`, `failed`, `abandoned` or `refused`: a request the capability gate refused, its
   `RouteDecided` carrying `refused`); an `UpstreamFailed` or `FallbackUsed` in between is counted on
   that same open request (`failures`, `failed_backends`, `fallbacks`, `error`).
@@ -87,6 +88,7 @@ class Request:
     answered_by: str | None = None
     answered_model: str | None = None
     fallback_from: str | None = None
+    escalated: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
     complete: bool | None = None
@@ -304,6 +306,7 @@ class Feed:
         req.answered_by = _str(d.get("backend"))
         req.answered_model = _shared(d.get("model"))
         req.fallback_from = _str(d.get("fallback_from"))
+        req.escalated = _str(d.get("escalated"))
         req.input_tokens = _int(d.get("input_tokens"))
         req.output_tokens = _int(d.get("output_tokens"))
         req.complete = d.get("complete") if isinstance(d.get("complete"), bool) else None

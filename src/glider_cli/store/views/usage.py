@@ -14,7 +14,9 @@ A call is one of:
 - a `StrategyMember` (its own `side`): one member call of a strategy, or a model judge's call. The
   chosen member's call is its outcome event too (a `StrategyChosen` with an `index` names it): that
   member event is left out, so the call counts once;
-- a `DelegateRun` (side `delegate`): the agent CLI's run, its tokens estimated.
+- a `DelegateRun` (side `delegate`): the agent CLI's run, its tokens estimated;
+- an `Escalated` event with tokens (side `local`): a local attempt whose answer could not be used
+  (`proxy.escalate`): spent, and saving nothing (another call answered).
 Tokens: `input` is the uncached input (an OpenAI or Gemini count that includes its cached tokens,
 `cache_in_input`, has them taken out), `cache_read`, `cache_write`, `output`.
 Cost (`config.pricing.PriceTable`): a cloud call at its model's price (the model the backend was
@@ -27,9 +29,10 @@ A `Digest` keeps the calls summed per (day, side, model, requested model, rule, 
 each turn's places (day, model, rule, session): prices apply to sums exactly, so a digest can be kept
 (`to_json`/`from_json`) and priced later.
 
-Turns: a turn is counted in each row it has calls in; it is `local` in a row when the calls it has
-there are all local ones. `LocalRegret` events (`turns.regret`) mark local turns a user did not accept;
-a row's `regret_rate` is its regretted local turns over its local turns (None without local turns).
+Turns: a turn is counted in each row it has calls in; it is `local` in a row when the calls it has there
+are all local ones, or when its local answer was escalated (`Escalated`: the rule decided local).
+`LocalRegret` events (`turns.regret`) mark local turns a user did not accept; a row's `regret_rate` is
+its regretted local turns over its local turns (None without local turns).
 
 Rows (`by`): `day` (UTC day of the call), `model` (the model that answered; `delegate:<vendor>` for a
 delegate run), `rule` (the request's decision rule), `session` (the turn's `TurnOpened` session; `-`
@@ -60,6 +63,7 @@ USAGE_TYPES: tuple[str, ...] = (
     ev.DELEGATE_RUN,
     ev.TURN_OPENED,
     LOCAL_REGRET,
+    ev.ESCALATED,
 )
 SIDES = ("local", "cloud", "delegate")
 
@@ -93,6 +97,7 @@ class Digest:
         self.turns: dict[str, dict[Place, bool]] = {}
         self.sessions: dict[str, str] = {}
         self.regrets: set[str] = set()
+        self.escalated: set[str] = set()  # turns whose local answer could not be used
         self.pending: list[dict[str, Any]] = []  # StrategyMember events no StrategyChosen settled yet
 
     def _add(self, e: Mapping[str, Any], side: str, kind: str) -> None:
@@ -140,6 +145,11 @@ class Digest:
                 self._add(e, "cloud", "o")
             elif t == ev.DELEGATE_RUN:
                 self._add(e, "delegate", "d")
+            elif t == ev.ESCALATED:
+                if isinstance(turn, str):
+                    self.escalated.add(turn)
+                if "input_tokens" in d:
+                    self._add(e, "local", "m")  # the local attempt whose answer could not be used: spent
             elif t == ev.STRATEGY_MEMBER:
                 self.pending.append(dict(e))
             elif t == ev.STRATEGY_CHOSEN:
@@ -165,6 +175,7 @@ class Digest:
             "turns": {t: [[*p, f] for p, f in places.items()] for t, places in self.turns.items()},
             "sessions": self.sessions,
             "regrets": sorted(self.regrets),
+            "escalated": sorted(self.escalated),
             "pending": self.pending,
         }
 
@@ -175,6 +186,7 @@ class Digest:
         d.turns = {t: {tuple(p[:4]): p[4] for p in places} for t, places in raw["turns"].items()}  # type: ignore[misc]
         d.sessions = dict(raw["sessions"])
         d.regrets = set(raw["regrets"])
+        d.escalated = set(raw.get("escalated") or ())
         d.pending = list(raw["pending"])
         return d
 
@@ -249,8 +261,10 @@ def report(
         raise ValueError(f"by must be one of {', '.join(BY)}, got {by!r}")
     digests = list(digests)
     regretted: set[str] = set()
+    escalated: set[str] = set()
     for dg in digests:
         regretted |= dg.regrets
+        escalated |= dg.escalated
     unpriced: set[str] = set()
     rows: dict[str, _Row] = {}
     daily: dict[str, list[float]] = {}
@@ -282,7 +296,9 @@ def report(
                 dd[1] += saved
                 dd[2] += sum(tokens)
         for turn, places in dg.turns.items():
+            up = turn in escalated  # its rule's local decision, though the cloud answered in the end
             for place, is_local in places.items():
+                is_local = is_local or up
                 key = place[place_at] or "?"
                 row = rows.get(key)
                 if row is None:

@@ -215,7 +215,7 @@ const G = (() => {
       kind: fam.kind || "unknown", side: d.target === "local" ? "local" : "cloud", rule: d.rule || "?",
       backend: d.backend || null, model: d.model || null, sticky: !!st.bound,
       sticky_reason: st.reason || null, forced: d.rule === "sticky", reason: d.refused || why(d.trace, d.rule),
-      status: null, ms: null, answered_by: null, answered_model: null, fallback_from: null, failures: 0, fallbacks: 0, error: null,
+      status: null, ms: null, answered_by: null, answered_model: null, fallback_from: null, escalated: null, failures: 0, fallbacks: 0, error: null,
       outcome: null,
     };
   }

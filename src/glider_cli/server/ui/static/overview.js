@@ -54,7 +54,8 @@
 
   function notes(r) {
     const out = r.reason ? [r.reason] : [];
-    if (r.fallback_from) out.push("fallback from " + r.fallback_from);
+    if (r.escalated) out.push("escalated from " + (r.fallback_from || "local") + ": " + r.escalated);
+    else if (r.fallback_from) out.push("fallback from " + r.fallback_from);
     else if (r.fallbacks) out.push("fallback");
     if (r.failures) out.push(r.failures + " failed attempt" + (r.failures > 1 ? "s" : "") + (r.error ? ": " + r.error : ""));
     if (r.forced) out.push("forced by the turn index");
@@ -110,7 +111,7 @@
       state.open.get(ev.turn_id).shift();
       const d = ev.data || {};
       Object.assign(r, { status: d.status ?? 0, ms: d.ms ?? null, answered_by: d.backend || null,
-        answered_model: d.model || null, fallback_from: d.fallback_from || null, outcome: d.outcome || null, error: r.error || d.error || null });
+        answered_model: d.model || null, fallback_from: d.fallback_from || null, escalated: d.escalated || null, outcome: d.outcome || null, error: r.error || d.error || null });
       render(r, true);
       statsSoon();
       episodesSoon();

@@ -60,7 +60,8 @@
     const out = r.reason ? [r.reason] : [];
     if (r.forced) out.push("sent by the turn index (tool result home, or following its parent)");
     if (r.sticky) out.push("sticky: " + (r.sticky_reason || "bound"));
-    if (r.fallback_from) out.push("fallback from " + r.fallback_from);
+    if (r.escalated) out.push("escalated from " + (r.fallback_from || "local") + ": " + r.escalated);
+    else if (r.fallback_from) out.push("fallback from " + r.fallback_from);
     if (r.failures) out.push(r.failures + " failed attempt(s)" + (r.error ? ": " + r.error : ""));
     if (home && r.kind !== "new_turn" && r.side !== home && !r.forced) out.push("left the family's side (" + home + ")");
     return out.join("; ");
