@@ -263,33 +263,41 @@ class Recorder:
             attrs["glider.savings.estimated_usd"] = saved
         return attrs
 
-    def _attempt_attributes(self, job: Job, call: Call | None, served: Served | None) -> dict[str, Any]:
-        chat = job.inb.chat
+    def _call_attributes(self, job: Job, call: Call | None, served: Served | None) -> dict[str, Any]:
+        """What a call's span and its metrics both say: the operation, the provider, the model asked
+        for, the side and rule, and the real upstream's address."""
         backend = call.backend if call is not None else None
         model = (call.model if call is not None else None) or (served.model if served is not None else None)
-        kind = backend.kind if backend is not None else None
+        kind = backend.kind if backend is not None else ""
+        origin = kind == "origin"
         provider = (
-            _ORIGIN_PROVIDER.get(job.inb.protocol, "anthropic")
-            if kind == "origin"
-            else _PROVIDER.get(kind or "", kind or "unknown")
+            _ORIGIN_PROVIDER.get(job.inb.protocol, "anthropic") if origin else _PROVIDER.get(kind, kind)
         )
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
-            self.provider_key: provider,
+            self.provider_key: provider or "unknown",
             "gen_ai.request.model": model or "",
             "glider.side": backend.side if backend is not None else (served.side if served else ""),
-            "glider.backend": backend.name if backend is not None else (served.backend if served else ""),
             "glider.rule": job.decision.rule,
         }
-        if chat.max_tokens is not None:
-            attrs["gen_ai.request.max_tokens"] = chat.max_tokens
-        if self.latest and chat.session_id:
-            attrs["gen_ai.conversation.id"] = chat.session_id
         if call is not None:
             host, port = _server(call.url)
             if host:
                 attrs["server.address"] = host
                 attrs["server.port"] = port
+        return attrs
+
+    def _attempt_attributes(self, job: Job, call: Call | None, served: Served | None) -> dict[str, Any]:
+        chat = job.inb.chat
+        attrs = self._call_attributes(job, call, served)
+        model = attrs["gen_ai.request.model"]
+        attrs["glider.backend"] = (
+            call.backend.name if call is not None else (served.backend if served else "")
+        )
+        if chat.max_tokens is not None:
+            attrs["gen_ai.request.max_tokens"] = chat.max_tokens
+        if self.latest and chat.session_id:
+            attrs["gen_ai.conversation.id"] = chat.session_id
         if served is not None:
             attrs["gen_ai.response.model"] = served.model or model or ""
             if served.input_tokens is not None:
@@ -310,26 +318,7 @@ class Recorder:
     ) -> None:
         if self.duration is None or self.tokens is None:
             return
-        backend = call.backend if call is not None else None
-        kind = backend.kind if backend is not None else ""
-        provider = (
-            _ORIGIN_PROVIDER.get(job.inb.protocol, "anthropic")
-            if kind == "origin"
-            else _PROVIDER.get(kind, kind or "unknown")
-        )
-        model = (call.model if call is not None else None) or (served.model if served is not None else None)
-        attrs: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            self.provider_key: provider,
-            "gen_ai.request.model": model or "",
-            "glider.side": backend.side if backend is not None else (served.side if served else ""),
-            "glider.rule": job.decision.rule,
-        }
-        if call is not None:
-            host, port = _server(call.url)
-            if host:
-                attrs["server.address"] = host
-                attrs["server.port"] = port
+        attrs = self._call_attributes(job, call, served)
         if error is not None:
             attrs["error.type"] = _error_type(error)
         elif served is not None and (served.status >= 400 or served.end == "failed"):
