@@ -35,7 +35,10 @@ def stream_reply(
     model = inb.chat.model or call.model or ""
     estimate = None
     if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
-        estimate = dispatch.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
+        # The request as this backend was sent it (a local backend's pack), not the client's.
+        sent = dispatch.sent_tokens(job, call)
+        sent = inb.chat.estimated_tokens if sent is None else sent
+        estimate = dispatch.turns.estimate(call.backend.name, sent)
     # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
     local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
     convert: StreamConverter | None = None
@@ -63,7 +66,17 @@ def stream_reply(
 
         def closed() -> None:
             status = resp.status
-            dispatch.finish(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+            text = convert.text_bytes if convert is not None else None
+            dispatch.finish(
+                job,
+                call,
+                status,
+                usage,
+                complete=complete,
+                disconnected=gone,
+                failure=failure,
+                text_bytes=text,
+            )
 
         asyncio.get_running_loop().call_soon(closed)
 
