@@ -125,3 +125,38 @@ def test_every_client_s_local_stream_without_usage_is_counted_from_its_text_and_
         assert o["client_input_tokens"] == asked[client], client
     sent = [r for r in fake.requests if r.path == "/v1/chat/completions"]
     assert len(sent) == 4 and all(len(r.raw) < 6000 for r in sent)  # packs went out, not the history
+
+
+def test_a_strategy_member_without_usage_is_counted_from_its_text_not_its_body(
+    fake: FakeUpstream, tmp_path: Path
+) -> None:
+    config = _config(fake.url) + (
+        "  rules:\n"
+        "    - {name: together, priority: 97, trigger: {type: explicit, commands: ['/ens']},"
+        " action: {target: local, strategy: ensemble}}\n"
+        "orchestration:\n  ensemble: {enabled: true, members: [{backend: llama}, {backend: origin}]}\n"
+    )
+    # The Chat server's whole reply without a usage object (the cloud member's reply reports its own).
+    bare = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "smol",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": TEXT}, "finish_reason": "stop"}],
+    }
+    fake.set_fault(status=200, body=bare, times=1, paths=("/v1/chat/completions",))
+    with GliderServer(config, tmp_path, record=False) as g:
+        body = {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 64,
+            "messages": [*HISTORY, {"role": "user", "content": "/ens hi"}],
+        }
+        r = httpx.post(g.url + "/v1/messages", json=body, headers=ANTHROPIC, timeout=60)
+        assert r.status_code == 200, r.text
+    evs = []
+    for f in sorted((tmp_path / "home" / "context").glob("events-*.jsonl")):
+        evs += [json.loads(line) for line in f.read_text().splitlines()]
+    (local,) = [e["data"] for e in evs if e["type"] == "StrategyMember" and e["data"]["side"] == "local"]
+    assert local["estimated"] == ["input_tokens", "output_tokens"]
+    assert local["output_tokens"] == 18  # 70 bytes of text, not the ~250 bytes of its JSON body
+    assert local["input_tokens"] < parse_request("anthropic", body).estimated_tokens / 4  # the pack's
