@@ -22,7 +22,10 @@ framing, 1,300 "tokens" of it for an 18-token answer). The JSON string values of
 `thinking`, `reasoning_content`, `partial_json`, `arguments`, `response` (Ollama's generate) are
 counted, an escape as one byte; in a Responses stream, which repeats its text in the closing events,
 only the `delta` values (once a `delta` string was seen, only those count). A value cut between two
-chunks is counted from the next complete line (the tail after a chunk's last newline is held).
+chunks is counted from the next complete line (the tail after a chunk's last newline is held). Read
+only with `Usage(text=True)`: the callers ask for it where an estimate may be needed and nothing else
+counts the text (a reply read whole, a local server's stream, a Chat stream relayed as it is), not on
+a cloud stream's path, which reports its usage.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ _CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
 # A text-bearing key's JSON string value (group 1: `delta` or another; group 2: the literal's inside).
 _TEXT_RE = re.compile(
     rb'"(delta|text|content|thinking|reasoning_content|partial_json|arguments|response)"\s*:\s*"'
-    rb'((?:[^"\\]|\\.)*)"'
+    rb'([^"\\]*(?:\\.[^"\\]*)*)"'
 )
 _TAIL_MAX = 1 << 20
 _LIMIT_RE = lazy_pattern(
@@ -57,6 +60,7 @@ class Usage:
 
     __slots__ = (
         "_delta",
+        "_read_text",
         "_tail",
         "_text",
         "_watch",
@@ -69,7 +73,7 @@ class Usage:
         "output_tokens",
     )
 
-    def __init__(self, *, limit: bool = False) -> None:
+    def __init__(self, *, limit: bool = False, text: bool = True) -> None:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.cache_read_tokens: int | None = None
@@ -81,6 +85,7 @@ class Usage:
         self._text = 0  # bytes of text values but `delta`'s
         self._delta = 0  # bytes of `delta` string values (a Responses stream's text)
         self._tail = b""  # the bytes after the last newline fed, not yet read for text
+        self._read_text = text
 
     @property
     def text_bytes(self) -> int:
@@ -92,15 +97,8 @@ class Usage:
 
     def feed(self, data: bytes) -> None:
         self.bytes += len(data)
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            self._text, self._delta = _text_in(self._tail + data[:cut], self._text, self._delta)
-            self._tail = data[cut:]
-        else:
-            self._tail += data
-            if len(self._tail) > _TAIL_MAX:  # a body without newlines: read it as it is
-                self._text, self._delta = _text_in(self._tail, self._text, self._delta)
-                self._tail = b""
+        if self._read_text:
+            self._feed_text(data)
         if self._watch and (
             b'"length"' in data
             or b'"max_tokens"' in data
@@ -127,6 +125,19 @@ class Usage:
                     self.cache_read_tokens = n
                 if key in _CACHE_INCLUDED:
                     self.cache_in_input = True
+
+    def _feed_text(self, data: bytes) -> None:
+        cut = data.rfind(b"\n") + 1
+        if cut == len(data) and not self._tail:  # whole lines (a stream's usual chunk): no copy
+            self._text, self._delta = _text_in(data, self._text, self._delta)
+        elif cut:
+            self._text, self._delta = _text_in(self._tail + data[:cut], self._text, self._delta)
+            self._tail = data[cut:]
+        else:
+            self._tail += data
+            if len(self._tail) > _TAIL_MAX:  # a body without newlines: read it as it is
+                self._text, self._delta = _text_in(self._tail, self._text, self._delta)
+                self._tail = b""
 
     def record(self) -> dict[str, Any]:
         """The cache counts as an outcome event records them (only the ones the reply reported)."""

@@ -31,7 +31,11 @@ def stream_reply(
     dispatch: Dispatch, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
 ) -> Reply:
     inb = job.inb
-    usage = Usage(limit=call.backend.side == "local")  # a local reply is read for its stop at the limit
+    local = call.backend.side == "local"
+    # A local reply is read for its stop at the limit; a stream relayed as it is from a local server or
+    # to a Chat client (which may not ask for usage) for its text (a translated one: the encoder's).
+    text = call.passthrough and (local or inb.protocol == "openai_chat")
+    usage = Usage(limit=local, text=text)
     model = inb.chat.model or call.model or ""
     estimate = None
     if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
