@@ -136,3 +136,20 @@ def test_a_side_request_s_cloud_call_is_listed_with_its_kind() -> None:
     (ep,) = build(evs)
     assert ep.outcome == "answered by origin status 200, 9 tokens out"
     assert [s["outcome"] for s in ep.side_requests] == ["answered by origin status 200"]
+
+
+def test_a_turn_reads_as_the_decision_that_opened_it_not_its_continuation_s() -> None:
+    # The answer stopped at the output limit; Claude Code asked on, and the continuation followed the
+    # turn (`sticky`): the turn was decided by the task classifier.
+    answered = {"backend": "llama", "model": "smollm2", "status": 200, "complete": True}
+    (ep,) = build(
+        _evs(
+            ("TurnOpened", "k", {"ask": "name a fruit /local"}),
+            ("RouteDecided", "k", _decided("task_classifier.tools", "new_turn")),
+            ("FulfilledLocal", "k", {**answered, "output_tokens": 1024, "stopped_at_limit": True}),
+            ("RouteDecided", "k", _decided("sticky", "continuation")),
+            ("FulfilledLocal", "k", {**answered, "output_tokens": 40}),
+        )
+    )
+    assert ep.routed == "local via llama/smollm2 (rule task_classifier.tools)"
+    assert ep.outcome == "answered locally by llama/smollm2 status 200, 40 tokens out"

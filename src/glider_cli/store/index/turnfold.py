@@ -4,7 +4,7 @@ An event becomes a *digest* (`store.index.digests`: the few values the views rea
 index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again.
 
 `TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
-the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, last
+the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, first
 decision, last outcome, first mention of each file, ...); the strategy is the last decision's that
 named one; the decision and outcome are the turn's main requests' (a title, utility call or summary
 never stands for the turn: their lines are kept apart, `asides`, at most `MAX_ASIDES`, the first by
@@ -146,7 +146,8 @@ class TurnFold:
         if "text" in x:
             self.text = _last(self.text, id_, x["text"])
         if "routed" in x:
-            self.routed = _last(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
+            # The decision that opened the turn: its continuations follow it (`sticky`, tool results).
+            self.routed = _first(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
         if "outcome" in x:
             self.outcome = _last(self.outcome, id_, x["outcome"])
         if "fallback" in x:
@@ -199,7 +200,7 @@ class TurnFold:
         for name in _TAGGED:
             theirs = getattr(o, name)
             if theirs is not None:
-                pick = _first if name in ("first", "asked") else _last
+                pick = _first if name in ("first", "asked", "routed") else _last
                 setattr(self, name, pick(getattr(self, name), theirs[0], theirs[1]))
         for k, v in o.keys.items():
             self.keys[k] = _last(self.keys.get(k), v[0], v[1])

@@ -7,8 +7,8 @@ turn fold (`store.index.turnfold`), and `from_folds` makes episodes from folds t
 holds:
 - asked: the user's words from the first TurnOpened that has any (`goal`, the cleaned form, else
   `ask`), whitespace folded, cut to 200 characters;
-- routed: from the last RouteDecided of the turn's main requests (target, backend, model, rule,
-  delegate);
+- routed: from the first RouteDecided of the turn's main requests, the decision that opened it
+  (target, backend, model, rule, delegate; its continuations follow it: `sticky`, tool results);
 - outcome: from the last FulfilledLocal / OriginPassthrough / DelegateRun of its main requests, with
   any FallbackUsed noted (answered, refused, failed, cut, or left by the client); "open" while none
   has arrived;
