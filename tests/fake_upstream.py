@@ -185,17 +185,21 @@ class FakeUpstream:
         count_tokens: int = 42,
         headers: dict[str, str] | None = None,
         at_limit: bool = False,
+        stream_usage: bool = True,
     ) -> None:
         """Configure the replies (until `reset`). `tool` may be a name (arguments derived from its schema);
         `headers` are added to every model reply; `at_limit`: every reply without a tool call says it
         stopped at the output-token limit, whole or streamed, as each service does (Anthropic
         `stop_reason: max_tokens`, Chat `finish_reason: length`, Ollama `done_reason: length`,
         Responses `status: incomplete` with `incomplete_details.reason: max_output_tokens` and a
-        `response.incomplete` event, Gemini `finishReason: MAX_TOKENS`)."""
+        `response.incomplete` event, Gemini `finishReason: MAX_TOKENS`); `stream_usage=False`: a Chat
+        stream carries no usage even when `stream_options.include_usage` asks (llama-cpp-python)."""
         if isinstance(tool, str):
             tool = ToolReply(tool)
         with self._lock:
-            self._state.reply = Reply(text, tool, thinking, usage, event_delay, count_tokens, at_limit)
+            self._state.reply = Reply(
+                text, tool, thinking, usage, event_delay, count_tokens, at_limit, stream_usage
+            )
             self._state.headers = dict(headers or {})
 
     def set_fault(
@@ -372,7 +376,8 @@ class FakeUpstream:
         if protocol == "anthropic":
             events = anthropic_events(plan)
         elif protocol == "openai_chat":
-            include = bool((body.get("stream_options") or {}).get("include_usage"))
+            asked = bool((body.get("stream_options") or {}).get("include_usage"))
+            include = asked and reply.stream_usage
             events = chat_events(plan, include)
         else:
             events = responses_events(plan)

@@ -37,6 +37,9 @@ class Reply:
     event_delay: float = 0.0
     count_tokens: int = 42
     at_limit: bool = False  # the reply stops at the output-token limit (every protocol's reply)
+    # False: a Chat server that sends no usage in a stream whatever `stream_options` asks for, as
+    # llama-cpp-python does (its whole replies still report usage).
+    stream_usage: bool = True
 
 
 # --------------------------------------------------------------------------- request inspection

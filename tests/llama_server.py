@@ -9,7 +9,8 @@ tests read `GLIDER_TEST_LLAMA_PYTHON` / `GLIDER_TEST_LLAMA_MODEL` when set, else
 reason, and only then).
 
     LlamaServer(python, model)   `python -m llama_cpp.server --model M --host 127.0.0.1 --port N --n_ctx 8192`
-                                 started on a free port; ready once GET /v1/models answers; `.url`, `.log()`
+                                 started on a free port; ready once GET /v1/models answers; `.url`, `.log()`;
+                                 `interrupt=False` adds `--interrupt_requests false`
     LoggingRelay(upstream_url)   a tiny HTTP server on 127.0.0.1 that records every request (method, path,
                                  parsed JSON body, size) and forwards it, streaming the reply back
 """
@@ -101,9 +102,19 @@ def free_port() -> int:
 class LlamaServer:
     """`llama_cpp.server` as a child process on 127.0.0.1. Use as a context manager."""
 
-    def __init__(self, install: LlamaInstall, *, n_ctx: int = N_CTX, ready_timeout: float = 180.0) -> None:
+    def __init__(
+        self,
+        install: LlamaInstall,
+        *,
+        n_ctx: int = N_CTX,
+        ready_timeout: float = 180.0,
+        interrupt: bool = True,
+    ) -> None:
         self.install = install
         self.n_ctx = n_ctx
+        # False: `--interrupt_requests false`, a request no longer ends the stream of the one before it
+        # (Claude Code's title arrives while its prompt's answer streams).
+        self.interrupt = interrupt
         self.ready_timeout = ready_timeout
         self.port = 0
         self._proc: subprocess.Popen[bytes] | None = None
@@ -124,6 +135,8 @@ class LlamaServer:
         self.port = free_port()
         argv = [self.install.python, "-m", "llama_cpp.server", "--model", self.install.model]
         argv += ["--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx)]
+        if not self.interrupt:
+            argv += ["--interrupt_requests", "false"]
         with self._logfile.open("wb") as out:
             self._proc = subprocess.Popen(
                 argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL

@@ -129,9 +129,14 @@ def test_suggest_tightens_a_regretted_local_rule_with_replayed_figures(
     usage = json.loads(_glider(home, "context", "usage", "--by", "rule", "--json").stdout)
     assert s["effect"]["moved_to_cloud"] == 2 and s["effect"]["moved_to_local"] == 0
     assert s["effect"]["regrets_moved"] == 2
-    # The two big turns' estimated savings are given up (4 small ones keep theirs).
+    # The two big turns' estimated savings are given up (4 small ones keep theirs): each is priced on
+    # the client's request (at Sonnet's $3/$15), the big ones' more than the small ones'.
     saved = next(r for r in usage["rows"] if r["key"] == "small_context_local")["savings"]
-    assert s["effect"]["savings_change"] == pytest.approx(-saved * 2 / 6, rel=0.05)
+    local = {e["turn_id"]: e["data"] for e in _events(home, "FulfilledLocal")}
+    big = [local[r["turn_id"]] for r in regrets]
+    lost = sum((d["client_input_tokens"] * 3 + d["output_tokens"] * 15) / 1e6 for d in big)
+    assert lost > saved * 2 / 6  # more than their share of the turns
+    assert s["effect"]["savings_change"] == pytest.approx(-lost, rel=0.05)
     assert "moves 2 turns (2 of them regretted)" in s["summary"] and "savings −$" in s["summary"]
 
     # The snippet does what the replay said: pasted into the config, the big request goes to the cloud.

@@ -161,7 +161,12 @@ def test_every_protocol_records_reported_usage_and_cache_tokens(fake: FakeUpstre
     assert gpt["cloud_cost"] == pytest.approx(want)
     local = rows["qwen-local"]
     assert local["local_cost"] == 0 and local["local_calls"] == 1
-    assert local["savings"] == pytest.approx((1200 * 3 + 80 * 15) / 1e6)  # at the requested Sonnet's price
+    # At the requested Sonnet's price, on the client's request (what the cloud would have read), not on
+    # the 1200 tokens the local backend said it read.
+    client_in = outs[1]["client_input_tokens"]
+    assert 0 < client_in < 1200
+    assert local["savings"] == pytest.approx((client_in * 3 + 80 * 15) / 1e6)
+    assert local["tokens"]["local"] == 1200 + 80 and local["avoided_cloud_tokens"] == client_in + 80
     t = report["totals"]
     assert t["savings"] == pytest.approx(local["savings"]) and report["savings_are_estimates"] is True
     assert (
@@ -188,6 +193,7 @@ def test_streams_without_usage_fallbacks_cuts_and_errors_are_accounted(
         body = {"model": "gpt-4.1", "stream": True, "messages": [{"role": "user", "content": "/cloud count"}]}
         r = httpx.post(g.url + "/v1/chat/completions", json=body, headers=OPENAI, timeout=30)
         assert r.status_code == 200 and "[DONE]" in r.text
+        r_chat = r.text
         # A local backend that refuses: its fallback (the cloud) answers and reports.
         _anthropic(g, "/gone add one")
         # A cloud error status: an UpstreamFailed and a failed outcome; nothing billed, nothing estimated.
@@ -223,9 +229,18 @@ def test_streams_without_usage_fallbacks_cuts_and_errors_are_accounted(
         40,
     )
     assert "estimated" not in fallback and fallback["rule"] == "far_local"
-    assert cut["input_tokens"] == 500 and cut["estimated"] == ["output_tokens"] and cut["complete"] is False
+    # Cut before any text: the output is what message_start reported (its framing is not text).
+    assert cut["input_tokens"] == 500 and cut["output_tokens"] == 1 and cut["complete"] is False
+    assert "estimated" not in cut
+    # The Chat stream's estimate is its text's bytes/4, not its framing's.
+    text = "".join(
+        json.loads(line[5:])["choices"][0]["delta"].get("content") or ""
+        for line in r_chat.splitlines()
+        if line.startswith("data: {")
+    )
+    assert text and chat["output_tokens"] == (len(text.encode()) + 3) // 4
     report = json.loads(_glider(home, "context", "usage", "--by", "rule", "--json").stdout)
-    assert report["totals"]["estimated_calls"] == 2
+    assert report["totals"]["estimated_calls"] == 1
     rules = {r["key"]: r for r in report["rows"]}
     assert rules["far_local"]["cloud_calls"] == 1 and rules["far_local"]["local_turns"] == 0
 
@@ -254,7 +269,10 @@ def test_pricing_overrides_and_the_api_behind_the_token(fake: FakeUpstream, tmp_
     assert rows["claude-sonnet-4-5"]["cloud_cost"] == pytest.approx((1000 * 10 + 100 * 100) / 1e6)
     local_cost = (1000 * 1 + 100 * 2) / 1e6
     assert rows["qwen-local"]["local_cost"] == pytest.approx(local_cost)
-    assert rows["qwen-local"]["savings"] == pytest.approx((1000 * 10 + 100 * 100) / 1e6 - local_cost)
+    # Saved: the client's request (what the cloud would have read) and the answer, at Sonnet's price.
+    client_in = rows["qwen-local"]["avoided_cloud_tokens"] - 100
+    assert 0 < client_in < 1000
+    assert rows["qwen-local"]["savings"] == pytest.approx((client_in * 10 + 100 * 100) / 1e6 - local_cost)
     assert [d["day"] for d in body["daily"]] and body["daily"][0]["cloud_cost"] == pytest.approx(0.02)
 
 

@@ -193,3 +193,26 @@ def test_the_day_file_ident_is_the_turn_index_s(tmp_path: Path) -> None:
     f.write_bytes(b'{"v":1,"id":"0123456789abcdef0123456789abcdef","type":"Note"}\n' * 3)
     assert usage_read.file_ident(f) == index_day.file_ident(f) is not None
     assert usage_read.index_dir(tmp_path) == index_day.index_dir(tmp_path)
+
+
+def test_savings_are_priced_on_the_client_s_request_the_local_tokens_on_the_pack() -> None:
+    # A local answer read a 616-token pack; the cloud would have read the client's 21,102-token request
+    # (issue 39 §3): the local side's tokens and the savings' basis are two numbers, both shown.
+    evs = [
+        _e("TurnOpened", "t1", {"session_id": "s1"}),
+        _out("FulfilledLocal", "t1", "qwen", 616, 18, client_input_tokens=21_102),
+        _e("TurnOpened", "t2", {"session_id": "s1"}),
+        # The title the client left before it was answered saved nothing.
+        _out("FulfilledLocal", "t2", "qwen", 300, 0, client_input_tokens=0, status=0),
+    ]
+    t = report_events(evs, PriceTable(PRICES))["totals"]
+    assert t["tokens"]["local"] == 616 + 18 + 300
+    assert t["avoided_cloud_tokens"] == 21_102 + 18
+    assert t["savings"] == pytest.approx((21_102 * 10 + 18 * 100) / 1e6)
+
+
+def test_an_event_without_the_client_s_request_is_priced_on_its_input_as_before() -> None:
+    evs = [_out("FulfilledLocal", "t1", "qwen", 1000, 100)]
+    t = report_events(evs, PriceTable(PRICES))["totals"]
+    assert t["avoided_cloud_tokens"] == 1100
+    assert t["savings"] == pytest.approx((1000 * 10 + 100 * 100) / 1e6)

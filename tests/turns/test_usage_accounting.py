@@ -40,20 +40,34 @@ def _close(**served: Any) -> dict[str, Any]:
 
 def test_reported_counts_are_kept_as_they_are() -> None:
     d = _close(
-        status=200, input_tokens=700, output_tokens=20, reply_bytes=4000, cache={"cache_read_tokens": 5}
+        status=200, input_tokens=700, output_tokens=20, text_bytes=4000, cache={"cache_read_tokens": 5}
     )
     assert (d["input_tokens"], d["output_tokens"], d["cache_read_tokens"]) == (700, 20, 5)
     assert "estimated" not in d
 
 
 def test_nothing_reported_is_estimated_and_marked() -> None:
-    d = _close(status=200, reply_bytes=401)
+    d = _close(status=200, text_bytes=401)
     assert d["estimated"] == ["input_tokens", "output_tokens"]
     assert d["input_tokens"] == d["_request_tokens"] and d["output_tokens"] == 101
 
 
+def test_the_input_is_estimated_from_the_request_the_backend_was_sent_not_the_client_s() -> None:
+    # A local backend gets a pack: 120 tokens of it, not the client's whole request (issue 39 §3).
+    d = _close(status=200, sent_tokens=120, text_bytes=70)
+    assert d["input_tokens"] == 120 and d["input_tokens"] < d["_request_tokens"]
+    assert d["output_tokens"] == 18 and d["estimated"] == ["input_tokens", "output_tokens"]
+    # What a cloud request for the same turn would have read: the basis of the savings, kept apart.
+    assert d["client_input_tokens"] == d["_request_tokens"]
+
+
+def test_a_request_the_client_left_saved_nothing() -> None:
+    d = _close(status=0, complete=False, disconnected=True, answered=False, sent_tokens=616)
+    assert d["client_input_tokens"] == 0 and d["input_tokens"] == 616
+
+
 def test_an_error_status_estimates_nothing() -> None:
-    d = _close(status=503, complete=False, reply_bytes=300)
+    d = _close(status=503, complete=False, text_bytes=300)
     assert d["input_tokens"] is None and d["output_tokens"] is None and "estimated" not in d
 
 
@@ -63,7 +77,7 @@ def test_a_client_that_left_before_any_reply_has_its_input_estimated() -> None:
 
 
 def test_a_cut_stream_s_output_is_estimated_when_more_than_it_reported() -> None:
-    d = _close(status=200, input_tokens=900, output_tokens=1, complete=False, reply_bytes=2000)
+    d = _close(status=200, input_tokens=900, output_tokens=1, complete=False, text_bytes=2000)
     assert d["input_tokens"] == 900 and d["output_tokens"] == 500 and d["estimated"] == ["output_tokens"]
-    d = _close(status=200, input_tokens=900, output_tokens=800, complete=False, reply_bytes=2000)
+    d = _close(status=200, input_tokens=900, output_tokens=800, complete=False, text_bytes=2000)
     assert d["output_tokens"] == 800 and "estimated" not in d

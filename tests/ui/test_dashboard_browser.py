@@ -90,6 +90,24 @@ def test_the_overview_works_from_the_keyboard(glider: GliderServer, tab: Tab) ->
     assert tab.errors == []
 
 
+def test_an_episode_is_its_prompt_s_with_the_title_listed_under_it(glider: GliderServer, tab: Tab) -> None:
+    # Claude Code's title request for the prompt (CLIENTS.md): it rides along the turn (issue 39 §4).
+    assert send(glider.url, "/local rename the helper", session="sess-t").status_code == 200
+    title = "<session>\n/local rename the helper\n</session>\n\nWrite the title in the user's language."
+    assert send(glider.url, title, session="sess-t").status_code == 200
+    tab.page.goto(glider.url + "/ui/")
+    row = tab.page.locator("#episodes tr", has_text="/local rename the helper")
+    row.wait_for()
+    row.locator(".side-requests li").wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[2] == "local via ollama (rule explicit_local)"
+    assert cells[3].startswith("answered locally by ollama/qwen-local status 200")
+    (side,) = row.locator(".side-requests li").all_inner_texts()
+    assert side.startswith("title: local via ollama") and "answered locally" in side
+    tab.shot("overview-episode-title")
+    assert tab.errors == []
+
+
 def test_a_request_through_the_proxy_appears_live_on_overview(glider: GliderServer, tab: Tab) -> None:
     tab.page.goto(glider.url + "/ui/")
     tab.page.wait_for_selector("#live-state.on")

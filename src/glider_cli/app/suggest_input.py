@@ -164,8 +164,10 @@ def recorded_turns(context_dir: Path, days: int, prices: PriceTable) -> list[Rec
             m = money.setdefault(turn, [0.0, 0.0])
             if side == "cloud":
                 m[0] += price
-            else:
-                m[1] += cost(prices.price(d.get("requested_model"), "cloud"), *tokens) - price
+            else:  # saved: the cloud request a local answer stood for (the client's, `store.views.usage`)
+                client = d.get("client_input_tokens")
+                instead = (client if type(client) is int and client >= 0 else tokens[0], *tokens[1:])
+                m[1] += cost(prices.price(d.get("requested_model"), "cloud"), *instead) - price
     out: list[RecordedTurn] = []
     start: float | None = None
     from datetime import datetime

@@ -174,10 +174,23 @@ def _strategy(e: dict[str, Any]) -> str:
 
 
 def _episode_rows(eps: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    return [
-        (e["turn_id"], e["first_ts"], e["events"], e["asked"][:50], e["routed"], _strategy(e), e["outcome"])
-        for e in eps
-    ]
+    """A row per turn (its main request's decision and outcome), then one per side request under it."""
+    rows: list[tuple[Any, ...]] = []
+    for e in eps:
+        rows.append(
+            (
+                e["turn_id"],
+                e["first_ts"],
+                e["events"],
+                e["asked"][:50],
+                e["routed"],
+                _strategy(e),
+                e["outcome"],
+            )
+        )
+        for s in e.get("side_requests") or ():
+            rows.append(("", "", "", f"  ↳ {s['kind']}", s["routed"], "", s["outcome"]))
+    return rows
 
 
 @app.command("turns")

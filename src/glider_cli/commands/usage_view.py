@@ -54,6 +54,7 @@ def render(report: dict[str, Any]) -> None:
         "calls",
         "local tokens",
         "cloud tokens",
+        "saved cloud tokens (est.)",
         "cloud cost",
         "savings (est.)",
         "local turns",
@@ -65,6 +66,7 @@ def render(report: dict[str, Any]) -> None:
             r["calls"],
             f"{r['tokens']['local']:,}",
             f"{r['tokens']['cloud']:,}",
+            f"{r['avoided_cloud_tokens']:,}",
             money(r["cloud_cost"]),
             money(r["savings"]),
             share(r["local_turn_share"]),
@@ -78,9 +80,16 @@ def render(report: dict[str, Any]) -> None:
         f"tokens {t['tokens']['local']:,} local / {t['tokens']['cloud']:,} cloud "
         f"({share(t['local_token_share'])} local)"
     )
+    if t["local_calls"]:
+        console.line(
+            f"local    {t['tokens']['local']:,} tokens read and written by the local models; the same "
+            f"requests sent to the cloud would have been {t['avoided_cloud_tokens']:,} tokens "
+            "(the clients' whole requests and the answers, estimated): the savings are priced on those"
+        )
     console.line(
         f"cost     cloud {money(t['cloud_cost'])}, local {money(t['local_cost'])}; "
-        f"estimated savings {money(t['savings'])} (the local answers' tokens at the requested models' prices)"
+        f"estimated savings {money(t['savings'])} (the cloud requests the local answers saved, at the "
+        "requested models' prices)"
     )
     if t["estimated_calls"]:
         console.line(

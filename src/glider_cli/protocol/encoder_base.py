@@ -68,6 +68,12 @@ class StreamEncoderBase(ABC):
             ir.Usage(inp, out, usage.cache_read_tokens, usage.cache_write_tokens) if self.estimated else usage
         )
 
+    @property
+    def text_bytes(self) -> int:
+        """UTF-8 bytes of the text, thinking and tool arguments encoded so far (what the output
+        estimate is made from)."""
+        return self._out_bytes
+
     def marked(self, usage: dict[str, Any]) -> dict[str, Any]:
         """A usage object as the protocol writes it, marked when it holds an estimate."""
         return {**usage, ESTIMATE_KEY: True} if self.estimated else usage

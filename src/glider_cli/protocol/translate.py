@@ -73,6 +73,9 @@ class Encoder(Protocol):
 
     def assume_started(self) -> None: ...
 
+    @property
+    def text_bytes(self) -> int: ...
+
 
 def canonical(proto: str) -> str:
     name = "openai_chat" if proto == "openai" else proto

@@ -9,7 +9,8 @@ that end a client stream after a failure. Pure: bytes in, bytes out, no I/O.
         .finish() -> list[bytes]: flush at the end of the upstream body; if the upstream ended
         before its terminal event, the client stream is ended with the protocol's error event.
         .error(message, type=) -> list[bytes]: end the client stream after a mid-stream failure.
-        .usage, .stop_reason (Anthropic vocabulary), .started, .complete.
+        .usage, .stop_reason (Anthropic vocabulary), .started, .complete; .text_bytes: the bytes
+        of text, thinking and tool arguments sent (None in passthrough).
         `input_estimate`: the input tokens an Anthropic client's `message_start` reports when the
         backend counts the input only at the end (OpenAI-compatible and Ollama servers), which
         `message_delta` then carries; `sse=False`: a Gemini stream as one JSON array.
@@ -119,6 +120,12 @@ class StreamTranslator:
         self.started = self.started or bool(out)
         return out
 
+    @property
+    def text_bytes(self) -> int | None:
+        """A translated stream's bytes of text, thinking and tool arguments sent to the client (what
+        the output estimate is made from: the encoder's); None in passthrough (nothing is encoded)."""
+        return None if self.passthrough else self._encoder.text_bytes
+
     # ---- internals
     def _encoder_for_errors(self) -> Encoder:
         # In passthrough the client already saw the upstream's own frames; only the error frame is ours.
@@ -224,6 +231,10 @@ class StreamConverter:
     def failure(self) -> str | None:
         """The upstream's own mid-stream error, once the stream carried one."""
         return self.translator.failure
+
+    @property
+    def text_bytes(self) -> int | None:
+        return self.translator.text_bytes
 
 
 def stream_converter(

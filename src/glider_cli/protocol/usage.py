@@ -15,6 +15,17 @@ Stopped at the limit: with `Usage(limit=True)` (a local backend's reply: only th
 and the search is not free), `at_limit` is True once the reply says its output stopped at the token
 limit (Chat `"finish_reason": "length"`, Ollama `"done_reason": "length"`, Anthropic `"stop_reason":
 "max_tokens"`, Gemini `"finishReason": "MAX_TOKENS"`, Responses `"reason": "max_output_tokens"`).
+
+Text (`text_bytes`): the bytes of the reply's text, thinking and tool arguments, what an estimate of
+its output tokens is made from when it reports none (never the framing: an event stream is mostly
+framing, 1,300 "tokens" of it for an 18-token answer). The JSON string values of `text`, `content`,
+`thinking`, `reasoning_content`, `partial_json`, `arguments`, `response` (Ollama's generate) are
+counted, an escape as one byte; in a Responses stream, which repeats its text in the closing events,
+only the `delta` values (once a `delta` string was seen, only those count). A value cut between two
+chunks is counted from the next complete line (the tail after a chunk's last newline is held). Read
+only with `Usage(text=True)`: the callers ask for it where an estimate may be needed and nothing else
+counts the text (a reply read whole, a local server's stream, a Chat stream relayed as it is), not on
+a cloud stream's path, which reports its usage.
 """
 
 from __future__ import annotations
@@ -32,6 +43,12 @@ _USAGE_RE = re.compile(
 _INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count", b"promptTokenCount"}
 _OUTPUT_KEYS = {b"output_tokens", b"completion_tokens", b"eval_count", b"candidatesTokenCount"}
 _CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
+# A text-bearing key's JSON string value (group 1: `delta` or another; group 2: the literal's inside).
+_TEXT_RE = re.compile(
+    rb'"(delta|text|content|thinking|reasoning_content|partial_json|arguments|response)"\s*:\s*"'
+    rb'([^"\\]*(?:\\.[^"\\]*)*)"'
+)
+_TAIL_MAX = 1 << 20
 _LIMIT_RE = lazy_pattern(
     rb'"(?:finish_reason|done_reason|stop_reason|finishReason|reason)"\s*:\s*'
     rb'"(?:length|max_tokens|MAX_TOKENS|max_output_tokens)"'
@@ -42,6 +59,10 @@ class Usage:
     """Token counts seen in a reply (None until seen)."""
 
     __slots__ = (
+        "_delta",
+        "_read_text",
+        "_tail",
+        "_text",
         "_watch",
         "at_limit",
         "bytes",
@@ -52,7 +73,7 @@ class Usage:
         "output_tokens",
     )
 
-    def __init__(self, *, limit: bool = False) -> None:
+    def __init__(self, *, limit: bool = False, text: bool = True) -> None:
         self.input_tokens: int | None = None
         self.output_tokens: int | None = None
         self.cache_read_tokens: int | None = None
@@ -61,9 +82,23 @@ class Usage:
         self.bytes = 0  # every byte fed (an estimate's basis when the reply reports no usage)
         self.at_limit = False  # the reply stopped at its output-token limit (looked for with `limit`)
         self._watch = limit
+        self._text = 0  # bytes of text values but `delta`'s
+        self._delta = 0  # bytes of `delta` string values (a Responses stream's text)
+        self._tail = b""  # the bytes after the last newline fed, not yet read for text
+        self._read_text = text
+
+    @property
+    def text_bytes(self) -> int:
+        """Bytes of text, thinking and tool arguments fed so far (see the module contract)."""
+        text, delta = self._text, self._delta
+        if self._tail:
+            text, delta = _text_in(self._tail, text, delta)
+        return delta or text
 
     def feed(self, data: bytes) -> None:
         self.bytes += len(data)
+        if self._read_text:
+            self._feed_text(data)
         if self._watch and (
             b'"length"' in data
             or b'"max_tokens"' in data
@@ -91,6 +126,19 @@ class Usage:
                 if key in _CACHE_INCLUDED:
                     self.cache_in_input = True
 
+    def _feed_text(self, data: bytes) -> None:
+        cut = data.rfind(b"\n") + 1
+        if cut == len(data) and not self._tail:  # whole lines (a stream's usual chunk): no copy
+            self._text, self._delta = _text_in(data, self._text, self._delta)
+        elif cut:
+            self._text, self._delta = _text_in(self._tail + data[:cut], self._text, self._delta)
+            self._tail = data[cut:]
+        else:
+            self._tail += data
+            if len(self._tail) > _TAIL_MAX:  # a body without newlines: read it as it is
+                self._text, self._delta = _text_in(self._tail, self._text, self._delta)
+                self._tail = b""
+
     def record(self) -> dict[str, Any]:
         """The cache counts as an outcome event records them (only the ones the reply reported)."""
         out: dict[str, Any] = {}
@@ -101,6 +149,19 @@ class Usage:
         if self.cache_in_input and self.cache_read_tokens:
             out["cache_in_input"] = True
         return out
+
+
+def _text_in(data: bytes, text: int, delta: int) -> tuple[int, int]:
+    if b'":' not in data and b'": ' not in data:
+        return text, delta
+    for m in _TEXT_RE.finditer(data):
+        lit = m.group(2)
+        n = len(lit) - lit.count(b"\\") if b"\\" in lit else len(lit)
+        if m.group(1) == b"delta":
+            delta += n
+        else:
+            text += n
+    return text, delta
 
 
 def usage_from_bytes(data: bytes, *, limit: bool = False) -> Usage:

@@ -326,6 +326,18 @@ class Dispatch:
         reply.after = bookkeeping
         return reply
 
+    def sent_tokens(self, job: Job, call: Call) -> int | None:
+        """The estimated tokens of the request as `call`'s backend is sent it, when that is not the
+        client's request (None): a local backend's pack (its size as the pack measured it), or the body
+        as sent (bytes/4) when no pack was made."""
+        if call.backend.side != "local":
+            return None
+        if self.local is not None:
+            packed = self.local.pack_tokens(call.backend.name, job.inb.packs)
+            if packed is not None:
+                return packed
+        return max(1, len(call.body) // 4)
+
     def finish(
         self,
         job: Job,
@@ -337,11 +349,13 @@ class Dispatch:
         disconnected: bool = False,
         failure: GliderError | None = None,
         served: bytes | None = b"",
+        text_bytes: int | None = None,
     ) -> None:
         """A reply's bookkeeping, once it is out (whole replies: `Reply.after`; streams: the loop pass
         after the relay ended): a mid-stream failure, then the core's closing events (usage
         calibration, the outcome, who answered and the calls it issued — the last skipped when
-        `served` is None: an error reply in another protocol answered nothing)."""
+        `served` is None: an error reply in another protocol answered nothing). `text_bytes`: the
+        text a translated stream sent (its encoder's count), else the text read in `usage`."""
         end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
@@ -368,7 +382,8 @@ class Dispatch:
             calls=calls,
             cache=usage.record(),
             escalated=call.escalated,
-            reply_bytes=usage.bytes,
+            text_bytes=usage.text_bytes if text_bytes is None else text_bytes,
+            sent_tokens=self.sent_tokens(job, call),
             end=end,
             at_limit=usage.at_limit,
         )

@@ -216,6 +216,12 @@ class LocalPath:
             cache[tools] = found
         return found
 
+    def pack_tokens(self, name: str, cache: dict[bool, Packed]) -> int | None:
+        """The estimated tokens of the pack `packed` made for backend `name` (None: it made none)."""
+        cap = self.caps.get(name)
+        found = cache.get(cap is None or cap.tools is not False)
+        return found.report.tokens_after if found is not None else None
+
     # ------------------------------------------------------------------------------ the gate
 
     def gate(

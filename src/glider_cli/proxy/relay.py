@@ -32,11 +32,18 @@ def stream_reply(
     dispatch: Dispatch, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
 ) -> Reply:
     inb = job.inb
-    usage = Usage(limit=call.backend.side == "local")  # a local reply is read for its stop at the limit
+    local = call.backend.side == "local"
+    # A local reply is read for its stop at the limit; a stream relayed as it is from a local server or
+    # to a Chat client (which may not ask for usage) for its text (a translated one: the encoder's).
+    text = call.passthrough and (local or inb.protocol == "openai_chat")
+    usage = Usage(limit=local, text=text)
     model = inb.chat.model or call.model or ""
     estimate = None
     if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
-        estimate = dispatch.turns.estimate(call.backend.name, inb.chat.estimated_tokens)
+        # The request as this backend was sent it (a local backend's pack), not the client's.
+        sent = dispatch.sent_tokens(job, call)
+        sent = inb.chat.estimated_tokens if sent is None else sent
+        estimate = dispatch.turns.estimate(call.backend.name, sent)
     # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
     local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
     convert: StreamConverter | None = None
@@ -64,7 +71,17 @@ def stream_reply(
 
         def closed() -> None:
             status = resp.status
-            dispatch.finish(job, call, status, usage, complete=complete, disconnected=gone, failure=failure)
+            text = convert.text_bytes if convert is not None else None
+            dispatch.finish(
+                job,
+                call,
+                status,
+                usage,
+                complete=complete,
+                disconnected=gone,
+                failure=failure,
+                text_bytes=text,
+            )
 
         asyncio.get_running_loop().call_soon(closed)
 

@@ -84,7 +84,7 @@ from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.served import LastPlans, Served
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
-from glider_cli.turns.usage import UsageCalibrator, accounting
+from glider_cli.turns.usage import UsageCalibrator, accounting, sent_estimate
 from glider_cli.values import Frozen, replace
 
 __all__ = ["Decider", "Opened", "Planner", "Served", "Turns"]
@@ -299,7 +299,7 @@ class Turns:
 
     def close(self, opened: Opened, served: Served) -> Events:
         if served.backend is not None:
-            self.usage.record(served.backend, opened.chat.estimated_tokens, served.input_tokens)
+            self.usage.record(served.backend, sent_estimate(opened, served), served.input_tokens)
         if opened.count_tokens:
             return []
         turn_id = opened.plan.placement.turn_id

@@ -14,7 +14,7 @@ from typing import Any
 from glider_cli.domain import ChatRequest
 from glider_cli.errors import GateRefused
 from glider_cli.protocol import turn_keys
-from glider_cli.store.eventlog.events import FULFILLED_LOCAL, ROUTE_DECIDED, TURN_OPENED
+from glider_cli.store.eventlog.events import FULFILLED_LOCAL, ROUTE_DECIDED, SIDE_REQUEST_KINDS, TURN_OPENED
 from glider_cli.turns.sticky import Events, StickyPlan
 
 
@@ -44,6 +44,8 @@ def refusal_events(chat: ChatRequest, plan: StickyPlan, exc: GateRefused) -> Eve
     # No backend answered (none was asked): the refusal is not held against the backend's health.
     outcome: dict[str, Any] = {"backend": None, "model": None, "status": 400, "ms": 0.0, "complete": False}
     outcome.update(outcome="refused", error=exc.message)
+    if plan.placement.kind in SIDE_REQUEST_KINDS:
+        outcome["request_kind"] = plan.placement.kind  # not one of the turn's replies
     events.append((FULFILLED_LOCAL, outcome, turn_id))
     return events
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glider_cli.protocol.request_kinds import Kind
+from glider_cli.store.eventlog.events import SIDE_REQUEST_KINDS
 from glider_cli.values import Frozen
 
 
@@ -93,8 +94,8 @@ class Family:
 
 # The requests that ride along a turn without being one of its replies: a count, the title, a
 # utility call, a summary. Their outcomes say which (`request_kind`), so that `turns.rebuild` passes
-# them over as the running app does.
-SIDE_KINDS = frozenset(("count_tokens", "title", "utility", "summary"))
+# them over as the running app does (the event log's own list: the turn views read it too).
+SIDE_KINDS = SIDE_REQUEST_KINDS
 
 
 class Placement(Frozen):

@@ -1,10 +1,13 @@
 """What answered a request, for `turns.lifecycle.Turns.close` (apart so each module stays small).
 
 - `Served`: the backend that answered (after any fallback), its side, model and status, the usage it
-  reported, the time, whether the reply completed, was answered at all or the client left, how it
-  ended when not well (`end`), whether it stopped at the output-token limit (`at_limit`), the tool
-  calls it issued, and `escalated`, the reason a local answer that could not be used was replaced
-  (`proxy.escalate`); `outcome()` is the outcome event's data (`stopped_at_limit: true` when it did).
+  reported, what an estimate is made from when it reported none (`sent_tokens`: the request as that
+  backend was sent it, bytes/4, the pack for a local one; `text_bytes`: the text, thinking and tool
+  arguments of the reply, never its framing), the time, whether the reply completed, was answered at
+  all or the client left, how it ended when not well (`end`), whether it stopped at the output-token
+  limit (`at_limit`), the tool calls it issued, and `escalated`, the reason a local answer that could
+  not be used was replaced (`proxy.escalate`); `outcome()` is the outcome event's data
+  (`stopped_at_limit: true` when it did).
 - `LastPlans`: the last plan recorded per turn, so a plan is logged (`TurnContext`) when it changes.
 """
 
@@ -37,7 +40,8 @@ class Served(Frozen):
     fallback_from: str | None = None
     calls: Sequence[IssuedCall] = ()
     cache: Mapping[str, Any] = MappingProxyType({})
-    reply_bytes: int | None = None
+    text_bytes: int | None = None
+    sent_tokens: int | None = None
     end: str | None = None
     at_limit: bool = False
     escalated: str | None = None
@@ -57,7 +61,8 @@ class Served(Frozen):
         fallback_from: str | None = None,
         calls: Sequence[IssuedCall] = (),
         cache: Mapping[str, Any] | None = None,
-        reply_bytes: int | None = None,
+        text_bytes: int | None = None,
+        sent_tokens: int | None = None,
         end: str | None = None,
         at_limit: bool = False,
         escalated: str | None = None,
@@ -76,7 +81,8 @@ class Served(Frozen):
             fallback_from=fallback_from,
             calls=calls,
             cache={} if cache is None else cache,
-            reply_bytes=reply_bytes,
+            text_bytes=text_bytes,
+            sent_tokens=sent_tokens,
             end=end,
             at_limit=at_limit,
             escalated=escalated,

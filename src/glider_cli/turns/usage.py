@@ -34,9 +34,14 @@ class UsageCalibrator:
         return max(1, round(estimated * self.ratio(backend))) if estimated > 0 else 1
 
 
-# Bytes of a reply per output token, for a reply whose backend reported no usage (the framing of a
-# JSON body or an event stream is counted too: the estimate is high rather than low).
-REPLY_BYTES_PER_TOKEN = 4
+# Bytes of a reply's text per output token, for a reply whose backend reported no usage (the same
+# bytes/4 a translated stream's closing usage tells the client: `protocol.encoder_base`).
+TEXT_BYTES_PER_TOKEN = 4
+
+
+def output_estimate(text_bytes: int) -> int:
+    """The output tokens of a reply with this many bytes of text (1 at least for any text)."""
+    return max(1, (text_bytes + TEXT_BYTES_PER_TOKEN - 1) // TEXT_BYTES_PER_TOKEN) if text_bytes > 0 else 0
 
 
 class _Opened(Protocol):
@@ -67,7 +72,19 @@ class _Served(Protocol):
     def complete(self) -> bool: ...
 
     @property
-    def reply_bytes(self) -> int | None: ...
+    def text_bytes(self) -> int | None: ...
+
+    @property
+    def sent_tokens(self) -> int | None: ...
+
+    @property
+    def side(self) -> str: ...
+
+
+def sent_estimate(opened: _Opened, served: _Served) -> int:
+    """The estimated tokens of the request as its backend was sent it (the client's when unknown)."""
+    sent = served.sent_tokens
+    return sent if sent is not None and sent > 0 else opened.chat.estimated_tokens
 
 
 def accounting(opened: _Opened, served: _Served, calibrator: UsageCalibrator) -> dict[str, Any]:
@@ -76,27 +93,32 @@ def accounting(opened: _Opened, served: _Served, calibrator: UsageCalibrator) ->
     - `rule` (the decision's) and `requested_model` (the model the client asked for: the price of a
       local answer's savings);
     - an estimate for a count the backend did not report, named in `estimated`: the input from the
-      request's size (bytes/4, corrected by what this backend has reported before); the output from
-      the reply's bytes (`REPLY_BYTES_PER_TOKEN`), also for a reply that did not complete when that
-      is more than it reported (a stream cut short reported only its start). An error status (400
-      and above) reports and costs nothing, so nothing is estimated for it; a request the client
-      left before any reply (status 0) gets its input estimated (the backend may have read it) and
-      no output.
+      request as the backend was sent it (`sent_estimate`: a local backend's pack, not the client's
+      whole request; bytes/4, corrected by what this backend has reported before); the output from
+      the bytes of the reply's text (`output_estimate`: text, thinking and tool arguments, never
+      the stream's framing), also for a reply that did not complete when that is more than it
+      reported (a stream cut short reported only its start). An error status (400 and above)
+      reports and costs nothing, so nothing is estimated for it; a request the client left before
+      any reply (status 0) gets its input estimated (the backend may have read it) and no output;
+    - a local answer's `client_input_tokens`: the client's own request (bytes/4, an estimate), the
+      cloud request the local answer saved: savings are priced on it, not on the local input (0 for
+      a request the client left before any reply).
     """
     out: dict[str, Any] = {"rule": opened.decision.rule, "requested_model": opened.chat.model or None}
     estimated: list[str] = []
     status = served.status
+    if served.side == "local" and status < 400:  # a request the client left saved it nothing
+        out["client_input_tokens"] = opened.chat.estimated_tokens if status else 0
     if status >= 400:
         return out
     if served.input_tokens is None:
         backend = served.backend or "?"
-        out["input_tokens"] = calibrator.estimate(backend, opened.chat.estimated_tokens)
+        out["input_tokens"] = calibrator.estimate(backend, sent_estimate(opened, served))
         estimated.append("input_tokens")
     # A reply cut short reports at most its start's count (Anthropic's message_start says 1).
     cut = not served.complete and status > 0
     if served.output_tokens is None or cut:
-        n = served.reply_bytes or 0
-        guess = (n + REPLY_BYTES_PER_TOKEN - 1) // REPLY_BYTES_PER_TOKEN if status else 0
+        guess = output_estimate(served.text_bytes or 0) if status else 0
         if served.output_tokens is None or guess > served.output_tokens:
             out["output_tokens"] = guess
             if status:

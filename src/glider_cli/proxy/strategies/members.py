@@ -24,9 +24,11 @@ import orjson
 
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol import ir, translate
+from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.strategies.judge import candidate_text, member_body
 from glider_cli.router.plan import Member
 from glider_cli.store.eventlog.events import STRATEGY_MEMBER
+from glider_cli.turns.usage import output_estimate
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
@@ -131,10 +133,11 @@ async def _fetch(out: Dispatch, call: Call, cand: Candidate) -> None:
         raise BackendError("upstream sent an empty reply")
 
 
-def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, reply_bytes: int) -> dict[str, Any]:
+def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, text_bytes: int) -> dict[str, Any]:
     """A member call's cache counts, and estimates (named in `estimated`, as `turns.usage.accounting`
-    makes them) when its reply reported no usage at all: the input from the request's estimate, the
-    output from the reply's bytes (4 a token). A member that got no reply records no usage."""
+    makes them) when its reply reported no usage at all: the input from the estimate of the request
+    the member was sent, the output from the bytes of the reply's text (4 a token, never its JSON's
+    framing). A member that got no reply records no usage."""
     if not answered:
         return {}
     out: dict[str, Any] = {
@@ -143,7 +146,7 @@ def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, reply_byt
     }
     if not (usage.input_tokens or usage.output_tokens or usage.cache_read_tokens):
         out["input_tokens"] = max(1, request_tokens)
-        out["output_tokens"] = (reply_bytes + 3) // 4
+        out["output_tokens"] = output_estimate(text_bytes)
         out["estimated"] = ["input_tokens", "output_tokens"]
     return out
 
@@ -169,7 +172,11 @@ def _record(out: Dispatch, job: Job, cand: Candidate, strategy: str, started: fl
         "requested_model": job.inb.chat.model or None,
     }
     answered = cand.response is not None
-    data.update(member_usage(usage, answered, job.inb.chat.estimated_tokens, len(cand.data or b"")))
+    sent = out.sent_tokens(job, cand.call) if cand.call is not None else None
+    text = Usage()
+    text.feed(cand.data or b"")
+    asked = job.inb.chat.estimated_tokens if sent is None else sent
+    data.update(member_usage(usage, answered, asked, text.text_bytes))
     if cand.error is not None:
         data["error"] = cand.error
     out.sink.emit(STRATEGY_MEMBER, data, turn_id=job.turn_id)

@@ -122,6 +122,11 @@ EVENT_TYPES: tuple[str, ...] = (
 # Events that close a turn's request, in the order an episode reports them.
 OUTCOME_TYPES: tuple[str, ...] = (FULFILLED_LOCAL, ORIGIN_PASSTHROUGH, UPSTREAM_FAILED, DELEGATE_RUN)
 
+# The requests that ride along a turn without being one of its replies: a count, the title, a utility
+# call, a summary. A `RouteDecided` names its request's kind in `family.kind`, an outcome event in
+# `request_kind`; a turn's summary is its main request's, these are listed under it.
+SIDE_REQUEST_KINDS = frozenset(("count_tokens", "title", "utility", "summary"))
+
 _REQUIRED = ("id", "type", "ts")
 
 

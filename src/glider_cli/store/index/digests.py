@@ -2,15 +2,19 @@
 
     [offset, length, id, ts, type, turn_id, extra]
 
-`extra` holds only what the views read (see `_extra`, a table by event type): the user's words (`asked`,
-cleaned and cut as an episode shows them; `text`, the longer form the graph searches), the turn keys
-(`goal`, `plan`, `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback` lines of an
-episode (`fallback` also for an `Escalated` event: `after escalation A -> B (reason)`), `side` and
-`rule` of a decision, the `strategy` of a decision that is not `single` (its plan's, when it has one), a
-strategy member call's `member` side (and `judge` when it was a model judge's call), `egress` for an
-event whose request left the machine (`store.views.egress`: a cloud outcome, a cloud member or a failure
-at a cloud backend, a delegate run), `files` (as written, at most `MAX_FILES`), the `workspace` relative
-files are under, and a note's `note` text.
+`extra` holds only what the views read (see `_extra`, a table by event type): the user's words
+(`asked`, cleaned and cut as an episode shows them; `text`, the longer form the graph searches), the
+turn keys (`goal`, `plan`, `clone_path`), `session`, the rendered `routed` / `outcome` / `fallback`
+lines of an episode (of the turn's main requests only; `fallback` also for an `Escalated` event:
+`after escalation A -> B (reason)`), `side` and `rule` of a decision; for a side request (a title,
+utility call or summary riding along the turn: `side_kind`), `aside` instead: [kind, "r" (its
+decision) or "o" (its outcome), the line], which an episode lists under the turn (an
+`UpstreamFailed` is the outcome until its request's own outcome event follows); the `strategy` of a
+decision that is not `single` (its plan's, when it has one), a strategy member call's `member` side
+(and `judge` when it was a model judge's call), `egress` for an event whose request left the machine
+(`store.views.egress`: a cloud outcome, a cloud member or a failure at a cloud backend, a delegate
+run), `files` (as written, at most `MAX_FILES`), the `workspace` relative files are under, and a
+note's `note` text.
 `digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one;
 `store.index.turnfold.TurnFold` folds them per turn.
 """
@@ -54,19 +58,49 @@ def routed_line(d: Mapping[str, Any]) -> str:
     return s
 
 
+def side_kind(d: Mapping[str, Any]) -> str | None:
+    """The kind of side request an event belongs to (`events.SIDE_REQUEST_KINDS`: an outcome's
+    `request_kind`, a decision's `family.kind`), None for one of the turn's main requests."""
+    kind = d.get("request_kind")
+    if kind is None:
+        fam = d.get("family")
+        kind = fam.get("kind") if isinstance(fam, Mapping) else None
+    return kind if isinstance(kind, str) and kind in ev.SIDE_REQUEST_KINDS else None
+
+
+def _error(d: Mapping[str, Any]) -> str:
+    return str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
+
+
 def outcome_line(t: str, d: Mapping[str, Any]) -> str:
+    """An outcome event as a turn's summary says it: answered (with the status and the output tokens),
+    refused, failed, cut, or left by the client; never `answered` for a request nothing answered."""
     status = f" status {d['status']}" if d.get("status") is not None else ""
-    toks = f", {d['output_tokens']} tokens out" if d.get("output_tokens") is not None else ""
-    if d.get("outcome") == "abandoned":  # a Cursor run whose stream the client never opened
-        where = _where(d) if t == ev.FULFILLED_LOCAL else d.get("backend") or "origin"
+    out = d.get("output_tokens")
+    toks = f", {out} tokens out" if out is not None else ""
+    how = d.get("outcome")
+    local = t == ev.FULFILLED_LOCAL
+    where = _where(d) if local else str(d.get("backend") or "origin")
+    if how == "abandoned":  # a Cursor run whose stream the client never opened
         return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}"
-    if t == ev.FULFILLED_LOCAL:
-        where = _where(d)
-        return f"answered locally{' by ' + where if where else ''}{status}{toks}"
-    if t == ev.ORIGIN_PASSTHROUGH:
-        return f"answered by {d.get('backend') or 'origin'}{status}{toks}"
+    if t in (ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH):
+        at = f" at {where}" if where else ""
+        if how == "refused":  # the capability gate: no backend was asked
+            err = _error(d)
+            return "refused" + (" locally" if local else "") + (f": {err}" if err else "")
+        if how == "failed" and d.get("status") != 200:  # every attempt failed: no answer
+            return f"failed{at}{status}" + (f": {_error(d)}" if d.get("error") else "")
+        if how in ("failed", "cut"):
+            return f"{'cut short' if how == 'cut' else 'failed mid-stream'}{at}{status}{toks}"
+        if d.get("client_disconnected"):
+            if not d.get("status"):
+                return f"the client left before {where or 'the backend'} answered"
+            return f"the client left during the answer{' of ' + where if where else ''}{status}{toks}"
+        if local:
+            return f"answered locally{' by ' + where if where else ''}{status}{toks}"
+        return f"answered by {where}{status}{toks}"
     if t == ev.UPSTREAM_FAILED:
-        err = str(d.get("error") or "").splitlines()[0][:120] if d.get("error") else ""
+        err = _error(d)
         return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
     summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
     changed = changed_line(d)
@@ -120,6 +154,9 @@ def _turn_keys(d: Mapping[str, Any], x: dict[str, Any]) -> dict[str, Any]:
 
 
 def _decided(d: Mapping[str, Any]) -> dict[str, Any]:
+    kind = side_kind(d)
+    if kind is not None:
+        return {"aside": [kind, "r", routed_line(d)]}
     x: dict[str, Any] = {"routed": routed_line(d), "side": d.get("target"), "rule": d.get("rule")}
     plan = d.get("plan")
     strategy = plan.get("strategy") if isinstance(plan, dict) else None
@@ -149,7 +186,9 @@ def _escalated(d: Mapping[str, Any]) -> dict[str, Any]:
 
 def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def extra(d: Mapping[str, Any]) -> dict[str, Any]:
-        x: dict[str, Any] = {"outcome": outcome_line(t, d)}
+        kind = side_kind(d)
+        line = outcome_line(t, d)
+        x: dict[str, Any] = {"outcome": line} if kind is None else {"aside": [kind, "o", line]}
         if left_machine(t, d):
             x["egress"] = True
         return x

@@ -23,8 +23,9 @@ from glider_cli.store.index.turnfold import TurnFold
 INDEX_DIR = "index"
 # The index's format and what its digests keep (`store.index.digests`). Files and delta lines of another
 # version are not read: the day files are folded again and the index rewritten (2: strategies, member
-# counts and egress).
-VERSION = 2
+# counts and egress; 3: side requests apart from the turn's main ones, and the outcome lines that say
+# refused, failed or left).
+VERSION = 3
 
 
 def index_dir(context_dir: Path) -> Path:

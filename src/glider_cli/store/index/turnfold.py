@@ -4,9 +4,12 @@ An event becomes a *digest* (`store.index.digests`: the few values the views rea
 index (`store.index.turn_index`) keeps digests and folds so no view parses the event log again.
 
 `TurnFold` folds digests in any order: each field keeps the id of the event that set it and keeps
-the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, last
+the first or the last by id, exactly as `store.views.episodes` defines an episode (first ask, first
 decision, last outcome, first mention of each file, ...); the strategy is the last decision's that
-named one, and the member calls are counted (`members`: every StrategyMember but a judge's, of which
+named one; the decision and outcome are the turn's main requests' (a title, utility call or summary
+never stands for the turn: their lines are kept apart, `asides`, at most `MAX_ASIDES`, the first by
+id, and `side_requests()` lists them, a decision and its outcome on one line), and the member calls
+are counted (`members`: every StrategyMember but a judge's, of which
 `cloud_members` were on the cloud side; `judge_calls`: a model judge's calls, counted apart). Two folds
 of one turn merge (a turn that
 spans two day files), so folding per day and merging equals folding everything at once. A fold
@@ -38,6 +41,10 @@ from glider_cli.store.index.digests import (
 # Still importable from here (they were defined here before `store.index.digests`).
 __all__ = ["Digest", "TurnFold", "changed_line", "digest", "digest_of", "fold_events", "left_machine"]
 
+# Side requests a fold remembers (a turn is one title and one or two utility calls; a long agent run
+# may have some dozens).
+MAX_ASIDES = 40
+
 # Which event set a field: (event id, value) (a list when read back from a record).
 _Tagged = Sequence[Any]
 # The positional fields of a record, after the turn id and the event count.
@@ -58,6 +65,7 @@ class TurnFold:
     __slots__ = (
         "_packed",
         "_spans",
+        "asides",
         "asked",
         "base",
         "cloud_members",
@@ -96,6 +104,7 @@ class TurnFold:
         self.keys: dict[str, _Tagged] = {}
         self.files: dict[str, str] = {}  # path -> id of its first mention
         self.notes: dict[str, str] = {}  # note event id -> text
+        self.asides: dict[str, list[str]] = {}  # a side request's event id -> [kind, "r" | "o", line]
         self.strategy: _Tagged | None = None
         self.members = 0
         self.cloud_members = 0
@@ -137,7 +146,8 @@ class TurnFold:
         if "text" in x:
             self.text = _last(self.text, id_, x["text"])
         if "routed" in x:
-            self.routed = _last(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
+            # The decision that opened the turn: its continuations follow it (`sticky`, tool results).
+            self.routed = _first(self.routed, id_, [x["routed"], x.get("side"), x.get("rule")])
         if "outcome" in x:
             self.outcome = _last(self.outcome, id_, x["outcome"])
         if "fallback" in x:
@@ -146,6 +156,8 @@ class TurnFold:
             self.session = _last(self.session, id_, x["session"])
         if "note" in x:
             self.notes[id_] = x["note"]
+        if "aside" in x:
+            self._aside(id_, x["aside"])
         if "strategy" in x:
             self.strategy = _last(self.strategy, id_, x["strategy"])
         if "member" in x:
@@ -176,19 +188,27 @@ class TurnFold:
             keep = sorted(files.items(), key=lambda kv: (kv[1], kv[0]))[:MAX_FILES]
             self.files = dict(keep)
 
+    def _aside(self, id_: str, value: list[str]) -> None:
+        asides = self.asides
+        asides[id_] = value
+        if len(asides) > MAX_ASIDES:
+            del asides[max(asides)]
+
     def merge(self, o: TurnFold) -> None:
         self.n += o.n
         self.opened = self.opened or o.opened
         for name in _TAGGED:
             theirs = getattr(o, name)
             if theirs is not None:
-                pick = _first if name in ("first", "asked") else _last
+                pick = _first if name in ("first", "asked", "routed") else _last
                 setattr(self, name, pick(getattr(self, name), theirs[0], theirs[1]))
         for k, v in o.keys.items():
             self.keys[k] = _last(self.keys.get(k), v[0], v[1])
         for p, id_ in o.files.items():
             self._files((p,), id_)
         self.notes.update(o.notes)
+        for id_, value in o.asides.items():
+            self._aside(id_, value)
         if o.strategy is not None:
             self.strategy = _last(self.strategy, o.strategy[0], o.strategy[1])
         self.members += o.members
@@ -209,6 +229,22 @@ class TurnFold:
         kv = self.keys.get(name)
         return kv[1] if kv else None
 
+    def side_requests(self) -> list[dict[str, str]]:
+        """The turn's side requests in order, each {kind, routed, outcome} (a line empty when it is not
+        in the log: a request still open, an outcome whose decision was cut away)."""
+        out: list[list[str]] = []  # [kind, decision line, outcome line]
+        for id_ in sorted(self.asides):
+            kind, what, line = self.asides[id_]
+            if what == "o":
+                open_ = next((r for r in reversed(out) if r[0] == kind and not r[2]), None)
+                if open_ is not None:
+                    open_[2] = line
+                    continue
+                out.append([kind, "", line])
+            else:
+                out.append([kind, line, ""])
+        return [{"kind": k, "routed": r, "outcome": o} for k, r, o in out]
+
     def file_list(self, limit: int | None = None) -> list[str]:
         """Files in first-mention order (the first `limit`)."""
         ranked = sorted(self.files.items(), key=lambda kv: (kv[1], kv[0]))
@@ -218,14 +254,15 @@ class TurnFold:
 
     def to_record(self) -> list[Any]:
         """[turn, n, first, last, asked, text, routed, outcome, fallback, session, base, keys, files,
-        notes, spans, opened, strategy, members, cloud_members, judge_calls, egress]: tagged fields as
-        [id, value] or null, spans packed per day."""
+        notes, spans, opened, strategy, members, cloud_members, judge_calls, egress, asides]: tagged
+        fields as [id, value] or null, spans packed per day."""
         spans = {d: base64.b64encode(s.tobytes()).decode("ascii") for d, s in self.spans.items()}
         rec: list[Any] = [self.turn, self.n]
         rec += [None if (v := getattr(self, name)) is None else list(v) for name in _TAGGED]
         rec += [self.keys or None, self.files or None, self.notes or None, spans or None, self.opened]
         strategy = None if self.strategy is None else list(self.strategy)
         rec += [strategy, self.members, self.cloud_members, self.judge_calls, self.egress]
+        rec.append(self.asides or None)
         return rec
 
     @classmethod
@@ -258,6 +295,8 @@ class TurnFold:
             strategy, f.members, f.cloud_members, f.judge_calls, f.egress = rec[16:21]
             if strategy is not None:
                 f.strategy = (ids.setdefault(strategy[0], strategy[0]), _intern(strategy[1]))
+        if len(rec) > 21 and rec[21]:
+            f.asides = {ids.setdefault(i, i): list(v) for i, v in rec[21].items()}
         return f
 
 

@@ -17,7 +17,9 @@ A call left the machine when its event is one of (`left_machine` says which even
   even though no answer came back;
 - `DelegateRun`: the task went to another agent CLI, and with it to that CLI's vendor.
 Two events of one call are one call: a `mid_stream` UpstreamFailed is the same call as the outcome
-event that follows it (that call's `outcome` is then `failed mid-stream`, with the error), and the
+event that follows it (that call's `outcome` is then `failed mid-stream`, with the error); the outcome
+event a request ends with when every attempt failed (`outcome: failed`, the status Glider answered
+with) is the same call as the UpstreamFailed of its last attempt, listed once (`failed`); and the
 chosen member's outcome event (the FulfilledLocal / OriginPassthrough after a `StrategyChosen` that
 names a member, at that member's backend) is the same call as the member's `StrategyMember`.
 
@@ -36,7 +38,9 @@ delegate run's changes in the workspace, `2 files +3 −1`, from its event's `ch
 - `strategy member (S #i)` (a pipeline stage: its role, `strategy member (pipeline review)`) and
   `strategy judge (S)` for a model judge's call;
 - `rule R`, the request's decision rule (`rule ?` when its RouteDecided is not among the events);
-  a turnless delegate run: `glider delegate`.
+  a turnless delegate run: `glider delegate`;
+- a side request's (a title, utility call or summary riding along the turn: `store.index.digests.
+  side_kind`) ends with its kind: `rule R (title)`.
 `outcome`: a member's own (ok | error | timeout | cancelled); `failed` for an UpstreamFailed;
 `disconnected` when the client left; `error` for a status of 400 and above; `incomplete` for an
 answer that did not end; else `ok`. A delegate run: ok | error | timeout.
@@ -56,7 +60,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from glider_cli.store.eventlog import events as ev
-from glider_cli.store.index.digests import changed_line, left_machine
+from glider_cli.store.index.digests import changed_line, left_machine, side_kind
 
 __all__ = ["Audit", "BackendTotal", "Egress", "EgressCall", "audit", "left_machine"]
 
@@ -135,14 +139,18 @@ class _Request:
         self.fallbacks: dict[str, tuple[Any, Any]] = {}  # to -> (from, reason)
         self.chosen: Any = None  # the chosen member's backend, until its outcome event
         self.cut: dict[str, str] = {}  # backend -> the error of its mid-stream failure
+        self.failed: set[str] = set()  # backends whose attempt failed before the first byte (listed)
+        self.kind = side_kind(d)  # a side request's kind (title, ...), None for a main one
 
     def why(self, backend: str, fallback_from: Any = None) -> str:
         hop = self.fallbacks.get(backend)
         if hop is not None:
-            return f"fallback from {hop[0]}" + (f" ({hop[1]})" if hop[1] else "")
-        if fallback_from:
-            return f"fallback from {fallback_from}"
-        return f"rule {self.rule or '?'}"
+            why = f"fallback from {hop[0]}" + (f" ({hop[1]})" if hop[1] else "")
+        elif fallback_from:
+            why = f"fallback from {fallback_from}"
+        else:
+            why = f"rule {self.rule or '?'}"
+        return why + (f" ({self.kind})" if self.kind else "")
 
 
 def _outcome(d: Mapping[str, Any]) -> str:
@@ -181,6 +189,10 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
         if t == ev.UPSTREAM_FAILED and d.get("stage") == "mid_stream":
             req.cut[backend] = str(d.get("error") or "failed mid-stream")
             continue  # the outcome event of the same call follows
+        ended = t in (ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH) and d.get("outcome") == "failed"
+        if ended and backend in req.failed and backend not in req.cut:
+            req.failed.discard(backend)
+            continue  # every attempt failed: the last attempt's UpstreamFailed is the call
         if not left_machine(t, d):
             continue
         model = d.get("model")
@@ -201,6 +213,7 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
             outcome = str(d.get("outcome") or "ok")
         elif t == ev.UPSTREAM_FAILED:
             why, outcome = req.why(backend), "failed"
+            req.failed.add(backend)
             model = req.model if backend == req.backend else None
         else:  # DelegateRun
             why = f"rule {req.rule or '?'}" if turn is not None else "glider delegate"

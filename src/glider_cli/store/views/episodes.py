@@ -7,9 +7,14 @@ turn fold (`store.index.turnfold`), and `from_folds` makes episodes from folds t
 holds:
 - asked: the user's words from the first TurnOpened that has any (`goal`, the cleaned form, else
   `ask`), whitespace folded, cut to 200 characters;
-- routed: from the last RouteDecided (target, backend, model, rule, delegate);
-- outcome: from the last FulfilledLocal / OriginPassthrough / UpstreamFailed / DelegateRun, with any
-  FallbackUsed noted; "open" while none has arrived;
+- routed: from the first RouteDecided of the turn's main requests, the decision that opened it
+  (target, backend, model, rule, delegate; its continuations follow it: `sticky`, tool results);
+- outcome: from the last FulfilledLocal / OriginPassthrough / DelegateRun of its main requests, with
+  any FallbackUsed noted (answered, refused, failed, cut, or left by the client); "open" while none
+  has arrived;
+- side_requests: its title, utility calls and summaries, each {kind, routed, outcome} (`title`,
+  `local via ...`, `the client left before ... answered`), listed under the turn, never standing for
+  it;
 - files: every path named in a `files` list, first mention order;
 - strategy: the last decision's strategy when it is not `single` (None for a single call), and the
   member calls of its plans: `members` (every StrategyMember but a model judge's), `cloud_members`
@@ -42,6 +47,7 @@ class Episode(Frozen):
     members: int
     cloud_members: int
     judge_calls: int
+    side_requests: tuple[Mapping[str, str], ...]
 
     def __init__(
         self,
@@ -57,6 +63,7 @@ class Episode(Frozen):
         members: int = 0,
         cloud_members: int = 0,
         judge_calls: int = 0,
+        side_requests: tuple[Mapping[str, str], ...] = (),
     ) -> None:
         self.__dict__.update(
             turn_id=turn_id,
@@ -71,6 +78,7 @@ class Episode(Frozen):
             members=members,
             cloud_members=cloud_members,
             judge_calls=judge_calls,
+            side_requests=side_requests,
         )
 
     @property
@@ -95,6 +103,7 @@ class Episode(Frozen):
             "members": self.members,
             "cloud_members": self.cloud_members,
             "judge_calls": self.judge_calls,
+            "side_requests": [dict(s) for s in self.side_requests],
         }
 
 
@@ -108,7 +117,10 @@ def from_fold(f: TurnFold) -> Episode:
     files = tuple(f.file_list(MAX_FILES))
     strategy = str(f.strategy[1]) if f.strategy else None
     counts = (f.members, f.cloud_members, f.judge_calls)
-    return Episode(f.turn, str(first), str(last), f.n, asked, routed, outcome, files, strategy, *counts)
+    sides = tuple(f.side_requests())
+    return Episode(
+        f.turn, str(first), str(last), f.n, asked, routed, outcome, files, strategy, *counts, sides
+    )
 
 
 def from_folds(folds: Iterable[TurnFold]) -> list[Episode]:

@@ -8,9 +8,11 @@ events (through `store.usage_read`, which keeps one `Digest` per day file), `gli
 
 A call is one of:
 - an outcome event: `FulfilledLocal` (side `local`) or `OriginPassthrough` (side `cloud`): every
-  served request, whatever its outcome; `input_tokens`/`output_tokens` as the backend reported them,
-  `cache_read_tokens`/`cache_write_tokens`, `estimated` (the counts Glider estimated because the
-  backend said nothing: `turns.usage.accounting`), `rule` and `requested_model`;
+  served request, whatever its outcome; `input_tokens`/`output_tokens` as the backend reported them
+  for the request it was sent (a local backend's pack), `cache_read_tokens`/`cache_write_tokens`,
+  `estimated` (the counts Glider estimated because the backend said nothing:
+  `turns.usage.accounting`), `rule` and `requested_model`; a local one's `client_input_tokens` (the
+  client's whole request: what the cloud would have read instead; its `input_tokens` when absent);
 - a `StrategyMember` (its own `side`): one member call of a strategy, or a model judge's call. The
   chosen member's call is its outcome event too (a `StrategyChosen` with an `index` names it): that
   member event is left out, so the call counts once;
@@ -21,8 +23,11 @@ Tokens: `input` is the uncached input (an OpenAI or Gemini count that includes i
 `cache_in_input`, has them taken out), `cache_read`, `cache_write`, `output`.
 Cost (`config.pricing.PriceTable`): a cloud call at its model's price (the model the backend was
 asked for, else the one the client asked for); a local call at a `pricing:` entry's price, else 0.
-Savings, an estimate: for each local outcome, what the same tokens would have cost on the model the
-client asked for (`requested_model`, at the configured or bundled cloud price), less the local cost.
+Savings, an estimate: for each local outcome, what the cloud request it saved would have cost on the
+model the client asked for (`requested_model`, at the configured or bundled cloud price): the
+client's whole request as input (`client_input_tokens`, never the smaller pack the local model read)
+and the local answer as output, less the local cost. The two are shown apart: `tokens.local` is what
+the local side consumed, `avoided_cloud_tokens` what the cloud would have been sent and answered.
 A cloud call whose model has no price is listed in `unpriced` (its cost counts 0).
 
 A `Digest` keeps the calls summed per (day, side, model, requested model, rule, session, kind) and
@@ -37,7 +42,8 @@ its regretted local turns over its local turns (None without local turns).
 Rows (`by`): `day` (UTC day of the call), `model` (the model that answered; `delegate:<vendor>` for a
 delegate run), `rule` (the request's decision rule), `session` (the turn's `TurnOpened` session; `-`
 when none is known). Each row: key, calls, local_calls, cloud_calls, delegate_calls, estimated_calls,
-tokens {local, cloud, delegate} (input + cache + output), input_tokens, output_tokens,
+tokens {local, cloud, delegate} (input + cache + output), avoided_cloud_tokens (the savings' basis,
+see above), input_tokens, output_tokens,
 cache_read_tokens, cache_write_tokens, cloud_cost, local_cost, savings, turns, local_turns,
 local_turn_share, local_token_share, regrets, regret_rate. `totals` is the same over every call;
 `daily` is [{day, cloud_cost, savings, local_tokens, cloud_tokens}] per day, oldest first (the chart).
@@ -69,8 +75,8 @@ SIDES = ("local", "cloud", "delegate")
 
 # A group's key: day, side, model, requested model, rule, session, kind ("o": an outcome, which saves
 # when local; "m": a member call; "d": a delegate run). Its value: calls, estimated calls, input,
-# output, cache read, cache write. A turn's place: (day, model, rule, session) -> its calls there
-# were all local.
+# output, cache read, cache write, the client's input (a local outcome's savings basis). A turn's
+# place: (day, model, rule, session) -> its calls there were all local.
 Key = tuple[str, str, str, str, str, str, str]
 Place = tuple[str, str, str, str]
 
@@ -116,13 +122,15 @@ class Digest:
         key = (day, side, model, requested, rule, session, kind)
         g = self.groups.get(key)
         if g is None:
-            g = self.groups[key] = [0, 0, 0, 0, 0, 0]
+            g = self.groups[key] = [0, 0, 0, 0, 0, 0, 0]
         g[0] += 1
         g[1] += 1 if d.get("estimated") else 0
         g[2] += inp
         g[3] += _n(d.get("output_tokens"))
         g[4] += cr
         g[5] += cw
+        client = d.get("client_input_tokens")
+        g[6] += client if type(client) is int and client >= 0 else inp
         if turn:
             places = self.turns.setdefault(turn, {})
             place = (day, model, rule, session)
@@ -192,7 +200,7 @@ class Digest:
 
 
 class _Row:
-    __slots__ = ("calls", "cost", "est", "key", "local_cost", "savings", "tokens", "toks", "turns")
+    __slots__ = ("avoided", "calls", "cost", "est", "key", "local_cost", "savings", "tokens", "toks", "turns")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -200,10 +208,11 @@ class _Row:
         self.tokens = {"local": 0, "cloud": 0, "delegate": 0}
         self.toks = [0, 0, 0, 0]  # input, output, cache read, cache write
         self.est = 0
+        self.avoided = 0  # the cloud tokens the local answers stood for (the savings' basis)
         self.cost = self.local_cost = self.savings = 0.0
         self.turns: dict[str, bool] = {}  # turn -> all its calls in this row were local
 
-    def add(self, side: str, g: list[int], price: float, saved: float) -> None:
+    def add(self, side: str, g: list[int], price: float, saved: float, avoided: int) -> None:
         self.calls[side] += g[0]
         self.est += g[1]
         self.tokens[side] += g[2] + g[3] + g[4] + g[5]
@@ -212,6 +221,7 @@ class _Row:
         if side == "local":
             self.local_cost += price
             self.savings += saved
+            self.avoided += avoided
         elif side == "cloud":
             self.cost += price
 
@@ -228,6 +238,7 @@ class _Row:
             "delegate_calls": self.calls["delegate"],
             "estimated_calls": self.est,
             "tokens": dict(self.tokens),
+            "avoided_cloud_tokens": self.avoided,
             "input_tokens": self.toks[0],
             "output_tokens": self.toks[1],
             "cache_read_tokens": self.toks[2],
@@ -275,19 +286,22 @@ def report(
             day, side, model, requested, _rule, _session, kind = k
             tokens = (g[2], g[3], g[4], g[5])
             price = saved = 0.0
+            avoided = 0
             if side != "delegate":
                 p = prices.price(model, side)
                 price = cost(p, *tokens)
                 if p is None and side == "cloud" and model:
                     unpriced.add(model)
                 if side == "local" and kind == "o":
-                    saved = cost(prices.price(requested, "cloud"), *tokens) - price
+                    instead = (g[6], g[3], g[4], g[5])  # the client's request, the local answer
+                    avoided = sum(instead)
+                    saved = cost(prices.price(requested, "cloud"), *instead) - price
             key = k[at] or "?"
             row = rows.get(key)
             if row is None:
                 row = rows[key] = _Row(key)
-            row.add(side, g, price, saved)
-            total.add(side, g, price, saved)
+            row.add(side, g, price, saved, avoided)
+            total.add(side, g, price, saved, avoided)
             dd = daily.setdefault(day, [0.0, 0.0, 0, 0])
             if side == "cloud":
                 dd[0] += price

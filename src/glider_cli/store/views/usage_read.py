@@ -31,7 +31,7 @@ from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.days import file_ident
 from glider_cli.store.views.usage import USAGE_TYPES, Digest
 
-VERSION = 3  # 3: Escalated events are read too
+VERSION = 4  # 3: Escalated events are read too; 4: a group's client input (the savings' basis)
 INDEX_DIR = "index"  # store.index_day's directory
 
 

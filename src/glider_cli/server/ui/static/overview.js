@@ -257,7 +257,15 @@
       fill(el.episodes, G.errorBox(e));
       return;
     }
-    const rows = eps.slice().reverse().map((e) => [G.when(e.last_ts), h("span", { class: "wrap" }, e.asked || "(no text)"), e.routed, e.outcome]);
+    // A turn's row is its main request's decision and outcome; its title and other side requests are
+    // listed under the outcome, never in its place.
+    const sideList = (e) => {
+      const items = (e.side_requests || []).map((s) =>
+        h("li", {}, `${s.kind}: ` + [s.routed, s.outcome].filter(Boolean).join(" → ")));
+      return items.length ? h("ul", { class: "side-requests muted small" }, items) : null;
+    };
+    const rows = eps.slice().reverse().map((e) => [G.when(e.last_ts), h("span", { class: "wrap" }, e.asked || "(no text)"),
+      e.routed, h("div", {}, e.outcome, sideList(e))]);
     fill(el.episodes, table([{ label: "When" }, { label: "Asked" }, { label: "Routed" }, { label: "Outcome" }], rows,
       { empty: "No episodes yet: each user turn becomes one." }));
   }

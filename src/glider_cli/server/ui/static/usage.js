@@ -1,5 +1,6 @@
 // Glider dashboard: usage and savings (GET /api/context/usage), shared by the Overview and Rules pages.
-//   G.usagePanel(days)    a card: tiles (cloud spend, estimated savings, local share) and a chart of
+//   G.usagePanel(days)    a card: tiles (cloud spend, estimated savings, local share, the tokens the
+//                         local side consumed and the cloud tokens it saved, apart) and a chart of
 //                         cloud spend and estimated savings per day
 //   G.usageByRule(days)   Map rule -> that rule's usage row (local share, regret rate, savings)
 "use strict";
@@ -70,10 +71,12 @@
           tile(money(t.savings), "saved (estimate)", "local"),
           tile(share(t.local_turn_share), "turns served locally", "local"),
           tile(share(t.local_token_share), "tokens served locally", "local"),
+          tile(t.tokens.local.toLocaleString("en-US"), "local tokens read and written", "local"),
+          tile(t.avoided_cloud_tokens.toLocaleString("en-US"), "cloud tokens saved (estimate)", "local"),
           tile(share(t.regret_rate), "local turns regretted")),
         G.usageChart(u.daily),
         h("p", { class: "muted small" },
-          "Savings are estimates: what the local answers' tokens would have cost on the model the client asked for. ",
+          "Savings are estimates: what the cloud requests the local answers saved (the client's whole request and the answer) would have cost on the model the client asked for; the local models read only the smaller packs. ",
           `Prices: the bundled table of ${u.prices.date}` + (u.prices.configured.length ? " with your pricing: entries" : "") + ".",
           t.estimated_calls ? ` ${t.estimated_calls} calls had their tokens estimated (the backend reported none).` : "",
           u.unpriced.length ? " No price for: " + u.unpriced.join(", ") + " (counted as $0)." : ""));
