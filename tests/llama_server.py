@@ -193,6 +193,11 @@ class LoggingRelay:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
+        # At most this many tokens generated per request (None: as asked). The request is recorded as
+        # it came; only the copy sent on is capped: a test whose client asks for thousands of tokens
+        # (what the window leaves: issue 39, point 5) keeps the small model's run time bounded on a
+        # loaded 2-core machine, where a sampled answer that rambles to the limit takes minutes.
+        self.generate_at_most: int | None = None
 
     @property
     def url(self) -> str:
@@ -206,6 +211,17 @@ class LoggingRelay:
     def clear(self) -> None:
         with self._lock:
             self._requests.clear()
+        self.generate_at_most = None
+
+    def _capped(self, body: Any, raw: bytes) -> bytes:
+        cap = self.generate_at_most
+        if cap is None or not isinstance(body, dict):
+            return raw
+        sent = dict(body)
+        for key in ("max_tokens", "max_completion_tokens"):
+            if isinstance(sent.get(key), int) and sent[key] > cap:
+                sent[key] = cap
+        return raw if sent == body else json.dumps(sent).encode()
 
     async def _forward(self, request: Request) -> Response:
         raw = await request.body()
@@ -218,8 +234,12 @@ class LoggingRelay:
         client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=5.0))
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
         query = f"?{request.url.query}" if request.url.query else ""
+        headers.pop("content-length", None)
         upstream = client.build_request(
-            request.method, self.upstream + request.url.path + query, headers=headers, content=raw
+            request.method,
+            self.upstream + request.url.path + query,
+            headers=headers,
+            content=self._capped(body, raw),
         )
         resp = await client.send(upstream, stream=True)
 

@@ -93,6 +93,9 @@ def test_the_readme_example_answers_claude_codes_local_prompt_with_the_real_mode
     claude_bin: str, llama_relay: Any, fake: FakeUpstream, tmp_path: Path
 ) -> None:
     fake.reset()
+    # What Glider sends is recorded as sent (asserted below); SmolLM2 is asked for at most 512 tokens of
+    # it, so that a sampled answer rambling to the ~7,500 the window leaves cannot take minutes here.
+    llama_relay.generate_at_most = 512
     env = {**os.environ, "GLIDER_HOME": str(tmp_path / "home")}
     with ServeProcess("-c", str(_config(tmp_path, llama_relay.url, fake.url)), env=env) as served:
         proc, result = _claude(claude_bin, served.url, tmp_path)

@@ -30,13 +30,16 @@ def test_the_breaker_column_is_fully_visible_at_1400_px(tmp_path: Path, fake: Fa
         f"  ollama: {{type: ollama, side: local, base_url: '{fake.url}', model: 'qwen2.5-coder:14b',\n"
         "           breaker: {failures: 1, cooldown: 600}}\n"
         f"  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n"
+        # A rule's local decision (an explicit /local never falls back to the cloud: issue 39, point 1).
+        "routing:\n  rules:\n    - {name: local_word, priority: 95, trigger: {type: regex, pattern: lokal},"
+        " action: {target: local, backend: ollama}}\n"
     )
     with GliderServer(cfg, tmp_path, record=False) as g:
         tab.page.set_viewport_size({"width": 1400, "height": 900})
         body = {
             "model": "claude-sonnet-4-5",
             "max_tokens": 16,
-            "messages": [{"role": "user", "content": "/local"}],
+            "messages": [{"role": "user", "content": "lokal"}],
         }
         r = httpx.post(g.url + "/v1/messages", json=body, headers=HEADERS, timeout=30)
         assert "fallback-from=ollama" in r.headers["x-glider-route"]  # an open breaker: its longest text
