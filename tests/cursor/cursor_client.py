@@ -92,17 +92,7 @@ class CursorClient:
                 if isinstance(ev, h11.Data):
                     out.body += ev.data
                     if frames:
-                        buf += ev.data
-                        while len(buf) >= 5:
-                            flags, n = struct.unpack(">BI", buf[:5])
-                            if len(buf) < 5 + n:
-                                break
-                            out.frames.append((time.monotonic(), flags, buf[5 : 5 + n]))
-                            if not flags & 2:
-                                out.decoded.append(strict(buf[5 : 5 + n]))
-                            if on_frame is not None:
-                                on_frame(flags, buf[5 : 5 + n])
-                            buf = buf[5 + n :]
+                        buf = take_frames(buf + ev.data, out, on_frame)
                 elif isinstance(ev, h11.EndOfMessage):
                     return out
                 else:
@@ -185,6 +175,24 @@ class CursorClient:
             return await asyncio.wait_for(sse, 60), rid
         finally:
             await asyncio.gather(*executor.tasks, return_exceptions=True)
+
+
+def take_frames(buf: bytes, out: Any, on_frame: Any = None) -> bytes:
+    """The whole Connect envelopes at the head of `buf` into `out.frames` (with their arrival time) and,
+    but the end-stream one, `out.decoded` (protobuf-es: `strict`), each shown to `on_frame(flags,
+    payload)`; what is left of `buf` (an envelope not all there yet). Both transports' clients read so."""
+    while len(buf) >= 5:
+        flags, n = struct.unpack(">BI", buf[:5])
+        if len(buf) < 5 + n:
+            break
+        payload = buf[5 : 5 + n]
+        out.frames.append((time.monotonic(), flags, payload))
+        if not flags & 2:
+            out.decoded.append(strict(payload))
+        if on_frame is not None:
+            on_frame(flags, payload)
+        buf = buf[5 + n :]
+    return buf
 
 
 def strict(payload: bytes) -> Any:

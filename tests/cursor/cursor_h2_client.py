@@ -16,8 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import struct
-import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +23,7 @@ from typing import Any
 
 import cursor_wire as wire
 import h2.exceptions
-from cursor_client import BASE_HEADERS, strict
+from cursor_client import BASE_HEADERS, take_frames
 from h2_peer import Peer, PeerStream, Reset
 from strict_decoder import StrictDecoder
 
@@ -86,17 +84,7 @@ class H2Conn:
         try:
             while (chunk := await asyncio.wait_for(s.read(), 60)) is not None:
                 out.body += chunk
-                buf += chunk
-                while len(buf) >= 5:
-                    flags, n = struct.unpack(">BI", buf[:5])
-                    if len(buf) < 5 + n:
-                        break
-                    out.frames.append((time.monotonic(), flags, buf[5 : 5 + n]))
-                    if not flags & 2:
-                        out.decoded.append(strict(buf[5 : 5 + n]))
-                    if on_frame is not None:
-                        on_frame(flags, buf[5 : 5 + n])
-                    buf = buf[5 + n :]
+                buf = take_frames(buf + chunk, out, on_frame)
         except Reset as exc:
             out.reset = exc.code
             return out
