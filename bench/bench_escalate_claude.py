@@ -39,8 +39,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "server")]
 BASE = "cb83390"  # the commit issue 42's change was built on: the "before" by default
@@ -67,28 +65,11 @@ def config(local_url: str, cloud_url: str, max_tokens: int = 256) -> str:
 @contextmanager
 def serve(src: Path, cfg: Path, home: Path) -> Iterator[str]:
     """`glider serve` from the tree at `src` (its `src/` first on the path), until the block ends."""
-    from llama_server import free_port
+    from serve_process import ServeProcess
 
-    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(src / "src"), "GLIDER_HOME": str(home)}
-    argv = [sys.executable, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(port), "-q"]
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"glider serve did not start: {proc.communicate()[1][-2000:]}")
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+    with ServeProcess("--config", str(cfg), "-q", env=env) as served:
+        yield served.url
 
 
 def run_claude(claude: str, url: str, tmp: Path) -> dict[str, Any]:

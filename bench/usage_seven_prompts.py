@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tests")]
 
@@ -77,6 +75,7 @@ def run(src: Path) -> dict[str, Any]:
     import claude_code
     import llama_server
     from fake_upstream import FakeUpstream
+    from serve_process import ServeProcess
 
     install, why = llama_server.find()
     if install is None:
@@ -98,28 +97,9 @@ def run(src: Path) -> dict[str, Any]:
         cfg = tmp / "glider.yaml"
         cfg.write_text(_config(relay.url, cloud.url))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp), "GLIDER_HOME": str(home)}
-        port = llama_server.free_port()
-        url = f"http://127.0.0.1:{port}"
-        log = (tmp / "serve.log").open("wb")
-        serve = subprocess.Popen(
-            [sys.executable, "-m", "glider_cli", "serve", "--config", str(cfg), "--port", str(port)],
-            env={**env, "PYTHONPATH": str(src)},
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
         told: list[dict[str, Any]] = []
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                if serve.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("glider serve did not come up:\n" + (tmp / "serve.log").read_text())
-                time.sleep(0.1)
+        with ServeProcess("--config", str(cfg), "--quiet", env={**env, "PYTHONPATH": str(src)}) as served:
+            url = served.url
             # As a person runs it: Claude Code also asks for each session's title (a side request that
             # `-p` does not wait for); telemetry, error reports and the updater stay off.
             cc_env = claude_code.env(url, cc_home)
@@ -140,14 +120,6 @@ def run(src: Path) -> dict[str, Any]:
                     result = {"is_error": True, "result": (proc.stdout + proc.stderr)[-300:]}
                 told.append({"prompt": prompt, "rc": proc.returncode, **result})
             time.sleep(1.0)  # the last replies' closing events are written on the next drain
-        finally:
-            serve.send_signal(2)
-            try:
-                serve.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                serve.kill()
-                serve.wait(timeout=30)
-            log.close()
         usage = _glider(src, env, "context", "usage")
         turns = _glider(src, env, "context", "turns")
         usage_json = json.loads(_glider(src, env, "context", "usage", "--json"))
