@@ -189,7 +189,7 @@ DASHBOARD = (
     "/api/context/episodes?limit=50",
     "/api/context/query?q={turn}%20limit=20",
     "/api/context/query?q=*%20parse",
-    "/api/context/explain?turn_id=*&id=glider_cli/store/service.py",
+    "/api/context/explain?turn_id=*&id=glider_cli/store/context_store.py",
     "/api/context/communities?turn_id={turn}",
 )
 
@@ -276,7 +276,7 @@ def serve(
                 "/api/context/episodes",
                 f"/api/context/query?q={turn}%20goal%20OR%20plan",
                 "/api/context/query?q=*%20parse",
-                "/api/context/explain?turn_id=*&id=glider_cli/store/service.py",
+                "/api/context/explain?turn_id=*&id=glider_cli/store/context_store.py",
                 f"/api/context/communities?turn_id={turn}",
                 "/api/context/export",
             ):

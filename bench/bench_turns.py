@@ -1,6 +1,6 @@
 """Turn lifecycle micro-benchmark (issue 29): `Turns.open` + `Turns.close` as the proxy calls them.
 
-Per request, what `proxy.pipeline` and `proxy.dispatch` do around the turn core: `awaited_prompt`
+Per request, what `proxy.engine` and `proxy.dispatch` do around the turn core: `awaited_prompt`
 (the title wait is on by default), `open`, `prompt_key` for a new turn, the opening events made as
 the event writer makes them, a `Served` and `close`, and the closing events. The router is a
 stand-in returning a fixed decision, and its `RouteDecided` record is not made (both are the

@@ -27,8 +27,8 @@ from glider_cli.paths import Paths
 from glider_cli.protocol.parse import parse_request
 from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router import Router
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import ContextStore
 from glider_cli.turns.lifecycle import Served, Turns
 
 REPO = Path(__file__).resolve().parent.parent

@@ -115,17 +115,17 @@ def test_serve_loads_neither_rich_nor_httpx_and_starts_no_worker(tmp_path: Path)
 # What a plain `glider serve` start must not import (issue 29's cold start): each is loaded on first use.
 DEFERRED = (
     "glider_cli.proxy.strategies.runner",  # a strategy's plan is served
-    "glider_cli.delegate.service",  # a workspace's turn is recorded, a delegate flag runs
-    "glider_cli.delegate.relay",
+    "glider_cli.delegate.operations",  # a workspace's turn is recorded, a delegate flag runs
+    "glider_cli.delegate.allow_deny",
     "glider_cli.delegate.compaction",
     "glider_cli.delegate.permissions",  # `/allow`, `/deny`
-    "glider_cli.cursor.service",  # only with cursor.port
+    "glider_cli.cursor.listener",  # only with cursor.port
     "glider_cli.server.context_api",  # the dashboard's and the context API's first request
     "glider_cli.server.store_worker",
     "glider_cli.server.session_api",
     "glider_cli.server.dashboard_api",
     "glider_cli.server.ui.routes",  # the dashboard's pages
-    "glider_cli.store.service",  # retention's first run, the context views
+    "glider_cli.store.context_store",  # retention's first run, the context views
     "glider_cli.protocol.translate",  # the first call in another protocol than the client's
     "glider_cli.protocol.translate_stream",  # the first stream that is read
     "mcp",  # `/mcp`'s first request (server.mcp_http)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from glider_cli.config.settings import Settings
-from glider_cli.delegate import changes, continuity, runner, service
+from glider_cli.delegate import changes, continuity, operations, runner
 from glider_cli.delegate.agents import ADAPTERS
 from glider_cli.paths import resolve
 
@@ -125,7 +125,7 @@ def test_the_reply_the_record_and_the_event_carry_the_diff(fake_agents, git_work
             events.append((kind, data))
 
     env = fake_agents.mode("edit", FAKE_AGENT_EDITS=json.dumps(EDITS), FAKE_AGENT_REPLY="done, all green")
-    res = service.delegate(
+    res = operations.delegate(
         paths, Settings(), "claude", "tidy main", git_workspace, "codex", environ=env, events=Sink()
     )
     reply = res.reply_text()
@@ -141,7 +141,7 @@ def test_the_reply_the_record_and_the_event_carry_the_diff(fake_agents, git_work
 
 
 def test_a_run_that_changed_nothing_says_so(fake_agents, git_workspace: Path) -> None:
-    res = service.delegate(
+    res = operations.delegate(
         resolve(), Settings(), "claude", "look only", git_workspace, "codex", environ=fake_agents.mode("ok")
     )
     assert res.reply_text().endswith("Changed in the workspace (git): no changes")

@@ -11,7 +11,7 @@ from delegate_helpers import git_status
 import claude_code
 from fake_upstream import FakeUpstream
 from glider_cli.config.settings import DelegateSettings, Settings
-from glider_cli.delegate import continuity, service
+from glider_cli.delegate import continuity, operations
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
 
@@ -42,7 +42,7 @@ def test_real_claude_code_gets_the_block_and_answers(
         fake.set_reply(text="delegated answer from the fake upstream")
         env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude, timeout=180)})
-        r = service.run_flagged(
+        r = operations.run_flagged(
             p, s, "/claude", "why does the parser test fail?", git_workspace, "codex", environ=env
         )
         messages = [q for q in fake.requests if q.path == "/v1/messages"]
@@ -86,7 +86,7 @@ def test_real_claude_code_refusal_is_relayed_and_allow_resumes_it(
     """The fake upstream has Claude Code run a Bash command its headless permissions refuse; `allow`
     resumes the same session with `--allowedTools` for exactly that command, and it runs."""
     from fake_wire import ToolReply
-    from glider_cli.delegate import permissions, relay
+    from glider_cli.delegate import allow_deny, permissions
 
     home = tmp_path / "claude-home"
     home.mkdir()
@@ -98,7 +98,7 @@ def test_real_claude_code_refusal_is_relayed_and_allow_resumes_it(
         )
         env = claude_code.env(fake.url, home)
         s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command=claude_bin, timeout=180)})
-        first = service.delegate(
+        first = operations.delegate(
             p, s, "claude", "make the proof file", git_workspace, "codex", environ=env, grants=grants
         )
         assert first.refused == (permissions.Refusal("Bash", command, f"Bash({command})"),), first
@@ -106,7 +106,7 @@ def test_real_claude_code_refusal_is_relayed_and_allow_resumes_it(
         assert first.token is not None and f"/allow {first.token}" in first.reply_text()
         pending = grants.take(first.token)
         assert pending is not None
-        resumed = relay.allow(p, s, pending, environ=env, grants=grants)
+        resumed = allow_deny.allow(p, s, pending, environ=env, grants=grants)
     assert resumed.ok, resumed
     assert (git_workspace / "relay-proof.txt").exists()
     assert resumed.refused == ()

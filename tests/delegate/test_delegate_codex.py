@@ -14,7 +14,7 @@ import npm_cli
 from fake_upstream import FakeUpstream
 from fake_wire import ToolReply
 from glider_cli.config.settings import DelegateSettings, Settings
-from glider_cli.delegate import permissions, service
+from glider_cli.delegate import operations, permissions
 from glider_cli.paths import resolve
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
@@ -43,7 +43,7 @@ def test_real_codex_rejection_is_relayed(git_workspace: Path, tmp_path: Path) ->
             "NO_COLOR": "1",
         }
         s = Settings(delegate={"codex": DelegateSettings(vendor="codex", command=codex, timeout=180)})
-        res = service.delegate(
+        res = operations.delegate(
             resolve(), s, "codex", "make the file", git_workspace, "claude-code", environ=env, grants=grants
         )
         asked = [q for q in fake.requests if q.path == "/v1/responses"]

@@ -11,7 +11,7 @@ import pytest
 
 from fake_upstream import FakeUpstream
 from glider_cli.config.settings import BackendSettings, ContextSettings, Settings, SummarySettings
-from glider_cli.delegate import compaction, continuity, service, summarizers
+from glider_cli.delegate import compaction, continuity, operations, summarizers
 from glider_cli.delegate.compaction import SUMMARY_MARK, Compactor, compact, digest, summarise
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import resolve
@@ -300,7 +300,7 @@ def test_six_hundred_turns_keep_every_delegate_outcome_in_one_rolling_summary(tm
     )
     outcome_turns = (5, 50, 100, 101, 230, 275, 420, 599)
     for i in range(640):
-        service.record_turn(
+        operations.record_turn(
             p, settings, tmp_path, f"turn {i}: refactor module m{i % 37}", "claude-code", compactor=compactor
         )
         if i in outcome_turns:

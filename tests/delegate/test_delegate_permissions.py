@@ -1,4 +1,4 @@
-"""The permission relay with a fake vendor CLI per refusal format (delegate.permissions, delegate.relay):
+"""The permission relay with a fake vendor CLI per refusal format (delegate.permissions, delegate.allow_deny):
 what was refused, in the vendor's terms; a one-shot token; `allow` resumes the same run with exactly
 that allowed (Claude Code's `--resume` + `--allowedTools`); `deny` runs nothing; both are recorded."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from fixtures.fake_agents.install import runs
 from glider_cli.config.settings import Settings
-from glider_cli.delegate import continuity, permissions, relay, service
+from glider_cli.delegate import allow_deny, continuity, operations, permissions
 from glider_cli.delegate.permissions import Grants, Refusal
 from glider_cli.paths import resolve
 
@@ -27,7 +27,7 @@ def test_claude_refusal_token_and_resume_with_exactly_that_allowed(fake_agents, 
     p, grants = resolve(), Grants()
     edit = {"tool_name": "Write", "tool_input": {"file_path": str(git_workspace / "out.txt"), "content": "x"}}
     env = _refusing(fake_agents, PUSH, edit, FAKE_AGENT_EDITS=json.dumps({"out.txt": "pushed\n"}))
-    res = service.delegate(
+    res = operations.delegate(
         p, Settings(), "claude", "ship it", git_workspace, "codex", environ=env, grants=grants
     )
     assert res.refused == (
@@ -42,7 +42,7 @@ def test_claude_refusal_token_and_resume_with_exactly_that_allowed(fake_agents, 
     assert "Refused by its permissions: Bash: git push origin main" in record.text
     pending = grants.take(res.token)
     assert pending is not None and grants.take(res.token) is None  # it works once
-    resumed = relay.allow(p, Settings(), pending, environ=env, grants=grants)
+    resumed = allow_deny.allow(p, Settings(), pending, environ=env, grants=grants)
     argv = runs(fake_agents.log_dir)[-1]["argv"]
     rules = ["Bash(git push origin main)", f"Edit(/{git_workspace / 'out.txt'})"]
     assert argv[:5] == ["--resume", "fake-session-1", "--allowedTools", *rules]
@@ -53,7 +53,7 @@ def test_claude_refusal_token_and_resume_with_exactly_that_allowed(fake_agents, 
     last = continuity.read(p, git_workspace).entries[-1]
     assert f"Allowed by the person for this run: {' '.join(rules)}" in last.text
     # Nothing of the grant is kept anywhere: the next run is refused again.
-    again = service.delegate(
+    again = operations.delegate(
         p, Settings(), "claude", "ship it", git_workspace, "codex", environ=env, grants=grants
     )
     assert again.refused and "--allowedTools" not in runs(fake_agents.log_dir)[-1]["argv"]
@@ -61,7 +61,7 @@ def test_claude_refusal_token_and_resume_with_exactly_that_allowed(fake_agents, 
 
 def test_deny_runs_nothing_and_is_recorded(fake_agents, git_workspace: Path) -> None:
     p, grants = resolve(), Grants()
-    res = service.delegate(
+    res = operations.delegate(
         p,
         Settings(),
         "claude",
@@ -75,7 +75,7 @@ def test_deny_runs_nothing_and_is_recorded(fake_agents, git_workspace: Path) -> 
     pending = grants.take(res.token)
     assert pending is not None
     count = len(runs(fake_agents.log_dir))
-    relay.deny(p, pending, "codex")
+    allow_deny.deny(p, pending, "codex")
     assert len(runs(fake_agents.log_dir)) == count
     last = continuity.read(p, git_workspace).entries[-1]
     assert last.ok is False and "Denied by the person: Bash: git push origin main" in last.text
@@ -106,7 +106,7 @@ def test_cursor_and_codex_refusals_are_named_never_granted(
     grants = Grants()
     rm = {"tool_name": "Bash", "tool_input": {"command": "rm -rf build"}}
     env = _refusing(fake_agents, rm)
-    res = service.delegate(
+    res = operations.delegate(
         resolve(), Settings(), vendor, "clean", git_workspace, "codex", environ=env, grants=grants
     )
     assert res.ok and res.refused == (expected,)

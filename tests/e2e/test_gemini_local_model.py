@@ -19,7 +19,7 @@ import pytest
 import gemini_cli
 from e2e.test_gemini_cli import decided, model_calls, run_gemini
 from fake_upstream import FakeUpstream
-from glider_cli.protocol.pack import BRIEF
+from glider_cli.turns.pack import BRIEF
 
 pytestmark = [pytest.mark.live, pytest.mark.slow, pytest.mark.fake_serves(ollama_models=["qwen-local"])]
 

@@ -20,8 +20,8 @@ import pytest
 
 import claude_code
 from fake_upstream import FakeUpstream, closed_port_url
-from glider_cli.protocol.pack import BRIEF, EPISODES_HEADING
 from glider_cli.protocol.parse import parse_request
+from glider_cli.turns.pack import BRIEF, EPISODES_HEADING
 
 pytestmark = [
     pytest.mark.live,

@@ -90,7 +90,7 @@ def build(root: Path) -> Recorded:
         for name in ("alpha", "beta"):
             rec.glider("context", "index-tree", str(root / name))
         from glider_cli.paths import Paths
-        from glider_cli.store.service import ContextStore
+        from glider_cli.store.context_store import ContextStore
 
         folds = ContextStore(Paths(home)).folds()
         for f in sorted(folds.values(), key=lambda f: f.first_id):

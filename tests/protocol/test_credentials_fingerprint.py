@@ -1,4 +1,4 @@
-"""The credentials fingerprint (`protocol.request_kinds.credentials_fingerprint`, issue 29): keyed
+"""The credentials fingerprint (`turns.request_kinds.credentials_fingerprint`, issue 29): keyed
 BLAKE2b, one call per request, no HMAC: 32 hex digits that only the index's key gives, the same for
 the same credential, another for another key or credential."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 
-from glider_cli.protocol.request_kinds import credentials_fingerprint
+from glider_cli.turns.request_kinds import credentials_fingerprint
 
 KEY = bytes(range(32))
 

@@ -1,4 +1,4 @@
-"""`protocol.empty_turns`: the empty model turns a client kept of a failed answer are left out of the
+"""`turns.empty_turns`: the empty model turns a client kept of a failed answer are left out of the
 request that escalates the turn; anything with text or a call, and the last message, stay."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from glider_cli.protocol.empty_turns import without_empty_turns
+from glider_cli.turns.empty_turns import without_empty_turns
 
 
 @pytest.mark.parametrize(

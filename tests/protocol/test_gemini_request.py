@@ -11,7 +11,7 @@ from glider_cli.errors import RequestError
 from glider_cli.protocol import gemini_request as gr
 from glider_cli.protocol.parse import guess_protocol, parse_request, protocol_for_path
 from glider_cli.protocol.reply_tap import ReplyTap, whole_reply_calls
-from glider_cli.protocol.request_kinds import answered_calls, is_utility_request
+from glider_cli.turns.request_kinds import answered_calls, is_utility_request
 
 CONTEXT = "<session_context>\nThis is the Gemini CLI. Today's date is ... /local/tree ...\n</session_context>"
 SHELL = {"functionDeclarations": [{"name": "run_shell_command", "parametersJsonSchema": {"type": "object"}}]}

@@ -1,4 +1,4 @@
-"""The pack (`protocol.pack`): what a local model receives, on real captured client requests.
+"""The pack (`turns.pack`): what a local model receives, on real captured client requests.
 
 Figures for the captured Claude Code 2.1.332 first turn (defaults): 50,177 -> ~6,400 bytes, ~12,300 -> ~1,450
 estimated prompt tokens; the assertions below hold the bounds.
@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from glider_cli.config.settings import TransformSettings
-from glider_cli.protocol.pack import BRIEF, EPISODES_HEADING, pack
-from glider_cli.protocol.pack_shapes import cut
 from glider_cli.protocol.parse import parse_request
 from glider_cli.protocol.translate import request_to
+from glider_cli.turns.pack import BRIEF, EPISODES_HEADING, pack
+from glider_cli.turns.pack_shapes import cut
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "clients"
 DEFAULTS = TransformSettings()
@@ -61,7 +61,7 @@ def test_the_claude_code_first_turn_packs_under_1500_tokens() -> None:
 
 def test_a_request_parsed_already_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """The proxy sizes the pack from the request it parsed: only the pack itself is parsed."""
-    from glider_cli.protocol import pack as pack_mod
+    from glider_cli.turns import pack as pack_mod
 
     parsed: list[dict[str, Any]] = []
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.config.settings import TransformSettings
-from glider_cli.protocol.pack import BRIEF, EPISODES_HEADING, PACKABLE, pack
 from glider_cli.protocol.parse import parse_request
+from glider_cli.turns.pack import BRIEF, EPISODES_HEADING, PACKABLE, pack
 
 CONTEXT = (
     "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n"

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from glider_cli.config.settings import TransformSettings
-from glider_cli.protocol.pack import pack
 from glider_cli.protocol.translate import request_to
+from glider_cli.turns.pack import pack
 from llama_server import LoggingRelay
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]

@@ -1,4 +1,4 @@
-"""`protocol.reply_check`: whether a reply can be used, read whole or as a stream cut anywhere; text
+"""`turns.reply_check`: whether a reply can be used, read whole or as a stream cut anywhere; text
 decides at once, a reply that opens with a tool call is decided when that call is complete."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from glider_cli.protocol.reply_check import StreamCheck, Verdict, offered_tools, whole_verdict
+from glider_cli.turns.reply_check import StreamCheck, Verdict, offered_tools, whole_verdict
 
 SCHEMA = {"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}
 ANTHROPIC_TOOLS = {"tools": [{"name": "Read", "input_schema": SCHEMA}]}

@@ -1,4 +1,4 @@
-"""`summary_worded` (`protocol.request_kinds`) answers as one case-insensitive search of the whole
+"""`summary_worded` (`turns.request_kinds`) answers as one case-insensitive search of the whole
 pattern did, without scanning a text that cannot match past its start (issue 29): only texts that
 hold "conversation", "<compaction_request>" or a character that lower() does not fold as
 re.IGNORECASE does are searched; any other is matched at its start."""
@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from glider_cli.protocol import request_kinds
-from glider_cli.protocol.request_kinds import summary_worded
+from glider_cli.turns import request_kinds
+from glider_cli.turns.request_kinds import summary_worded
 
 PHRASES = (
     "Summarize this conversation so far",

@@ -1,11 +1,11 @@
-"""Token counts read out of each protocol's reply bytes (protocol.usage), cache tokens included: what
+"""Token counts read out of each protocol's reply bytes (protocol.token_counts), cache tokens included: what
 an outcome event records, whatever shape the backend answered in."""
 
 from __future__ import annotations
 
 import pytest
 
-from glider_cli.protocol.usage import Usage, usage_from_bytes
+from glider_cli.protocol.token_counts import Usage, usage_from_bytes
 
 CASES = [
     (  # Anthropic stream: message_start's input and cache counts, message_delta's cumulative output

@@ -1,5 +1,5 @@
 """A reply that stopped at its output-token limit, as each service sends it (the strict fake upstream,
-over HTTP, whole and streamed), is seen by `protocol.usage.Usage(limit=True)` fed chunk by chunk as
+over HTTP, whole and streamed), is seen by `protocol.token_counts.Usage(limit=True)` fed chunk by chunk as
 the proxy feeds a reply; a reply that finished is not. OpenAI Responses says it with `status:
 incomplete` and `incomplete_details.reason: max_output_tokens` (a stream ends with
 `response.incomplete`), Gemini with `finishReason: MAX_TOKENS`."""
@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from fake_upstream import FakeUpstream
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 
 pytestmark = [
     pytest.mark.live,

@@ -1,11 +1,11 @@
-"""`protocol.usage.Usage.text_bytes`: the bytes of a reply's text, never its framing, whatever the
+"""`protocol.token_counts.Usage.text_bytes`: the bytes of a reply's text, never its framing, whatever the
 protocol and wherever the chunks are cut (the basis of an output estimate, issue 39 §3)."""
 
 from __future__ import annotations
 
 import json
 
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 
 
 def _chat_stream(text: str) -> bytes:

@@ -221,7 +221,7 @@ sys.meta_path.insert(0, _Seen())
 
 def test_a_new_turn_naming_its_workspace_is_recorded_off_the_event_loop(tmp_path: Path) -> None:
     # Claude Code names its working directory in the system prompt: the turn goes into that
-    # workspace's continuity record, and `delegate.service` (~25 ms to import) is loaded on a worker
+    # workspace's continuity record, and `delegate.operations` (~25 ms to import) is loaded on a worker
     # thread, not on the event loop's (uvicorn runs it on the main thread here) while requests wait.
     from glider_cli.delegate import continuity
     from glider_cli.paths import Paths
@@ -236,7 +236,7 @@ def test_a_new_turn_naming_its_workspace_is_recorded_off_the_event_loop(tmp_path
         "messages": [{"role": "user", "content": "/cloud rename the parser module"}],
     }
     cfg = tmp_path / "c.yaml"
-    watch = ["glider_cli.delegate.service"]
+    watch = ["glider_cli.delegate.operations"]
     with FakeUpstream(models=("claude-x",)) as fake:
         cfg.write_text(
             f"extends: default\nbackends:\n  origin: {{type: origin, side: cloud, base_url: '{fake.url}'}}\n",
@@ -250,7 +250,7 @@ def test_a_new_turn_naming_its_workspace_is_recorded_off_the_event_loop(tmp_path
     result = json.loads(done.stdout.strip().splitlines()[-1])
     (first,) = result["out"]
     assert first["status"] == 200, first["body"]
-    imported_on = result["threads"].get("glider_cli.delegate.service")
+    imported_on = result["threads"].get("glider_cli.delegate.operations")
     assert imported_on is not None and imported_on != "MainThread", result["threads"]
     # The lifespan's shutdown waited for the write: the turn is in the project's record.
     record = continuity.read(Paths(tmp_path / "home"), project)

@@ -10,8 +10,8 @@ import pytest
 from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
-from glider_cli.protocol.usage import usage_from_bytes
-from glider_cli.turns.usage import UsageCalibrator
+from glider_cli.protocol.token_counts import usage_from_bytes
+from glider_cli.turns.calibration import UsageCalibrator
 
 
 def test_usage_from_every_protocol() -> None:

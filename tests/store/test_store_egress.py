@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from glider_cli.paths import Paths
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import make_event
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import ContextStore
 from glider_cli.store.views.egress import audit
 
 Spec = tuple[str, str | None, dict[str, Any]]
@@ -391,7 +391,7 @@ def test_a_limit_lists_the_newest_calls_and_the_totals_still_count_them_all() ->
 def test_the_store_reads_and_audits_one_turn_at_a_time(
     glider_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from glider_cli.store import service
+    from glider_cli.store import context_store
     from glider_cli.store.views import egress
 
     paths = Paths(home=glider_env)
@@ -402,7 +402,7 @@ def test_the_store_reads_and_audits_one_turn_at_a_time(
             w.emit("RouteDecided", {"target": "cloud", "backend": "origin", "rule": "default"}, turn_id=t)
             w.emit("OriginPassthrough", {"backend": "origin", "status": 200, "output_tokens": 2}, turn_id=t)
     steps: list[tuple[str, set[str]]] = []
-    read_spans, add = service.read_spans, egress.Audit.add
+    read_spans, add = context_store.read_spans, egress.Audit.add
 
     def reading(path: Path, spans: Any) -> list[dict[str, Any]]:
         got = read_spans(path, spans)
@@ -414,7 +414,7 @@ def test_the_store_reads_and_audits_one_turn_at_a_time(
         steps.append(("add", {e["turn_id"] for e in events}))
         add(self, turn, events)
 
-    monkeypatch.setattr(service, "read_spans", reading)
+    monkeypatch.setattr(context_store, "read_spans", reading)
     monkeypatch.setattr(egress.Audit, "add", adding)
     got = ContextStore(paths).egress(limit=2)
     assert [c["turn_id"] for c in got["calls"]] == ["c4", "c5"]

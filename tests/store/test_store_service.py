@@ -5,9 +5,9 @@ from pathlib import Path
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.entities.index_symbols import MAX_SOURCE_BYTES
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import ContextStore
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "polyglot"
 

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import IdGenerator, format_ts, make_event
 from glider_cli.store.eventlog.writer import EventWriter
 from glider_cli.store.index import index_day, turn_index
 from glider_cli.store.index.turnfold import TurnFold
-from glider_cli.store.service import ContextStore
 from glider_cli.store.views import episodes
 
 TODAY = dt.datetime.now(dt.UTC).date()

@@ -1,4 +1,4 @@
-"""`protocol.turn_keys` (goal, plan, clone_path from what clients send), the RUNTIME join of touched files to
+"""`turns.turn_keys` (goal, plan, clone_path from what clients send), the RUNTIME join of touched files to
 the indexed entities of the workspace, and hubs that are code."""
 
 from __future__ import annotations
@@ -9,13 +9,13 @@ from pathlib import Path
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
-from glider_cli.protocol import turn_keys
 from glider_cli.protocol.parse import parse_request
 from glider_cli.protocol.reply_tap import IssuedCall
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.entities.graph import Edge, Entity, Graph
 from glider_cli.store.eventlog.writer import EventWriter
 from glider_cli.store.queries.query import run
-from glider_cli.store.service import ContextStore
+from glider_cli.turns import turn_keys
 
 CLIENTS = Path(__file__).resolve().parent.parent / "fixtures" / "clients"
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "store" / "polyglot"

@@ -10,11 +10,11 @@ from typing import Any
 import orjson
 
 from glider_cli.paths import Paths
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import make_event
 from glider_cli.store.index import index_day
 from glider_cli.store.index.turnfold import TurnFold, fold_events
-from glider_cli.store.service import ContextStore
 from glider_cli.store.views.episodes import build, from_fold
 
 YESTERDAY = (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()

@@ -1,12 +1,12 @@
-"""A client's own continuation (`protocol.client_texts`) is found by one scan of the message for the
+"""A client's own continuation (`turns.client_texts`) is found by one scan of the message for the
 start of any known text (issue 29), answering as a substring test per known text did."""
 
 from __future__ import annotations
 
 import random
 
-from glider_cli.protocol import client_texts
-from glider_cli.protocol.client_texts import CONTINUATIONS, ClientText, client_continuation
+from glider_cli.turns import client_texts
+from glider_cli.turns.client_texts import CONTINUATIONS, ClientText, client_continuation
 
 
 def _samples() -> list[str]:

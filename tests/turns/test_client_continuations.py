@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from family_helpers import Ids, cc, codex, codex_user, user
-from glider_cli.protocol.client_texts import CONTINUATIONS, client_continuation, without_nudge
 from glider_cli.protocol.parse import parse_request
+from glider_cli.turns.client_texts import CONTINUATIONS, client_continuation, without_nudge
 from glider_cli.turns.families import FamilyIndex
 from routing_helpers import config_with_rules
 from turns.test_sticky import RULES, S1, Harness
@@ -122,7 +122,7 @@ def test_the_continuation_of_a_local_turn_is_held_local(tmp_path: Path) -> None:
 
 def test_the_pack_of_a_continuation_carries_the_turn_it_continues() -> None:
     from glider_cli.config.settings import TransformSettings
-    from glider_cli.protocol.pack import pack
+    from glider_cli.turns.pack import pack
 
     history = [
         user("earlier question"),

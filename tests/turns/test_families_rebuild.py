@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from family_helpers import Ids, cc, tool_result, tool_use, user
-from glider_cli.protocol import request_kinds
 from glider_cli.store.eventlog.events import format_ts, make_event
 from glider_cli.store.eventlog.redact import redact
-from glider_cli.turns import families
+from glider_cli.turns import families, request_kinds
 from glider_cli.turns import records as family_records
 from glider_cli.turns.families import PROMPT_CAP, FamilyIndex, agent_prompt
 

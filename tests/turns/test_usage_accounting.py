@@ -1,4 +1,4 @@
-"""What an outcome event records for usage accounting (turns.usage.accounting through Turns.close): the
+"""What an outcome event records for usage accounting (turns.calibration.accounting through Turns.close): the
 rule and the requested model always; estimates, named in `estimated`, only where the backend reported
 nothing and something was billed."""
 

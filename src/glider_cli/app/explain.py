@@ -204,7 +204,7 @@ def _binary(path: str) -> bool:
 
 class Explained(Frozen):
     """A decision and the config that made it (`source`: a path or `<bundled:NAME>`); for a local
-    decision, the pack its backend would receive (`protocol.pack`'s report: sizes and parts, with no
+    decision, the pack its backend would receive (`turns.pack`'s report: sizes and parts, with no
     episodes: offline there is no session) and what is known of the backend's capabilities (the
     config's `context_window` / `tools`; offline, nothing is probed, so the rest is unknown), with,
     when the window is known, the output the request gets (`output`: `backends.output_budget`, the
@@ -264,7 +264,7 @@ def explain(inp: ExplainInput, *, environ: Mapping[str, str] | None = None) -> E
     if bs.context_window is None and bs.tools is None:
         caps["source"] = "not probed offline; `glider doctor` asks the server"
     packed = None
-    from glider_cli.protocol.pack import PACKABLE, pack
+    from glider_cli.turns.pack import PACKABLE, pack
 
     if protocol in PACKABLE:
         packed = pack(protocol, body, config.settings.transform, tools=bs.tools is not False).report.to_dict()

@@ -12,7 +12,7 @@ Tools (each input schema is in `TOOLS`; every tool takes an optional `workspace`
   turn of another workspace, is left out (`omitted` counts them); a query in one turn of another
   workspace, or a graph query anchored on an entity outside it, is an error.
 - `continuity(task?)`: the block a delegate for `task` would be given now in the workspace
-  (`delegate.service.block_for` over the workspace's continuity record, as `glider continuity block`
+  (`delegate.operations.block_for` over the workspace's continuity record, as `glider continuity block`
   does); with no task, ranked against the newest user turn of the record.
 - `recent_turns(limit?)`: the workspace's last turns from the store index (`ContextStore.folds`):
   where each went, by which rule, its outcome (a delegate run's says what it changed) and its files.
@@ -37,8 +37,8 @@ from glider_cli.app.mcp_scope import Owners, ScopeError, inside, workspace_for
 from glider_cli.config.settings import Settings
 from glider_cli.errors import GliderError
 from glider_cli.paths import Paths
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog.redact import redact
-from glider_cli.store.service import ContextStore
 from glider_cli.values import Frozen, init_fields
 
 MAX_QUERY_CHARS = 2_000
@@ -315,13 +315,13 @@ class McpTools:
             self._generation = self.store.index.generation
 
     def _continuity(self, ws: Path, args: dict[str, Any]) -> Answer:
-        from glider_cli.delegate import continuity, ranking, service
+        from glider_cli.delegate import continuity, operations, ranking
 
         record = continuity.read(self.paths, ws)
         task = args.get("task")
         settings = self.settings()
         if task:
-            block = service.block_for(settings, record.entries, task)
+            block = operations.block_for(settings, record.entries, task)
         else:
             turns = [e for e in record.entries if e.kind == "turn"]
             task = turns[-1].text if turns else ""

@@ -10,8 +10,8 @@ import typer
 from glider_cli.commands.options import CONFIG, HOME, JSON, PROFILE, home_for
 
 if TYPE_CHECKING:
+    from glider_cli.store.context_store import ContextStore
     from glider_cli.store.queries.query import QueryAnswer
-    from glider_cli.store.service import ContextStore
 
 app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=True)
 
@@ -19,7 +19,7 @@ app = typer.Typer(help="Query and maintain the context store.", no_args_is_help=
 def open_store(ctx: typer.Context, config: str | None, profile: str | None, home: str | None) -> ContextStore:
     """The store under the command's home with the config's `context:` settings."""
     from glider_cli.config.load import load_config
-    from glider_cli.store.service import ContextStore
+    from glider_cli.store.context_store import ContextStore
 
     where = home_for(ctx, home)
     settings = load_config(config=config, profile=profile, environ=where.environ).settings.context

@@ -78,7 +78,7 @@ def block(
     """
     from glider_cli.commands import console
     from glider_cli.config.load import load_config
-    from glider_cli.delegate import continuity, service
+    from glider_cli.delegate import continuity, operations
     from glider_cli.delegate.workspace import normalise
 
     vendor = vendor_of(claude, cursor_agent, agy, codex, named=vendor_name, default="claude")
@@ -87,7 +87,7 @@ def block(
     p = where.paths
     ws = normalise(workspace or Path.cwd())
     record = continuity.read(p, ws)
-    _, blk = service.prepare_context(settings, vendor, task, ws, record.entries)
+    _, blk = operations.prepare_context(settings, vendor, task, ws, record.entries)
     if json_out:
         console.emit_json({"workspace": str(ws), "task": task, "vendor": vendor, **blk.to_dict()})
         return

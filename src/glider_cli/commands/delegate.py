@@ -46,7 +46,7 @@ def main(
     """Run a task with another agent CLI, giving it what happened earlier in this workspace."""
     from glider_cli.commands.console import emit_json, err
     from glider_cli.config.load import load_config
-    from glider_cli.delegate import service
+    from glider_cli.delegate import operations
     from glider_cli.delegate.permissions import Grants
     from glider_cli.delegate.stop import Stop, on_signals
     from glider_cli.delegate.workspace import shell_front
@@ -59,12 +59,12 @@ def main(
     settings = load_config(config=config, profile=profile, environ=where.environ).settings
     # Not started: no warm load for one CLI run; close() writes what was emitted.
     sink = EventWriter(where.paths, settings.context)
-    compactor = service.make_compactor(where.paths, settings, environ=where.environ, events=sink)
+    compactor = operations.make_compactor(where.paths, settings, environ=where.environ, events=sink)
     # Ctrl-C, SIGTERM and SIGHUP stop the delegate's whole process tree and remove its run directory
     # before Glider exits (`delegate.stop`, `delegate.guard`); outside a run they act as usual.
     stop = Stop()
     with on_signals(stop):
-        result = service.delegate(
+        result = operations.delegate(
             where.paths,
             settings,
             vendor,
@@ -83,11 +83,11 @@ def main(
         # What its CLI refused: allowed by --yes-to, or asked on a terminal (y/N); else only said.
         pending = grants.take(result.token)
         if pending is not None and _granted(pending, yes_to, json_out):
-            from glider_cli.delegate import relay
+            from glider_cli.delegate import allow_deny
 
             # The resumed run's text is the answer: the refused run's is not printed before it.
             with on_signals(stop):
-                result = relay.allow(
+                result = allow_deny.allow(
                     where.paths,
                     settings,
                     pending,
@@ -98,9 +98,9 @@ def main(
                     cancel=stop,
                 )
         elif pending is not None:
-            from glider_cli.delegate import relay
+            from glider_cli.delegate import allow_deny
 
-            relay.deny(where.paths, pending, pending.source_cli)
+            allow_deny.deny(where.paths, pending, pending.source_cli)
     if stop.is_set():
         # The record first: after SIGHUP the terminal may be gone, and writing to it fail. A compaction
         # pass is not waited for (nothing is lost: the record changes only when a pass has written).
@@ -114,7 +114,7 @@ def main(
             print(result.text)
         if result.refused:
             print("\n" + refused_text(result.vendor, result.refused))
-        changed = result.changes.render(service.DIFF_CHARS_IN_REPLY)
+        changed = result.changes.render(operations.DIFF_CHARS_IN_REPLY)
         if changed:  # what the run changed in the workspace, from the workspace itself
             print(("\n" if result.text else "") + changed)
     files = ", ".join(result.files) or "none"

@@ -189,7 +189,7 @@ class EscalateSettings(Frozen):
     """`routing.escalate`: a turn a rule sent local goes to the cloud when its local reply cannot be
     used (`on_invalid_reply`: a tool that was not offered, arguments that do not parse or lack a
     required property, an empty reply; `proxy.escalate`) or when the client says the last answer
-    failed (`on_client_failure`: `protocol.client_texts`, `turns.sticky`). Never after an explicit
+    failed (`on_client_failure`: `turns.client_texts`, `turns.sticky`). Never after an explicit
     `/local`; with `routing.local_only` a bad reply is retried once locally instead."""
 
     on_invalid_reply: bool

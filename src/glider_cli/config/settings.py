@@ -192,7 +192,7 @@ DEFAULT_LOCAL_TOOLS: tuple[str, ...] = (
 
 
 class TransformSettings(Frozen):
-    """What a local model receives (`protocol.pack`): the latest user turn plus at most
+    """What a local model receives (`turns.pack`): the latest user turn plus at most
     `local_episode_count` episodes, the client's system prompt cut to `local_system_chars` (its start and
     its environment lines), and the tools the turn used plus `local_tools`, each description cut to
     `local_tool_chars`. `local_context: false` sends the client's request as it is."""

@@ -12,7 +12,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from glider_cli.cursor.routing import Pipeline
+from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ ABANDONED = 499  # the status recorded: the client closed (here: never opened) t
 
 
 class Abandon:
-    pipeline: Pipeline
+    adapter: CursorAdapter
     stream_wait: float
 
     # CursorRuns's own: a run's next phase (answers what it held).
@@ -43,13 +43,13 @@ class Abandon:
                 return
             self._settle(run, "abandoned")
             ms = self.stream_wait * 1000
-            served = self.pipeline.served_local(
+            served = self.adapter.served_local(
                 opened, run.usage, ABANDONED, ms, complete=False, answered=False, end="abandoned"
             )
         else:  # at Cursor (a fallback, or a cloud run): its appends went, its stream was never asked for
-            served = self.pipeline.served_origin(
+            served = self.adapter.served_origin(
                 opened, ABANDONED, self.stream_wait * 1000, False, run.fallback_from
             )
             served = replace(served, end="abandoned")
         run.closed = True
-        self.pipeline.close(opened, served)
+        self.adapter.close(opened, served)

@@ -1,7 +1,7 @@
 """The agent loop of a local Cursor turn that uses tools: Glider plays Cursor's agent server.
 
-`AgentLoop(pipeline, opened, backend, text, ...)` runs, for one run (one request id):
-1. A model call (`routing.Pipeline.local_chat`: the pack of the person's text, the episodes of the
+`AgentLoop(adapter, opened, backend, text, ...)` runs, for one run (one request id):
+1. A model call (`adapter.CursorAdapter.local_chat`: the pack of the person's text, the episodes of the
    conversation and the tools offered, `exec.TOOLS` minus those `routing.tool_followup.denylist`
    names); its text streams to the client as text deltas.
 2. Each tool call of the reply is one step the IDE draws: a `tool_call_started` update (the
@@ -35,13 +35,13 @@ from google.protobuf.message import DecodeError
 
 from glider_cli.backends.registry import Backend
 from glider_cli.config.cursor import SHELL_TIMEOUT
-from glider_cli.cursor.routing import Pipeline
+from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor import exec as ex
 from glider_cli.protocol.cursor import results, steps
 from glider_cli.protocol.cursor.answers import Answer
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.router import tool_policy
 from glider_cli.turns.lifecycle import Opened
 
@@ -59,7 +59,7 @@ class Thrown(Exception):
 class AgentLoop:
     def __init__(
         self,
-        pipeline: Pipeline,
+        adapter: CursorAdapter,
         opened: Opened,
         backend: Backend,
         text: str,
@@ -71,7 +71,7 @@ class AgentLoop:
         request_id: str,
         shell_timeout: float = SHELL_TIMEOUT,
     ) -> None:
-        self.pipeline = pipeline
+        self.adapter = adapter
         self.opened = opened
         self.backend = backend
         self.text = text
@@ -81,7 +81,7 @@ class AgentLoop:
         self.deadline = deadline
         self.request_id = request_id
         self.shell_timeout = shell_timeout
-        allow, deny = pipeline.tool_lists()
+        allow, deny = adapter.tool_lists()
         self.policy = tool_policy.Policy(allow, deny)
         self.offered = tuple(n for n in ex.TOOLS if self.policy.verdict(n)[0] == "allow")
         self.steps = 0
@@ -180,7 +180,7 @@ class AgentLoop:
         tap = ReplyTap("openai_chat", True)
         usage = Usage()
         pieces: list[str] = []
-        async for piece in self.pipeline.local_chat(
+        async for piece in self.adapter.local_chat(
             self.opened, self.backend, body, usage, tools=tools, tap=tap
         ):
             self.first()
@@ -293,7 +293,7 @@ class AgentLoop:
             self._waiting.pop(number, None)
 
     def _record(self, tool: str, verdict: str, why: str) -> None:
-        self.pipeline.tool_step(
+        self.adapter.tool_step(
             self.opened,
             {
                 "side": "local",

@@ -18,7 +18,7 @@ from google.protobuf.message import DecodeError
 
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor.framing import FrameReader
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.router.tool_policy import exec_tool
 
 _EXEC_TAG = 0x12  # AgentServerMessage field 2 (exec_server_message), length-delimited

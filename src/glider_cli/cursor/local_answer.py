@@ -12,8 +12,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.cursor.agent_loop import AgentLoop
-from glider_cli.cursor.routing import Pipeline
 from glider_cli.errors import BackendError
 from glider_cli.turns.lifecycle import Opened
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class LocalAnswer:
-    pipeline: Pipeline
+    adapter: CursorAdapter
     max_steps: int
     deadline: float
     shell_timeout: float
@@ -33,8 +33,8 @@ class LocalAnswer:
 
     async def _produce(self, run: Run, opened: Opened) -> None:
         assert run.first is not None
-        backend = self.pipeline.local_backend(opened)
-        run.fallback = self.pipeline.fallback_allowed(opened, backend)
+        backend = self.adapter.local_backend(opened)
+        run.fallback = self.adapter.fallback_allowed(opened, backend)
         started = time.perf_counter()
         got = False
 
@@ -47,9 +47,9 @@ class LocalAnswer:
                 run.first.set_result(None)
 
         try:
-            if opened.chat.tool_names and self.pipeline.can_call_tools(backend):
+            if opened.chat.tool_names and self.adapter.can_call_tools(backend):
                 run.loop = AgentLoop(
-                    self.pipeline,
+                    self.adapter,
                     opened,
                     backend,
                     run.text,
@@ -66,7 +66,7 @@ class LocalAnswer:
                     run.usage.input_tokens = run.loop.input_tokens or run.usage.input_tokens
                     run.usage.output_tokens = run.loop.output_tokens or run.usage.output_tokens
                 return
-            async for piece in self.pipeline.local_text(opened, backend, run.text, run.usage):
+            async for piece in self.adapter.local_text(opened, backend, run.text, run.usage):
                 first()
                 run.pieces.put_nowait(piece)
             first()
@@ -74,7 +74,7 @@ class LocalAnswer:
         except BackendError as exc:
             run.error = exc
             if not got:
-                self.pipeline.failed(opened, backend, exc, run.fallback)
+                self.adapter.failed(opened, backend, exc, run.fallback)
                 if run.fallback:
                     run.fallback_from = backend.name
                     await self._to_origin(run)
@@ -95,7 +95,7 @@ class LocalAnswer:
             return
         run.closed = True
         ms = (time.perf_counter() - started) * 1000
-        served = self.pipeline.served_local(
+        served = self.adapter.served_local(
             opened, run.usage, status, ms, complete=complete, answered=status < 400, disconnected=gone
         )
-        self.pipeline.close(opened, served)
+        self.adapter.close(opened, served)

@@ -29,10 +29,10 @@ from collections.abc import AsyncIterator
 
 import h2.errors
 
+from glider_cli.cursor.forward import unavailable
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.h2link import Gone, Stream
 from glider_cli.cursor.origin_h2 import OriginH2, Unreachable, pipe
-from glider_cli.cursor.relay import unavailable
 from glider_cli.cursor.runs import CursorRuns, End, Run
 from glider_cli.cursor.upstream import h2_request_headers
 from glider_cli.protocol.cursor.framing import STREAM_TYPES, FrameReader

@@ -3,7 +3,7 @@
 One *run* is one request id: the `RunSSE` stream and the `BidiAppend`s that carry its client
 messages, or (HTTP/2, `run_h2`) one `Run` stream whose first message `begin` decides the same way,
 its answer `local_stream` (a local run) or Cursor's (`origin_end`, `cloud_watch` record it). Per run:
-- The first append that holds a run request decides it (`routing.Pipeline.open`): a new user turn by
+- The first append that holds a run request decides it (`adapter.CursorAdapter.open`): a new user turn by
   the rules; a follow-on, summary or subagent with the local side refused (and with stickiness
   saying so while the family is cloud-bound). A subagent is placed in its parent's conversation
   (`X-Parent-Request-Id` names the parent run). Appends and a RunSSE that arrive before that decision
@@ -44,12 +44,12 @@ from typing import Any
 
 from glider_cli.config.cursor import MAX_STEPS, SHELL_TIMEOUT, STREAM_WAIT, TURN_DEADLINE
 from glider_cli.cursor.abandon import Abandon
+from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.cursor.agent_loop import AgentLoop
 from glider_cli.cursor.cloud_steps import watch
+from glider_cli.cursor.forward import relay
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.local_answer import LocalAnswer
-from glider_cli.cursor.relay import relay
-from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.titles import Titles
 from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
@@ -63,7 +63,7 @@ from glider_cli.protocol.cursor.classify import (
     rpc,
     run_sse_id,
 )
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.router.tool_policy import Policy
 from glider_cli.turns.lifecycle import Opened
 from glider_cli.values import replace
@@ -102,7 +102,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
     def __init__(
         self,
         network: Network,
-        pipeline: Pipeline,
+        adapter: CursorAdapter,
         *,
         hold: float = 10.0,
         heartbeat: float = 3.0,
@@ -118,7 +118,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         self.stream_wait = stream_wait
         self.deadline = deadline
         self.network = network
-        self.pipeline = pipeline
+        self.adapter = adapter
         self.hold = hold
         self.heartbeat = heartbeat
         self.runs: OrderedDict[str, Run] = OrderedDict()
@@ -211,7 +211,7 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
                 self.asked.popitem(last=False)
         what = {"kind": info.kind, "why": info.why, "request_id": run.rid}
         local_ok = info.kind == "new_turn"
-        opened = self.pipeline.open(to_chat(info, session), local_ok=local_ok, what=what)
+        opened = self.adapter.open(to_chat(info, session), local_ok=local_ok, what=what)
         run.opened = opened
         if opened is not None:
             self._spawn(self._watch_stream(run))
@@ -311,13 +311,13 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
 
     def _cloud_step(self, run: Run) -> Callable[[str, str], None]:
         """Records a tool step of Cursor's own loop as the policy would decide it (`cloud_steps`)."""
-        policy = Policy(*self.pipeline.tool_lists())
+        policy = Policy(*self.adapter.tool_lists())
 
         def record(tool: str, member: str) -> None:
             verdict, why = policy.verdict(tool)
             data = {"side": "cloud", "applied": False, "tool": tool, "exec": member}
             data.update(decision=verdict, why=why, request_id=run.rid)
-            self.pipeline.tool_step(run.opened, data)
+            self.adapter.tool_step(run.opened, data)
 
         return record
 
@@ -325,10 +325,10 @@ class CursorRuns(Titles, Abandon, LocalAnswer):
         def end(status: int, complete: bool, ms: float) -> None:
             if run.opened is not None and not run.closed:
                 run.closed = True
-                served = self.pipeline.served_origin(run.opened, status, ms, complete, run.fallback_from)
+                served = self.adapter.served_origin(run.opened, status, ms, complete, run.fallback_from)
                 got = run.cloud_usage
                 served = replace(served, input_tokens=got.input_tokens, output_tokens=got.output_tokens)
-                self.pipeline.close(run.opened, served)
+                self.adapter.close(run.opened, served)
 
         return end
 

@@ -13,9 +13,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from glider_cli.cursor.adapter import CursorAdapter
+from glider_cli.cursor.forward import relay
 from glider_cli.cursor.front import HttpRequest, HttpResponse
-from glider_cli.cursor.relay import relay
-from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
@@ -31,7 +31,7 @@ _PROTO = [(b"content-type", b"application/proto")]
 
 class Titles:
     network: Network
-    pipeline: Pipeline
+    adapter: CursorAdapter
     asked: OrderedDict[str, str]
     last_conversation: str | None
 
@@ -49,7 +49,7 @@ class Titles:
         session = self.asked.get(text.strip()) or self.last_conversation
         legacy = req.path.split("?", 1)[0] == NAME_TAB
         what = {"kind": "title", "why": "NameTab" if legacy else "NameAgent", "request_id": None}
-        opened = self.pipeline.open(title_chat(text, session), local_ok=True, what=what)
+        opened = self.adapter.open(title_chat(text, session), local_ok=True, what=what)
         from glider_cli.cursor.runs import Run
 
         run = Run("title")
@@ -62,14 +62,14 @@ class Titles:
 
     async def _local_title(self, run: Run, opened: Opened, text: str, legacy: bool) -> HttpResponse | None:
         """A title of a family held local, named by the local model; None: Cursor names it (fallback)."""
-        backend = self.pipeline.local_backend(opened)
+        backend = self.adapter.local_backend(opened)
         started = time.perf_counter()
         prompt = f"{TITLE_PROMPT}\n\n{text[:2000]}"
         try:
-            name = "".join([p async for p in self.pipeline.local_text(opened, backend, prompt, run.usage)])
+            name = "".join([p async for p in self.adapter.local_text(opened, backend, prompt, run.usage)])
         except BackendError as exc:
-            fallback = self.pipeline.fallback_allowed(opened, backend)
-            self.pipeline.failed(opened, backend, exc, fallback)
+            fallback = self.adapter.fallback_allowed(opened, backend)
+            self.adapter.failed(opened, backend, exc, fallback)
             if fallback:
                 run.fallback_from = backend.name
                 return None

@@ -2,7 +2,7 @@
 
     stop = Stop()                       # a threading.Event that says who set it
     with on_signals(stop):              # SIGINT, SIGTERM, SIGHUP set it (main thread only)
-        service.delegate(..., cancel=stop)
+        operations.delegate(..., cancel=stop)
     stop.by                             # "SIGINT" | "SIGTERM" | "SIGHUP" | "client_left" | None
     stop.exit_code                      # 130, 143, 129 as shells expect (None: not a signal)
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol import turn_keys
+from glider_cli.turns import turn_keys
 
-# The environment lines are read by `protocol.turn_keys` (the turn index's `clone_path` comes from them too).
+# The environment lines are read by `turns.turn_keys` (the turn index's `clone_path` comes from them too).
 HEADER = turn_keys.HEADER
 from_texts = turn_keys.workspace_in
 

@@ -1,6 +1,6 @@
 """The values of one proxied request: the request as read (`Inbound`), the job the core opened for it
 (`Job`), one attempt at one backend (`Call`), and the `x-glider-route` header and failure records
-the attempts produce. Used by `proxy.pipeline`, `proxy.dispatch` and `proxy.strategies`.
+the attempts produce. Used by `proxy.engine`, `proxy.dispatch` and `proxy.strategies`.
 
 These are plain `@dataclass`es, mutable by design (a call learns whom it falls back from; a request's
 packs are cached on it): the one value idiom is in `values` (immutable values are `values.Frozen`).
@@ -17,9 +17,9 @@ from urllib.parse import quote
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.errors import BackendOpen, BackendTimeout, GliderError, UpstreamStatus
-from glider_cli.protocol.pack import Packed
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.turns.lifecycle import Opened
+from glider_cli.turns.pack import Packed
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 _SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
@@ -107,7 +107,7 @@ class Call:
     model: str | None
     fallback_from: str | None = None
     started: float = field(default_factory=time.perf_counter)
-    # When the reply's first body chunk came (a stream's: `proxy.relay`), on the `started` clock.
+    # When the reply's first body chunk came (a stream's: `proxy.stream_reply`), on the `started` clock.
     first_chunk: float | None = None
     # Why and when the attempt failed before its reply began (None: it did not).
     error: GliderError | None = None

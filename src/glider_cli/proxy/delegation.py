@@ -1,12 +1,12 @@
 """`glider serve`'s side of delegation: record user turns, run in-message `/claude` `/cursor-agent` `/agy`.
 
-Contract (the calls `delegate.service` documents for the proxy):
+Contract (the calls `delegate.operations` documents for the proxy):
 - `record(chat)`: every new user turn whose client names a workspace is appended to that workspace's
   continuity record, flagged or not; a delegate run's own request (`x-glider-delegate-of`, which the
   delegate CLI gets from `begin`) is not a user turn and is not recorded. The file work (a lock,
   milliseconds) runs on a worker thread and the request never waits for it.
 - `begin(chat, flag, turn_id) -> proxy.delegate_reply.Running`: the delegate the flag names runs
-  (its environment marks its own requests as the run's: `protocol.turn_keys.delegate_env`) on a
+  (its environment marks its own requests as the run's: `turns.turn_keys.delegate_env`) on a
   worker thread (it blocks for the whole run, and stops when the Running is cancelled); its
   reply text (or `[vendor failed] …` with the vendor's own reason) is what the client gets as an
   ordinary assistant message, sent as `delegate_reply.reply` describes. `run(...)` awaits that text.
@@ -14,11 +14,11 @@ Contract (the calls `delegate.service` documents for the proxy):
 - Permission relay (`delegate.permissions`): what a run's CLI refused is in its reply with a one-shot
   token (`grants`, in memory, 10 minutes). `answer(chat, turn_id)`: a new user turn whose typed text
   (`router.triggers.typed_text`, as for every command) says `/allow <token>` resumes that run with
-  exactly what was refused allowed (`delegate.relay.allow`), `/deny <token>` records the decision and
+  exactly what was refused allowed (`delegate.allow_deny.allow`), `/deny <token>` records the decision and
   runs nothing; an unknown, used or expired token is said so. None when the text says neither.
 - The lifespan calls `start()` (the background compaction worker) and `close()`.
 Events from these calls go to the thread-safe sink given here (the EventWriter), not the loop-only one.
-- Start-up cost: `delegate.service`, `delegate.relay`, `delegate.permissions` and the compaction
+- Start-up cost: `delegate.operations`, `delegate.allow_deny`, `delegate.permissions` and the compaction
   worker are imported and built when a turn first needs them (a turn from a client that names a
   workspace, a delegate flag, `/allow` or `/deny`), not when `glider serve` starts (issue 29).
 """
@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from glider_cli.delegate import workspace as ws
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.paths import Paths
-from glider_cli.protocol import turn_keys
 from glider_cli.proxy.delegate_reply import Running
 from glider_cli.store.eventlog.events import CONTINUITY_WRITE_FAILED
+from glider_cli.turns import turn_keys
 
 if TYPE_CHECKING:
     from glider_cli.config.settings import Settings
@@ -77,9 +77,9 @@ class Delegation:
         two, when two turns are recorded at once)."""
         with self._making:
             if self.compactor is None and self._started:
-                from glider_cli.delegate import service
+                from glider_cli.delegate import operations
 
-                self.compactor = service.make_compactor(
+                self.compactor = operations.make_compactor(
                     self.paths, self.settings, environ=self.environ, events=self.events
                 )
             return self.compactor
@@ -94,7 +94,7 @@ class Delegation:
 
     def record(self, chat: ChatRequest) -> None:
         """A new turn that names its workspace goes into the continuity record, on a worker thread:
-        there the workspace is normalised (a few `stat` calls), `delegate.service` imported (~25 ms,
+        there the workspace is normalised (a few `stat` calls), `delegate.operations` imported (~25 ms,
         the first time: the event loop would stall on it, every request with it) and the turn
         written. Only reading the workspace out of the request's texts happens here."""
         named = ws.named_in(chat)
@@ -106,11 +106,11 @@ class Delegation:
         fut.add_done_callback(self._done)
 
     def _record_turn(self, named: str, text: str, client: str) -> None:
-        from glider_cli.delegate import service
+        from glider_cli.delegate import operations
 
         workspace = ws.normalise(named)
         compactor = self._compactor()
-        service.record_turn(
+        operations.record_turn(
             self.paths,
             self.settings,
             workspace,
@@ -129,10 +129,10 @@ class Delegation:
 
     def begin(self, chat: ChatRequest, flag: str, turn_id: str | None = None) -> Running:
         loop = asyncio.get_running_loop()
-        from glider_cli.delegate import service
+        from glider_cli.delegate import operations
 
         running = Running(loop)
-        found = service.parse_flag(chat.last_user_text)
+        found = operations.parse_flag(chat.last_user_text)
         task = found[1] if found else chat.last_user_text
         workspace = ws.from_request(chat)
         if workspace is None:
@@ -142,7 +142,7 @@ class Delegation:
             )
             return running
         work = partial(
-            service.run_flagged,
+            operations.run_flagged,
             self.paths,
             self.settings,
             flag,
@@ -165,7 +165,7 @@ class Delegation:
         text = chat.last_user_text
         if "/allow" not in text and "/deny" not in text:  # every new turn passes here: most carry neither
             return None
-        from glider_cli.delegate import permissions, relay
+        from glider_cli.delegate import allow_deny, permissions
         from glider_cli.router.triggers import typed_text
 
         found = permissions.answer(typed_text(text))
@@ -181,13 +181,15 @@ class Delegation:
             )
             return "glider", running
         if verb == "deny":
-            work: Callable[[], Any] = partial(relay.deny, self.paths, pending, ws.client_name(chat.headers))
+            work: Callable[[], Any] = partial(
+                allow_deny.deny, self.paths, pending, ws.client_name(chat.headers)
+            )
             refused = "; ".join(r.line() for r in pending.refused)
             done = f"[glider] denied: {pending.vendor} was not allowed {refused}"
             self._start(running, work, lambda _: done)
             return pending.vendor, running
         work = partial(
-            relay.allow,
+            allow_deny.allow,
             self.paths,
             self.settings,
             pending,

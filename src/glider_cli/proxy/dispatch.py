@@ -4,12 +4,12 @@
     call = dispatch.call(inb, decision, backend)      # the request as that backend gets it
     resp = await dispatch.send(call)                  # UpstreamStatus for a status that falls back
     reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
-    reply = stream_reply(dispatch, job, call, resp, it, first)  # a stream, chunk by chunk (proxy.relay)
+    reply = stream_reply(dispatch, job, call, resp, it, first)  # a stream, chunk by chunk
     dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
 
-`proxy.pipeline.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
+`proxy.engine.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
 ordinary call when every member failed) use it through these methods only. See the contract of
-`proxy.pipeline` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
+`proxy.engine` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
 policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
 side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates), nor
 for a request an explicit `/local` keeps on the machine unless its rule names that cloud backend as
@@ -49,7 +49,7 @@ from glider_cli.errors import (
     UpstreamStatus,
 )
 from glider_cli.protocol.errors import error_bytes, upstream_text
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import (
     JSON_HEADERS,
     Call,
@@ -65,8 +65,8 @@ from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.held_local import barred_note, cloud_barred
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.outgoing import build_call
-from glider_cli.proxy.relay import stream_reply
 from glider_cli.proxy.reply import Reply
+from glider_cli.proxy.stream_reply import stream_reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
 from glider_cli.turns.lifecycle import Served, Turns
 

@@ -9,11 +9,11 @@
 Which replies are checked (`offered`): a local backend's, for a turn a rule sent local —
 never one the person's explicit `/local` (or its family's local binding) sent there
 (`Turns.explicit_local`), never a delegate's — while `routing.escalate.on_invalid_reply` is on.
-The check itself is `protocol.reply_check`, on the reply as the client would get it (a translated
+The check itself is `turns.reply_check`, on the reply as the client would get it (a translated
 reply is translated for it by a converter of its own: the relay translates the same bytes again).
 
 `cleaned` is the request a client's failure message sends to the cloud (`turns.sticky`), without the
-empty model turns the client kept of the local answer (`protocol.empty_turns`: a cloud refuses them).
+empty model turns the client kept of the local answer (`turns.empty_turns`: a cloud refuses them).
 
 `hold` reads a whole reply, or a stream until it is decided: as soon as visible text arrives (held
 bytes are then relayed as they are: text streams as before), or, for a reply that opens with a tool
@@ -37,8 +37,12 @@ import orjson
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.registry import Backend
 from glider_cli.domain import EventSink
-from glider_cli.protocol.empty_turns import without_empty_turns
-from glider_cli.protocol.reply_check import (
+from glider_cli.protocol.token_counts import Usage
+from glider_cli.proxy.calls import Call, Inbound, Job
+from glider_cli.store.eventlog.events import ESCALATED
+from glider_cli.turns.empty_turns import without_empty_turns
+from glider_cli.turns.lifecycle import Turns
+from glider_cli.turns.reply_check import (
     USABLE,
     Offered,
     StreamCheck,
@@ -46,10 +50,6 @@ from glider_cli.protocol.reply_check import (
     offered_tools,
     whole_verdict,
 )
-from glider_cli.protocol.usage import Usage
-from glider_cli.proxy.calls import Call, Inbound, Job
-from glider_cli.store.eventlog.events import ESCALATED
-from glider_cli.turns.lifecycle import Turns
 
 _CHECKED = ("anthropic", "openai_chat", "openai_responses", "gemini")
 _RETRY_NOTE = (
@@ -146,7 +146,7 @@ class Escalation:
 
     def cleaned(self, inb: Inbound) -> Inbound:
         """`inb` for the cloud when the client's failure message escalated its turn: without the empty
-        model turns its history keeps (`protocol.empty_turns`), which a cloud service refuses."""
+        model turns its history keeps (`turns.empty_turns`), which a cloud service refuses."""
         try:
             raw = orjson.loads(inb.raw)
         except orjson.JSONDecodeError:

@@ -32,7 +32,7 @@ Contract:
   dialect the probe found, by which `server.outbound` writes a JSON Schema request for the server.
   An unknown window or tool support never refuses: unknown is not "too small".
 - `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
-- `packed(protocol, body, chat, name)`: what a local backend receives (`protocol.pack`) when
+- `packed(protocol, body, chat, name)`: what a local backend receives (`turns.pack`) when
   `transform.local_context` is on — the current turn whole, a short system prompt, the tools the
   backend can take (none when it cannot call tools) and up to `transform.local_episode_count`
   episodes of the same session (`episodes`: from the live writer's ring; the turn in progress left
@@ -53,9 +53,9 @@ from glider_cli.backends.probe import Capability, merge, probe_all
 from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.settings import Settings
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol.pack import PACKABLE, Packed, pack
 from glider_cli.router.decide import GateNote
 from glider_cli.store.eventlog.events import TURN_OPENED
+from glider_cli.turns.pack import PACKABLE, Packed, pack
 from glider_cli.values import replace
 
 __all__ = ["LocalPath", "turn_uses_tools"]

@@ -61,7 +61,7 @@ from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.dispatch import Observer
-from glider_cli.proxy.pipeline import Decider, Proxy, RefusedObserver
+from glider_cli.proxy.engine import Decider, Proxy, RefusedObserver
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
@@ -248,7 +248,7 @@ def _mcp_tools(home: Paths, current: LiveConfig, live: EventWriter | None) -> Wo
     worker of their own (`server.mcp_server.WorkerTools`), after the live writer's flush."""
     from glider_cli.server.mcp_server import WorkerTools
     from glider_cli.server.store_worker import StoreWorker
-    from glider_cli.store.service import FLUSH_WAIT
+    from glider_cli.store.context_store import FLUSH_WAIT
 
     settings = current.config.settings
     source = current.config.source
@@ -360,7 +360,7 @@ async def _retention(writer: EventWriter) -> None:
 
     await asyncio.sleep(retention.FIRST_DELAY)
     from glider_cli.paths import Paths
-    from glider_cli.store.service import ContextStore
+    from glider_cli.store.context_store import ContextStore
 
     store = ContextStore(Paths(home=writer.context_dir.parent), writer.settings)
     await retention.run_retention(store, writer, first_delay=0.0)
@@ -370,7 +370,7 @@ async def _start_cursor(app: Inner, proxy: Proxy, config: Config | None, home: P
     """The Cursor proxy when `cursor.port` is set; imported only then (it needs `glider[cursor]`)."""
     if config is None or home is None or config.settings.cursor.port is None:
         return None
-    from glider_cli.cursor.service import CursorService
+    from glider_cli.cursor.listener import CursorService
 
     service = CursorService(
         config.settings.cursor, home.home, proxy, notice=getattr(app.state, "on_notice", None)

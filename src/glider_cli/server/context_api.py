@@ -53,8 +53,8 @@ from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import BadParam, error_json, json_object, json_response
 from glider_cli.server.store_worker import StoreWorker
+from glider_cli.store.context_store import EGRESS_LIMIT, FLUSH_WAIT, ContextStore
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import EGRESS_LIMIT, FLUSH_WAIT, ContextStore
 
 T = TypeVar("T")
 MAX_LIMIT = 10_000

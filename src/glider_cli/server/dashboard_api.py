@@ -38,7 +38,7 @@ from glider_cli.server.http_json import json_response
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
-    from glider_cli.proxy.pipeline import Decider
+    from glider_cli.proxy.engine import Decider
 
 _HEADER = re.compile(rb"<!-- glider-continuity (\{.*?\}) -->")
 _ENTRY = b"<!-- glider-entry "
@@ -158,7 +158,7 @@ def dashboard_routes(config: Config, router: Decider, paths: Paths) -> list[Base
             return _error(422, exc.message)
 
     async def block(request: Request) -> Response:
-        from glider_cli.delegate import continuity, service
+        from glider_cli.delegate import continuity, operations
         from glider_cli.delegate.workspace import normalise
 
         raw = _workspace(request)
@@ -172,7 +172,7 @@ def dashboard_routes(config: Config, router: Decider, paths: Paths) -> list[Base
         def work() -> dict[str, Any]:
             ws = normalise(raw)
             rec = continuity.read(paths, ws)
-            _, blk = service.prepare_context(config.settings, vendor, task, ws, rec.entries)
+            _, blk = operations.prepare_context(config.settings, vendor, task, ws, rec.entries)
             return {"workspace": str(ws), "task": task, "vendor": vendor, **blk.to_dict()}
 
         try:

@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import Scope
 
 from glider_cli.protocol.gemini_request import parse_target
-from glider_cli.proxy.pipeline import Proxy
+from glider_cli.proxy.engine import Proxy
 from glider_cli.proxy.reply import Reply
 from glider_cli.server.asgi import ProxyEndpoint
 

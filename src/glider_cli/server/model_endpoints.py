@@ -14,7 +14,7 @@ from glider_cli.server.asgi import ProxyEndpoint
 if TYPE_CHECKING:
     from starlette.types import Scope
 
-    from glider_cli.proxy.pipeline import Proxy
+    from glider_cli.proxy.engine import Proxy
 
 PREFIXES = ("/v1", "")
 

@@ -17,7 +17,7 @@ from glider_cli.errors import StoreError
 from glider_cli.store.eventlog.events import EVENTS_PRUNED
 
 if TYPE_CHECKING:
-    from glider_cli.store.service import ContextStore
+    from glider_cli.store.context_store import ContextStore
 
 DAY = 86_400.0
 # The first run waits this long after startup (read at call time).

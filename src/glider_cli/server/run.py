@@ -28,7 +28,7 @@ from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
     from glider_cli.proxy.dispatch import Observer
-    from glider_cli.proxy.pipeline import RefusedObserver
+    from glider_cli.proxy.engine import RefusedObserver
 
 
 class Prepared(Frozen):

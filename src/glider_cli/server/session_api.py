@@ -20,8 +20,8 @@ from glider_cli.app.statusline import last_route
 from glider_cli.config.settings import ContextSettings
 from glider_cli.paths import Paths
 from glider_cli.server.http_json import json_response
+from glider_cli.store.context_store import ContextStore
 from glider_cli.store.eventlog.writer import EventWriter
-from glider_cli.store.service import ContextStore
 
 
 def session_routes(paths: Paths, settings: ContextSettings, writer: EventWriter | None) -> list[BaseRoute]:

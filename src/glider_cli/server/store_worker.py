@@ -7,7 +7,7 @@ by the views, and the server's RSS does not grow with them.
 
 Contract:
 - `StoreWorker(paths, settings)` starts nothing; the first `call` starts the worker (a `spawn`ed
-  process that builds one `store.service.ContextStore`, whose caches then serve later calls).
+  process that builds one `store.context_store.ContextStore`, whose caches then serve later calls).
 - `call(op, *args) -> (json bytes, meta)` runs one view and blocks until it is answered (callers run
   it on a thread); calls are answered one at a time, in order. Ops: `turns(limit, before)` (meta:
   `count`, `first`), `turn(id)`, `egress(days, session, limit)`, `usage(days, by, prices)` (prices:
@@ -144,7 +144,7 @@ def _main(conn: Connection, paths: Paths, settings: ContextSettings, budget_mb: 
     import contextlib
     import os
 
-    from glider_cli.store.service import ContextStore
+    from glider_cli.store.context_store import ContextStore
 
     with contextlib.suppress(OSError, AttributeError):
         os.nice(NICE)  # on a shared core the proxy's event loop goes first

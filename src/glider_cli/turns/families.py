@@ -7,7 +7,7 @@ speaks again. `FamilyIndex.place(request, now, body=...)` puts one request in a 
 caller passes the time in, and ids come from the injected `new_id`.
 
 A request's *session key* is its session id, or, when the client sends none, the fingerprint of its
-credentials (`protocol.request_kinds.credentials_fingerprint`: a keyed hash of the auth header value
+credentials (`turns.request_kinds.credentials_fingerprint`: a keyed hash of the auth header value
 kept in memory only, never the key, never logged).
 
 Linking rules, tried in this order (the `link` of a Placement names the one that applied):
@@ -42,9 +42,9 @@ Linking rules, tried in this order (the `link` of a Placement names the one that
    that family (`parent_call`, `tools`, `subagent_type`).
 6. **retry**: a new-looking user message that repeats the current family's opening message with
    the same number of messages (client retries after a 529 or a 400; Gemini CLI's retry may append
-   a nudge, `protocol.client_texts.without_nudge`) joins that family. **client continuation**: a user
+   a nudge, `turns.client_texts.without_nudge`) joins that family. **client continuation**: a user
    message that is, word for word, a text the client sends on its own to continue the turn
-   (`protocol.client_texts`: Claude Code's `Output token limit hit…`, Gemini CLI's `Please continue.`)
+   (`turns.client_texts`: Claude Code's `Output token limit hit…`, Gemini CLI's `Please continue.`)
    joins the session's current family as a continuation.
 7. **new turn**: any other request whose most recent message is user text with no tool results
    opens a family (`new_turn=True`, the caller emits `TurnOpened`).
@@ -55,7 +55,7 @@ A family is *live* for linking while `now - last_seen <= window` (default 1800 s
 request is placed as if the session were unknown. At most `max_families` families are kept (least
 recently seen evicted first, with their call ids, session pointers and prompts); an Agent/Task
 prompt is kept up to `PROMPT_CAP` characters, with the digest of the whole. `rebuild_event`
-(`turns.rebuild`) folds the event log back in. The request-kind tests (`protocol.request_kinds`)
+(`turns.rebuild`) folds the event log back in. The request-kind tests (`turns.request_kinds`)
 and the records (`turns.records`) are re-exported here.
 """
 
@@ -67,8 +67,12 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol.client_texts import ClientText, client_continuation, without_nudge
-from glider_cli.protocol.request_kinds import (
+from glider_cli.router.triggers import client_text
+from glider_cli.turns.client_texts import ClientText, client_continuation, without_nudge
+from glider_cli.turns.rebuild import rebuild_event, ts_seconds
+from glider_cli.turns.recording import Recording, prompt_text
+from glider_cli.turns.records import Binding, Call, Family, Placement
+from glider_cli.turns.request_kinds import (
     AGENT_TOOLS,
     KINDS,
     PROMPT_CAP,
@@ -84,10 +88,6 @@ from glider_cli.protocol.request_kinds import (
     quoted_prompt,
     summary_worded,
 )
-from glider_cli.router.triggers import client_text
-from glider_cli.turns.rebuild import rebuild_event, ts_seconds
-from glider_cli.turns.recording import Recording, prompt_text
-from glider_cli.turns.records import Binding, Call, Family, Placement
 
 __all__ = [
     "AGENT_TOOLS",
@@ -292,7 +292,7 @@ class FamilyIndex(Recording):
     def _continue(
         self, current: Family | None, now: float, sid: str | None, request: ChatRequest, sent: ClientText
     ) -> Placement:
-        """A continuation the client sent on its own (`protocol.client_texts`) joins the turn it continues."""
+        """A continuation the client sent on its own (`turns.client_texts`) joins the turn it continues."""
         placed = self._follow(current, now, "continuation", sid, request)
         link = f"{sent.client}'s own continuation ({sent.when}); {placed.link}"
         said = sent.failure or "neutral"

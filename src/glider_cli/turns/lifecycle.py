@@ -8,7 +8,7 @@
 decision (the family's view passed in: a bound family refuses local, a tool result is forced home),
 records it in the family and binds the family when the decision is a cloud one. Its events are, in
 order: `TurnOpened` (only when the request opens a family: a new real user message; its `ask`, and the
-turn keys `goal` and `clone_path` of `protocol.turn_keys.opening`, made when written), `RouteDecided`
+turn keys `goal` and `clone_path` of `turns.turn_keys.opening`, made when written), `RouteDecided`
 (the decision's `to_record()`, made when the event is written: `domain.Deferred`) and `StickyBound` when
 the family got bound, `Escalated` when the client's own failure message sent the turn a rule had sent
 local to the cloud (`turns.sticky`, "Client texts"), then any `LocalRegret` (`turns.regret`: the new
@@ -22,7 +22,7 @@ a locally served family is noted as its regret, emitted with the next events). `
 gate the router asks about a local backend (`router.decide.Gate`).
 
 `close` takes what happened once the reply is out — the backend that answered (after any fallback),
-its status, the token usage it reported (and the cache tokens; `turns.usage.accounting` adds the
+its status, the token usage it reported (and the cache tokens; `turns.calibration.accounting` adds the
 request's rule, the model the client asked for, and estimates marked in `estimated` for the counts
 the backend did not report), the time, whether the reply completed or the client left, how it ended
 when not well (`end`: `cut`, a stream the server cut short; `failed`, every attempt failed or the
@@ -30,7 +30,7 @@ stream failed; carried as the outcome's `outcome`), and the tool calls it issued
 closing events: the outcome (`FulfilledLocal` for the local side, `OriginPassthrough` for the cloud
 side), then any `LocalRegret` (`turns.regret`: a local reply that failed mid-stream or issued a tool
 call whose arguments do not parse), then `TurnContext` when the reply's tool calls wrote a plan that
-differs from the turn's last one or named files they write (`protocol.turn_keys`: TodoWrite,
+differs from the turn's last one or named files they write (`turns.turn_keys`: TodoWrite,
 update_plan, Write/Edit), then `ToolCallsIssued` / `StickyBound` from the turn index
 (skipped when `answered` is false: an error reply that answered nothing, a request the
 client gave up on before any reply). The reported input tokens calibrate count_tokens estimates
@@ -67,7 +67,6 @@ from glider_cli.config.model import EscalateSettings
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.errors import GateRefused
-from glider_cli.protocol import turn_keys
 from glider_cli.router.decide import Gate
 from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
@@ -79,12 +78,13 @@ from glider_cli.store.eventlog.events import (
     TURN_CONTEXT,
     TURN_OPENED,
 )
+from glider_cli.turns import turn_keys
+from glider_cli.turns.calibration import UsageCalibrator, accounting, sent_estimate
 from glider_cli.turns.opening import opened_record, refusal_events
 from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.regret import RegretWatch
 from glider_cli.turns.served import LastPlans, Served
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
-from glider_cli.turns.usage import UsageCalibrator, accounting, sent_estimate
 from glider_cli.values import Frozen, replace
 
 __all__ = ["Decider", "Opened", "Planner", "Served", "Turns"]

@@ -1,7 +1,7 @@
 """The records a turn opens with, apart from `turns.lifecycle` so each module stays small.
 
 - `opened_record(chat)`: a `TurnOpened` event's data (what the person asked, the session, the client,
-  how many messages, and the turn keys `protocol.turn_keys.opening` reads).
+  how many messages, and the turn keys `turns.turn_keys.opening` reads).
 - `refusal_events(chat, plan, exc)`: the events that record a request the capability gate refused
   (`TurnOpened` for a new turn, `RouteDecided` with `refused`, and the local outcome with status 400
   and `outcome: refused`), which `GateRefused` carries for the caller to emit.
@@ -13,8 +13,8 @@ from typing import Any
 
 from glider_cli.domain import ChatRequest
 from glider_cli.errors import GateRefused
-from glider_cli.protocol import turn_keys
 from glider_cli.store.eventlog.events import FULFILLED_LOCAL, ROUTE_DECIDED, SIDE_REQUEST_KINDS, TURN_OPENED
+from glider_cli.turns import turn_keys
 from glider_cli.turns.sticky import Events, StickyPlan
 
 

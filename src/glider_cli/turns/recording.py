@@ -8,7 +8,7 @@ it) and how many calls are unanswered (`pending`). `Recording` is a base of
 it updates; kept apart so each module stays small.
 
 A request's session key (`key_of`) is its session id, or the credentials fingerprint
-(`protocol.request_kinds.credentials_fingerprint`) of its auth header; the fingerprint of the request
+(`turns.request_kinds.credentials_fingerprint`) of its auth header; the fingerprint of the request
 at hand is kept (`fingerprint`): one request is hashed once, however often it is asked about.
 """
 
@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol.request_kinds import PROMPT_CAP, credentials_fingerprint, prompt_digest
 from glider_cli.router.triggers import client_text
 from glider_cli.turns.records import Call, Family
+from glider_cli.turns.request_kinds import PROMPT_CAP, credentials_fingerprint, prompt_digest
 
 if TYPE_CHECKING:
     from collections import OrderedDict

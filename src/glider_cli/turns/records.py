@@ -10,7 +10,7 @@
   opened it (memory only), times, opening message and what the person typed of it, the side that
   last served it, its calls and binding; `ahead` while only its title request has been seen).
 - `Placement`: where one request went and why (`kind`, `turn_id`, `link`, `sent`: for a text the
-  client sent on its own, `neutral` or the failure it reports (`protocol.client_texts`), the calls
+  client sent on its own, `neutral` or the failure it reports (`turns.client_texts`), the calls
   it answers, the spawning call of a subagent and its `subagent_type`, the prompt a title quotes
   ahead of its turn).
 
@@ -22,8 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from glider_cli.protocol.request_kinds import Kind
 from glider_cli.store.eventlog.events import SIDE_REQUEST_KINDS
+from glider_cli.turns.request_kinds import Kind
 from glider_cli.values import Frozen
 
 

@@ -37,8 +37,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from glider_cli.protocol.turn_keys import user_words
 from glider_cli.store.eventlog.events import LOCAL_REGRET as LOCAL_REGRET_EVENT
+from glider_cli.turns.turn_keys import user_words
 from glider_cli.values import lazy_pattern
 
 __all__ = ["LOCAL_REGRET", "RegretWatch", "similarity"]

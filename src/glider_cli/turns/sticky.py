@@ -52,7 +52,7 @@ Contract:
   `StickyPlan.off_local`, the reason: the proxy sends it to the local backend's fallback instead
   (`proxy.dispatch`; never past `fallback: none` or `routing.local_only`). The count survives a restart
   of `glider serve`: `turns.rebuild` folds it from the logged outcomes (`stopped_at_limit`).
-- **Client texts.** A text the client sent on its own (`protocol.client_texts`) after a turn a
+- **Client texts.** A text the client sent on its own (`turns.client_texts`) after a turn a
   rule sent local and the local side answered (no binding: an explicit `/local` holds its family
   above) stays on that local backend when it is a neutral continuation (`Output token limit hit…`,
   `Please continue.`); when it says the last answer failed (`The previous response failed to
@@ -80,12 +80,12 @@ from glider_cli.config.model import EscalateSettings
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
-from glider_cli.protocol.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.router.sticky_view import Forced, StickyView
 from glider_cli.store.eventlog.events import STICKY_BOUND, TOOL_CALLS_ISSUED
 from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt
 from glider_cli.turns.recording import prompt_text
 from glider_cli.turns.records import SIDE_KINDS
+from glider_cli.turns.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.values import Frozen
 
 __all__ = ["Events", "Forced", "IssuedCall", "ReplyTap", "Stickiness", "StickyPlan", "whole_reply_calls"]

@@ -24,11 +24,11 @@ import orjson
 
 from glider_cli.errors import BackendError, BackendTimeout, GliderError, UpstreamStatus
 from glider_cli.protocol import ir, translate
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.strategies.judge import candidate_text, member_body
 from glider_cli.router.plan import Member
 from glider_cli.store.eventlog.events import STRATEGY_MEMBER
-from glider_cli.turns.usage import output_estimate
+from glider_cli.turns.calibration import output_estimate
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ async def _fetch(out: Dispatch, call: Call, cand: Candidate) -> None:
 
 
 def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, text_bytes: int) -> dict[str, Any]:
-    """A member call's cache counts, and estimates (named in `estimated`, as `turns.usage.accounting`
+    """A member call's cache counts, and estimates (named in `estimated`, as `turns.calibration.accounting`
     makes them) when its reply reported no usage at all: the input from the estimate of the request
     the member was sent, the output from the bytes of the reply's text (4 a token, never its JSON's
     framing). A member that got no reply records no usage."""

@@ -39,7 +39,7 @@ import orjson
 
 from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.protocol import ir, translate
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.reply import Reply
 from glider_cli.proxy.strategies.judge import agreement, judge_index, judge_prompt, plain_body, stage_followup
 from glider_cli.proxy.strategies.members import Candidate, call_member

@@ -25,7 +25,7 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
     StickyBound       family, target, ttl
     ToolCallsIssued   family, session_id, side, backend, model, calls [{id, name, prompt}] (turns.sticky)
     FulfilledLocal    backend, model, status, input_tokens, output_tokens, ms, files; and for usage
-                      accounting (`turns.usage.accounting`, `store.usage`): cache_read_tokens,
+                      accounting (`turns.calibration.accounting`, `store.usage`): cache_read_tokens,
                       cache_write_tokens, cache_in_input (the input count includes the cached tokens:
                       OpenAI, Gemini), estimated (the counts Glider estimated: the backend reported
                       none), rule, requested_model (the model the client asked for)

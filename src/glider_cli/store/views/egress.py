@@ -1,5 +1,5 @@
 """The egress audit: every call of the event log whose request left the machine. Pure (events in,
-values out); `store.service.ContextStore.egress` gives it the events, `glider context egress` and
+values out); `store.context_store.ContextStore.egress` gives it the events, `glider context egress` and
 `GET /api/context/egress` show it.
 
     audit(events, session=None, limit=None) -> Egress   # .calls (oldest first), .totals, .omitted
@@ -49,7 +49,7 @@ failed (outcome not ok), input_tokens and output_tokens (of the calls that repor
 With `session`, only the calls of turns of that session are kept.
 With `limit`, only the newest `limit` calls (by event id) are listed, still oldest first; `omitted` says
 how many more there were. The totals always count every call. An `Audit` keeps only those calls and
-the totals, so a caller can read the log turn by turn (`store.service.ContextStore.egress` does).
+the totals, so a caller can read the log turn by turn (`store.context_store.ContextStore.egress` does).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Usage and cost: the tokens each side served, what the cloud part cost and what the local part saved.
-Pure (events and a price table in, values out); `store.service.ContextStore.usage` gives it the
+Pure (events and a price table in, values out); `store.context_store.ContextStore.usage` gives it the
 events (through `store.usage_read`, which keeps one `Digest` per day file), `glider context usage`,
 `GET /api/context/usage` and the dashboard's Usage panel show it.
 
@@ -11,7 +11,7 @@ A call is one of:
   served request, whatever its outcome; `input_tokens`/`output_tokens` as the backend reported them
   for the request it was sent (a local backend's pack), `cache_read_tokens`/`cache_write_tokens`,
   `estimated` (the counts Glider estimated because the backend said nothing:
-  `turns.usage.accounting`), `rule` and `requested_model`; a local one's `client_input_tokens` (the
+  `turns.calibration.accounting`), `rule` and `requested_model`; a local one's `client_input_tokens` (the
   client's whole request: what the cloud would have read instead; its `input_tokens` when absent);
 - a `StrategyMember` (its own `side`): one member call of a strategy, or a model judge's call. The
   chosen member's call is its outcome event too (a `StrategyChosen` with an `index` names it): that

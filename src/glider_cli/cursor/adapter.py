@@ -1,5 +1,5 @@
-"""The adapter between the Cursor proxy and Glider's request pipeline (`proxy.pipeline.Proxy`): the one
-module here that reaches into the pipeline, the turns lifecycle and the backends.
+"""The adapter between the Cursor proxy and Glider's request pipeline (`proxy.engine.Proxy`): the one
+module here that reaches into the engine, the turns lifecycle and the backends.
 
 - `open(chat, local_ok)`: the request placed in its turn family and decided by the router
   (`turns.lifecycle.Turns.open`, the same core as every client's); its events (`TurnOpened`,
@@ -15,7 +15,7 @@ module here that reaches into the pipeline, the turns lifecycle and the backends
   backend that failed before its first byte.
 - `local_text(opened, chat, text)`: the local backend's answer to the person's text, as text pieces:
   the pack (`proxy.local_path`: the text, up to N episodes of the same conversation, a short system
-  part) in OpenAI Chat shape, sent through the pipeline's own call (`Dispatch.call`: model, pack and
+  part) in OpenAI Chat shape, sent through the engine's own call (`Dispatch.call`: model, pack and
   translation to the backend's wire) and read back as it streams. Raises BackendError when the
   backend fails before answering.
 - `local_chat(opened, backend, body, usage, tools=, tap=)`: one model call of an OpenAI Chat body (a
@@ -40,10 +40,10 @@ from glider_cli.domain import ChatRequest, Deferred
 from glider_cli.errors import BackendError, GateRefused, GliderError
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.sse import SSEDecoder
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.protocol.translate_stream import stream_converter
-from glider_cli.protocol.usage import Usage
 from glider_cli.proxy.calls import Inbound, Job, failure_record
-from glider_cli.proxy.pipeline import Proxy
+from glider_cli.proxy.engine import Proxy
 from glider_cli.store.eventlog.events import (
     FALLBACK_USED,
     ROUTE_DECIDED,
@@ -57,7 +57,7 @@ CLIENT = "cursor"
 _NOT_HERE = "Cursor runs this kind of request itself (it needs Cursor's tools and state)"
 
 
-class Pipeline:
+class CursorAdapter:
     def __init__(self, proxy: Proxy) -> None:
         self.proxy = proxy
 
@@ -237,7 +237,7 @@ class Pipeline:
         local = self.proxy.local
         if local is None or not local.settings.transform.local_context:
             return None
-        from glider_cli.protocol.pack import pack
+        from glider_cli.turns.pack import pack
 
         transform = replace(local.settings.transform, local_tools=tools)
         return dict(

@@ -1,4 +1,4 @@
-"""The Gemini request shape as the pack (`protocol.pack`) reads and rebuilds it. Pure; nothing is modified.
+"""The Gemini request shape as the pack (`turns.pack`) reads and rebuilds it. Pure; nothing is modified.
 
     gemini   `systemInstruction` (a Content, or a string); `contents` (roles `user` / `model`, parts:
              `text`, `functionCall`, `functionResponse`, `inlineData`...); `tools` is a list of groups:
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glider_cli.protocol.client_texts import client_continuation
 from glider_cli.protocol.gemini_request import CONTEXT_TAG, contents_of, get, parts_of
-from glider_cli.protocol.pack_shapes import Shape, Split, _slim
+from glider_cli.turns.client_texts import client_continuation
+from glider_cli.turns.pack_shapes import Shape, Split, _slim
 
 _MEDIA = ("inlineData", "fileData")
 _DECLS = ("functionDeclarations", "function_declarations")

@@ -2,16 +2,16 @@
 
 For the proxy (one call per user turn, then one per flagged turn):
 
-    from glider_cli.delegate import service, workspace as ws
-    compactor = service.make_compactor(paths, settings, environ=os.environ, events=sink)   # in the lifespan
+    from glider_cli.delegate import operations, workspace as ws
+    compactor = operations.make_compactor(paths, settings, environ=os.environ, events=sink)  # lifespan
     workspace = ws.from_request(chat_request)                 # None: the client named no workspace
     source_cli = ws.client_name(chat_request.headers)          # "claude-code", "codex", ...
-    service.record_turn(paths, settings, workspace, chat_request.last_user_text, source_cli,
+    operations.record_turn(paths, settings, workspace, chat_request.last_user_text, source_cli,
                         events=sink, compactor=compactor)      # every user turn, flagged or not
-    found = service.parse_flag(chat_request.last_user_text)    # before any routing rule
+    found = operations.parse_flag(chat_request.last_user_text)    # before any routing rule
     if found:
         flag, task = found
-        result = await anyio.to_thread.run_sync(lambda: service.run_flagged(
+        result = await anyio.to_thread.run_sync(lambda: operations.run_flagged(
             paths, settings, flag, task, workspace, source_cli, events=sink, environ=os.environ,
             compactor=compactor))
         reply = result.reply_text()    # answer the client with this as an ordinary assistant message
@@ -43,8 +43,8 @@ from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink
 from glider_cli.errors import DelegateError
 from glider_cli.paths import Paths
-from glider_cli.protocol.turn_keys import user_words
 from glider_cli.store.eventlog.events import CONTINUITY_COMPACTION_FAILED, CONTINUITY_CORRUPT, DELEGATE_RUN
+from glider_cli.turns.turn_keys import user_words
 from glider_cli.values import Frozen, init_fields
 
 RESULT_CHARS_IN_RECORD = 1500
@@ -280,7 +280,7 @@ def delegate(
     (the client left, or a signal to `glider delegate`: `delegate.stop`; `DelegateResult.stopped`
     says what was stopped); `progress` gets what the vendor reports while it works (`runner.run`).
     What its CLI refused is kept in `grants` for a one-shot token (`delegate.permissions`);
-    `resume` continues such a run with exactly what it was refused allowed (`delegate.relay`)."""
+    `resume` continues such a run with exactly what it was refused allowed (`delegate.allow_deny`)."""
     adapter = adapter_for(vendor)
     if not task.strip():
         raise DelegateError("the delegate task is empty")

@@ -10,7 +10,7 @@ import pytest
 
 from fixtures.fake_agents.install import runs
 from glider_cli.config.settings import ContextSettings, DelegateSettings, Settings, SummarySettings
-from glider_cli.delegate import continuity, service
+from glider_cli.delegate import continuity, operations
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
 
@@ -34,13 +34,13 @@ class Sink:
     ],
 )
 def test_parse_flag(text: str, expected: tuple[str, str] | None) -> None:
-    assert service.parse_flag(text) == expected
+    assert operations.parse_flag(text) == expected
 
 
 def test_record_turn(git_workspace: Path) -> None:
     p = resolve()
-    assert service.record_turn(p, Settings(), git_workspace, "   ", "claude-code") is None
-    e = service.record_turn(p, Settings(), git_workspace, "hello", "claude-code")
+    assert operations.record_turn(p, Settings(), git_workspace, "   ", "claude-code") is None
+    e = operations.record_turn(p, Settings(), git_workspace, "hello", "claude-code")
     assert e is not None
     assert continuity.read(p, git_workspace).entries == (e,)
 
@@ -48,13 +48,13 @@ def test_record_turn(git_workspace: Path) -> None:
 def test_two_delegates_see_the_session_and_each_other(fake_agents, git_workspace: Path) -> None:
     p, s, sink = resolve(), Settings(), Sink()
     env = fake_agents.mode("edit", FAKE_AGENT_EDIT="parser_fix.go")
-    service.record_turn(
+    operations.record_turn(
         p, s, git_workspace, "TestParseEmpty fails with a nil pointer in parser.go", "claude-code"
     )
     msg = "fix the nil pointer in parser.go /cursor-agent"
-    service.record_turn(p, s, git_workspace, msg, "claude-code")
-    flag, task = service.parse_flag(msg)  # type: ignore[misc]
-    r1 = service.run_flagged(p, s, flag, task, git_workspace, "claude-code", events=sink, environ=env)
+    operations.record_turn(p, s, git_workspace, msg, "claude-code")
+    flag, task = operations.parse_flag(msg)  # type: ignore[misc]
+    r1 = operations.run_flagged(p, s, flag, task, git_workspace, "claude-code", events=sink, environ=env)
     assert r1.ok and r1.files == ("parser_fix.go",)
     # The reply ends with what the run changed, from the workspace (delegate.changes).
     assert r1.reply_text().startswith(
@@ -64,7 +64,7 @@ def test_two_delegates_see_the_session_and_each_other(fake_agents, git_workspace
     assert "TestParseEmpty" in first["context"]
     assert first["context"].count("fix the nil pointer") == 0  # the flagged turn itself is not repeated
 
-    r2 = service.run_flagged(
+    r2 = operations.run_flagged(
         p,
         s,
         "/agy",
@@ -92,7 +92,7 @@ def test_two_delegates_see_the_session_and_each_other(fake_agents, git_workspace
 
 def test_failure_is_recorded_not_raised(fake_agents, git_workspace: Path) -> None:
     p = resolve()
-    r = service.run_flagged(
+    r = operations.run_flagged(
         p, Settings(), "/agy", "do it", git_workspace, "codex", environ=fake_agents.mode("fail")
     )
     assert not r.ok and r.reply_text().startswith("[agy failed]")
@@ -102,7 +102,7 @@ def test_failure_is_recorded_not_raised(fake_agents, git_workspace: Path) -> Non
 
 def test_command_not_found_is_a_failed_result(git_workspace: Path) -> None:
     s = Settings(delegate={"claude": DelegateSettings(vendor="claude", command="no-such-claude-binary")})
-    r = service.run_flagged(
+    r = operations.run_flagged(
         resolve(), s, "/claude", "x", git_workspace, "codex", environ={"PATH": "/nonexistent"}
     )
     assert not r.ok and "not found" in r.text
@@ -110,14 +110,14 @@ def test_command_not_found_is_a_failed_result(git_workspace: Path) -> None:
 
 def test_unknown_flag_and_empty_task() -> None:
     with pytest.raises(DelegateError):
-        service.run_flagged(resolve(), Settings(), "/gemini", "x", "/tmp", "c")
+        operations.run_flagged(resolve(), Settings(), "/gemini", "x", "/tmp", "c")
     with pytest.raises(DelegateError):
-        service.delegate(resolve(), Settings(), "claude", "  ", "/tmp", "c")
+        operations.delegate(resolve(), Settings(), "claude", "  ", "/tmp", "c")
 
 
 def test_configured_model_and_timeout_reach_the_vendor(fake_agents, git_workspace: Path) -> None:
     s = Settings(delegate={"agy": DelegateSettings(vendor="agy", command="agy", model="m-1", timeout=1.0)})
-    r = service.delegate(resolve(), s, "agy", "x", git_workspace, "c", environ=fake_agents.mode("hang"))
+    r = operations.delegate(resolve(), s, "agy", "x", git_workspace, "c", environ=fake_agents.mode("hang"))
     assert r.timed_out
     assert "--model" in runs(fake_agents.log_dir)[-1]["argv"]
     assert "--yolo" not in runs(fake_agents.log_dir)[-1]["argv"]
@@ -127,9 +127,9 @@ def test_record_turn_schedules_background_compaction(git_workspace: Path) -> Non
     p = resolve()
     s = Settings(context=ContextSettings(summary=SummarySettings(enabled=False)))
     sink = Sink()
-    compactor = service.make_compactor(p, s, environ={}, events=sink)
+    compactor = operations.make_compactor(p, s, environ={}, events=sink)
     for i in range(41):
-        service.record_turn(p, s, git_workspace, f"turn {i}", "claude-code", compactor=compactor)
+        operations.record_turn(p, s, git_workspace, f"turn {i}", "claude-code", compactor=compactor)
     compactor.wait()
     compactor.close()
     entries = continuity.read(p, git_workspace).entries
@@ -143,10 +143,10 @@ def test_record_turn_keeps_the_persons_words_only(git_workspace: Path) -> None:
         "<system-reminder>\nContents of CLAUDE.md ...\n</system-reminder>\n"
         "<system-reminder>gitStatus: clean</system-reminder>\nfix the flaky test"
     )
-    e = service.record_turn(p, Settings(), git_workspace, text, "claude-code")
+    e = operations.record_turn(p, Settings(), git_workspace, text, "claude-code")
     assert e is not None and e.text == "fix the flaky test"
     assert (
-        service.record_turn(
+        operations.record_turn(
             p, Settings(), git_workspace, "<environment_context>x</environment_context>", "codex"
         )
         is None
@@ -155,7 +155,7 @@ def test_record_turn_keeps_the_persons_words_only(git_workspace: Path) -> None:
 
 def test_parse_flag_ignores_reminders() -> None:
     text = "<system-reminder>use /claude for reviews</system-reminder>\nreview the diff /agy"
-    assert service.parse_flag(text) == ("/agy", "review the diff")
+    assert operations.parse_flag(text) == ("/agy", "review the diff")
 
 
 def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> None:
@@ -166,14 +166,14 @@ def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> 
         )
         for i in range(40)
     )
-    doc, block = service.prepare_context(Settings(), "codex", "parser issue", git_workspace, entries)
+    doc, block = operations.prepare_context(Settings(), "codex", "parser issue", git_workspace, entries)
     assert len(doc.encode()) <= 32 * 1024
     assert "USER-AGENTS-MARKER" in doc and block.items
-    claude_doc, _ = service.prepare_context(Settings(), "claude", "parser issue", git_workspace, entries)
+    claude_doc, _ = operations.prepare_context(Settings(), "claude", "parser issue", git_workspace, entries)
     assert len(claude_doc.encode()) > 32 * 1024  # no such limit for claude
 
 
 def test_missing_workspace_is_an_error_and_records_nothing(tmp_path: Path) -> None:
     with pytest.raises(DelegateError, match="not a directory"):
-        service.delegate(resolve(), Settings(), "agy", "x", tmp_path / "gone", "c")
+        operations.delegate(resolve(), Settings(), "agy", "x", tmp_path / "gone", "c")
     assert not resolve().continuity.exists() or not any(resolve().continuity.iterdir())

@@ -30,7 +30,7 @@ what goes in it. Contract of `pack(protocol, body, settings, episodes=..., tools
   request's own estimate is `request.estimated_tokens` when the caller has the request parsed already
   (the proxy: the body is not parsed a second time), only the pack is parsed then. The
   captured Claude Code first turn: 50,177 bytes / ~12,300 tokens -> ~6,400 bytes / ~1,450 tokens.
-- The per-protocol reading and rebuilding is `protocol.pack_shapes` (and `protocol.pack_gemini`).
+- The per-protocol reading and rebuilding is `turns.pack_shapes` (and `turns.pack_gemini`).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ import orjson
 
 from glider_cli.config.settings import TransformSettings
 from glider_cli.domain import ChatRequest
-from glider_cli.protocol import pack_shapes
-from glider_cli.protocol.pack_gemini import Gemini
-from glider_cli.protocol.pack_shapes import Shape, cut
 from glider_cli.protocol.parse import parse_request
+from glider_cli.turns import pack_shapes
+from glider_cli.turns.pack_gemini import Gemini
+from glider_cli.turns.pack_shapes import Shape, cut
 from glider_cli.values import Frozen, lazy_pattern
 
 SHAPES: Mapping[str, Shape] = {**pack_shapes.SHAPES, "gemini": Gemini()}

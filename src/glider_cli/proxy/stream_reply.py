@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.headers import response_headers
 from glider_cli.errors import BackendError, GliderError
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import Call, Job, reply_route
 from glider_cli.proxy.reply import Reply
 

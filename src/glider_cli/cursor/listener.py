@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from glider_cli.config.cursor import CursorSettings
+from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.cursor.ca import CertAuthority
 from glider_cli.cursor.front import FrontDoor
 from glider_cli.cursor.h2_front import H2Front
-from glider_cli.cursor.routing import Pipeline
 from glider_cli.cursor.run_h2 import RunH2
 from glider_cli.cursor.runs import CursorRuns
 from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
-from glider_cli.proxy.pipeline import Proxy
+from glider_cli.proxy.engine import Proxy
 
 HOST = "127.0.0.1"
 
@@ -57,7 +57,7 @@ class CursorService:
         self._network = Network(self.settings)
         self._runs = CursorRuns(
             self._network,
-            Pipeline(self.proxy),
+            CursorAdapter(self.proxy),
             hold=self.hold,
             heartbeat=self.heartbeat,
             max_steps=self.settings.max_steps,

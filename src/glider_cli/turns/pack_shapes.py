@@ -1,4 +1,4 @@
-"""The three request shapes as the pack (`protocol.pack`) reads and rebuilds them. Pure; nothing is modified.
+"""The three request shapes as the pack (`turns.pack`) reads and rebuilds them. Pure; nothing is modified.
 
 Each shape splits a body into the client's system text and its conversation, finds where the current
 turn starts, names the tools offered and used, shortens tools for the diet, and builds the packed body:
@@ -12,7 +12,7 @@ turn starts, names the tools offered and used, shortens tools for the diet, and 
 
 A real user message is user text that answers no tool call and is not only client-injected context
 (Claude Code's `<system-reminder>` blocks, Codex's `<environment_context>`, AGENTS.md and permission
-messages) or a continuation the client sent on its own (`protocol.client_texts`: Claude Code's `Output
+messages) or a continuation the client sent on its own (`turns.client_texts`: Claude Code's `Output
 token limit hit…`, Gemini CLI's `Please continue.`), so the turn a continuation continues is sent whole;
 an image or a file from the user counts as real too.
 """
@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from glider_cli.protocol.client_texts import client_continuation
+from glider_cli.turns.client_texts import client_continuation
 from glider_cli.values import lazy_pattern
 
 _CONTEXT = lazy_pattern(

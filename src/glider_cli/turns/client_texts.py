@@ -16,7 +16,7 @@ lets the client's text run on to the end).
 
 - `client_continuation(text, clean=)`: the `ClientText` the message is, after `clean` took out the
   blocks a client injects (the turn index passes `router.triggers.client_text`: `<system-reminder>`…);
-  None for anything else. The pack (`protocol.pack_shapes`) does not count such a message as the
+  None for anything else. The pack (`turns.pack_shapes`) does not count such a message as the
   person's: the current turn it sends starts at the person's own message, with the reply so far.
 - `without_nudge(text)`: the text without a retry nudge Gemini CLI appends to the person's own
   message when it retries it (so the retry is still recognised as one).

@@ -4,7 +4,7 @@
     result = allow(paths, settings, pending, ...)      # the same run resumed, exactly that allowed
     entry = deny(paths, pending, source_cli)           # nothing runs; the record says so
 
-`allow` resumes the vendor's own session (`service.delegate(resume=...)`: claude's `--resume` with
+`allow` resumes the vendor's own session (`operations.delegate(resume=...)`: claude's `--resume` with
 `--allowedTools` for exactly the refused actions) and records its outcome with the rules allowed.
 `deny` records the refusal and the decision in the workspace's continuity record; no run.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.config.settings import Settings
-from glider_cli.delegate import continuity, permissions, service
+from glider_cli.delegate import continuity, operations, permissions
 from glider_cli.delegate.continuity import Entry
 from glider_cli.paths import Paths
 
@@ -23,13 +23,13 @@ __all__ = ["allow", "deny"]
 
 def allow(
     paths: Paths, settings: Settings, pending: permissions.Pending, **kw: Any
-) -> service.DelegateResult:
-    """Resume `pending`'s run with exactly what it was refused allowed (keywords: `service.delegate`'s)."""
+) -> operations.DelegateResult:
+    """Resume `pending`'s run with exactly what it was refused allowed (keywords: `operations.delegate`'s)."""
     task = (
         f"The person allowed what was refused ({', '.join(pending.grants)}). "
         f"Continue the task where you stopped: {pending.task}"
     )
-    return service.delegate(
+    return operations.delegate(
         paths, settings, pending.vendor, task, pending.workspace, pending.source_cli, resume=pending, **kw
     )
 

@@ -73,10 +73,9 @@ from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
 from glider_cli.protocol import gemini_request
-from glider_cli.protocol.pack import PACKABLE
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.structured import asks_for_schema
-from glider_cli.protocol.usage import Usage
+from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
 from glider_cli.proxy.delegate_reply import Running
 from glider_cli.proxy.delegation import Delegation
@@ -88,6 +87,7 @@ from glider_cli.proxy.title_wait import PromptWaits
 from glider_cli.router.decide import Gate
 from glider_cli.store.eventlog.events import BACKEND_CLOSED, BACKEND_OPENED
 from glider_cli.turns.lifecycle import Decider, Served, Turns
+from glider_cli.turns.pack import PACKABLE
 
 if TYPE_CHECKING:
     from glider_cli.proxy.strategies.runner import Orchestrator
