@@ -29,7 +29,7 @@ from pathlib import Path
 
 from glider_cli.config.settings import BackgroundSettings
 from glider_cli.delegate import continuity, ranking
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import Paths
 
 TARGET_MS = 5.0

@@ -128,11 +128,14 @@ def run(n: int, home: Path, clock: Callable[[], float]) -> float:
 
 def worker(n: int, write: Path | None) -> None:
     if write is not None:
-        from glider_cli.config import load
+        try:
+            from glider_cli.config import profiles
+        except ImportError:  # a tree from before config/profiles.py: `load` held profiles_dir
+            from glider_cli.config import load as profiles  # type: ignore[no-redef]
 
         # The bundled profile copied to DIR, so its rules' `where` reads the same for every tree.
-        shutil.copytree(load.profiles_dir(), write / "profiles")
-        load.profiles_dir = lambda: write / "profiles"  # type: ignore[assignment]
+        shutil.copytree(profiles.profiles_dir(), write / "profiles")
+        profiles.profiles_dir = lambda: write / "profiles"  # type: ignore[assignment]
         random.seed(29)
         run(n, write, Tick())
         return

@@ -7,8 +7,8 @@ are in bench/proxy_servers.py):
 
     direct   client -> fake upstream
     floor    client -> raw ASGI app on glider's own server stack (uvicorn with `server.run` options,
-             uvloop, httptools) and its upstream client (aiohttp, `backends.client.make_upstream`), no
-             routing, no records -> fake: the cost of one more HTTP hop on this stack and machine,
+             uvloop, httptools) and its upstream client (`backends.aiohttp_upstream.AiohttpUpstream`),
+             no routing, no records -> fake: the cost of one more HTTP hop on this stack and machine,
              which glider's own work (parsing, routing, records) comes on top of
     glider   client -> `glider serve --config <bench config>` -> fake, with routing (the bundled
              default profile's rules) and events (written to a temporary GLIDER_HOME) on

@@ -3,7 +3,7 @@
 proxy_servers.py fake PORT [PACE]  the fake upstream (tests/fake_upstream.py); PACE seconds between
                                    a stream's events (a model's pace: the translation TTFT figure)
 proxy_servers.py floor PORT UP     a raw ASGI app on glider's own server stack (`server.run` uvicorn
-                                   options) and upstream client (`backends.client.make_upstream`)
+                                   options) and upstream client (`aiohttp_upstream.AiohttpUpstream`)
                                    forwarding to the fake on port UP: no routing, no records
 """
 
@@ -19,7 +19,8 @@ HEADERS_OUT = {"content-type": "application/json", "anthropic-version": "2023-06
 
 
 def floor_app(up: str) -> Any:
-    from glider_cli.backends.client import Upstream, make_upstream
+    from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
+    from glider_cli.backends.client import Upstream
     from glider_cli.config.settings import Timeout
 
     timeout = Timeout()
@@ -30,7 +31,7 @@ def floor_app(up: str) -> Any:
             while True:
                 m = await receive()
                 if m["type"] == "lifespan.startup":
-                    state["up"] = make_upstream()
+                    state["up"] = AiohttpUpstream()
                     await send({"type": "lifespan.startup.complete"})
                 else:
                     await state["up"].aclose()

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from cli_helpers import invoke_json
 from glider_cli.cli import COMMANDS, app, load_command
 from glider_cli.delegate import continuity
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import resolve
 
 runner = CliRunner()

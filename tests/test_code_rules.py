@@ -1,6 +1,7 @@
 """Rules of the code that no linter checks: modules call each other's public API only (no `_`-prefixed
-method of another module's class), and event kinds are named by their constants
-(`store.eventlog.events`), never spelled as strings."""
+method of another module's class), event kinds are named by their constants (`store.eventlog.events`),
+never spelled as strings, and no module imports itself back through others (no import cycle, counting
+imports inside functions)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,99 @@ KINDS = {v for k, v in vars(events).items() if k.isupper() and isinstance(v, str
 
 def _modules() -> list[tuple[Path, ast.Module]]:
     return [(p, ast.parse(p.read_text(), str(p))) for p in sorted(SRC.rglob("*.py"))]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes under `if TYPE_CHECKING:`: imports there never run."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            skipped.update(id(n) for body in node.body for n in ast.walk(body))
+    return skipped
+
+
+def _enclosing_functions(tree: ast.Module) -> dict[int, str]:
+    """The id of each node inside a function or method -> the name of the innermost one."""
+    inside: dict[int, str] = {}
+    for node in ast.walk(tree):  # breadth first: an inner function overwrites its outer one
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inside.update((id(n), node.name) for body in node.body for n in ast.walk(body))
+    return inside
+
+
+def _imports() -> dict[str, list[tuple[str, str]]]:
+    """Each `glider_cli` module -> the `glider_cli` modules it imports, each with where and how:
+    `(imported, "path:line: statement")`. Imports inside functions count (they run on the first call
+    and close a cycle as surely as a module-level one); only those under `if TYPE_CHECKING:` do not.
+    `from glider_cli.pkg import name` imports the module `glider_cli.pkg.name` when there is one, else
+    `glider_cli.pkg` (a package's `__init__` is the package's module)."""
+    parsed = _modules()
+    known = {_module_name(path) for path, _ in parsed}
+    edges: dict[str, list[tuple[str, str]]] = {}
+    for path, tree in parsed:
+        me = _module_name(path)
+        package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+        skipped, inside = _type_checking_only(tree), _enclosing_functions(tree)
+        found = edges.setdefault(me, [])
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+            else:
+                continue
+            where = f"{path.relative_to(SRC.parent)}:{node.lineno}: {ast.unparse(node)}"
+            if id(node) in inside:
+                where += f"  (inside {inside[id(node)]}())"
+            for target in dict.fromkeys(t for t in targets if t in known and t != me):
+                found.append((target, where))
+    return edges
+
+
+def _cycles(edges: dict[str, list[tuple[str, str]]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for target, _ in edges.get(module, []):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in on_stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                popped = stack.pop()
+                on_stack.discard(popped)
+                component.append(popped)
+                if popped == module:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(found)
 
 
 def test_no_private_method_of_another_object_is_called() -> None:
@@ -56,3 +150,24 @@ def test_event_kinds_are_named_by_their_constants() -> None:
             if isinstance(node, ast.Constant) and node.value in KINDS and id(node) not in docstrings:
                 found.append(f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+def test_no_import_cycle_even_through_imports_inside_functions() -> None:
+    edges = _imports()
+    assert any("(inside " in where for found in edges.values() for _, where in found)  # lazy ones count
+    report = []
+    for component in _cycles(edges):
+        members = set(component)
+        lines = [where for m in component for target, where in edges[m] if target in members]
+        report.append(
+            f"cycle of {len(component)} modules: {', '.join(component)}\n    " + "\n    ".join(lines)
+        )
+    assert not report, (
+        "These modules import each other (directly or through others), an import inside a function "
+        "counting as much as one at the top. Break each cycle at its cause: move the shared concept to "
+        "the module that owns it (usually the lower one), or pass a function or value in from the "
+        "caller; an interface never imports its implementation. Do not hide the import (in a function, "
+        "under TYPE_CHECKING) to silence this: an import stays inside a function only for cold-start "
+        "laziness, and then must not close a cycle. The import lines forming each cycle:\n\n"
+        + "\n\n".join(report)
+    )

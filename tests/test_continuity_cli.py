@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from glider_cli.cli import app
 from glider_cli.delegate import continuity
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import resolve
 
 cli = CliRunner()

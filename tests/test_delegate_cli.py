@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from fixtures.fake_agents.install import install_fake_agents, path_with, runs
 from glider_cli.cli import app
 from glider_cli.delegate import continuity
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import resolve
 
 cli = CliRunner()
@@ -38,7 +39,7 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_delegate_json_records_the_outcome(fakes: Path, tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
-    continuity.append(resolve(), ws, continuity.Entry(kind="turn", text="the parser panics", source_cli="x"))
+    continuity.append(resolve(), ws, Entry(kind="turn", text="the parser panics", source_cli="x"))
     r = cli.invoke(app, ["delegate", "--codex", "--workspace", str(ws), "--json", "fix the parser panic"])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from glider_cli.app.lint import lint
 from glider_cli.cli import app
-from glider_cli.config.load import bundled_profiles
+from glider_cli.config.profiles import bundled_profiles
 
 runner = CliRunner()
 HEAD = "routing:\n  rules:\n"

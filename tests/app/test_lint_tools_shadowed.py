@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glider_cli.app.lint import lint
-from glider_cli.config.load import bundled_profiles
+from glider_cli.config.profiles import bundled_profiles
 
 SQL = "    - {name: sql_local, priority: %d, trigger: {type: regex, pattern: 'select'}, action: %s}\n"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from glider_cli.app import setup
+from glider_cli.app import setup, setup_plan
 from glider_cli.cli import app
 
 WORDS = ["local", "fast", "cloud", "heavy", "claude", "cursor-agent", "agy", "allow", "deny"]
@@ -208,7 +208,7 @@ def test_an_unknown_client_is_an_error(home: Path) -> None:
     r = CliRunner().invoke(app, ["setup", "vscode"])
     assert r.exit_code == 1 or "unknown client" in str(r.exception)
     with pytest.raises(Exception, match="unknown client"):
-        setup.plan("vscode", setup.Options(home=home), setup.Manifest(home / "m.json"))
+        setup.plan("vscode", setup_plan.Options(home=home), setup_plan.Manifest(home / "m.json"))
 
 
 def test_a_dry_run_shows_json_values_for_json_files(home: Path) -> None:

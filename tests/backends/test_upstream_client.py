@@ -9,7 +9,8 @@ import socket
 import pytest
 
 from fake_upstream import FakeUpstream, closed_port_url
-from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
+from glider_cli.backends.client import Upstream
 from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
 
@@ -25,7 +26,7 @@ def _reset(fake: FakeUpstream) -> None:
 
 
 async def _with(fn, **kwargs):  # type: ignore[no-untyped-def]
-    up: Upstream = make_upstream(**kwargs)
+    up: Upstream = AiohttpUpstream(**kwargs)
     try:
         return await fn(up)
     finally:
@@ -178,7 +179,7 @@ def test_write_timeout_bounds_an_upload_the_upstream_stops_taking() -> None:
 
     async def go() -> float:
         server = await asyncio.start_server(handler, sock=listener)
-        up = make_upstream()
+        up = AiohttpUpstream()
         loop = asyncio.get_running_loop()
         t0 = loop.time()
         try:
@@ -220,7 +221,7 @@ def test_a_slow_upload_that_keeps_moving_is_not_a_write_timeout() -> None:
 
     async def go() -> bytes:
         server = await asyncio.start_server(handler, sock=listener)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             r = await up.send(
                 "POST", f"http://127.0.0.1:{port}/x", HEADERS, body, Timeout(read=30, write=1.0)
@@ -257,7 +258,7 @@ def test_a_full_pool_makes_the_next_request_wait_then_times_out() -> None:
     async def go() -> bytes:
         server = await asyncio.start_server(handler, "127.0.0.1", 0)
         url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/x"
-        up = make_upstream(limit=1)
+        up = AiohttpUpstream(limit=1)
         try:
             first = asyncio.create_task(up.send("POST", url, HEADERS, BODY, Timeout(read=5)))
             await asyncio.sleep(0.1)

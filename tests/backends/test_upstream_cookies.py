@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from glider_cli.backends.client import make_upstream
+from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
 from glider_cli.config.settings import Timeout
 
 
@@ -31,7 +31,7 @@ def test_a_set_cookie_is_passed_back_but_never_replayed() -> None:
     async def go() -> list[str]:
         server = await asyncio.start_server(handle, "127.0.0.1", 0)
         port = server.sockets[0].getsockname()[1]
-        up = make_upstream()
+        up = AiohttpUpstream()
         cookies: list[str] = []
         try:
             for _ in range(2):

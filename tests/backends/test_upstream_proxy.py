@@ -16,7 +16,7 @@ import pytest
 
 from fake_upstream import FakeUpstream
 from forward_proxy import ForwardProxy
-from glider_cli.backends.client import make_upstream
+from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
 from glider_cli.backends.network import STRAIGHT, routes
 from glider_cli.backends.registry import Backend
 from glider_cli.config.settings import Timeout
@@ -42,7 +42,7 @@ def _backend(
 
 
 async def _post(route_map: dict, url: str) -> tuple[int, bytes]:  # type: ignore[type-arg]
-    up = make_upstream(route_map)
+    up = AiohttpUpstream(route_map)
     try:
         r = await up.send("POST", url, HEADERS, BODY, Timeout(connect=5, read=10))
         try:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from glider_cli.backends.client import Upstream, make_upstream
+from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
+from glider_cli.backends.client import Upstream
 from glider_cli.backends.network import Route
 from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError
@@ -72,7 +73,7 @@ def test_keep_alive_connections_are_reused() -> None:
 
     async def go() -> list[tuple[int, bytes]]:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             return [await _one(up, url) for _ in range(5)]
         finally:
@@ -96,7 +97,7 @@ def test_an_unfinished_response_closes_its_connection() -> None:
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             it = r.aiter_bytes().__aiter__()
@@ -124,7 +125,7 @@ def test_a_server_that_closes_after_each_reply_is_answered_on_a_fresh_connection
 
     async def go() -> list[bytes]:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         out = []
         try:
             for _ in range(3):
@@ -152,7 +153,7 @@ def test_a_connection_that_breaks_after_bytes_arrived_is_not_retried() -> None:
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             with pytest.raises(BackendError, match="broke"):
@@ -187,7 +188,7 @@ def test_response_framings_and_encodings(wire: bytes) -> None:
 
     async def go() -> tuple[int, bytes]:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             return await _one(up, url)
         finally:
@@ -213,7 +214,7 @@ def test_a_reply_that_cannot_be_read_is_a_backend_error(wire: bytes, match: str)
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             with pytest.raises(BackendError, match=match):
                 await _one(up, url)
@@ -243,7 +244,7 @@ def test_a_header_that_could_smuggle_another_is_refused_before_sending(headers: 
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             with pytest.raises(BackendError, match="refusing"):
                 await up.send("POST", url + "/x", {**HEADERS, **headers}, BODY, Timeout(read=5))
@@ -269,7 +270,7 @@ def test_a_non_ascii_header_leaves_as_the_bytes_it_arrived_as() -> None:
 
     async def go() -> None:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             wire_text = "café ☕".encode().decode("latin-1")
             assert await _one(up, url, {**HEADERS, "x-title": wire_text}) == (200, b"ok")
@@ -299,7 +300,7 @@ def test_a_slow_reader_pauses_the_socket() -> None:
 
     async def go() -> tuple[int, int]:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             await asyncio.sleep(0.5)  # read nothing for a while
@@ -338,12 +339,12 @@ def test_https_checks_the_certificate_and_a_ca_file_adds_a_private_ca(tmp_path: 
     async def go() -> bytes:
         server, url = await _serve(handler, server_ctx)
         try:
-            trusting = make_upstream({url: Route(ca_file=str(ca_file))})
+            trusting = AiohttpUpstream({url: Route(ca_file=str(ca_file))})
             try:
                 _, data = await _one(trusting, url)
             finally:
                 await trusting.aclose()
-            stranger = make_upstream()  # the system trust store does not know this CA
+            stranger = AiohttpUpstream()  # the system trust store does not know this CA
             try:
                 with pytest.raises(BackendError, match="TLS"):
                     await _one(stranger, url)
@@ -376,7 +377,7 @@ def test_bytes_on_an_idle_pooled_connection_are_never_taken_as_a_later_reply() -
 
     async def go() -> list[tuple[int, bytes]]:
         server, url = await _serve(handler)
-        up = make_upstream()
+        up = AiohttpUpstream()
         out = []
         try:
             for _ in range(2):
@@ -404,7 +405,7 @@ def test_a_response_dropped_without_aclose_gives_its_connection_back() -> None:
 
     async def go() -> int:
         server, url = await _serve(handler)
-        up = make_upstream(limit=1)
+        up = AiohttpUpstream(limit=1)
         try:
             r = await up.send("POST", url + "/x", HEADERS, BODY, Timeout(read=5))
             assert r.status == 200

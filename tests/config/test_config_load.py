@@ -8,7 +8,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glider_cli.config.load import bundled_profiles, load_config, profiles_dir, resolve_source
+from glider_cli.config.load import load_config, resolve_source
+from glider_cli.config.profiles import bundled_profiles, profiles_dir
 from glider_cli.errors import ConfigError, ProfileError
 from glider_cli.router import Router
 
@@ -31,14 +32,14 @@ def test_profiles_dir_is_the_package_data_in_a_wheel_and_the_repo_s_when_editabl
 ) -> None:
     from importlib import resources
 
-    import glider_cli.config.load as config_mod
+    import glider_cli.config.profiles as config_mod
 
     packaged = resources.files("glider_cli").joinpath("profiles")
     repo = Path(config_mod.__file__).resolve().parents[3] / "profiles"
     assert profiles_dir() == (Path(str(packaged)) if packaged.is_dir() else repo)
     installed = tmp_path / "site-packages" / "glider_cli"
     (installed / "profiles").mkdir(parents=True)
-    monkeypatch.setattr(config_mod, "__file__", str(installed / "config" / "load.py"))
+    monkeypatch.setattr(config_mod, "__file__", str(installed / "config" / "profiles.py"))
     assert profiles_dir() == installed / "profiles"
 
 

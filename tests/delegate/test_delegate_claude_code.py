@@ -12,7 +12,7 @@ import claude_code
 from fake_upstream import FakeUpstream
 from glider_cli.config.settings import DelegateSettings, Settings
 from glider_cli.delegate import continuity, operations
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import resolve
 
 pytestmark = [pytest.mark.claude_code, pytest.mark.live, pytest.mark.slow]

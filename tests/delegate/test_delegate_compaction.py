@@ -13,7 +13,7 @@ from fake_upstream import FakeUpstream
 from glider_cli.config.settings import BackendSettings, ContextSettings, Settings, SummarySettings
 from glider_cli.delegate import compaction, continuity, operations, summarizers
 from glider_cli.delegate.compaction import SUMMARY_MARK, Compactor, compact, digest, summarise
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import resolve
 
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glider_cli.delegate import continuity
-from glider_cli.delegate.continuity import CorruptRecord, Entry, Record
+from glider_cli.delegate.continuity import CorruptRecord, Record
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import Paths, resolve
 
 texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)

@@ -11,6 +11,7 @@ import pytest
 from fixtures.fake_agents.install import runs
 from glider_cli.config.settings import ContextSettings, DelegateSettings, Settings, SummarySettings
 from glider_cli.delegate import continuity, operations
+from glider_cli.delegate.entry import Entry
 from glider_cli.errors import DelegateError
 from glider_cli.paths import resolve
 
@@ -161,7 +162,7 @@ def test_parse_flag_ignores_reminders() -> None:
 def test_codex_context_stays_within_its_agents_md_limit(git_workspace: Path) -> None:
     # Half of the entries about the parser: a term in more than half of them would weigh nothing.
     entries = tuple(
-        continuity.Entry(
+        Entry(
             kind="turn", text=f"{'parser issue' if i % 2 else 'lexer'} {i} " + "word " * 800, source_cli="c"
         )
         for i in range(40)

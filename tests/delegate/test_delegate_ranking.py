@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from glider_cli.config.settings import BackgroundSettings
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.delegate.ranking import BLOCK_TITLE, bm25_scores, build_block, truncate_middle
 
 

@@ -6,7 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from glider_cli.config.load import load_config, profiles_dir
+from glider_cli.config.load import load_config
+from glider_cli.config.profiles import profiles_dir
 from glider_cli.router import Router
 from glider_cli.sandbox.inprocess import InProcessSandbox
 from routing_helpers import message

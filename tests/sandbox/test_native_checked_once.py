@@ -8,7 +8,7 @@ import ast
 
 import pytest
 
-from glider_cli.config.load import profiles_dir
+from glider_cli.config.profiles import profiles_dir
 from glider_cli.domain import Message
 from glider_cli.sandbox import native
 from glider_cli.sandbox.native import compile_native, unfit

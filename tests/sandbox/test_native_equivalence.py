@@ -14,7 +14,8 @@ import starlark as sl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glider_cli.config.load import load_config, profiles_dir
+from glider_cli.config.load import load_config
+from glider_cli.config.profiles import profiles_dir
 from glider_cli.domain import ChatRequest
 from glider_cli.protocol.parse import parse_request
 from glider_cli.router.compiled import Ctx

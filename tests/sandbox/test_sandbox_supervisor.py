@@ -222,7 +222,7 @@ def test_a_second_thread_waits_no_longer_than_its_own_budget(box: Sandbox) -> No
 def test_the_parent_never_loads_the_interpreter_for_a_user_script(tmp_path: Path) -> None:
     # The bundled profiles' scripts are Glider's own and run in-process (issue 29); a user's script,
     # even one with the very same text, is evaluated only in the worker.
-    from glider_cli.config.load import profiles_dir
+    from glider_cli.config.profiles import profiles_dir
 
     (tmp_path / "mine.star").write_text((profiles_dir() / "scripts" / "refactor_local.star").read_text())
     (tmp_path / "c.yaml").write_text(

@@ -19,6 +19,7 @@ from glider_harness import GliderServer, backends_yaml
 
 from fake_upstream import FakeUpstream
 from glider_cli.delegate import continuity
+from glider_cli.delegate.entry import Entry, new_id, now_iso
 from glider_cli.paths import Paths
 from glider_cli.router import Router
 
@@ -205,9 +206,7 @@ def test_continuity_record_and_block(tmp_path: Path) -> None:
     ws.mkdir()
     paths = Paths(home=home)
     for text in ("the parser test fails on empty input", "we changed the CSS of the header"):
-        entry = continuity.Entry(
-            id=continuity.new_id(), kind="turn", ts=continuity.now_iso(), source_cli="claude", text=text
-        )
+        entry = Entry(id=new_id(), kind="turn", ts=now_iso(), source_cli="claude", text=text)
         continuity.append(paths, ws, entry)
     with GliderServer(backends_yaml("http://127.0.0.1:9"), tmp_path) as g:
         listed = httpx.get(g.url + "/api/continuity").json()["workspaces"]

@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from glider_cli.delegate import continuity
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import Paths
 from glider_cli.store.eventlog.redact import (
     REDACTED,

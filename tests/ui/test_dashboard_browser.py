@@ -17,6 +17,7 @@ from ui_tab import Tab
 
 from fake_upstream import FakeUpstream
 from glider_cli.delegate import continuity
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import Paths
 
 pytestmark = [
@@ -268,7 +269,7 @@ def test_continuity_shows_the_block_a_delegate_would_get(
     ws.mkdir()
     paths = Paths(home=tmp_path / "home")
     for text in ("the parser test fails on empty input", "we restyled the header"):
-        continuity.append(paths, ws, continuity.Entry(kind="turn", text=text, source_cli="claude"))
+        continuity.append(paths, ws, Entry(kind="turn", text=text, source_cli="claude"))
     tab.page.goto(glider.url + "/ui/context")
     tab.page.wait_for_function(f"() => document.querySelector('#workspace').value === {str(ws)!r}")
     tab.page.click("#show-record")

@@ -74,7 +74,8 @@ def _with_fallbacks(config: Config, seeds: set[str]) -> set[str]:
 
 
 def _bundled() -> dict[str, list[BackendSettings]]:
-    from glider_cli.config.load import bundled_profiles, load_config
+    from glider_cli.config.load import load_config
+    from glider_cli.config.profiles import bundled_profiles
     from glider_cli.errors import ConfigError
 
     out: dict[str, list[BackendSettings]] = {}

@@ -238,7 +238,7 @@ def _bundled(rule: Rule) -> bool:
     """Whether `rule` was written in a bundled profile (not in one of the person's own files)."""
     from pathlib import Path
 
-    from glider_cli.config.load import profiles_dir
+    from glider_cli.config.profiles import profiles_dir
 
     return rule.file is not None and Path(rule.file).resolve().parent == profiles_dir().resolve()
 

@@ -1,11 +1,12 @@
 """`glider setup claude-code | codex | gemini | cursor | cursor-agent`: point a coding agent at Glider,
-and take it back (cursor and cursor-agent: `app.setup_cursor`).
+and take it back. `plan(client, options, manifest)` picks the client's planner (claude-code and codex
+here, gemini `app.setup_gemini`, cursor and cursor-agent `app.setup_cursor`).
 
 Contract:
-- `plan(client, options, manifest)` is pure apart from reading the files it would change: it returns a
-  `Plan` of `Change`s (`create` a whole file, `set` a key in a JSON file, `block` a marked block of
-  lines in a TOML or .env file) and the changes it `skipped`, each with why. `apply(plan, manifest)`
-  writes them and records each in the manifest (`<GLIDER_HOME>/setup.json`); `undo(client, manifest)`
+- `plan` is pure apart from reading the files it would change: it returns a `Plan` of `Change`s
+  (`create` a whole file, `set` a key in a JSON file, `block` a marked block of lines in a TOML or .env
+  file) and the changes it `skipped`, each with why. `setup_plan.apply(plan, manifest)` writes them
+  and records each in the manifest (`<GLIDER_HOME>/setup.json`); `setup_plan.undo(client, manifest)`
   plans removing exactly what the manifest says was written, and `apply` of that plan removes it.
 - It never overwrites what it did not write: an existing file it did not create, a key already set to
   another value, a TOML key or table that is already there, a `.env` line that already sets the
@@ -25,14 +26,11 @@ No API key is ever written: the clients keep using their own, which `origin` pas
 
 from __future__ import annotations
 
-import hashlib
-import json
 import tomllib
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import Any, Literal
 
+from glider_cli.app.setup_cursor import plan_cursor
+from glider_cli.app.setup_gemini import plan_gemini
+from glider_cli.app.setup_plan import Manifest, Options, Plan, block, plan_block, plan_create, plan_set
 from glider_cli.errors import ConfigError
 
 CLIENTS: tuple[str, ...] = ("claude-code", "codex", "gemini", "cursor", "cursor-agent")
@@ -47,181 +45,17 @@ WORDS: tuple[tuple[str, str], ...] = (
     ("allow", "Glider: allow what a delegate was refused (the token from its reply)"),
     ("deny", "Glider: deny what a delegate was refused (the token from its reply)"),
 )
-BEGIN = "# >>> glider setup (remove with: glider setup {client} --undo)"
-END = "# <<< glider setup"
-Action = Literal["create", "set", "block", "delete", "unset", "unblock"]
-
-
-@dataclass(frozen=True)
-class Change:
-    """One write. `create`/`delete`: `text` is the file's content. `set`/`unset`: `key` (dotted) and
-    `value` in a JSON file; `created` lists what the change made (a create's directories; a set's
-    file, as "", and parent objects). `block`/
-    `unblock`: `text` is the block; `where` is "top" or "end" of the file."""
-
-    action: Action
-    path: str
-    text: str = ""
-    key: str = ""
-    value: Any = None
-    where: str = "end"
-    created: tuple[str, ...] = ()
-    flat: bool = False  # `key` is one name with dots in it (VS Code's "http.proxy"), not a path
-
-    def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in asdict(self).items() if k != "flat" and v not in ("", None, ())}
-        if self.flat:
-            d["flat"] = True
-        return d
-
-
-@dataclass
-class Plan:
-    client: str
-    changes: list[Change] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    notes: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "client": self.client,
-            "changes": [c.to_dict() for c in self.changes],
-            "skipped": [{"path": p, "why": w} for p, w in self.skipped],
-            "notes": self.notes,
-        }
-
-
-@dataclass(frozen=True)
-class Options:
-    home: Path
-    base_url: str = "http://127.0.0.1:8787"
-    project: Path | None = None
-    statusline: str | None = None  # the statusline command, when wanted
-    codex_home: Path | None = None
-    gemini_home: Path | None = None  # $GEMINI_CLI_HOME: where Gemini CLI looks for .gemini/ instead of HOME
-    cursor_proxy: str = "http://127.0.0.1:8789"  # `glider serve --cursor-port 8789`
-    glider_home: Path | None = None  # where the Cursor proxy's CA is (`<GLIDER_HOME>/cursor/ca.pem`)
-    cursor_config_dir: Path | None = None  # $CURSOR_CONFIG_DIR (cursor-agent's cli-config.json)
-    cursor_http1: bool = False  # also switch Cursor's agent to HTTP/1.1 (RunSSE): Glider routes both
-    platform: str = ""  # sys.platform: where the IDE keeps its settings, how to trust the CA
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-class Manifest:
-    """What setup wrote, per client, in `<GLIDER_HOME>/setup.json`."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        data = json.loads(path.read_text()) if path.exists() else {}
-        self.clients: dict[str, list[dict[str, Any]]] = data.get("clients", {})
-
-    def entries(self, client: str) -> list[Change]:
-        return [Change(**{**e, "created": tuple(e.get("created", ()))}) for e in self.clients.get(client, [])]
-
-    def has(self, client: str, change: Change) -> bool:
-        return any(
-            (e.path, e.action, e.key, e.text) == (change.path, change.action, change.key, change.text)
-            for e in self.entries(client)
-        )
-
-    def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps({"v": 1, "clients": self.clients}, indent=2) + "\n")
-
-
-# ---------------------------------------------------------------- planning
-
-
-def _json_file(path: Path) -> dict[str, Any] | None:
-    """The JSON object in `path` ({} when there is no file), None when it is not a JSON object."""
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text() or "{}")
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _parts(key: str, flat: bool = False) -> list[str]:
-    """A dotted key's parts; a flat key (VS Code's `http.proxy`) is one part; a key with a dot in a part
-    (a folder path) is a JSON list (`_key`)."""
-    if flat:
-        return [key]
-    return [str(x) for x in json.loads(key)] if key.startswith("[") else key.split(".")
-
-
-def _key(parts: list[str]) -> str:
-    return json.dumps(parts) if any("." in x or x.startswith("[") for x in parts) else ".".join(parts)
-
-
-def _lookup(data: Mapping[str, Any], key: str, flat: bool = False) -> tuple[bool, Any]:
-    node: Any = data
-    for part in _parts(key, flat) if key else []:
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def _plan_set(p: Plan, path: Path, key: str, value: Any, manifest: Manifest, *, flat: bool = False) -> None:
-    data = _json_file(path)
-    if data is None:
-        p.skipped.append((str(path), "not a JSON object; left as it is"))
-        return
-    found, current = _lookup(data, key, flat)
-    change = Change("set", str(path), key=key, value=value, flat=flat)
-    if found and current == value:
-        if not manifest.has(p.client, change):
-            p.skipped.append((str(path), f"{key} is already {json.dumps(value)} (set before, not by Glider)"))
-        return
-    if found:
-        p.skipped.append((str(path), f"{key} is set to {json.dumps(current)}; not overwritten"))
-        return
-    created = [] if path.exists() else [""]
-    parts = _parts(key, flat)
-    for i in range(1, len(parts)):
-        if not _lookup(data, _key(parts[:i]))[0]:
-            created.append(_key(parts[:i]))
-    p.changes.append(Change("set", str(path), key=key, value=value, created=tuple(created), flat=flat))
-
-
-def _plan_create(p: Plan, path: Path, text: str, manifest: Manifest) -> None:
-    change = Change("create", str(path), text=text)
-    if path.exists():
-        if not (path.read_text() == text and manifest.has(p.client, change)):
-            p.skipped.append((str(path), "the file exists and Glider did not write it"))
-        return
-    made = tuple(str(d) for d in reversed(path.parents) if not d.exists())
-    p.changes.append(Change("create", str(path), text=text, created=made))
-
-
-def _block(client: str, lines: list[str]) -> str:
-    return "\n".join([BEGIN.format(client=client), *lines, END]) + "\n"
-
-
-def _plan_block(p: Plan, path: Path, text: str, where: str, manifest: Manifest) -> None:
-    existing = path.read_text() if path.exists() else ""
-    if text in existing:
-        if not manifest.has(p.client, Change("block", str(path), text=text, where=where)):
-            p.skipped.append((str(path), "the same block is there already, not written by Glider"))
-        return
-    made = tuple(str(d) for d in reversed(path.parents) if not d.exists())
-    p.changes.append(Change("block", str(path), text=text, where=where, created=made))
 
 
 def _claude_code(p: Plan, o: Options, manifest: Manifest) -> None:
     base = (o.project / ".claude") if o.project is not None else (o.home / ".claude")
     for word, description in WORDS:
         text = f"---\ndescription: {description}\nargument-hint: <prompt>\n---\n$ARGUMENTS /{word}\n"
-        _plan_create(p, base / "commands" / f"{word}.md", text, manifest)
+        plan_create(p, base / "commands" / f"{word}.md", text, manifest)
     settings = base / "settings.json"
-    _plan_set(p, settings, "env.ANTHROPIC_BASE_URL", o.base_url, manifest)
+    plan_set(p, settings, "env.ANTHROPIC_BASE_URL", o.base_url, manifest)
     if o.statusline:
-        _plan_set(p, settings, "statusLine", {"type": "command", "command": o.statusline}, manifest)
+        plan_set(p, settings, "statusLine", {"type": "command", "command": o.statusline}, manifest)
     p.notes.append("Start Glider with `glider serve`; then `/local say hi` in Claude Code is routed local.")
 
 
@@ -232,7 +66,7 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
     except tomllib.TOMLDecodeError as exc:
         p.skipped.append((str(path), f"not valid TOML ({exc}); left as it is"))
         return
-    top = _block("codex", ['model_provider = "glider"'])
+    top = block("codex", ['model_provider = "glider"'])
     if data.get("model_provider") not in (None, "glider") or (
         "model_provider" in data and top not in path.read_text()
     ):
@@ -240,8 +74,8 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
             (str(path), f"model_provider is already {data['model_provider']!r}; not overwritten")
         )
     else:
-        _plan_block(p, path, top, "top", manifest)
-    table = _block(
+        plan_block(p, path, top, "top", manifest)
+    table = block(
         "codex",
         [
             "[model_providers.glider]",
@@ -257,140 +91,22 @@ def _codex(p: Plan, o: Options, manifest: Manifest) -> None:
     if isinstance(providers, dict) and "glider" in providers and table not in path.read_text():
         p.skipped.append((str(path), "[model_providers.glider] is already there; not overwritten"))
     else:
-        _plan_block(p, path, table, "end", manifest)
+        plan_block(p, path, table, "end", manifest)
     p.notes.append("Codex reads the key from OPENAI_API_KEY; Glider's origin passes it on to OpenAI.")
 
 
-def _gemini(p: Plan, o: Options, manifest: Manifest) -> None:
-    from glider_cli.app.setup_gemini import plan_gemini
-
-    plan_gemini(p, o, manifest)
-
-
-_PLANNERS = {"claude-code": _claude_code, "codex": _codex, "gemini": _gemini}
+_PLANNERS = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "gemini": plan_gemini,
+    "cursor": plan_cursor,
+    "cursor-agent": plan_cursor,
+}
 
 
 def plan(client: str, options: Options, manifest: Manifest) -> Plan:
-    if client in ("cursor", "cursor-agent"):
-        from glider_cli.app.setup_cursor import plan_cursor
-
-        p = Plan(client)
-        plan_cursor(p, options, manifest)
-        return p
     if client not in _PLANNERS:
         raise ConfigError(f"unknown client {client!r}; expected one of {', '.join(CLIENTS)}")
     p = Plan(client)
     _PLANNERS[client](p, options, manifest)
     return p
-
-
-def undo(client: str, manifest: Manifest) -> Plan:
-    """The removals that take back what the manifest says setup wrote for `client`."""
-    p = Plan(client)
-    for c in reversed(manifest.entries(client)):
-        path = Path(c.path)
-        if c.action == "create":
-            if path.exists() and path.read_text() == c.text:
-                p.changes.append(Change("delete", c.path, text=c.text, created=c.created))
-            elif path.exists():
-                p.skipped.append((c.path, "changed since Glider wrote it; left as it is"))
-        elif c.action == "set":
-            data = _json_file(path) or {}
-            found, current = _lookup(data, c.key, c.flat)
-            if found and current == c.value:
-                p.changes.append(
-                    Change("unset", c.path, key=c.key, value=c.value, created=c.created, flat=c.flat)
-                )
-            elif found:
-                p.skipped.append((c.path, f"{c.key} was changed since Glider set it; left as it is"))
-        elif c.action == "block":
-            if path.exists() and c.text in path.read_text():
-                p.changes.append(Change("unblock", c.path, text=c.text, where=c.where, created=c.created))
-            elif path.exists():
-                p.skipped.append((c.path, "Glider's block was changed; left as it is"))
-    return p
-
-
-# ---------------------------------------------------------------- writing
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-
-
-def _remove_dirs(made: tuple[str, ...]) -> None:
-    """The directories a change made, deepest first, once empty."""
-    for d in reversed(made):
-        if Path(d).is_dir() and not any(Path(d).iterdir()):
-            Path(d).rmdir()
-
-
-def _do(c: Change) -> None:
-    path = Path(c.path)
-    if c.action == "create":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(c.text)
-    elif c.action == "delete":
-        path.unlink()
-        _remove_dirs(c.created)
-    elif c.action == "set":
-        data = _json_file(path) or {}
-        node = data
-        *parents, last = _parts(c.key, c.flat)
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = c.value
-        _write_json(path, data)
-    elif c.action == "unset":
-        data = _json_file(path) or {}
-        parts = _parts(c.key, c.flat)
-        for depth in range(len(parts), 0, -1):  # the key, then each parent the set created, once empty
-            holder = _lookup(data, _key(parts[: depth - 1]))[1] if depth > 1 else data
-            name = parts[depth - 1]
-            if depth == len(parts) or (_key(parts[:depth]) in c.created and holder.get(name) == {}):
-                holder.pop(name, None)
-        if not data and "" in c.created:
-            path.unlink()
-        else:
-            _write_json(path, data)
-    elif c.action == "block":
-        existing = path.read_text() if path.exists() else ""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if c.where == "top":
-            path.write_text(c.text + ("\n" + existing if existing else ""))
-        else:
-            sep = "" if not existing or existing.endswith("\n") else "\n"
-            path.write_text(existing + sep + ("\n" if existing else "") + c.text)
-    elif c.action == "unblock":
-        existing = path.read_text()
-        rest = (
-            existing.replace("\n" + c.text, "", 1)
-            if "\n" + c.text in existing
-            else existing.replace(c.text, "", 1)
-        )
-        if c.where == "top":
-            rest = rest.removeprefix("\n")
-        if rest.strip():
-            path.write_text(rest)
-        else:
-            path.unlink()
-            _remove_dirs(c.created)
-
-
-def apply(p: Plan, manifest: Manifest) -> None:
-    """Write (or remove) every change of `p` and record it in the manifest."""
-    done = manifest.clients.setdefault(p.client, [])
-    undone = {"delete": "create", "unset": "set", "unblock": "block"}
-    for c in p.changes:
-        _do(c)
-        if c.action in undone:
-            wrote = (undone[c.action], c.path, c.key, c.text)
-            done[:] = [
-                e for e in done if (e["action"], e["path"], e.get("key", ""), e.get("text", "")) != wrote
-            ]
-        else:
-            done.append(c.to_dict())
-    if not done:
-        del manifest.clients[p.client]
-    manifest.save()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from glider_cli.app.setup import Manifest, Options, Plan, _plan_set
+from glider_cli.app.setup_plan import Manifest, Options, Plan, plan_set
 
 
 def ide_settings(o: Options) -> Path:
@@ -60,10 +60,10 @@ def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
     ]
     if p.client == "cursor":
         path = ide_settings(o)
-        _plan_set(p, path, "http.proxy", o.cursor_proxy, manifest, flat=True)
-        _plan_set(p, path, "http.proxySupport", "override", manifest, flat=True)
+        plan_set(p, path, "http.proxy", o.cursor_proxy, manifest, flat=True)
+        plan_set(p, path, "http.proxySupport", "override", manifest, flat=True)
         if o.cursor_http1:
-            _plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
+            plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
         p.notes += [
             start,
             "Quit Cursor fully, then start it with the CA in its environment (read only at launch):",
@@ -74,5 +74,5 @@ def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
         return
     if o.cursor_http1:
         config_dir = o.cursor_config_dir or o.home / ".cursor"
-        _plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
+        plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
     p.notes += [start, "Run cursor-agent with this environment:", *(f"  {line}" for line in env)]

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from glider_cli.app.setup import (
+from glider_cli.app.setup_plan import (
     Manifest,
     Options,
     Plan,
-    _block,
-    _json_file,
-    _key,
-    _lookup,
-    _plan_block,
-    _plan_set,
+    block,
+    json_file,
+    key_of,
+    lookup,
+    plan_block,
+    plan_set,
 )
 
 AUTH_KEY = "security.auth.selectedType"
@@ -39,12 +39,12 @@ def plan_gemini(p: Plan, o: Options, manifest: Manifest) -> None:
     home = (o.gemini_home or o.home) / ".gemini"
     _base_url(p, home / ".env", o.base_url, manifest)
     settings = home / "settings.json"
-    _plan_set(p, settings, AUTH_KEY, API_KEY_AUTH, manifest)
-    data = _json_file(settings) or {}
-    trust_off = _lookup(data, "security.folderTrust.enabled") == (True, False)
+    plan_set(p, settings, AUTH_KEY, API_KEY_AUTH, manifest)
+    data = json_file(settings) or {}
+    trust_off = lookup(data, "security.folderTrust.enabled") == (True, False)
     if o.project is not None and not trust_off:
         folder = str(o.project.resolve())
-        _plan_set(p, home / "trustedFolders.json", _key([folder]), "TRUST_FOLDER", manifest)
+        plan_set(p, home / "trustedFolders.json", key_of([folder]), "TRUST_FOLDER", manifest)
     elif not trust_off:
         p.notes.append(
             "Gemini CLI runs `gemini -p` only in a folder it trusts: run `glider setup gemini --project` in "
@@ -54,10 +54,10 @@ def plan_gemini(p: Plan, o: Options, manifest: Manifest) -> None:
 
 
 def _base_url(p: Plan, path: Path, base_url: str, manifest: Manifest) -> None:
-    text = _block("gemini", [f"GOOGLE_GEMINI_BASE_URL={base_url}"])
+    text = block("gemini", [f"GOOGLE_GEMINI_BASE_URL={base_url}"])
     existing = path.read_text() if path.exists() else ""
     outside = existing.replace(text, "")
     if any(line.strip().startswith("GOOGLE_GEMINI_BASE_URL=") for line in outside.splitlines()):
         p.skipped.append((str(path), "GOOGLE_GEMINI_BASE_URL is already set there; not overwritten"))
     else:
-        _plan_block(p, path, text, "end", manifest)
+        plan_block(p, path, text, "end", manifest)

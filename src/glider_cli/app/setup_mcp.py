@@ -22,7 +22,7 @@ import tomllib
 from collections.abc import Sequence
 from typing import Any
 
-from glider_cli.app.setup import Manifest, Options, Plan, _block, _plan_block, _plan_set
+from glider_cli.app.setup_plan import Manifest, Options, Plan, block, plan_block, plan_set
 from glider_cli.errors import ConfigError
 
 MCP_CLIENTS = ("claude-code", "codex", "gemini", "cursor")
@@ -46,16 +46,16 @@ def plan(client: str, o: Options, command: Sequence[str], manifest: Manifest) ->
     entry: dict[str, Any] = {"command": program, "args": args}
     if client == "claude-code":
         path = (o.project / ".mcp.json") if o.project is not None else (o.home / ".claude.json")
-        _plan_set(p, path, f"mcpServers.{NAME}", {"type": "stdio", **entry, "env": {}}, manifest)
+        plan_set(p, path, f"mcpServers.{NAME}", {"type": "stdio", **entry, "env": {}}, manifest)
         p.notes.append("`claude mcp list` shows glider; a project's .mcp.json server asks for approval once.")
     elif client == "codex":
         _codex(p, o, program, args, manifest)
     elif client == "gemini":
         base = o.project if o.project is not None else (o.gemini_home or o.home)
-        _plan_set(p, base / ".gemini" / "settings.json", f"mcpServers.{NAME}", entry, manifest)
+        plan_set(p, base / ".gemini" / "settings.json", f"mcpServers.{NAME}", entry, manifest)
     else:
         base = o.project if o.project is not None else o.home
-        _plan_set(p, base / ".cursor" / "mcp.json", f"mcpServers.{NAME}", entry, manifest)
+        plan_set(p, base / ".cursor" / "mcp.json", f"mcpServers.{NAME}", entry, manifest)
     p.notes.append(
         "The agent starts `glider mcp` itself; its tools (context_query, continuity, recent_turns, "
         "route_explain) answer about the project the agent runs in."
@@ -71,7 +71,7 @@ def _codex(p: Plan, o: Options, program: str, args: list[str], manifest: Manifes
         p.skipped.append((str(path), f"not valid TOML ({exc}); left as it is"))
         return
     # JSON strings and arrays of strings are TOML basic strings and arrays.
-    table = _block(
+    table = block(
         p.client,
         [f"[mcp_servers.{NAME}]", f"command = {json.dumps(program)}", f"args = {json.dumps(args)}"],
     )
@@ -79,4 +79,4 @@ def _codex(p: Plan, o: Options, program: str, args: list[str], manifest: Manifes
     if isinstance(servers, dict) and NAME in servers and table not in path.read_text():
         p.skipped.append((str(path), f"[mcp_servers.{NAME}] is already there; not overwritten"))
         return
-    _plan_block(p, path, table, "end", manifest)
+    plan_block(p, path, table, "end", manifest)

@@ -8,13 +8,14 @@ Contract:
   connection, a failed TLS handshake or a proxy that refuses is `BackendError`; a connect, write or
   read timeout is `BackendTimeout`. Failures while reading the body raise the same types, so the
   proxy can tell "before first byte" from "mid-stream" by where it is.
-- Proxy variables are never read here: `make_upstream(routes)` is given the route of every origin,
+- Proxy variables are never read here: an upstream is built with the route of every origin,
   decided once from the config and the environ (`backends.network`), so a `*_PROXY` variable cannot
   loop traffic back into Glider and loopback backends never go through a proxy.
 - Timeouts are the backend's (`config.settings.Timeout`), per request; what each phase bounds is in
   `backends.aiohttp_upstream`'s contract.
 
-The one implementation is `backends.aiohttp_upstream.AiohttpUpstream` (aiohttp, for every backend).
+The one implementation is `backends.aiohttp_upstream.AiohttpUpstream(routes)` (aiohttp, for every
+backend); this interface never imports it: the app picks it where it is assembled (`server.app`).
 Tests that must inject an upstream pass any `Upstream` to `create_app(upstream=...)`; every other
 test runs this client against real servers on 127.0.0.1.
 
@@ -26,12 +27,9 @@ inside the running loop; `aclose()` closes it, and a later `send` builds a new o
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from glider_cli.config.settings import Timeout
-
-if TYPE_CHECKING:
-    from glider_cli.backends.network import Route
 
 
 class UpstreamResponse(Protocol):
@@ -65,14 +63,6 @@ def host_of(url: str) -> str:
     """`host[:port]` of an absolute URL, for messages."""
     rest = url.split("://", 1)[-1]
     return rest.split("/", 1)[0].rsplit("@", 1)[-1]
-
-
-def make_upstream(routes: Mapping[str, Route] | None = None, *, limit: int = 256) -> Upstream:
-    """The upstream client (aiohttp), routing each origin as `routes` says (None: every origin
-    straight, system trust store). Call it inside the running event loop."""
-    from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
-
-    return AiohttpUpstream(routes, limit=limit)
 
 
 class OnDemand:

@@ -57,13 +57,13 @@ def main(
     home: str | None = HOME,
 ) -> None:
     """Point Claude Code, Codex, Gemini CLI, Cursor or cursor-agent at Glider; --undo takes it back."""
-    from glider_cli.app import setup
+    from glider_cli.app import setup, setup_plan
     from glider_cli.commands import console
 
     command = f"{shlex.quote(sys.executable)} -m glider_cli.app.statusline --url {shlex.quote(url)}"
     codex_home = os.environ.get("CODEX_HOME")
     gemini_home = os.environ.get("GEMINI_CLI_HOME")
-    options = setup.Options(
+    options = setup_plan.Options(
         home=Path.home(),
         base_url=url.rstrip("/"),
         project=Path.cwd() if project else None,
@@ -78,17 +78,17 @@ def main(
         platform=sys.platform,
         cursor_http1=http1,
     )
-    manifest = setup.Manifest(home_for(ctx, home).paths.home / "setup.json")
+    manifest = setup_plan.Manifest(home_for(ctx, home).paths.home / "setup.json")
     if mcp:
         from glider_cli.app import setup_mcp
 
         server = [sys.executable, "-m", "glider_cli", "mcp", "--home", str(options.glider_home)]
         key = setup_mcp.manifest_key(client)
-        plan = setup.undo(key, manifest) if undo else setup_mcp.plan(client, options, server, manifest)
+        plan = setup_plan.undo(key, manifest) if undo else setup_mcp.plan(client, options, server, manifest)
     else:
-        plan = setup.undo(client, manifest) if undo else setup.plan(client, options, manifest)
+        plan = setup_plan.undo(client, manifest) if undo else setup.plan(client, options, manifest)
     if not dry_run:
-        setup.apply(plan, manifest)
+        setup_plan.apply(plan, manifest)
     if json_out:
         console.emit_json({**plan.to_dict(), "applied": not dry_run})
         return

@@ -6,7 +6,9 @@
 - `load` — resolution (`--config` > `--profile` > `$GLIDER_CONFIG` > `$GLIDER_HOME/config.yaml` >
   the bundled `default`), `extends`, merge by rule name;
 - `located` — YAML read with file:line locations, the Checker that collects Issues, did-you-mean;
+- `profiles` — the bundled profiles: where they are and their names;
 - `rules` — `routing:` (rules, triggers, actions) into `config.model` values;
+- `regex` — the RE2 check every routing pattern (rules, classifier) passes;
 - `sections` — every other section (`backends`, `server`, `context`, `delegates`, ...) into `settings`;
 - `model` / `settings` — the frozen values the rest of Glider reads.
 

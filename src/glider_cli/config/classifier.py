@@ -1,6 +1,6 @@
 """Validation of `routing.task_classifier` and `routing.complexity` -> their settings.
 
-The classifier's patterns are compiled with RE2 here (`config.rules.check_regex`), so a pattern the
+The classifier's patterns are compiled with RE2 here (`config.regex.check_regex`), so a pattern the
 linear-time engine cannot compile stops the config from loading; every problem names the key.
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from glider_cli.config.located import Checker, LDict, or_default
 from glider_cli.config.model import ClassifierSettings, ComplexitySettings
+from glider_cli.config.regex import check_regex
 
 CLASSIFIER_KEYS = (
     "enabled",
@@ -26,8 +27,6 @@ COMPLEXITY_SIGNALS = ("length", "keywords", "code", "files", "conversation", "to
 
 
 def _patterns(ck: Checker, sec: LDict, key: str, path: str) -> tuple[str, ...]:
-    from glider_cli.config.rules import check_regex
-
     patterns = ck.str_list(sec, key, path=path) or ()
     good: list[str] = []
     for p in patterns:

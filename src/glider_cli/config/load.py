@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glider_cli import paths as paths_mod
+from glider_cli.config import profiles
 from glider_cli.config.backends import read_backends
 from glider_cli.config.cursor import read_cursor
 from glider_cli.config.located import Checker, Issue, LDict, LList, read_text, read_yaml, scan_secrets
@@ -47,10 +48,8 @@ from glider_cli.values import Frozen, init_fields
 __all__ = [
     "Config",
     "ConfigSource",
-    "bundled_profiles",
     "check_config",
     "load_config",
-    "profiles_dir",
     "resolve_source",
 ]
 
@@ -68,21 +67,6 @@ TOP_KEYS = (
     "telemetry",
 )
 _MAX_EXTENDS = 8
-
-
-def profiles_dir() -> Path:
-    """Where the bundled profiles are: package data in a wheel, the repo's profiles/ when editable."""
-    # The package directory itself, which is what importlib.resources.files("glider_cli") gives for an
-    # installed package; asking it costs ~6 ms of every command that loads a config (importlib.readers
-    # imports zipfile, tempfile, random). A zipped install was never supported: the result is a Path.
-    packaged = Path(__file__).parents[1] / "profiles"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "profiles"
-
-
-def bundled_profiles() -> list[str]:
-    return sorted(p.stem for p in profiles_dir().glob("*.yaml"))
 
 
 class ConfigSource(Frozen):
@@ -120,11 +104,11 @@ def _read_text(path: Path) -> str:
 
 
 def _profile_path(name: str) -> Path:
-    path = profiles_dir() / f"{name}.yaml"
+    path = profiles.profiles_dir() / f"{name}.yaml"
     if not path.is_file() or "/" in name or name.startswith("."):
         from glider_cli.config.located import did_you_mean
 
-        known = bundled_profiles()
+        known = profiles.bundled_profiles()
         guess = did_you_mean(name, known)
         raise ProfileError(
             f"no bundled profile {name!r}" + (f"; did you mean {guess!r}?" if guess else ""),

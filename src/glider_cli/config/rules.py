@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from glider_cli.config import profiles
 from glider_cli.config.classifier import read_classifier, read_complexity
 from glider_cli.config.located import Checker, LDict, LList, Where, did_you_mean, or_default
 from glider_cli.config.model import (
@@ -22,6 +23,7 @@ from glider_cli.config.model import (
     Rule,
     Trigger,
 )
+from glider_cli.config.regex import check_regex
 from glider_cli.config.settings import BackendSettings
 from glider_cli.domain import STRATEGIES, TARGETS
 
@@ -48,23 +50,6 @@ TRIGGER_FIELDS: dict[str, tuple[str, ...]] = {
     "composer_wrapup": (),
 }
 ReadFile = Callable[[Path], str]
-
-
-def check_regex(pattern: str) -> str | None:
-    """None when RE2 compiles `pattern`, else the reason it does not, as text. RE2's own error log
-    (absl's banner, `re2.cc` lines on stderr) is switched off: the reason is reported here, once."""
-    import re2
-
-    options = re2.Options()
-    options.log_errors = False
-    try:
-        re2.compile(pattern, options)
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else ""
-        if isinstance(reason, bytes):  # google-re2 raises its reason as bytes: b'missing ): (a'
-            reason = reason.decode("utf-8", "replace")
-        return str(reason) or "RE2 cannot compile it"
-    return None
 
 
 def _all_type_names() -> tuple[str, ...]:
@@ -169,9 +154,7 @@ def _trigger(ck: Checker, rule: LDict, name: str, read_file: ReadFile) -> Trigge
 
 def _bundled(path: Path) -> bool:
     """Whether `path` is one of the scripts that ship with Glider (the bundled profiles' scripts/)."""
-    from glider_cli.config.load import profiles_dir
-
-    return path.parent == (profiles_dir() / "scripts").resolve()
+    return path.parent == (profiles.profiles_dir() / "scripts").resolve()
 
 
 def _action(ck: Checker, rule: LDict, name: str) -> Action | None:

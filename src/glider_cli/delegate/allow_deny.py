@@ -15,7 +15,7 @@ from typing import Any
 
 from glider_cli.config.settings import Settings
 from glider_cli.delegate import continuity, operations, permissions
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.paths import Paths
 
 __all__ = ["allow", "deny"]

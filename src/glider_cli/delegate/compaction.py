@@ -30,7 +30,7 @@ from typing import Any
 
 from glider_cli.config.settings import SummarySettings
 from glider_cli.delegate import continuity, rolling
-from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
+from glider_cli.delegate.entry import SUMMARY_MARK, Entry
 from glider_cli.delegate.ranking import truncate_middle
 from glider_cli.domain import EventSink
 from glider_cli.paths import Paths

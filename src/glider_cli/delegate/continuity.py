@@ -2,7 +2,7 @@
 
 One record per workspace at `$GLIDER_HOME/continuity/<name>-<hash>.md`, where `<name>` is the workspace
 folder's name and `<hash>` the first 12 hex digits of the SHA-256 of its absolute path. It holds a ring of
-`RING_SIZE` (60) entries, oldest first. Entry kinds:
+`RING_SIZE` (60) entries (`delegate.entry.Entry`), oldest first. Entry kinds:
 
     turn        a user turn that `glider serve` saw for the workspace (flagged or not)
     delegate    a delegate run's outcome: the task, a short result, the files it changed, ok or failed,
@@ -46,22 +46,21 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 
+from glider_cli.delegate.entry import KINDS, Entry
+from glider_cli.delegate.rolling import fit_ring
 from glider_cli.errors import StoreError
 from glider_cli.paths import Paths
 from glider_cli.store.eventlog.redact import redact_text
 from glider_cli.values import Frozen, init_fields, replace
 
-EntryKind = Literal["turn", "delegate", "summary"]
-KINDS: tuple[str, ...] = ("turn", "delegate", "summary")
 RING_SIZE = 60
-SUMMARY_MARK = "[session summary]"
 FORMAT_VERSION = 1
 
 _HEADER_RE = re.compile(r"<!-- glider-continuity (\{.*?\}) -->\n")
@@ -83,74 +82,6 @@ class CorruptRecord(StoreError):
         self.set_aside = set_aside
 
 
-class Entry(Frozen):
-    """One entry of the record. `ok` and `delegate` are set for kind `delegate` only, `digest` for a
-    rolling summary (`delegate.rolling`)."""
-
-    kind: EntryKind
-    text: str
-    source_cli: str
-    ts: str
-    id: str
-    delegate: str | None
-    ok: bool | None
-    files: tuple[str, ...]
-    digest: Mapping[str, Any] | None
-
-    def __init__(
-        self,
-        kind: EntryKind,
-        text: str,
-        source_cli: str,
-        ts: str | None = None,
-        id: str | None = None,
-        delegate: str | None = None,
-        ok: bool | None = None,
-        files: tuple[str, ...] = (),
-        digest: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.__dict__.update(
-            kind=kind,
-            text=text,
-            source_cli=source_cli,
-            ts=now_iso() if ts is None else ts,
-            id=new_id() if id is None else id,
-            delegate=delegate,
-            ok=ok,
-            files=files,
-            digest=digest,
-        )
-
-    @property
-    def is_summary(self) -> bool:
-        """A summary is recognised by its mark, so a later pass never summarises it again."""
-        return self.text.startswith(SUMMARY_MARK)
-
-    def heading(self) -> str:
-        parts = [self.kind, self.ts, self.source_cli]
-        if self.kind == "delegate":
-            parts.append(f"{self.delegate or '?'} {'ok' if self.ok else 'failed'}")
-        return "### " + " · ".join(parts)
-
-    def meta(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"id": self.id, "kind": self.kind, "ts": self.ts, "source_cli": self.source_cli}
-        if self.delegate is not None:
-            d["delegate"] = self.delegate
-        if self.ok is not None:
-            d["ok"] = self.ok
-        if self.files:
-            d["files"] = list(self.files)
-        if self.digest:
-            d["digest"] = self.digest
-        d["chars"] = len(self.text)
-        return d
-
-    def to_dict(self) -> dict[str, Any]:
-        d = self.meta()
-        d["text"] = self.text
-        return d
-
-
 class Record(Frozen):
     workspace: str
     entries: tuple[Entry, ...]
@@ -168,14 +99,6 @@ class WriteResult(Frozen):
 
     def __init__(self, record: Record, path: Path, set_aside: Path | None = None) -> None:
         init_fields(self, record, path, set_aside)
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-def new_id() -> str:
-    return secrets.token_hex(6)
 
 
 def record_path(paths: Paths, workspace: str | Path) -> Path:
@@ -345,8 +268,6 @@ def _set_aside(path: Path) -> Path:
 def trim_ring(entries: Sequence[Entry], size: int = RING_SIZE) -> tuple[Entry, ...]:
     """Keep the newest entries within `size`: the older ones are folded into the leading rolling summary
     (`delegate.rolling.fit_ring`), never dropped, so no delegate outcome leaves the record silently."""
-    from glider_cli.delegate.rolling import fit_ring
-
     return fit_ring(entries, size)
 
 

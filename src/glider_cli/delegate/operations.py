@@ -37,7 +37,7 @@ from glider_cli.delegate import compaction, continuity, permissions, ranking, ru
 from glider_cli.delegate.agents import FLAG_VENDOR, adapter_for
 from glider_cli.delegate.changes import NONE as NO_CHANGES
 from glider_cli.delegate.changes import Changes
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.delegate.permissions import Refusal
 from glider_cli.delegate.workspace import normalise
 from glider_cli.domain import EventSink

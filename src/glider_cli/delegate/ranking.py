@@ -30,7 +30,7 @@ from types import MappingProxyType
 from typing import Any
 
 from glider_cli.config.settings import BackgroundSettings
-from glider_cli.delegate.continuity import Entry
+from glider_cli.delegate.entry import Entry
 from glider_cli.values import Frozen, init_fields
 
 BLOCK_TITLE = "Earlier in the calling session"

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from glider_cli.delegate.continuity import SUMMARY_MARK, Entry
+from glider_cli.delegate.entry import SUMMARY_MARK, Entry
 
 FIRST_TURNS = 3
 PROSE_KEPT = 3

@@ -55,7 +55,8 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli.backends.client import OnDemand, Upstream, make_upstream
+from glider_cli.backends.client import OnDemand, Upstream
+from glider_cli.backends.network import Route
 from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
@@ -148,7 +149,7 @@ def create_app(
     # Built inside the running loop: by the lifespan, which closes it (an injected one is the caller's).
     owned = None
     if upstream is None:
-        owned = upstream = OnDemand(functools.partial(make_upstream, routes_by_origin))
+        owned = upstream = OnDemand(functools.partial(_aiohttp_upstream, routes_by_origin))
     telemetry = _telemetry(config, env)
     tap: Callable[[EventSink], EventSink] | None = None
     if telemetry is not None:
@@ -331,6 +332,13 @@ def _proxy(
         observer=observer,
         refused_observer=refused_observer,
     )
+
+
+def _aiohttp_upstream(routes: Mapping[str, Route]) -> Upstream:
+    """The default upstream (aiohttp), built in the running loop: aiohttp is imported then, not at start."""
+    from glider_cli.backends.aiohttp_upstream import AiohttpUpstream
+
+    return AiohttpUpstream(routes)
 
 
 def _telemetry(config: Config, env: Mapping[str, str]) -> Telemetry | None:
