@@ -31,7 +31,8 @@ its answer `local_stream` (a local run) or Cursor's (`Run.origin_end`, `cloud_wa
   abandoned` (`cursor.run.Run.abandon_unless_streamed`); a RunSSE that comes later gets an
   end-of-stream error (a local run) or goes to Cursor unrecorded.
 A run's state and its phases are `cursor.run.Run`'s; `CursorRuns` keeps the runs by id (the last
-`MAX_RUNS`) and is handed what answers them: `Titles`, `LocalAnswer`, the network and the adapter.
+`MAX_RUNS`), decides them, and builds what answers them with the collaborators each needs: a
+`titles.Titles` (network, adapter) and a `local_answer.LocalAnswer` (adapter and its limits).
 """
 
 from __future__ import annotations
