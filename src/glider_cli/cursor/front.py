@@ -89,6 +89,10 @@ class HttpResponse:
         self.stream = stream
         self.close = close
 
+    def with_stream(self, stream: AsyncIterator[bytes]) -> HttpResponse:
+        """This answer with `stream` for its own (one that passes its chunks on: a watch of them)."""
+        return HttpResponse(self.status, self.headers, self.body, stream, self.close)
+
 
 class Origin(Protocol):
     """Sends a request to Cursor on the transport its client used (`origin_h2.OriginH2`: HTTP/2)."""

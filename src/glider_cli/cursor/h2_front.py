@@ -1,7 +1,8 @@
 """The front door's HTTP/2 side: a decrypted client connection that chose `h2` in ALPN, served with
 python-hyper's `h2` (`h2link.H2Link`, server side), its streams independent of one another.
 
-`H2Front(handler, runs, network).serve(reader, writer, host, port)` per connection; per stream:
+`H2Front(handler, run, network).serve(reader, writer, host, port)` per connection (`run`: the
+`run_h2.RunH2` its `Run` streams go to); per stream:
 - `POST /agent.v1.AgentService/Run`: `run_h2.RunH2` (routed turn by turn, as RunSSE is);
 - the requests the HTTP/1.1 path reads (`BidiAppend`, `RunSSE`, `NameAgent`): their body read whole
   (at most `front.MAX_BODY`, else 413) and handed to the same `Handler` as on HTTP/1.1, its answer

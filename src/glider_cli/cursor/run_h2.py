@@ -1,6 +1,7 @@
 """`agent.v1.AgentService/Run` over HTTP/2: one full-duplex Connect stream per run, the client's
 AgentClientMessages in the request body and the server's AgentServerMessages in the response, both
-enveloped. A transport onto the run logic of `cursor.runs.CursorRuns`, not a second engine.
+enveloped. A transport onto the run logic of `cursor.runs.CursorRuns` (a `cursor.run.Run` per
+stream), not a second engine.
 
 `RunH2(runs, hold).serve(stream, origin, host, port)`:
 - The request body is read up to its first whole envelope (at most `hold` seconds): that client
@@ -10,13 +11,13 @@ enveloped. A transport onto the run logic of `cursor.runs.CursorRuns`, not a sec
   message that is no decision of Glider's (a prewarm, undecodable bytes) goes to Cursor as it came.
 - Cursor's: the stream is relayed to Cursor frame by frame in both directions (`origin_h2.pipe`, the
   bytes read so far first), its tool steps and usage recorded (`CursorRuns.cloud_watch`), its end
-  recorded as the run's outcome.
+  recorded as the run's outcome (`Run.origin_end`).
 - Local: answered on the same stream (`CursorRuns.local_stream`: heartbeats while the model starts,
   then text and the agent loop's frames); the client messages that follow on the request body (exec
   results, heartbeats, KV acks, a user message into the open run) are read as they come and given to
-  the run's agent loop; none of it reaches Cursor. A local failure before the first output falls
-  back to Cursor on the same stream: what the client sent so far, then the rest as it comes. The
-  client resetting the stream (stop) cancels the run, recorded as disconnected.
+  the run's agent loop (`Run.deliver`); none of it reaches Cursor. A local failure before the first
+  output falls back to Cursor on the same stream: what the client sent so far, then the rest as it
+  comes. The client resetting the stream (stop) cancels the run, recorded as disconnected.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from glider_cli.cursor.forward import unavailable
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.h2link import Gone, Stream
 from glider_cli.cursor.origin_h2 import OriginH2, Unreachable, pipe
-from glider_cli.cursor.runs import CursorRuns, End, Run
+from glider_cli.cursor.run import End, Run
+from glider_cli.cursor.runs import CursorRuns
 from glider_cli.cursor.upstream import h2_request_headers
 from glider_cli.protocol.cursor.framing import STREAM_TYPES, FrameReader
 
@@ -80,7 +82,7 @@ class RunH2:
         rid = stream.header("x-request-id") or str(uuid.uuid4())
         run = self.runs.begin(rid, first.message(), req)
         if run.phase != "local_wait":
-            end = self.runs.origin_end(run) if run.opened is not None else None
+            end = run.origin_end() if run.opened is not None else None
 
             def watch(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
                 return self.runs.cloud_watch(run, chunks)
@@ -155,7 +157,7 @@ class _Local:
     async def _inbound(self) -> None:
         """The client messages after the first: to the run's agent loop, or to Cursor after a fallback."""
         for message in self.later:
-            self._deliver(message)
+            self.run.deliver(message)
         if self.ended:
             return
         while (chunk := await self.stream.read()) is not None:
@@ -170,16 +172,11 @@ class _Local:
                         self.held = None
                 for env in self.reader.feed(chunk):
                     if not env.end_stream:
-                        self._deliver(env.message())
+                        self.run.deliver(env.message())
         async with self.lock:
             self.ended = True
             if self.up is not None:
                 await self.up.end()
-
-    def _deliver(self, message: bytes | None) -> None:
-        loop = self.run.loop
-        if loop is not None:
-            loop.deliver(message)
 
     async def _fallback(self, end: End) -> HttpResponse:
         """Cursor answers the run instead (the local backend failed before its first output)."""
