@@ -82,8 +82,7 @@ from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
 from glider_cli.router.sticky_view import Forced, StickyView
 from glider_cli.store.eventlog.events import STICKY_BOUND, TOOL_CALLS_ISSUED
-from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt
-from glider_cli.turns.recording import prompt_text
+from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt, prompt_text
 from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.values import Frozen
