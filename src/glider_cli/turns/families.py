@@ -298,7 +298,7 @@ class FamilyIndex:
                 found = self._subagent_parent(request, users[0].content, now)
                 if found is not None:
                     fam, call = found
-                    fam.last_seen = now
+                    fam.seen(now)
                     self.families.move_to_end(fam.turn_id)
                     why = f"first user message is the input of {call.name} call {call.id}"
                     return Placement(
@@ -351,8 +351,7 @@ class FamilyIndex:
             if fam.ahead:
                 return self._join(fam, now, "title", sid, "quotes the prompt an earlier title quoted")
             return self._join(fam, now, "title", sid, f"quotes the opening message of turn {fam.turn_id}")
-        fam = self._new_family(request, now, sid, session_pointer=False)
-        fam.ahead, fam.typed = True, typed
+        fam = self._new_family(request, now, sid, session_pointer=False, ahead_of=typed)
         self._ask((key, typed), fam.turn_id)
         why = "no live family opened with the prompt it quotes: opened ahead of its turn"
         return Placement("title", fam.turn_id, sid, why, quoted=quoted)
@@ -374,7 +373,7 @@ class FamilyIndex:
             fam = self._new_family(request, now, sid)
             link = "answers calls no family issued; opened without a TurnOpened"
         names = self._record_answers(fam, request, answered)
-        fam.last_seen = now
+        fam.seen(now)
         self.families.move_to_end(fam.turn_id)
         return Placement("tool_result", fam.turn_id, sid, link, answered, names)
 
@@ -387,7 +386,7 @@ class FamilyIndex:
         return Placement(kind, fam.turn_id, sid, "no live family to join; opened without a TurnOpened")
 
     def _join(self, fam: Family, now: float, kind: Kind, sid: str | None, link: str) -> Placement:
-        fam.last_seen = now
+        fam.seen(now)
         self.families.move_to_end(fam.turn_id)
         return Placement(kind, fam.turn_id, sid, link)
 
@@ -398,22 +397,30 @@ class FamilyIndex:
         if ahead is not None and ahead.ahead and self._live(ahead, now):
             # Its title request came first and opened the family: the turn opens in it.
             fam, link = ahead, "a new user message opens a turn (its title request came first)"
-            fam.ahead, fam.last_seen = False, now
+            fam.seen(now)
             if sid:
                 self._sessions[sid] = fam.turn_id
             self.families.move_to_end(fam.turn_id)
         else:
             fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
-        fam.ask, fam.typed = text, typed
-        fam.opening_len = len(request.messages)
+        fam.opens(text, typed, len(request.messages))
         self.asked(fam, key)
         return Placement("new_turn", fam.turn_id, sid, link)
 
     def _new_family(
-        self, request: ChatRequest, now: float, sid: str | None, *, session_pointer: bool = True
+        self,
+        request: ChatRequest,
+        now: float,
+        sid: str | None,
+        *,
+        session_pointer: bool = True,
+        ahead_of: str | None = None,
     ) -> Family:
-        fam = Family(self._new_id(), sid, now, now)
-        fam.creds = self.fingerprint(request)
+        """A new family for `request` (`ahead_of`: the typed prompt a title opens it ahead of)."""
+        ahead = ahead_of is not None
+        fam = Family(
+            self._new_id(), sid, now, now, typed=ahead_of or "", creds=self.fingerprint(request), ahead=ahead
+        )
         return self.add(fam, session_pointer=session_pointer)
 
     # ------------------------------------------------------------------------------ recording
@@ -426,11 +433,16 @@ class FamilyIndex:
         elif key not in keys:
             keys.append(key)
 
+    def restore(self, turn_id: str, session_id: str | None, at: float, ask: str, messages: int = 0) -> Family:
+        """Keep the family a logged `TurnOpened` opened (`turns.rebuild`) and remember its prompt."""
+        typed = prompt_text(ask) if ask else ""
+        fam = self.add(Family(turn_id, session_id, at, at, ask=ask, opening_len=messages, typed=typed))
+        self.asked(fam)
+        return fam
+
     def asked(self, fam: Family, key: str | None = None) -> None:
         """Remember the prompt that opened `fam`, so a title quoting it finds the family."""
         key = key if key is not None else (fam.session_id or (f"creds:{fam.creds}" if fam.creds else None))
-        if not fam.typed and fam.ask:
-            fam.typed = prompt_text(fam.ask)
         if key is not None and fam.typed:
             self._ask((key, fam.typed), fam.turn_id)
 
@@ -460,7 +472,7 @@ class FamilyIndex:
         """The side/backend/model that answered the family's latest request."""
         fam = self.get(turn_id)
         if fam is not None:
-            fam.side, fam.backend, fam.model = side, backend, model
+            fam.sent_to(side, backend, model)
 
     def issued(
         self,
@@ -513,7 +525,7 @@ class FamilyIndex:
         if call is None:
             call = owner.calls[cid] = Call(cid, name, fam.side, fam.backend, fam.model)
             self._calls[cid] = owner.turn_id
-        call.answered = True
+        call.mark_answered()
         owner.open_calls.discard(cid)
         self._agents.pop(cid, None)
         return call
