@@ -14,7 +14,8 @@
   it answers, the spawning call of a subagent and its `subagent_type`, the prompt a title quotes
   ahead of its turn).
 
-Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are mutable and owned by one index.
+Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are owned by one index and change only
+through their own methods (`Family.seen`, `opens`, `sent_to`, `bind`, `end_run`...).
 """
 
 from __future__ import annotations
