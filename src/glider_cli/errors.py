@@ -91,19 +91,33 @@ class GateRefused(RoutingError):
     """An explicit local command (`/local`, `/fast`) whose local backend cannot take the request (a
     capability gate: the window, tools) and whose rule names no `fallback`. The client gets a
     protocol-shaped 400 naming the gate and the figures: Glider never moves it to the cloud itself.
-    `rule` and `backend` name the rule and the local backend the gate refused (None: no single one)."""
+    `rule` and `backend` name the rule and the local backend the gate refused (None: no single one).
+    `events` is what the request leaves in the log and `kind` its family kind: the router raises it
+    without them, `turns.lifecycle` raises it again with them (`recorded`)."""
 
     status = 400
 
     def __init__(
-        self, message: str, *, hint: str | None = None, rule: str | None = None, backend: str | None = None
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        rule: str | None = None,
+        backend: str | None = None,
+        events: list[tuple[str, Any, str | None]] | None = None,
+        kind: str | None = None,
     ) -> None:
         super().__init__(message, hint=hint)
         self.rule = rule
         self.backend = backend
-        # What the request leaves in the log, and its family kind (set by `turns.lifecycle`).
-        self.events: list[tuple[str, Any, str | None]] = []
-        self.kind: str | None = None
+        self.events: list[tuple[str, Any, str | None]] = [] if events is None else events
+        self.kind = kind
+
+    def recorded(self, events: list[tuple[str, Any, str | None]], kind: str | None) -> GateRefused:
+        """The same refusal, carrying the events that record it and its family kind."""
+        return GateRefused(
+            self.message, hint=self.hint, rule=self.rule, backend=self.backend, events=events, kind=kind
+        )
 
 
 class RequestError(GliderError):

@@ -147,17 +147,18 @@ class Ctx:
         `script_payload` hands the Starlark interpreter, straight from the request (built once)."""
         if self._native is None:
             req = self.request
-            r = _native_request()(
-                req.model, req.stream, list(req.messages), req.estimated_tokens, req.has_tools, self.parent
+            cx = self.complexity
+            self._native = _native_request()(
+                req.model,
+                req.stream,
+                list(req.messages),
+                req.estimated_tokens,
+                req.has_tools,
+                self.parent,
+                complexity=(cx.score, cx.source) if self.script_complexity else None,
+                temperature=req.temperature,
+                max_tokens=req.max_tokens,
             )
-            if self.script_complexity:
-                r.complexity_score = self.complexity.score
-                r.complexity_source = self.complexity.source
-            if req.temperature is not None:
-                r.temperature = req.temperature
-            if req.max_tokens is not None:
-                r.max_tokens = req.max_tokens
-            self._native = r
         return self._native
 
 

@@ -33,7 +33,11 @@ Contract:
   leaves) is added to the trace line of the rule that wins with that backend.
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
-The decision's record (the trace after the winner, the RouteDecision itself) is router.record.
+- The record the Router writes its decision down in: the trace lines of the rules after the winner
+  (`_rest`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict) and the
+  one RouteDecision (`_decision`): the action's backend or the side's default backend; a bound
+  StickyView's `forced` side (and backend, model) wins over the rules' verdict, which stays in the
+  trace; the view and the family join `extra`; `held_local` only while the decision stays local.
 """
 
 from __future__ import annotations
@@ -42,12 +46,11 @@ from collections.abc import Callable
 from typing import Any
 
 from glider_cli.config.model import Action, Config
-from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RouteDecision
+from glider_cli.domain import DELEGATE_FLAGS, ChatRequest, Reason, RequestSummary, RouteDecision
 from glider_cli.errors import GateRefused, NoRoute
 from glider_cli.router.compiled import CompiledRule, Ctx, compile_rules, merge_action
 from glider_cli.router.complexity import ComplexityScorer, LazyComplexity
 from glider_cli.router.quick import DISABLED, EXPLICIT, PATTERNS, TOOLS, quick_table
-from glider_cli.router.record import DecisionRecord
 from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
     Match,
@@ -73,7 +76,7 @@ class GateNote(str):
 Gate = Callable[[str | None], str | None]
 
 
-class Router(DecisionRecord):
+class Router:
     """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is a small
     cache of immutable trace lines."""
 
@@ -385,6 +388,84 @@ class Router(DecisionRecord):
                 backend=local,
             )
         return Action(self.config.settings.backends[fb].side, fb, None, None, "single")
+
+    # ------------------------------------------------------------------------------ the record
+
+    def _rest(self, i: int, ctx: Ctx, every: bool) -> tuple[Reason, ...] | list[Reason]:
+        """The trace lines of the rules after the winner: not reached, or (`every`) their verdicts."""
+        if not every:
+            return self._tails[i]
+        winner = self.rules[i].name
+        out: list[Reason] = []
+        for later in self.rules[i + 1 :]:
+            if not later.enabled:
+                out.append(Reason(later.name, later.priority, False, later.disabled_reason))
+                continue
+            m = later.matcher(ctx)
+            verdict = "would also match" if m.matched else "would not match"
+            out.append(
+                Reason(later.name, later.priority, False, f"{verdict} ({winner} has control): {m.reason}")
+            )
+        return out
+
+    def _decision(
+        self,
+        target: str,
+        rule: str,
+        priority: int | None,
+        action: Action,
+        fallback: str | None,
+        where: str | None,
+        delegate: str | None,
+        request: ChatRequest,
+        complexity: LazyComplexity,
+        trace: list[Reason],
+        sticky: StickyView | None,
+        command: str | None = None,
+        *,
+        tail: tuple[int, int] = (0, 0),
+        held_local: str | None = None,
+    ) -> RouteDecision:
+        # `complexity_signals` joins the record in RouteDecision.to_dict (scored only when read).
+        extra: dict[str, Any] = {}
+        side = "local" if target == "local" else "cloud"
+        backend = action.backend or self._default_backend[target]
+        model, adapter, strategy = action.model, action.adapter, action.strategy
+        if sticky is not None:
+            extra["sticky"] = sticky.to_dict()
+            forced = sticky.forced
+            if forced is not None:
+                # The turn index knows where this request must go (a tool result returning home, a
+                # denylisted tool following its parent): the rules' verdict stays in the trace.
+                trace.append(Reason("sticky", None, True, forced.reason))
+                if side != forced.side or (forced.backend and backend != forced.backend):
+                    moved = side != forced.side
+                    side = "local" if forced.side == "local" else "cloud"
+                    # A side it names no backend of: that side's default, not the rule's backend.
+                    backend = forced.backend or (self._default_backend[side] if moved else backend)
+                    rule, priority = "sticky", None
+                    model, adapter, strategy = forced.model, None, "single"
+            if sticky.family is not None:
+                extra["family"] = sticky.family
+        return RouteDecision(
+            target=side,  # type: ignore[arg-type]
+            rule=rule,
+            priority=priority,
+            backend=backend,
+            model=model,
+            adapter=adapter,
+            strategy=strategy,  # type: ignore[arg-type]
+            delegate=delegate,
+            request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
+            trace=tuple(trace),
+            extra=extra,
+            tail=tail,
+            where=where,
+            fallback=fallback,
+            command=command,
+            # A forced move off the local side (a tool result returning to the cloud) is no hold.
+            held_local=held_local if side == "local" else None,
+        )
 
 
 def _parent(sticky: StickyView | None) -> dict[str, Any] | None:

@@ -78,13 +78,24 @@ class NativeRequest:
         estimated_tokens: int,
         has_tools: bool,
         parent: dict[str, Any] | None,
+        *,
+        complexity: tuple[Any, Any] | None = None,
+        temperature: Any = None,
+        max_tokens: Any = None,
     ) -> None:
+        """`complexity` (score, source), `temperature` and `max_tokens`: None leaves the field absent."""
         self.model = model
         self.stream = stream
         self.messages = messages
         self.estimated_tokens = estimated_tokens
         self.has_tools = has_tools
         self.parent = parent
+        if complexity is not None:
+            self.complexity_score, self.complexity_source = complexity
+        if temperature is not None:
+            self.temperature = temperature
+        if max_tokens is not None:
+            self.max_tokens = max_tokens
 
     def fields(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in sorted(self.__slots__) if hasattr(self, k)}

@@ -77,17 +77,19 @@ class Rewrite(ast.NodeTransformer):
     def visit_For(self, node: ast.For) -> ast.For:
         raw = self._str_list(node.iter)
         self.generic_visit(node)
-        if not raw:
-            node.iter = _helper("g_iter", node.iter, node.iter)
-        return node
+        if raw:
+            return node
+        loop = ast.For(
+            node.target, _helper("g_iter", node.iter, node.iter), node.body, node.orelse, node.type_comment
+        )
+        return ast.copy_location(loop, node)
 
     def visit_Subscript(self, node: ast.Subscript) -> ast.expr:
         s = node.slice
         index = _int_literal(s)
         if index is not None:
-            node.value = self.visit(node.value)
-            node.slice = ast.copy_location(ast.Constant(index), s)
-            return node
+            at = ast.Subscript(self.visit(node.value), ast.copy_location(ast.Constant(index), s), node.ctx)
+            return ast.copy_location(at, node)
         self.generic_visit(node)
         s = node.slice
         if isinstance(s, ast.Slice):

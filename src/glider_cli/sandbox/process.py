@@ -218,6 +218,10 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             return None
 
+    def put_to_work(self) -> None:
+        """A worker kept in reserve is taken: its start-up clock (`started`) runs from now."""
+        self.started = time.monotonic()
+
     def release(self) -> None:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None:

@@ -144,7 +144,7 @@ class Sandbox:
         if spare.proc.poll() is not None:
             spare.release()
             return None
-        spare.started = time.monotonic()  # its start-up clock runs from when it is put to work
+        spare.put_to_work()
         return spare
 
     def _discard(self, w: WorkerProcess, reason: str | None, *, wait_s: float = 0.05) -> str:

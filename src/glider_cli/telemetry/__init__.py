@@ -32,7 +32,7 @@ from glider_cli.telemetry.spans import Recorder, duration_buckets, latest_conven
 
 if TYPE_CHECKING:
     from glider_cli.proxy.calls import Inbound, Job
-    from glider_cli.turns.served import Served
+    from glider_cli.turns.lifecycle import Served
 
 __all__ = ["Telemetry"]
 

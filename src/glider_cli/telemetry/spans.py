@@ -67,7 +67,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, SpanContext, Tracer
 
     from glider_cli.proxy.calls import Call, Inbound, Job
-    from glider_cli.turns.served import Served
+    from glider_cli.turns.lifecycle import Served
 
 # The provider names of the conventions (`gen_ai.provider.name` / `gen_ai.system`), by backend kind;
 # an `origin` backend is the client's own provider, by the client's protocol.

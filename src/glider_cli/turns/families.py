@@ -57,6 +57,14 @@ recently seen evicted first, with their call ids, session pointers and prompts);
 prompt is kept up to `PROMPT_CAP` characters, with the digest of the whole. `rebuild_event`
 (`turns.rebuild`) folds the event log back in. The request-kind tests (`turns.request_kinds`)
 and the records (`turns.records`) are re-exported here.
+
+What the index records, besides placing: the families it keeps (`add`), who answered (`served`),
+the tool calls a reply issued (`issued`, an Agent/Task call's prompt capped, its digest kept) and
+those a request answers (`answer`, `family_of_call`: the family that issued a call), the prompt
+that opened a family (`asked`, for titles that quote it: `prompt_key` is a request's key for it)
+and how many calls are unanswered (`pending`). A request's session key (`key_of`) is its session
+id, or the credentials fingerprint of its auth header; the fingerprint of the request at hand is
+kept (`fingerprint`): one request is hashed once, however often it is asked about.
 """
 
 from __future__ import annotations
@@ -70,7 +78,6 @@ from glider_cli.domain import ChatRequest
 from glider_cli.router.triggers import client_text
 from glider_cli.turns.client_texts import ClientText, client_continuation, without_nudge
 from glider_cli.turns.rebuild import rebuild_event, ts_seconds
-from glider_cli.turns.recording import Recording, prompt_text
 from glider_cli.turns.records import Binding, Call, Family, Placement
 from glider_cli.turns.request_kinds import (
     AGENT_TOOLS,
@@ -80,6 +87,7 @@ from glider_cli.turns.request_kinds import (
     agent_prompt,
     answered_calls,
     codex_request_kind,
+    credentials_fingerprint,
     is_new_user_message,
     is_summary_request,
     is_title_request,
@@ -111,7 +119,12 @@ __all__ = [
 DEFAULT_WINDOW = 1800.0
 
 
-class FamilyIndex(Recording):
+def prompt_text(text: str) -> str:
+    """A user message's text as the person typed it, for comparing prompts (title quotes, subagents)."""
+    return client_text(text).strip()
+
+
+class FamilyIndex:
     """See the module contract. Not thread-safe: the proxy calls it from its event loop only."""
 
     def __init__(
@@ -134,7 +147,11 @@ class FamilyIndex(Recording):
         self._agents: dict[str, str] = {}
         # (session key, typed prompt) -> the family it opened, or the family a title opened ahead of it.
         self._asks: dict[tuple[str, str], str] = {}
+        # The `_asks` keys written for each family (turn id), so an evicted family's go without a scan.
         self._asked_by: dict[str, list[tuple[str, str]]] = {}
+        # The request last fingerprinted (the one at hand) and its fingerprint.
+        self._fp_request: ChatRequest | None = None
+        self._fp: str | None = None
         self._looked: tuple[ChatRequest, Mapping[str, Any] | None, tuple[tuple[str, ...], str, bool]] | None
         self._looked = None
 
@@ -142,6 +159,30 @@ class FamilyIndex(Recording):
         return len(self.families)
 
     # ------------------------------------------------------------------------------ lookups
+
+    def get(self, turn_id: str | None) -> Family | None:
+        return self.families.get(turn_id) if turn_id else None
+
+    def fingerprint(self, request: ChatRequest) -> str | None:
+        """The credentials fingerprint of `request` (None without an auth header)."""
+        if request is not self._fp_request:
+            self._fp = credentials_fingerprint(request.headers, self._key)
+            self._fp_request = request
+        return self._fp
+
+    def key_of(self, request: ChatRequest) -> str | None:
+        """The session key (see the module contract)."""
+        if request.session_id:
+            return request.session_id
+        fp = self.fingerprint(request)
+        return None if fp is None else "creds:" + fp
+
+    def prompt_key(self, request: ChatRequest) -> tuple[str, str] | None:
+        """(session key, typed prompt) of a request whose latest message is a new user message."""
+        if not request.is_new_user_message:
+            return None
+        key = self.key_of(request)
+        return None if key is None else (key, prompt_text(request.last_user_text))
 
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
@@ -257,7 +298,7 @@ class FamilyIndex(Recording):
                 found = self._subagent_parent(request, users[0].content, now)
                 if found is not None:
                     fam, call = found
-                    fam.last_seen = now
+                    fam.seen(now)
                     self.families.move_to_end(fam.turn_id)
                     why = f"first user message is the input of {call.name} call {call.id}"
                     return Placement(
@@ -310,8 +351,7 @@ class FamilyIndex(Recording):
             if fam.ahead:
                 return self._join(fam, now, "title", sid, "quotes the prompt an earlier title quoted")
             return self._join(fam, now, "title", sid, f"quotes the opening message of turn {fam.turn_id}")
-        fam = self._new_family(request, now, sid, session_pointer=False)
-        fam.ahead, fam.typed = True, typed
+        fam = self._new_family(request, now, sid, session_pointer=False, ahead_of=typed)
         self._ask((key, typed), fam.turn_id)
         why = "no live family opened with the prompt it quotes: opened ahead of its turn"
         return Placement("title", fam.turn_id, sid, why, quoted=quoted)
@@ -333,7 +373,7 @@ class FamilyIndex(Recording):
             fam = self._new_family(request, now, sid)
             link = "answers calls no family issued; opened without a TurnOpened"
         names = self._record_answers(fam, request, answered)
-        fam.last_seen = now
+        fam.seen(now)
         self.families.move_to_end(fam.turn_id)
         return Placement("tool_result", fam.turn_id, sid, link, answered, names)
 
@@ -346,7 +386,7 @@ class FamilyIndex(Recording):
         return Placement(kind, fam.turn_id, sid, "no live family to join; opened without a TurnOpened")
 
     def _join(self, fam: Family, now: float, kind: Kind, sid: str | None, link: str) -> Placement:
-        fam.last_seen = now
+        fam.seen(now)
         self.families.move_to_end(fam.turn_id)
         return Placement(kind, fam.turn_id, sid, link)
 
@@ -357,25 +397,142 @@ class FamilyIndex(Recording):
         if ahead is not None and ahead.ahead and self._live(ahead, now):
             # Its title request came first and opened the family: the turn opens in it.
             fam, link = ahead, "a new user message opens a turn (its title request came first)"
-            fam.ahead, fam.last_seen = False, now
+            fam.seen(now)
             if sid:
                 self._sessions[sid] = fam.turn_id
             self.families.move_to_end(fam.turn_id)
         else:
             fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
-        fam.ask, fam.typed = text, typed
-        fam.opening_len = len(request.messages)
+        fam.opens(text, typed, len(request.messages))
         self.asked(fam, key)
         return Placement("new_turn", fam.turn_id, sid, link)
 
     def _new_family(
-        self, request: ChatRequest, now: float, sid: str | None, *, session_pointer: bool = True
+        self,
+        request: ChatRequest,
+        now: float,
+        sid: str | None,
+        *,
+        session_pointer: bool = True,
+        ahead_of: str | None = None,
     ) -> Family:
-        fam = Family(self._new_id(), sid, now, now)
-        fam.creds = self.fingerprint(request)
+        """A new family for `request` (`ahead_of`: the typed prompt a title opens it ahead of)."""
+        ahead = ahead_of is not None
+        fam = Family(
+            self._new_id(), sid, now, now, typed=ahead_of or "", creds=self.fingerprint(request), ahead=ahead
+        )
         return self.add(fam, session_pointer=session_pointer)
 
     # ------------------------------------------------------------------------------ recording
+
+    def _ask(self, key: tuple[str, str], turn_id: str) -> None:
+        self._asks[key] = turn_id
+        keys = self._asked_by.get(turn_id)
+        if keys is None:
+            self._asked_by[turn_id] = [key]
+        elif key not in keys:
+            keys.append(key)
+
+    def restore(self, turn_id: str, session_id: str | None, at: float, ask: str, messages: int = 0) -> Family:
+        """Keep the family a logged `TurnOpened` opened (`turns.rebuild`) and remember its prompt."""
+        typed = prompt_text(ask) if ask else ""
+        fam = self.add(Family(turn_id, session_id, at, at, ask=ask, opening_len=messages, typed=typed))
+        self.asked(fam)
+        return fam
+
+    def asked(self, fam: Family, key: str | None = None) -> None:
+        """Remember the prompt that opened `fam`, so a title quoting it finds the family."""
+        key = key if key is not None else (fam.session_id or (f"creds:{fam.creds}" if fam.creds else None))
+        if key is not None and fam.typed:
+            self._ask((key, fam.typed), fam.turn_id)
+
+    def add(self, fam: Family, *, session_pointer: bool = True) -> Family:
+        """Keep `fam` (the most recently seen); the least recently seen go past `max_families`."""
+        families = self.families
+        families[fam.turn_id] = fam
+        families.move_to_end(fam.turn_id)
+        if fam.session_id and session_pointer:
+            self._sessions[fam.session_id] = fam.turn_id
+        for cid in fam.calls:
+            self._calls[cid] = fam.turn_id
+        while len(families) > self.max_families:
+            _, old = families.popitem(last=False)
+            if old.session_id and self._sessions.get(old.session_id) == old.turn_id:
+                del self._sessions[old.session_id]
+            for cid in old.calls:
+                if self._calls.get(cid) == old.turn_id:
+                    del self._calls[cid]
+                self._agents.pop(cid, None)
+            for k in self._asked_by.pop(old.turn_id, ()):
+                if self._asks.get(k) == old.turn_id:
+                    del self._asks[k]
+        return fam
+
+    def served(self, turn_id: str | None, side: str, backend: str | None, model: str | None) -> None:
+        """The side/backend/model that answered the family's latest request."""
+        fam = self.get(turn_id)
+        if fam is not None:
+            fam.sent_to(side, backend, model)
+
+    def issued(
+        self,
+        turn_id: str | None,
+        call_id: str,
+        name: str,
+        prompt: str = "",
+        *,
+        digest: str = "",
+        subagent_type: str | None = None,
+        prefix: bool = False,
+    ) -> None:
+        """A reply served in the family issued this tool call (who served it: the family's side).
+        An Agent/Task call's `prompt` is kept capped; `digest` is that of the whole prompt (made from
+        `prompt` when not given, unless `prompt` is only the start of it: `prefix`, or capped)."""
+        fam = self.get(turn_id)
+        if fam is None or not call_id:
+            return
+        if prompt and not digest and not prefix and len(prompt) < PROMPT_CAP:
+            digest = prompt_digest(prompt)
+        prompt = prompt[:PROMPT_CAP]
+        fam.calls[call_id] = Call(
+            call_id, name, fam.side, fam.backend, fam.model, prompt, False, digest, subagent_type
+        )
+        fam.open_calls.add(call_id)
+        self._calls[call_id] = fam.turn_id
+        if prompt:
+            self._agents[call_id] = fam.turn_id
+
+    def family_of_call(self, call_id: str) -> Family | None:
+        return self.get(self._calls.get(call_id))
+
+    def _record_answers(
+        self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
+        unseen = any(self.family_of_call(cid) is None for cid in answered)
+        echoed = {c.id: c.name for m in request.messages for c in m.tool_calls} if unseen else {}
+        names: list[str] = []
+        for cid in answered:
+            call = self.answer(fam, cid, echoed.get(cid, ""))
+            if call.name and call.name not in names:
+                names.append(call.name)
+        return tuple(names)
+
+    def answer(self, fam: Family, cid: str, name: str = "") -> Call:
+        """Mark call `cid` answered, in the family that issued it (`fam`, named `name`, when none did)."""
+        owner = self.family_of_call(cid) or fam
+        call = owner.calls.get(cid)
+        if call is None:
+            call = owner.calls[cid] = Call(cid, name, fam.side, fam.backend, fam.model)
+            self._calls[cid] = owner.turn_id
+        call.mark_answered()
+        owner.open_calls.discard(cid)
+        self._agents.pop(cid, None)
+        return call
+
+    def pending(self, turn_id: str | None) -> int:
+        fam = self.get(turn_id)
+        return 0 if fam is None else len(fam.open_calls)
 
     def rebuild_event(self, event: Mapping[str, Any]) -> None:
         """Fold one logged event (oldest first) into the index (see `turns.rebuild`)."""

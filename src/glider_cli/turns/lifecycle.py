@@ -52,6 +52,18 @@ decision's `plan` (so in `RouteDecided`). `bind_cloud(opened)` binds the family 
 cloud decision does (a plan with a cloud member) and returns those events. `local_only` is
 `routing.local_only` in force (the proxy's fallback never goes from the local side to the cloud then).
 
+The values a turn opens and closes with: `Opened` (one request, opened); `Served`, what answered it:
+the backend (after any fallback), its side, model and status, the usage it reported, what an
+estimate is made from when it reported none (`sent_tokens`: the request as that backend was sent it,
+bytes/4, the pack for a local one; `text_bytes`: the text, thinking and tool arguments of the reply,
+never its framing), the time, whether the reply completed, was answered at all or the client left,
+`end`, whether it stopped at the output-token limit (`at_limit`), the tool calls it issued, and
+`escalated`, the reason a local answer that could not be used was replaced (`proxy.escalate`);
+`Served.outcome()` is the outcome event's data (`stopped_at_limit: true` when it did). `LastPlans`
+keeps the last plan per turn, so a plan is logged (`TurnContext`) only when it changes. The records:
+`opened_record(chat)` is a `TurnOpened` event's data (what the person asked, the session, the client,
+how many messages, the turn keys), `refusal_events(chat, plan, exc)` a gate refusal's events.
+
 `use(router, sticky, tool_followup, local_only=)` swaps the router and the sticky settings between
 two requests (a config reload, `server.reload`): a request opened before it keeps the decision it
 got, and the turn families, their bindings and the usage calibration carry over.
@@ -59,14 +71,17 @@ got, and the turn families, their bindings and the usage calibration carry over.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from glider_cli.config.model import EscalateSettings
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Clock, Deferred, RouteDecision
 from glider_cli.errors import GateRefused
+from glider_cli.protocol.reply_tap import IssuedCall
 from glider_cli.router.decide import Gate
 from glider_cli.router.plan import Plan
 from glider_cli.router.sticky_view import StickyView
@@ -75,15 +90,14 @@ from glider_cli.store.eventlog.events import (
     FULFILLED_LOCAL,
     ORIGIN_PASSTHROUGH,
     ROUTE_DECIDED,
+    SIDE_REQUEST_KINDS,
     TURN_CONTEXT,
     TURN_OPENED,
 )
 from glider_cli.turns import turn_keys
 from glider_cli.turns.calibration import UsageCalibrator, accounting, sent_estimate
-from glider_cli.turns.opening import opened_record, refusal_events
 from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.regret import RegretWatch
-from glider_cli.turns.served import LastPlans, Served
 from glider_cli.turns.sticky import Events, Stickiness, StickyPlan
 from glider_cli.values import Frozen, replace
 
@@ -140,6 +154,117 @@ class Opened(Frozen):
     @property
     def new_turn(self) -> bool:
         return self.plan.placement.new_turn
+
+
+class Served(Frozen):
+    """What answered a request and how it went (see the module contract)."""
+
+    backend: str | None
+    side: str
+    model: str | None
+    status: int
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    ms: float = 0.0
+    complete: bool = True
+    answered: bool = True
+    disconnected: bool = False
+    fallback_from: str | None = None
+    calls: Sequence[IssuedCall] = ()
+    cache: Mapping[str, Any] = MappingProxyType({})
+    text_bytes: int | None = None
+    sent_tokens: int | None = None
+    end: str | None = None
+    at_limit: bool = False
+    escalated: str | None = None
+
+    def __init__(
+        self,
+        backend: str | None,
+        side: str,
+        model: str | None,
+        status: int,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        ms: float = 0.0,
+        complete: bool = True,
+        answered: bool = True,
+        disconnected: bool = False,
+        fallback_from: str | None = None,
+        calls: Sequence[IssuedCall] = (),
+        cache: Mapping[str, Any] | None = None,
+        text_bytes: int | None = None,
+        sent_tokens: int | None = None,
+        end: str | None = None,
+        at_limit: bool = False,
+        escalated: str | None = None,
+    ) -> None:
+        self.__dict__.update(
+            backend=backend,
+            side=side,
+            model=model,
+            status=status,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            ms=ms,
+            complete=complete,
+            answered=answered,
+            disconnected=disconnected,
+            fallback_from=fallback_from,
+            calls=calls,
+            cache={} if cache is None else cache,
+            text_bytes=text_bytes,
+            sent_tokens=sent_tokens,
+            end=end,
+            at_limit=at_limit,
+            escalated=escalated,
+        )
+
+    def outcome(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "backend": self.backend,
+            "model": self.model,
+            "status": self.status,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "ms": self.ms,
+            "complete": self.complete,
+        }
+        data.update(self.cache)
+        if self.fallback_from:
+            data["fallback_from"] = self.fallback_from
+        if self.disconnected:
+            data["client_disconnected"] = True
+        if self.end:
+            data["outcome"] = self.end
+        if self.at_limit:
+            data["stopped_at_limit"] = True
+        if self.escalated:
+            data["escalated"] = self.escalated
+        return data
+
+
+class LastPlans:
+    """The last plan recorded per turn (the newest `size` turns), so a plan is logged when it changes."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._last: OrderedDict[str, str] = OrderedDict()
+
+    def changed(self, turn_id: str, ctx: dict[str, Any]) -> bool:
+        """False when `ctx` is only a plan, and the plan this turn already has; drops an unchanged plan."""
+        plan = ctx.get("plan")
+        if plan is None:
+            return True
+        if self._last.get(turn_id) == plan:
+            del ctx["plan"]
+            ctx.pop("tool", None)
+            return bool(ctx)
+        self._last[turn_id] = plan
+        self._last.move_to_end(turn_id)
+        if len(self._last) > self.size:
+            self._last.popitem(last=False)
+        return True
 
 
 class Turns:
@@ -243,11 +368,10 @@ class Turns:
             else:
                 decision = self.router.decide(chat, sticky=plan.view, gate=gate)
         except GateRefused as exc:
-            if not count_tokens:
-                self.regret.refused(plan.turn_id, exc.message)
-                exc.events = refusal_events(chat, plan, exc)
-                exc.kind = plan.placement.kind
-            raise
+            if count_tokens:
+                raise
+            self.regret.refused(plan.turn_id, exc.message)
+            raise exc.recorded(refusal_events(chat, plan, exc), plan.placement.kind) from exc
         strategy = None
         if self.planner is not None and not count_tokens:
             strategy = self.planner(chat.protocol, decision, plan.view)
@@ -351,3 +475,42 @@ class Turns:
     def rebuild(self, events: Iterable[Mapping[str, Any]]) -> int:
         """Fold logged events (oldest first) into the turn index; returns how many families it holds."""
         return self.sticky.rebuild(events)
+
+
+def refusal_events(chat: ChatRequest, plan: StickyPlan, exc: GateRefused) -> Events:
+    """What a request the capability gate refused leaves in the log: its `TurnOpened` (a new turn),
+    a `RouteDecided` with `refused` (the gate's message), and its outcome (`FulfilledLocal`, status
+    400, `outcome: refused`): recorded like any other request, never bound, never sent anywhere."""
+    turn_id = plan.turn_id
+    events: Events = []
+    if plan.placement.new_turn:
+        events.append((TURN_OPENED, opened_record(chat), turn_id))
+    rule = exc.rule or "gate"
+    decided: dict[str, Any] = {
+        "target": "local",
+        "rule": rule,
+        "priority": None,
+        "backend": exc.backend,
+        "model": None,
+        "strategy": "single",
+        "delegate": None,
+        "refused": exc.message,
+        "request": {"estimated_tokens": chat.estimated_tokens, "has_tools": chat.has_tools},
+        "trace": [{"rule": rule, "priority": None, "matched": True, "reason": f"refused: {exc.message}"}],
+        "family": plan.placement.to_dict(),
+    }
+    events.append((ROUTE_DECIDED, decided, turn_id))
+    # No backend answered (none was asked): the refusal is not held against the backend's health.
+    outcome: dict[str, Any] = {"backend": None, "model": None, "status": 400, "ms": 0.0, "complete": False}
+    outcome.update(outcome="refused", error=exc.message)
+    if plan.placement.kind in SIDE_REQUEST_KINDS:
+        outcome["request_kind"] = plan.placement.kind  # not one of the turn's replies
+    events.append((FULFILLED_LOCAL, outcome, turn_id))
+    return events
+
+
+def opened_record(chat: ChatRequest) -> dict[str, Any]:
+    data: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
+    data.update(client=chat.protocol, messages=len(chat.messages))
+    data.update(turn_keys.opening(chat))
+    return data

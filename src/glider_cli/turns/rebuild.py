@@ -98,11 +98,9 @@ def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
         return
     at = _seconds(event.get("ts", ""))
     if kind == TURN_OPENED:
-        new = Family(turn, _str(data.get("session_id")), at, at, ask=str(data.get("ask") or ""))
-        if isinstance(data.get("messages"), int):
-            new.opening_len = data["messages"]
-        ix.add(new)
-        ix.asked(new)
+        messages = data.get("messages")
+        ask = str(data.get("ask") or "")
+        ix.restore(turn, _str(data.get("session_id")), at, ask, messages if isinstance(messages, int) else 0)
     elif kind == ROUTE_DECIDED:
         _decided(ix, turn, fam, data, at)
     elif kind == TOOL_CALLS_ISSUED:
@@ -113,16 +111,18 @@ def rebuild_event(ix: FamilyIndex, event: Mapping[str, Any]) -> None:
         ttl, grace = data.get("ttl"), data.get("grace")
         ended = data.get("ended_at")
         prev = fam.binding
-        fam.binding = Binding(
-            str(data.get("target") or "cloud"),
-            prev.bound_at if prev is not None and ended is not None else start,
-            float(ttl) if isinstance(ttl, _NUMBER) else 0.0,
-            float(grace) if isinstance(grace, _NUMBER) else 0.0,
-            str(data.get("reason") or "restored from the event log"),
-            float(ended) if isinstance(ended, _NUMBER) else None,
-            _str(data.get("rule")),
+        fam.bind(
+            Binding(
+                str(data.get("target") or "cloud"),
+                prev.bound_at if prev is not None and ended is not None else start,
+                float(ttl) if isinstance(ttl, _NUMBER) else 0.0,
+                float(grace) if isinstance(grace, _NUMBER) else 0.0,
+                str(data.get("reason") or "restored from the event log"),
+                float(ended) if isinstance(ended, _NUMBER) else None,
+                _str(data.get("rule")),
+            )
         )
-        fam.last_seen = max(fam.last_seen, at)
+        fam.seen(max(fam.last_seen, at))
 
 
 def _served(fam: Family, kind: str, data: Any) -> None:
@@ -139,7 +139,7 @@ def _touch(ix: FamilyIndex, turn: str, fam: Family | None, session: Any, at: flo
     """The family of a logged event (made when the log holds no TurnOpened for it), seen at `at`."""
     if fam is None:
         fam = ix.add(Family(turn, _str(session), at, at))
-    fam.last_seen = max(fam.last_seen, at)
+    fam.seen(max(fam.last_seen, at))
     ix.families.move_to_end(turn)
     return fam
 
@@ -152,7 +152,7 @@ def _decided(ix: FamilyIndex, turn: str, fam: Family | None, data: Mapping[str, 
     fam = _touch(ix, turn, fam, info.get("session_id") if mapped else None, at)
     target = data.get("target")
     if target in ("local", "cloud"):
-        fam.side, fam.backend, fam.model = str(target), _str(data.get("backend")), _str(data.get("model"))
+        fam.sent_to(str(target), _str(data.get("backend")), _str(data.get("model")))
     if not mapped:
         return
     for cid in info.get("answered") or ():
@@ -166,7 +166,7 @@ def _issued(ix: FamilyIndex, turn: str, fam: Family | None, data: Mapping[str, A
     fam = _touch(ix, turn, fam, data.get("session_id"), at)
     side = data.get("side")
     if side in ("local", "cloud"):
-        fam.side, fam.backend, fam.model = str(side), _str(data.get("backend")), _str(data.get("model"))
+        fam.sent_to(str(side), _str(data.get("backend")), _str(data.get("model")))
     calls = data.get("calls")
     for c in calls if isinstance(calls, list) else ():
         cid = c.get("id") if isinstance(c, Mapping) else None

@@ -14,7 +14,8 @@
   it answers, the spawning call of a subagent and its `subagent_type`, the prompt a title quotes
   ahead of its turn).
 
-Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are mutable and owned by one index.
+Plain data: no clock, no I/O. `Call`, `Binding` and `Family` are owned by one index and change only
+through their own methods (`Family.seen`, `opens`, `sent_to`, `bind`, `end_run`...).
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class Call:
     digest: str = ""
     subagent_type: str | None = None
 
+    def mark_answered(self) -> None:
+        """A request answered this call."""
+        self.answered = True
+
 
 @dataclass(slots=True)
 class Binding:
@@ -58,6 +63,10 @@ class Binding:
         if now <= self.bound_at + self.ttl:
             return True
         return self.ended_at is not None and now <= self.ended_at + self.grace
+
+    def end(self, now: float) -> None:
+        """The parent run ended at `now`: the grace time starts."""
+        self.ended_at = now
 
 
 @dataclass(slots=True)
@@ -83,6 +92,37 @@ class Family:
     # Local replies in a row that stopped at the output-token limit (`turns.sticky`, "Off local";
     # rebuilt from the logged outcomes by `turns.rebuild`).
     local_limits: int = 0
+
+    def seen(self, now: float) -> None:
+        """A request of the family (or a logged event of it) arrived at `now`."""
+        self.last_seen = now
+
+    def opens(self, ask: str, typed: str, messages: int) -> None:
+        """The new user message `ask` (`typed`: what the person typed of it; `messages`: how many the
+        request carried) opens the turn; a family a title opened ahead of its turn is ahead no more."""
+        self.ask, self.typed, self.opening_len, self.ahead = ask, typed, messages, False
+
+    def sent_to(self, side: str | None, backend: str | None, model: str | None) -> None:
+        """The side, backend and model the family's latest request was decided for or served by."""
+        self.side, self.backend, self.model = side, backend, model
+
+    def decided_by(self, rule: str | None) -> None:
+        """The rule that decided the turn's own (opening) request."""
+        self.rule = rule
+
+    def bind(self, binding: Binding) -> None:
+        """The family is bound anew (its run has not ended)."""
+        self.binding, self.ended_at = binding, None
+
+    def end_run(self, now: float) -> Binding | None:
+        """The parent run ended at `now`: a live binding starts its grace time and is returned (None:
+        no live binding)."""
+        self.ended_at = now
+        b = self.binding
+        if b is None or not b.live(now):
+            return None
+        b.end(now)
+        return b
 
     def replied(self, side: str, at_limit: bool, status: int) -> None:
         """One more answered reply of the turn itself: a local one at the limit extends the run, any

@@ -72,10 +72,10 @@ def similarity(a: str, b: str) -> float:
 class _Turn:
     __slots__ = ("backend", "cut", "ended", "kinds", "local", "model", "rule", "text", "turn", "words")
 
-    def __init__(self, turn: str, text: str) -> None:
+    def __init__(self, turn: str, text: str, words: str | None = None) -> None:
         self.turn = turn
         self.text = text  # the request's text; its words (`ask`) are made when a later turn compares
-        self.words: str | None = None
+        self.words = words
         self.local = False  # a local answer served it
         self.ended: float | None = None  # when its last local answer ended
         self.cut = False  # the client left a local stream before its end
@@ -83,6 +83,20 @@ class _Turn:
         self.backend: str | None = None
         self.model: str | None = None
         self.kinds: set[str] = set()
+
+    def answered_locally(
+        self, now: float, rule: str | None, backend: str | None, model: str | None, disconnected: bool
+    ) -> None:
+        """A local answer of the turn ended at `now` (the client left it before its end: `disconnected`)."""
+        self.local = True
+        self.ended = now
+        self.rule, self.backend, self.model = rule, backend, model
+        self.cut = self.cut or disconnected
+
+    def charge(self, rule: str | None, backend: str | None, model: str | None) -> None:
+        """The rule (and backend, model) a regret is charged to, unless a local answer named one."""
+        if self.rule is None:
+            self.rule, self.backend, self.model = rule, backend, model
 
     @property
     def ask(self) -> str:
@@ -128,10 +142,11 @@ class RegretWatch:
         out: list[Event] = []
         prev_id = self._last.get(session) if session else None
         prev = self._turns.get(prev_id) if prev_id else None
-        t = _Turn(turn, text)
+        words = None
         # Only a repeat of a locally answered turn can be a verdict: the words are read for that alone.
         if prev is not None and prev.local and prev.ended is not None:
-            t.words = self._compare(prev, prev.ended, turn, text, now, out)
+            words = self._compare(prev, prev.ended, turn, text, now, out)
+        t = _Turn(turn, text, words)
         self._keep(self._turns, turn, t)
         if session:
             self._keep(self._last, session, turn)
@@ -172,10 +187,7 @@ class RegretWatch:
         t = self._turns.get(turn) if turn else None
         if t is None or side != "local":
             return []
-        t.local = True
-        t.ended = now
-        t.rule, t.backend, t.model = rule, backend, model
-        t.cut = t.cut or disconnected
+        t.answered_locally(now, rule, backend, model, disconnected)
         out: list[Event] = []
         if 0 < status < 400 and not complete and not disconnected:
             out += self._event(t, "local_error", None, "mid_stream")
@@ -190,8 +202,7 @@ class RegretWatch:
         t = self._turns.get(turn) if turn else None
         if t is None:
             return []
-        if t.rule is None:
-            t.rule, t.backend, t.model = rule, backend, model
+        t.charge(rule, backend, model)
         return self._event(t, "escalated", None, reason)
 
     def refused(self, turn: str | None, reason: str) -> None:

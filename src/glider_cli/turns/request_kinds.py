@@ -190,7 +190,7 @@ def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | Non
         value = headers.get(name)
         if value:
             # One call: keyed BLAKE2b is ~3x cheaper than hmac.digest(sha256) for a header value, and
-            # nothing is cached (turns.recording keeps only the request at hand's fingerprint).
+            # nothing is cached (turns.families keeps only the request at hand's fingerprint).
             if len(key) > 64:  # BLAKE2b's longest key: a longer one is hashed down first (as HMAC does)
                 key = _blake2b(key).digest()
             return _blake2b(value.encode("utf-8", "replace"), key=key, digest_size=16).hexdigest()

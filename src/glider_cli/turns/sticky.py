@@ -82,8 +82,7 @@ from glider_cli.domain import ChatRequest, Clock, RouteDecision
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap, whole_reply_calls
 from glider_cli.router.sticky_view import Forced, StickyView
 from glider_cli.store.eventlog.events import STICKY_BOUND, TOOL_CALLS_ISSUED
-from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt
-from glider_cli.turns.recording import prompt_text
+from glider_cli.turns.families import Binding, Family, FamilyIndex, Placement, agent_prompt, prompt_text
 from glider_cli.turns.records import SIDE_KINDS
 from glider_cli.turns.request_kinds import PROMPT_CAP, prompt_digest, subagent_type
 from glider_cli.values import Frozen
@@ -293,9 +292,9 @@ class Stickiness:
         fam = self.index.get(p.turn_id)
         if fam is None:
             return events
-        fam.side, fam.backend, fam.model = decision.target, decision.backend, decision.model
+        fam.sent_to(decision.target, decision.backend, decision.model)
         if p.kind == "new_turn":
-            fam.rule = decision.rule
+            fam.decided_by(decision.rule)
         now = self.clock()
         if fam.binding is not None and fam.binding.live(now):
             return events
@@ -306,14 +305,14 @@ class Stickiness:
             if not found or p.kind not in ("new_turn", "retry"):
                 return events
             reason = f"bound local by explicit {found} (rule {decision.rule}) in turn {p.turn_id}"
-            fam.binding = Binding("local", now, ttl, grace, reason, rule=decision.rule)
+            binding = Binding("local", now, ttl, grace, reason, rule=decision.rule)
         else:
             reason = (
                 f"bound by explicit {found}" if found else f"bound by a cloud decision (rule {decision.rule})"
             )
-            fam.binding = Binding("cloud", now, ttl, grace, f"{reason} in turn {p.turn_id}")
-        fam.ended_at = None
-        events.append((STICKY_BOUND, self._bound_data(fam.binding, p), p.turn_id))
+            binding = Binding("cloud", now, ttl, grace, f"{reason} in turn {p.turn_id}")
+        fam.bind(binding)
+        events.append((STICKY_BOUND, self._bound_data(binding, p), p.turn_id))
         return events
 
     def served(
@@ -335,7 +334,7 @@ class Stickiness:
             return []
         fam = self.index.get(p.turn_id)
         if fam is not None:
-            fam.side, fam.backend, fam.model = side, backend, model
+            fam.sent_to(side, backend, model)
             fam.replied(side, at_limit, status)
         issued = [c for c in calls if c.id] if calls else ()
         if issued:
@@ -356,12 +355,9 @@ class Stickiness:
             return [(TOOL_CALLS_ISSUED, data, p.turn_id)]
         if fam is None or not complete or fam.open_calls:
             return []
-        now = self.clock()
-        fam.ended_at = now
-        b = fam.binding
-        if b is None or not b.live(now):
+        b = fam.end_run(self.clock())
+        if b is None:
             return []
-        b.ended_at = now
         return [(STICKY_BOUND, self._bound_data(b, p), p.turn_id)]
 
     def _bound_data(self, b: Binding, p: Placement) -> dict[str, Any]:
