@@ -107,7 +107,7 @@ def _run(n: int) -> dict[str, float]:
         return Turns(decider, StickySettings(), ToolFollowupSettings(), clock=time.time, new_id=IdGenerator())
 
     out: dict[str, float] = {}
-    ok = Served("origin", "cloud", "claude-bench", 200, 12, 5, ms=3.0, reply_bytes=400)
+    ok = Served("origin", "cloud", "claude-bench", 200, 12, 5, ms=3.0, text_bytes=400)
 
     # bench: the bench_proxy request, a new turn each time
     chats = [parse_request("anthropic", BODY, HEADERS, lowered=True) for _ in range(n)]
@@ -158,7 +158,7 @@ def _run(n: int) -> dict[str, float]:
     body2, headers2 = _fixture("claude-code-02-tool-use-followup.json", 1)
     use = next(b for b in body2["messages"][2]["content"] if b.get("type") == "tool_use")
     call = IssuedCall(use["id"], use["name"], use["input"])
-    issued = Served("origin", "cloud", "claude-bench", 200, 12, 5, ms=3.0, calls=(call,), reply_bytes=900)
+    issued = Served("origin", "cloud", "claude-bench", 200, 12, 5, ms=3.0, calls=(call,), text_bytes=900)
     half = max(1, n // 2)
     pairs = [
         (
