@@ -6,6 +6,8 @@
     reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
     dispatch.failed(turn_id, backend, exc, to=, reason=)  # an attempt that failed before its first byte
     dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
+    dispatch.backend(name), dispatch.estimate(backend, tokens), dispatch.bind_cloud(opened),
+    dispatch.sent_tokens(job, call)                   # what the strategies ask of the engine besides
 
 `proxy.engine.Engine` (which reads and routes the request) and `proxy.strategies` (member calls, the
 ordinary call when every member failed) use it through these methods only; its events go through
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -260,7 +263,7 @@ class Dispatch:
                         job.calls.append(call)
                         resp = await self.send(call)
                     elif held.it is not None:
-                        return stream_reply(self, job, call, resp, held.it, held.data)
+                        return self._stream(job, call, resp, held.it, held.data)
                     else:
                         return await self._whole(job, call, BufferedResponse(resp, held.data))
                 if job.inb.chat.stream and resp.status < 400:
@@ -277,7 +280,7 @@ class Dispatch:
                             await resp.aclose()
                             self.breakers.ended(current.name, exc)
                             raise
-                    return stream_reply(self, job, call, resp, it, first)
+                    return self._stream(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
@@ -319,6 +322,19 @@ class Dispatch:
         self.ledger.close(job.observed(), served, later=False)
         return reply
 
+    def _stream(
+        self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    ) -> Reply:
+        """A stream relayed chunk by chunk (`proxy.stream_reply`); a translated one reports this
+        backend's calibrated input estimate when the backend gives none (Anthropic: in message_start)."""
+        estimate = None
+        if not call.passthrough:
+            # The request as this backend was sent it (a local backend's pack), not the client's.
+            sent = self.sent_tokens(job, call)
+            sent = job.inb.chat.estimated_tokens if sent is None else sent
+            estimate = self.estimate(call.backend.name, sent)
+        return stream_reply(self, job, call, resp, it, first, estimate)
+
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
         try:
             data = await resp.read()
@@ -331,11 +347,11 @@ class Dispatch:
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
-            reply = Reply(status, headers, data)
-            served = data
+            body, served = data, data
         elif status >= 400:
             msg = upstream_text(data, f"upstream answered {status}")
-            reply = self.error(job.inb.protocol, status, msg, route)
+            error = self.error(job.inb.protocol, status, msg, route)
+            headers, body = error.headers, error.body
         else:
             from glider_cli.protocol import translate  # a translated call's (see the module notes)
 
@@ -343,18 +359,17 @@ class Dispatch:
             out = translate.response_bytes_to(
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
-            body = orjson.dumps(out)
-            reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            status, body = 200, orjson.dumps(out)
+            headers = [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))]
             served = body
 
         def bookkeeping() -> None:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage(limit=call.backend.side == "local")
             usage.feed(data)
-            self.finish(job, call, status, usage, complete=status < 400, served=served)
+            self.finish(job, call, resp.status, usage, complete=resp.status < 400, served=served)
 
-        reply.after = bookkeeping
-        return reply
+        return Reply(status, headers, body, after=bookkeeping)
 
     def sent_tokens(self, job: Job, call: Call) -> int | None:
         """The estimated tokens of the request as `call`'s backend is sent it, when that is not the

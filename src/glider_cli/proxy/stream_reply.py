@@ -10,9 +10,11 @@ the upstream said it failed or cut the stream (`failure`; a passthrough is read 
 `watch`). Both doors read a stream through it: the HTTP door's streamed reply below and the Cursor
 door's local answer (`Engine.local_chat`).
 
-`stream_reply(dispatch, job, call, resp, it, first)`: the client's reply. The bookkeeping
-(`Dispatch.finish`) runs once on the loop pass after the stream ended, whether it completed, failed
-mid-stream (the client gets the protocol's error event) or the client left.
+`stream_reply(books, job, call, resp, it, first, estimate)`: the client's reply (`estimate`: the input
+tokens a translated stream reports when the backend says none; `x-glider-estimate: message_start` for
+an Anthropic client). The bookkeeping (`books.finish`: `Dispatch.finish`) runs once on the loop pass
+after the stream ended, whether it completed, failed mid-stream (the client gets the protocol's error
+event) or the client left.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.headers import response_headers
@@ -32,7 +34,23 @@ from glider_cli.proxy.reply import Reply
 
 if TYPE_CHECKING:
     from glider_cli.protocol.translate_stream import StreamConverter, StreamTranslator
-    from glider_cli.proxy.dispatch import Dispatch
+
+
+class Books(Protocol):
+    """Where a streamed reply's bookkeeping goes once it ended (`Dispatch.finish`)."""
+
+    def finish(
+        self,
+        job: Job,
+        call: Call,
+        status: int,
+        usage: Usage,
+        *,
+        complete: bool,
+        disconnected: bool = False,
+        failure: GliderError | None = None,
+        text_bytes: int | None = None,
+    ) -> None: ...
 
 
 class ReplyChunks:
@@ -127,7 +145,13 @@ class ReplyChunks:
 
 
 def stream_reply(
-    dispatch: Dispatch, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    books: Books,
+    job: Job,
+    call: Call,
+    resp: UpstreamResponse,
+    it: AsyncIterator[bytes],
+    first: bytes,
+    estimate: int | None,
 ) -> Reply:
     inb = job.inb
     local = call.backend.side == "local"
@@ -136,12 +160,6 @@ def stream_reply(
     text = call.passthrough and (local or inb.protocol == "openai_chat")
     usage = Usage(limit=local, text=text)
     model = inb.chat.model or call.model or ""
-    estimate = None
-    if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
-        # The request as this backend was sent it (a local backend's pack), not the client's.
-        sent = dispatch.sent_tokens(job, call)
-        sent = inb.chat.estimated_tokens if sent is None else sent
-        estimate = dispatch.estimate(call.backend.name, sent)
     # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
     watch = call.passthrough and local and inb.protocol == "openai_chat"
     reader = ReplyChunks(
@@ -165,7 +183,7 @@ def stream_reply(
         gone = failure is None and not complete
 
         def closed() -> None:
-            dispatch.finish(
+            books.finish(
                 job,
                 call,
                 resp.status,
