@@ -171,3 +171,121 @@ def test_no_import_cycle_even_through_imports_inside_functions() -> None:
         "laziness, and then must not close a cycle. The import lines forming each cycle:\n\n"
         + "\n\n".join(report)
     )
+
+
+# ------------------------------------------------------------------------------ the engine's front door
+# `glider_cli.proxy` is the engine's one front door (issue 41): outside `proxy/` (and the tests of its
+# internals, tests/proxy) code imports that package, never one of its modules.
+ROOT = SRC.parent.parent
+PROXY = SRC / "proxy"
+PROXY_MODULES = {p.stem for p in PROXY.glob("*.py")} | {p.name for p in PROXY.iterdir() if p.is_dir()}
+
+
+def _front_door_files() -> list[Path]:
+    """Every module that must use the front door: src outside proxy/, tests outside tests/proxy, bench."""
+    found = [p for p in SRC.rglob("*.py") if PROXY not in p.parents]
+    tests = ROOT / "tests"
+    found += [
+        p for p in tests.rglob("*.py") if "node_modules" not in p.parts and (tests / "proxy") not in p.parents
+    ]
+    found += list((ROOT / "bench").rglob("*.py"))
+    return sorted(found)
+
+
+def _proxy_submodule_imports(tree: ast.Module) -> list[tuple[int, str]]:
+    """Every import of a `glider_cli.proxy` submodule in `tree`: at module level, inside functions
+    (lazy) and under TYPE_CHECKING alike (ast.walk sees them all)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "glider_cli.proxy":  # `from glider_cli.proxy import local_path`
+                names += [f"glider_cli.proxy.{a.name}" for a in node.names if a.name in PROXY_MODULES]
+        else:
+            continue
+        found += [(node.lineno, n) for n in names if n.startswith("glider_cli.proxy.")]
+    return found
+
+
+def test_nothing_outside_the_engine_imports_a_proxy_submodule() -> None:
+    assert {"engine", "dispatch", "ledger", "strategies"} <= PROXY_MODULES
+    found = []
+    for path in _front_door_files():
+        for line, name in _proxy_submodule_imports(ast.parse(path.read_text(), str(path))):
+            found.append(f"{path.relative_to(ROOT)}:{line}: {name}")
+    assert found == []
+
+
+# A turn's events (an `Opened`'s or a `GateRefused`'s `.events`, what `Turns.close`, `bind_cloud`,
+# `escalated` and the regret's `take` return) are written by one function only: the engine's ledger.
+LEDGER_RECORD = ("proxy/ledger.py", "Ledger.record")
+TURN_EVENT_CALLS = {"close", "bind_cloud", "escalated", "take"}
+
+
+def _turn_events(it: ast.expr) -> bool:
+    if isinstance(it, ast.Attribute) and it.attr == "events":
+        return True
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in TURN_EVENT_CALLS:
+        owner = it.func.value
+        name = (
+            owner.attr
+            if isinstance(owner, ast.Attribute)
+            else owner.id
+            if isinstance(owner, ast.Name)
+            else ""
+        )
+        return name in ("turns", "regret")
+    return False
+
+
+def _emits(loop: ast.For | ast.AsyncFor) -> bool:
+    """`for kind, data, tid in ...: sink.emit(kind, data, turn_id=tid)`: an event written per item."""
+    target = loop.target
+    if not (isinstance(target, ast.Tuple) and len(target.elts) == 3):
+        return False
+    return any(
+        isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "emit"
+        for c in ast.walk(loop)
+    )
+
+
+def _functions(tree: ast.Module) -> dict[int, str]:
+    """id(node) -> the qualified name of the function it is in (`Class.method`), for every node."""
+    where: dict[int, str] = {}
+
+    def visit(node: ast.AST, name: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = name
+            if isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = f"{name}.{child.name}" if name else child.name
+            where[id(child)] = inner
+            visit(child, inner)
+
+    visit(tree, "")
+    return where
+
+
+def test_a_turns_events_are_looped_over_in_the_ledger_only() -> None:
+    # A sink's own drain (`server.sink.LoopSink`) hands on what was emitted to it: not a turn's events.
+    allowed = {LEDGER_RECORD, ("server/sink.py", "LoopSink._drain")}
+    found = []
+    for path, tree in _modules():
+        rel = path.relative_to(SRC).as_posix()
+        where = _functions(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.For | ast.AsyncFor):
+                hit = _turn_events(node.iter) or _emits(node)
+            elif isinstance(node, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+                hit = any(_turn_events(g.iter) for g in node.generators)
+            else:
+                continue
+            if hit and (rel, where.get(id(node), "")) not in allowed:
+                found.append(f"{rel}:{node.lineno}: {where.get(id(node), '<module>')}")
+    assert found == []
+    # The one place is there, and it is the loop the rule means.
+    ledger = next(tree for path, tree in _modules() if path == SRC / LEDGER_RECORD[0])
+    where = _functions(ledger)
+    loops = [n for n in ast.walk(ledger) if isinstance(n, ast.For) and _emits(n)]
+    assert [where[id(n)] for n in loops] == [LEDGER_RECORD[1]]

@@ -23,11 +23,15 @@ pytestmark = pytest.mark.live
 
 def test_context_turns_egress_and_terminal_line(fake, fake_cursor, tmp_path: Path) -> None:
     fake.reset()
-    server = GliderServer(cursor_yaml(fake_cursor, tmp_path, fake.url), tmp_path, record=False)
     lines: list[str] = []
+    server = GliderServer(
+        cursor_yaml(fake_cursor, tmp_path, fake.url),
+        tmp_path,
+        record=False,
+        observer=lambda seen, served: lines.append(request_line(seen, served)),
+    )
     with server:
         g = Glider(server, tmp_path)
-        server.app.state.proxy.dispatch.observer = lambda job, served: lines.append(request_line(job, served))
         client = CursorClient(g.port, g.ca)
 
         async def go() -> None:

@@ -50,10 +50,11 @@ def _config(
     )
 
 
-def _serve(tmp: Path, config: str, *, record: bool = True) -> Any:
+def _serve(tmp: Path, config: str, *, record: bool = True, observer: Any = None) -> Any:
     from server.glider_harness import GliderServer
 
-    return GliderServer(config, tmp, record=record, environ={"GLIDER_HOME": str(tmp / "home")})
+    home = {"GLIDER_HOME": str(tmp / "home")}
+    return GliderServer(config, tmp, record=record, environ=home, observer=observer)
 
 
 def _system_text(body: dict[str, Any]) -> str:

@@ -34,9 +34,12 @@ def test_a_stream_cut_by_the_next_request_is_recorded_as_cut(
     llama: Any, fake: FakeUpstream, tmp_path: Path
 ) -> None:
     fake.reset()
-    with _serve(tmp_path, _config(llama.url, fake.url, max_tokens=600)) as g:
-        lines: list[str] = []
-        g.app.state.proxy.dispatch.observer = lambda job, served: lines.append(request_line(job, served))
+    lines: list[str] = []
+
+    def observe(seen: Any, served: Any) -> None:
+        lines.append(request_line(seen, served))
+
+    with _serve(tmp_path, _config(llama.url, fake.url, max_tokens=600), observer=observe) as g:
         streaming = threading.Event()
         frames: list[str] = []
 

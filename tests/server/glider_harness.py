@@ -3,7 +3,8 @@
 `GliderServer(config_yaml, ...)` writes the YAML to a file, loads it with the real config loader and
 router, and serves `create_app` with a recording EventSink (the seam), or the real EventWriter when
 `sink=None`, and the production upstream client (aiohttp) talking to real servers on 127.0.0.1.
-Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`. Entering returns
+Use as a context manager; `.url`, `.events` (type, data, turn_id) and `.types()`; `observer` and
+`refused_observer` are the app's (`glider serve`'s line per request, per gate refusal). Entering returns
 once uvicorn listens and (unless `probed=False`) the app's first probe of its local backends is over,
 which runs beside the server (`proxy.local_path`): a test reads what the probe found.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import uvicorn
 
 from glider_cli.config.load import load_config
+from glider_cli.proxy import Observer, RefusedObserver
 from glider_cli.server.app import create_app
 from glider_cli.server.run import uvicorn_options
 
@@ -55,6 +57,8 @@ class GliderServer:
         bound_host: str | None = None,
         reload_interval: float | None = 1.0,
         probed: bool = True,
+        observer: Observer | None = None,
+        refused_observer: RefusedObserver | None = None,
     ) -> None:
         self.probed = probed
         path = tmp / "glider-test-config.yaml"
@@ -68,6 +72,8 @@ class GliderServer:
             environ=dict(environ or {"GLIDER_HOME": str(tmp / "home")}),
             bound_host=bound_host,
             reload_interval=reload_interval,
+            observer=observer,
+            refused_observer=refused_observer,
         )
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None

@@ -101,7 +101,7 @@ def test_a_relayed_stream_that_never_started_still_closes_its_upstream(tmp_path:
         await reply.close()  # once only
         for _ in range(3):
             await asyncio.sleep(0)
-        proxy.sink.drain()
+        proxy.ledger.sink.drain()  # the LoopSink the engine records to
 
     asyncio.run(go())
     assert resp.closed == 1

@@ -42,9 +42,13 @@ def test_escalations_in_the_terminal_the_dashboard_turns_usage_and_suggest(tmp_p
     with (
         FakeUpstream(models=["smol"]) as local,
         FakeUpstream(models=["claude-x"]) as cloud,
-        GliderServer(config(local.url, cloud.url), tmp_path, record=False) as g,
+        GliderServer(
+            config(local.url, cloud.url),
+            tmp_path,
+            record=False,
+            observer=lambda seen, served: lines.append(request_line(seen, served)),
+        ) as g,
     ):
-        g.app.state.proxy.dispatch.observer = lambda job, served: lines.append(request_line(job, served))
         local.set_reply(text="", tool=ToolReply("Delete", {"file_path": "x"}))
         for i in range(5):
             r = post(g, "anthropic", f"{PROMPT} number {i}", True)

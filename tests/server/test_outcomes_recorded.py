@@ -77,9 +77,10 @@ def test_a_gate_refusal_reaches_the_recording_sink_with_its_turn(fake: FakeUpstr
     from glider_cli.commands.serve import refused_line
 
     cfg = _config(fake.url, fake.url, ", context_window: 1024, max_tokens: 128")
-    with GliderServer(cfg, tmp_path) as g:
-        lines: list[str] = []
-        g.app.state.proxy.refused_observer = lambda inb, exc: lines.append(refused_line(inb, exc))
+    lines: list[str] = []
+    with GliderServer(
+        cfg, tmp_path, refused_observer=lambda inb, exc: lines.append(refused_line(inb, exc))
+    ) as g:
         assert _ask(g, "/local summarise this: " + "lorem ipsum " * 800).status_code == 400
         decided = g.wait_for("RouteDecided")
         outcome = g.wait_for("FulfilledLocal")

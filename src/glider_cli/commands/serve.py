@@ -37,13 +37,13 @@ def _probe_lines(local: Any) -> list[str]:
     return lines
 
 
-def request_line(job: Any, served: Any) -> str:
-    """One reply as `glider serve` prints it."""
+def request_line(observed: Any, served: Any) -> str:
+    """One reply as `glider serve` prints it (`observed`: the engine's `Observed`)."""
     import time
 
     from glider_cli.domain import model_label
 
-    placement = job.opened.plan.placement
+    placement = observed.opened.plan.placement
     fb = f" (fallback from {served.fallback_from})" if served.fallback_from else ""
     if served.escalated:  # a local answer that could not be used, replaced (`proxy.escalate`)
         fb = f" (escalated from {served.fallback_from or 'local'}: {served.escalated})"
@@ -51,8 +51,8 @@ def request_line(job: Any, served: Any) -> str:
     model = model_label(served.model) if served.model else "-"
     end = f" {served.end}" if served.end else ""
     return (
-        f"{time.strftime('%H:%M:%S')} {job.inb.protocol:<16} {placement.kind:<12} {served.side:<5} "
-        f"{job.decision.rule} -> {served.backend} {model} {served.status}{end} "
+        f"{time.strftime('%H:%M:%S')} {observed.protocol:<16} {placement.kind:<12} {served.side:<5} "
+        f"{observed.decision.rule} -> {served.backend} {model} {served.status}{end} "
         f"{served.ms:.0f} ms{fb}{gone}"
     )
 
@@ -118,6 +118,7 @@ def _serve(
 ) -> None:
     import asyncio
 
+    from glider_cli.server.inner import Hooks
     from glider_cli.server.run import prepare, run
 
     environ = home_for(ctx, home).environ
@@ -169,11 +170,11 @@ def _serve(
                 return
         lines.append(text + "\n")
 
-    def observe(job: Any, served: Any) -> None:
+    def observe(observed: Any, served: Any) -> None:
         # Written straight, not through Rich's renderer, which cost ~15% of the server's CPU under
         # load, on the event loop (bench/profile_proxy.sh).
         try:
-            say_soon(request_line(job, served))
+            say_soon(request_line(observed, served))
         except Exception:  # a line that cannot be printed never fails a request
             pass
 
@@ -192,12 +193,14 @@ def _serve(
         observer=None if quiet else observe,
         refused_observer=None if quiet else refused,
         cursor_port=cursor_port,
+        # The Cursor proxy's one-off notices (the transport each Cursor client uses) print even with
+        # --quiet.
+        hooks=Hooks(
+            notice=say,
+            ready=ready,
+            probed=None if quiet else probed,
+            reloaded=None if quiet else reloaded,
+        ),
     )
     s = prepared.summary()
-    # The Cursor proxy's one-off notices (the transport each Cursor client uses) print even with --quiet.
-    prepared.app.state.on_notice = say
-    prepared.app.state.on_ready = ready
-    if not quiet:
-        prepared.app.state.on_probed = probed
-        prepared.app.state.on_reloaded = reloaded
     run(prepared, on_bound=None if quiet else bound)

@@ -23,7 +23,7 @@ from glider_cli.cursor.run_h2 import RunH2
 from glider_cli.cursor.runs import CursorRuns
 from glider_cli.cursor.transports import Transports
 from glider_cli.cursor.upstream import Network
-from glider_cli.proxy.engine import Proxy
+from glider_cli.proxy import Engine
 
 HOST = "127.0.0.1"
 
@@ -33,7 +33,7 @@ class CursorService:
         self,
         settings: CursorSettings,
         home: Path,
-        proxy: Proxy,
+        proxy: Engine,
         *,
         notice: Callable[[str], None] | None = None,
         hold: float = 10.0,

@@ -1,15 +1,17 @@
 """The values of one proxied request: the request as read (`Inbound`), the job the core opened for it
-(`Job`), one attempt at one backend (`Call`), and the `x-glider-route` header and failure records
-the attempts produce. Used by `proxy.engine`, `proxy.dispatch` and `proxy.strategies`.
+(`Job`), one attempt at one backend (`Call`), what the observers are told once its reply is out
+(`Observed`), and the `x-glider-route` header and failure records the attempts produce.
 
-These are plain `@dataclass`es, mutable by design (a call learns whom it falls back from; a request's
-packs are cached on it): the one value idiom is in `values` (immutable values are `values.Frozen`).
+`Inbound`, `Job` and `Call` are plain `@dataclass`es, mutable by design (a request's packs are cached
+on it, a job gathers its attempts, a call notes its own first byte and failure through its methods):
+the one value idiom is in `values` (immutable values are `values.Frozen`).
 """
 
 from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -94,6 +96,32 @@ class Job:
     def turn_id(self) -> str | None:
         return self.opened.turn_id
 
+    def observed(self) -> Observed:
+        return Observed(self.inb.protocol, self.opened, self.calls)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What the observers (`glider serve`'s line, the telemetry's spans) are told of a request once its
+    reply is out: the client's protocol (`cursor` for the Cursor door), the turn opened for it (its
+    decision, its request) and every attempt made, in order (a failed one says why in `error`)."""
+
+    protocol: str
+    opened: Opened
+    calls: Sequence[Call] = ()
+
+    @property
+    def chat(self) -> ChatRequest:
+        return self.opened.chat
+
+    @property
+    def decision(self) -> RouteDecision:
+        return self.opened.decision
+
+    @property
+    def turn_id(self) -> str | None:
+        return self.opened.turn_id
+
 
 @dataclass
 class Call:
@@ -107,13 +135,22 @@ class Call:
     model: str | None
     fallback_from: str | None = None
     started: float = field(default_factory=time.perf_counter)
-    # When the reply's first body chunk came (a stream's: `proxy.stream_reply`), on the `started` clock.
-    first_chunk: float | None = None
-    # Why and when the attempt failed before its reply began (None: it did not).
-    error: GliderError | None = None
-    ended: float | None = None
     # Why the reply of the local backend it falls back from could not be used (`proxy.escalate`).
     escalated: str | None = None
+    # When the reply's first body chunk came (a stream's: `first_byte`), on the `started` clock.
+    first_chunk: float | None = None
+    # Why and when the attempt failed before its reply began (None: it did not): `failed`.
+    error: GliderError | None = None
+    ended: float | None = None
+
+    def first_byte(self) -> None:
+        """The reply's first body chunk came now (kept once)."""
+        if self.first_chunk is None:
+            self.first_chunk = time.perf_counter()
+
+    def failed(self, exc: GliderError) -> None:
+        """The attempt failed now, before its reply began, for `exc`."""
+        self.error, self.ended = exc, time.perf_counter()
 
 
 def failure_record(backend: Backend, exc: GliderError, stage: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The answer to a delegated turn, sent while the delegate runs (`proxy.delegation`, `Proxy._delegate`).
+"""The answer to a delegated turn, sent while the delegate runs (`proxy.delegation`, `Engine._delegate`).
 
 Contract:
 - `Running`: one delegate run on a worker thread. `result()` awaits its reply text; a request

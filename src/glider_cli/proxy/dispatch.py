@@ -1,15 +1,18 @@
 """Dispatch: one attempt per backend, fallback, the reply relayed, its bookkeeping.
 
-    dispatch = Dispatch(turns=, registry=, upstream=, sink=, closing=, local=, observer=)
+    dispatch = Dispatch(turns=, registry=, upstream=, ledger=, local=, breakers=)
     call = dispatch.call(inb, decision, backend)      # the request as that backend gets it
     resp = await dispatch.send(call)                  # UpstreamStatus for a status that falls back
     reply = await dispatch.forward(job, backend)      # send with fallback, relay (whole or a stream)
-    reply = stream_reply(dispatch, job, call, resp, it, first)  # a stream, chunk by chunk
+    dispatch.failed(turn_id, backend, exc, to=, reason=)  # an attempt that failed before its first byte
     dispatch.finish(job, call, status, usage, complete=...)  # a reply's closing events, once it is out
+    dispatch.backend(name), dispatch.estimate(backend, tokens), dispatch.bind_cloud(opened),
+    dispatch.sent_tokens(job, call)                   # what the strategies ask of the engine besides
 
-`proxy.engine.Proxy` (which reads and routes the request) and `proxy.strategies` (member calls, the
-ordinary call when every member failed) use it through these methods only. See the contract of
-`proxy.engine` (points 3 to 6) for what a request's attempts, fallback and relay do. The fallback
+`proxy.engine.Engine` (which reads and routes the request) and `proxy.strategies` (member calls, the
+ordinary call when every member failed) use it through these methods only; its events go through
+the engine's `proxy.ledger.Ledger`. See the contract of `proxy.engine` (points 3 to 6) for what a
+request's attempts, fallback and relay do. The fallback
 policy: `BackendRegistry.fallback_for` (rule, then backend, then local -> cloud), never from the local
 side to the cloud while `routing.local_only` is on (`Turns.local_only`, which a reload updates), nor
 for a request an explicit `/local` keeps on the machine unless its rule names that cloud backend as
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
@@ -39,7 +42,7 @@ from glider_cli.backends.client import Upstream, UpstreamResponse
 from glider_cli.backends.failure import BufferedResponse, local_fallback_cause, retryable
 from glider_cli.backends.headers import response_headers
 from glider_cli.backends.registry import Backend, BackendRegistry
-from glider_cli.domain import EventSink, RouteDecision
+from glider_cli.domain import RouteDecision
 from glider_cli.errors import (
     BackendError,
     BackendOpen,
@@ -63,17 +66,16 @@ from glider_cli.proxy.calls import (
 from glider_cli.proxy.escalate import Escalation
 from glider_cli.proxy.failed import all_failed, no_retry
 from glider_cli.proxy.held_local import barred_note, cloud_barred
+from glider_cli.proxy.ledger import Ledger
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.outgoing import build_call
 from glider_cli.proxy.reply import Reply
 from glider_cli.proxy.stream_reply import stream_reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
-from glider_cli.turns.lifecycle import Served, Turns
+from glider_cli.turns.lifecycle import Opened, Served, Turns
 
 # Failures that say nothing new of whether a local server is up (it answered; it was not tried).
 _NOT_DOWN = (UpstreamStatus, BackendOpen)
-
-Observer = Callable[[Job, Served], None]
 
 
 class Dispatch:
@@ -85,25 +87,20 @@ class Dispatch:
         turns: Turns,
         registry: BackendRegistry,
         upstream: Upstream,
-        sink: EventSink,
-        closing: EventSink | None = None,
+        ledger: Ledger,
         local: LocalPath | None = None,
-        observer: Observer | None = None,
         breakers: Breakers | None = None,
     ) -> None:
         self.turns = turns
         self.registry = registry
         self.upstream = upstream
-        self.sink = sink
-        # Closing events (outcome, who answered, a mid-stream failure): written with the next drain.
-        self.closing = closing if closing is not None else sink
+        # Where its events go (opening ones at once, closing ones with the next drain), and the observer.
+        self.ledger = ledger
         self.local = local
-        # Told of every reply once it is out (`glider serve`'s line per request); never raises into us.
-        self.observer = observer
         # Skips a backend that keeps failing (`backends.breaker`); the app gives the one set it probes.
         self.breakers = breakers if breakers is not None else Breakers({})
         # Checks a local reply before it goes out and sends an unusable one on (`proxy.escalate`).
-        self.escalation = Escalation(turns, sink)
+        self.escalation = Escalation(turns, ledger)
 
     def error(self, protocol: str, status: int, message: str, route: str | None = None) -> Reply:
         headers = list(JSON_HEADERS)
@@ -122,10 +119,55 @@ class Dispatch:
         return nxt
 
     def call(
-        self, inb: Inbound, decision: RouteDecision, backend: Backend, *, count_tokens: bool = False
+        self,
+        inb: Inbound,
+        decision: RouteDecision,
+        backend: Backend,
+        *,
+        count_tokens: bool = False,
+        fallback_from: str | None = None,
+        escalated: str | None = None,
     ) -> Call:
         """The request as `backend` gets it (`proxy.outgoing.build_call`: the pack, the model, the wire)."""
-        return build_call(inb, decision, backend, self.local, count_tokens=count_tokens)
+        return build_call(
+            inb,
+            decision,
+            backend,
+            self.local,
+            count_tokens=count_tokens,
+            fallback_from=fallback_from,
+            escalated=escalated,
+        )
+
+    def backend(self, name: str) -> Backend:
+        """The configured backend `name` (`BackendRegistry.get`)."""
+        return self.registry.get(name)
+
+    def bind_cloud(self, opened: Opened) -> None:
+        """Bind `opened`'s family to the cloud (`Turns.bind_cloud`: a strategy with a cloud member)."""
+        self.ledger.record(self.turns.bind_cloud(opened))
+
+    def estimate(self, backend: str, estimated: int) -> int:
+        """`estimated` tokens as `backend` counts them, by what it has reported so far (`Turns.estimate`)."""
+        return self.turns.estimate(backend, estimated)
+
+    def failed(
+        self,
+        turn_id: str | None,
+        backend: Backend,
+        exc: BackendError,
+        *,
+        to: str | None,
+        reason: str,
+        down: bool,
+    ) -> None:
+        """An attempt at `backend` that failed before its first byte: `UpstreamFailed`, the local
+        backend marked down when `down` (`LocalPath.failed`), and `FallbackUsed` when `to` takes over."""
+        if down and self.local is not None:
+            self.local.failed(backend.name, exc.message)
+        self.ledger.emit(UPSTREAM_FAILED, failure_record(backend, exc, "before_first_byte"), turn_id)
+        if to is not None:
+            self.ledger.emit(FALLBACK_USED, {"from": backend.name, "to": to, "reason": reason}, turn_id)
 
     async def send(self, call: Call) -> UpstreamResponse:
         """One attempt, through the backend's circuit breaker (`backends.breaker`): BackendOpen when
@@ -165,9 +207,8 @@ class Dispatch:
         if off is not None:  # taken off local: the backend's fallback answers, as after a failure
             nxt = self._next(backend, job.decision)
             if nxt is not None and nxt.name != backend.name:
-                self.sink.emit(
-                    FALLBACK_USED, {"from": backend.name, "to": nxt.name, "reason": off}, turn_id=job.turn_id
-                )
+                moved = {"from": backend.name, "to": nxt.name, "reason": off}
+                self.ledger.emit(FALLBACK_USED, moved, job.turn_id)
                 tried.add(backend.name)
                 current = nxt
         attempts: list[tuple[Call, BackendError]] = []
@@ -179,14 +220,16 @@ class Dispatch:
         while current is not None and current.name not in tried:
             tried.add(current.name)
             try:
-                call = self.call(sent if current.side == "cloud" else job.inb, job.decision, current)
+                call = self.call(
+                    sent if current.side == "cloud" else job.inb,
+                    job.decision,
+                    current,
+                    fallback_from=backend.name if current is not backend else None,
+                    escalated=escalated if current is not backend or current.side == "cloud" else None,
+                )
             except RequestError as exc:  # a body the backend's wire cannot be given
                 return self.error(job.inb.protocol, exc.status, exc.message)
-            if current is not backend:
-                call.fallback_from = backend.name
             job.calls.append(call)
-            if current is not backend or current.side == "cloud":
-                call.escalated = escalated
             try:
                 resp = await self.send(call)
                 offered = self.escalation.offered(job, current) if resp.status < 400 else None
@@ -200,10 +243,7 @@ class Dispatch:
                     if not held.verdict.ok:
                         nxt = self._next(current, job.decision)
                         ms = round((time.perf_counter() - call.started) * 1000, 1)
-                        call.error, call.ended = (
-                            ReplyUnusable(held.verdict.reason or "unusable"),
-                            time.perf_counter(),
-                        )
+                        call.failed(ReplyUnusable(held.verdict.reason or "unusable"))
                         if nxt is not None and nxt.name not in tried:
                             await resp.aclose()
                             moved = {
@@ -211,7 +251,7 @@ class Dispatch:
                                 "to": nxt.name,
                                 "reason": f"escalated: {held.verdict.reason}",
                             }
-                            self.sink.emit(FALLBACK_USED, moved, turn_id=job.turn_id)
+                            self.ledger.emit(FALLBACK_USED, moved, job.turn_id)
                             self.escalation.record(job, call, held, nxt.name, ms)
                             escalated, current = held.verdict.reason, nxt
                             continue
@@ -223,7 +263,7 @@ class Dispatch:
                         job.calls.append(call)
                         resp = await self.send(call)
                     elif held.it is not None:
-                        return stream_reply(self, job, call, resp, held.it, held.data)
+                        return self._stream(job, call, resp, held.it, held.data)
                     else:
                         return await self._whole(job, call, BufferedResponse(resp, held.data))
                 if job.inb.chat.stream and resp.status < 400:
@@ -240,19 +280,15 @@ class Dispatch:
                             await resp.aclose()
                             self.breakers.ended(current.name, exc)
                             raise
-                    return stream_reply(self, job, call, resp, it, first)
+                    return self._stream(job, call, resp, it, first)
                 return await self._whole(job, call, resp)
             except BackendError as exc:
                 attempts.append((call, exc))
-                call.error, call.ended = exc, time.perf_counter()
-                if self.local is not None and current.side == "local" and not isinstance(exc, _NOT_DOWN):
-                    self.local.failed(current.name, exc.message)
-                failed = failure_record(current, exc, "before_first_byte")
-                self.sink.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+                call.failed(exc)
                 nxt = self._next(current, job.decision)
-                if nxt is not None and nxt.name not in tried:
-                    reason = {"from": current.name, "to": nxt.name, "reason": fallback_reason(exc)}
-                    self.sink.emit(FALLBACK_USED, reason, turn_id=job.turn_id)
+                down = current.side == "local" and not isinstance(exc, _NOT_DOWN)
+                to = nxt.name if nxt is not None and nxt.name not in tried else None
+                self.failed(job.turn_id, current, exc, to=to, reason=fallback_reason(exc), down=down)
                 current = nxt
             except asyncio.CancelledError:
                 # The client went away while we waited for the upstream (see server.asgi).
@@ -283,11 +319,21 @@ class Dispatch:
             end="failed",
         )
         # The outcome is recorded like any other (the dashboard shows it failed, with its time).
-        for kind, data, tid in self.turns.close(job.opened, served):
-            self.sink.emit(kind, data, turn_id=tid)
-        if self.observer is not None:
-            self.observer(job, served)
+        self.ledger.close(job.observed(), served, later=False)
         return reply
+
+    def _stream(
+        self, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    ) -> Reply:
+        """A stream relayed chunk by chunk (`proxy.stream_reply`); a translated one reports this
+        backend's calibrated input estimate when the backend gives none (Anthropic: in message_start)."""
+        estimate = None
+        if not call.passthrough:
+            # The request as this backend was sent it (a local backend's pack), not the client's.
+            sent = self.sent_tokens(job, call)
+            sent = job.inb.chat.estimated_tokens if sent is None else sent
+            estimate = self.estimate(call.backend.name, sent)
+        return stream_reply(self, job, call, resp, it, first, estimate)
 
     async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
         try:
@@ -301,11 +347,11 @@ class Dispatch:
         if call.passthrough:
             headers = response_headers(resp.raw_headers)
             headers.append((b"x-glider-route", route.encode("latin-1")))
-            reply = Reply(status, headers, data)
-            served = data
+            body, served = data, data
         elif status >= 400:
             msg = upstream_text(data, f"upstream answered {status}")
-            reply = self.error(job.inb.protocol, status, msg, route)
+            error = self.error(job.inb.protocol, status, msg, route)
+            headers, body = error.headers, error.body
         else:
             from glider_cli.protocol import translate  # a translated call's (see the module notes)
 
@@ -313,18 +359,17 @@ class Dispatch:
             out = translate.response_bytes_to(
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
-            body = orjson.dumps(out)
-            reply = Reply(200, [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))], body)
+            status, body = 200, orjson.dumps(out)
+            headers = [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))]
             served = body
 
         def bookkeeping() -> None:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage(limit=call.backend.side == "local")
             usage.feed(data)
-            self.finish(job, call, status, usage, complete=status < 400, served=served)
+            self.finish(job, call, resp.status, usage, complete=resp.status < 400, served=served)
 
-        reply.after = bookkeeping
-        return reply
+        return Reply(status, headers, body, after=bookkeeping)
 
     def sent_tokens(self, job: Job, call: Call) -> int | None:
         """The estimated tokens of the request as `call`'s backend is sent it, when that is not the
@@ -359,7 +404,7 @@ class Dispatch:
         end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
-            self.closing.emit(UPSTREAM_FAILED, failed, turn_id=job.turn_id)
+            self.ledger.emit(UPSTREAM_FAILED, failed, job.turn_id, later=True)
             from glider_cli.protocol.openai_chat import CUT
 
             end = "cut" if CUT in failure.message else "failed"
@@ -387,7 +432,4 @@ class Dispatch:
             end=end,
             at_limit=usage.at_limit,
         )
-        for kind, data, tid in self.turns.close(job.opened, result):
-            self.closing.emit(kind, data, turn_id=tid)
-        if self.observer is not None:
-            self.observer(job, result)
+        self.ledger.close(job.observed(), result)

@@ -1,4 +1,4 @@
-"""The request pipeline of `glider serve`: read, parse, route, forward (with fallback), relay, record.
+"""The request engine of `glider serve`: read, parse, route, forward (with fallback), relay, record.
 
 Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/responses`):
 1. The body is read up to `server.max_body_bytes` (413 beyond), parsed as JSON (400 when it is not a
@@ -52,8 +52,14 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    corrected by the input usage that backend has reported (`x-glider-estimate: 1`).
 No header value, key or Authorization is ever put into an event.
 
-`Proxy(...)` is given everything it uses (turns, parser, registry, sinks, upstream client, local path,
-delegation, orchestration settings, observer) and builds its `proxy.dispatch.Dispatch` (attempts,
+10. A door that parses its own requests (the Cursor door, `cursor.adapter`) drives the same turn
+   through `open` (its events recorded, the door's own fields in its `RouteDecided` record), `local_chat`
+   (one call of an OpenAI Chat body to a local backend, read through the one stream loop,
+   `proxy.stream_reply.ReplyChunks`), `failed` and `close` (the closing events, the observer told).
+
+`Engine(...)` is given everything it uses (turns, parser, registry, sinks, upstream client, breakers,
+local path, delegation, orchestration settings, observers) and builds its `proxy.ledger.Ledger` (where
+a request's events are recorded, the observers told) and its `proxy.dispatch.Dispatch` (attempts,
 fallback, relay, bookkeeping), which it and the strategies use through Dispatch's public methods.
 Nothing here imports Starlette or uvicorn: `server/` reads the body and sends the `proxy.reply.Reply`.
 """
@@ -61,14 +67,15 @@ Nothing here imports Starlette or uvicorn: `server/` reads the body and sends th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream
-from glider_cli.backends.registry import BackendRegistry
+from glider_cli.backends.registry import Backend, BackendRegistry
 from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
@@ -76,31 +83,43 @@ from glider_cli.protocol import gemini_request
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.structured import asks_for_schema
 from glider_cli.protocol.token_counts import Usage
-from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, route_header
+from glider_cli.proxy.calls import JSON_HEADERS, Headers, Inbound, Job, Observed, route_header
 from glider_cli.proxy.delegate_reply import Running
 from glider_cli.proxy.delegation import Delegation
-from glider_cli.proxy.dispatch import Dispatch, Observer
+from glider_cli.proxy.dispatch import Dispatch
 from glider_cli.proxy.failed import do_not_retry
+from glider_cli.proxy.ledger import Ledger, Observer, RefusedObserver
 from glider_cli.proxy.local_path import LocalPath
 from glider_cli.proxy.reply import Reply, Scope
+from glider_cli.proxy.stream_reply import ReplyChunks
 from glider_cli.proxy.title_wait import PromptWaits
 from glider_cli.router.decide import Gate
 from glider_cli.store.eventlog.events import BACKEND_CLOSED, BACKEND_OPENED
-from glider_cli.turns.lifecycle import Decider, Served, Turns
+from glider_cli.turns.lifecycle import Decider, Opened, Served, Turns
 from glider_cli.turns.pack import PACKABLE
+from glider_cli.values import replace
 
 if TYPE_CHECKING:
     from glider_cli.proxy.strategies.runner import Orchestrator
 
-__all__ = ["Decider", "Inbound", "Proxy", "route_header"]
+__all__ = ["Decider", "Engine", "Parser", "app_breakers"]
 
-RefusedObserver = Callable[[Inbound, GateRefused], None]
 # (protocol, body, headers as a dict with lower-case names) -> ChatRequest
 Parser = Callable[[str, dict[str, Any], dict[str, str]], ChatRequest]
 
 
-class Proxy:
-    """The pipeline. One per app; everything it uses is given here (see the module contract)."""
+def app_breakers(registry: BackendRegistry, sink: EventSink) -> Breakers:
+    """The circuit breakers of the app's backends (`backends.breaker`), their changes recorded to `sink`:
+    built where the app is assembled and given to the engine and to the local path, whose probes that
+    answer close an open one (`LocalPath(reached=breakers.probed)`)."""
+    return Breakers(
+        {b.name: b.breaker for b in registry.backends()},
+        on_change=lambda state, data: sink.emit(BACKEND_OPENED if state == "open" else BACKEND_CLOSED, data),
+    )
+
+
+class Engine:
+    """The engine. One per app; everything it uses is given here (see the module contract)."""
 
     def __init__(
         self,
@@ -113,29 +132,24 @@ class Proxy:
         upstream: Upstream,
         delegation: Delegation | None = None,
         closing_sink: EventSink | None = None,
+        breakers: Breakers | None = None,
         local: LocalPath | None = None,
         orchestration: OrchestrationSettings | None = None,
         observer: Observer | None = None,
         refused_observer: RefusedObserver | None = None,
     ) -> None:
         self.local = local
-        # Told of each request the capability gate refused (`glider serve` prints a line for it too).
-        self.refused_observer = refused_observer
         self.delegation = delegation
         self.turns = turns
         self.parse = parse
         self.registry = registry
-        # Skips a backend that keeps failing (`backends.breaker`); its changes go to `sink` too.
-        breakers = {b.name: b.breaker for b in registry.backends()}
-        self.breakers = Breakers(
-            breakers,
-            on_change=lambda state, data: sink.emit(
-                BACKEND_OPENED if state == "open" else BACKEND_CLOSED, data
-            ),
+        # Skips a backend that keeps failing (`backends.breaker`; `app_breakers`: the app's, which its
+        # local path's probes can close too).
+        self.breakers = breakers if breakers is not None else app_breakers(registry, sink)
+        # Where a request's events are recorded and the observers told (the one place: `proxy.ledger`).
+        self.ledger = Ledger(
+            turns, sink, later=closing_sink, observer=observer, refused_observer=refused_observer
         )
-        if local is not None:
-            local.reached = self.breakers.probed  # a probe that answers can close an open breaker
-        self.sink = sink
         self.max_body_bytes = max_body_bytes
         self.upstream = upstream
         self.waits = PromptWaits()  # titles held for the prompt they quote
@@ -143,10 +157,8 @@ class Proxy:
             turns=turns,
             registry=registry,
             upstream=upstream,
-            sink=sink,
-            closing=closing_sink,
+            ledger=self.ledger,
             local=local,
-            observer=observer,
             breakers=self.breakers,
         )
         self.error = self.dispatch.error
@@ -219,8 +231,7 @@ class Proxy:
         # A strategy that operates (`orchestration.<strategy>.enabled`): Turns' planner made its plan.
         plan = opened.strategy
         turn_id = opened.turn_id
-        for kind, data, tid in opened.events:
-            self.sink.emit(kind, data, turn_id=tid)
+        self.ledger.record(opened.events)
         if self.delegation is not None:
             if opened.new_turn:
                 # Continuity bookkeeping: on the next loop pass, once the request is on its way.
@@ -240,15 +251,7 @@ class Proxy:
     def _refused(self, inb: Inbound, exc: GateRefused) -> Reply:
         """A request the capability gate refused: recorded like any other (`turns.lifecycle`), printed,
         and answered with Glider's own 400 that names the gate and tells the client not to retry."""
-        for kind, data, tid in exc.events:
-            self.sink.emit(kind, data, turn_id=tid)
-        for regret in self.turns.regret.take():  # a locally served family's regret
-            self.sink.emit(regret[0], regret[1], turn_id=regret[2])
-        if self.refused_observer is not None:
-            try:
-                self.refused_observer(inb, exc)
-            except Exception:  # a line that cannot be printed never fails a request
-                pass
+        self.ledger.refused(inb, exc)
         said = f"{exc.message} ({exc.hint})" if exc.hint else exc.message
         message = f"Glider (the router, not the model provider) refused this request: {said}"
         route = route_header("refused", exc.rule or "gate", exc.backend or "-")
@@ -286,6 +289,101 @@ class Proxy:
         from glider_cli.proxy.delegate_reply import reply
 
         return reply(inb.protocol, inb.chat, inb.body, running, [(b"x-glider-route", route)])
+
+    # ------------------------------------------------------------------------------ a door's own turn
+
+    def open(
+        self,
+        chat: ChatRequest,
+        body: Mapping[str, Any] | None = None,
+        *,
+        gate: Gate | None = None,
+        decided: Mapping[str, Any] | None = None,
+    ) -> Opened:
+        """Open a turn for a request a door parsed: placed in its family, decided, bound, its events
+        recorded at once (`decided`: the door's own fields for its `RouteDecided` record). Raises
+        GateRefused or GliderError, recording nothing."""
+        return self.ledger.open(chat, body, gate=gate, decided=decided)
+
+    def close(self, opened: Opened, served: Served, *, client: str) -> None:
+        """Close a door's turn with what was served: its closing events recorded (with the next drain),
+        then the observer told (`Observed(client, opened)`)."""
+        self.ledger.close(Observed(client, opened), served)
+
+    def failed(self, opened: Opened, backend: Backend, exc: BackendError, *, to: str | None) -> None:
+        """A local backend that failed before its first byte (`UpstreamFailed`, marked down), and
+        `FallbackUsed` when `to` (the door's own upstream) takes over."""
+        self.dispatch.failed(opened.turn_id, backend, exc, to=to, reason=exc.message, down=True)
+
+    def emit(self, kind: str, data: Mapping[str, Any], turn_id: str | None) -> None:
+        """One event of a door's own about a turn (the Cursor door's `ToolStepDecided`)."""
+        self.ledger.emit(kind, data, turn_id)
+
+    def choose(self, side: str, name: str | None = None) -> Backend:
+        """The backend for `side` (`name`, else the side's default: `BackendRegistry.choose`)."""
+        return self.registry.choose(side, name)
+
+    def backends(self) -> tuple[Backend, ...]:
+        """Every configured backend."""
+        return self.registry.backends()
+
+    @property
+    def local_only(self) -> bool:
+        """`routing.local_only` as the server runs it now (a reload updates it)."""
+        return self.turns.local_only
+
+    @property
+    def tool_lists(self) -> tuple[frozenset[str], frozenset[str]]:
+        """`routing.tool_followup` as the server runs it now (a reload swaps it): allow, deny."""
+        return self.turns.tool_lists
+
+    def can_call_tools(self, backend: Backend) -> bool:
+        """Unknown counts as yes (as the capability gate has it); `tools: false` or a probe's no: no."""
+        return self.local is None or self.local.calls_tools(backend.name)
+
+    async def local_chat(
+        self,
+        opened: Opened,
+        backend: Backend,
+        body: dict[str, Any],
+        usage: Usage,
+        *,
+        tools: tuple[str, ...] = (),
+        tap: ReplyTap | None = None,
+    ) -> AsyncIterator[bytes]:
+        """One call of a streamed OpenAI Chat `body` a door built to the local `backend` (a local agent
+        loop's step when `tools` names the tools it offers: packed with exactly those, the episodes
+        and a short system part; else packed as a client's request is): the request built as every
+        call is (`Dispatch.call`: model, pack, translation), its reply's chunks in OpenAI Chat SSE as
+        they stream, read through the one stream loop (`ReplyChunks`: `usage` and `tap` fed).
+        BackendError when the backend fails before answering, answers an error or says it failed."""
+        packed = self.local.step_pack(opened.chat, body, tools) if tools and self.local is not None else None
+        sent = packed if packed is not None else body
+        chat = replace(opened.chat, model="")
+        inb = Inbound(
+            "openai_chat", orjson.dumps(sent), sent, [], "", chat, "/v1/chat/completions", pack=not tools
+        )
+        call = self.dispatch.call(inb, opened.decision, backend)
+        resp = await self.dispatch.send(call)
+        if resp.status >= 400:
+            data = await resp.read()
+            await resp.aclose()
+            raise BackendError(f"local backend {backend.name} answered {resp.status}: {data[:200]!r}")
+        it = resp.aiter_bytes().__aiter__()
+        model = call.model or ""
+        reader = ReplyChunks(
+            call, it, b"", protocol="openai_chat", model=model, body=sent, usage=usage, tap=tap
+        )
+        try:
+            async with contextlib.aclosing(reader.chunks()) as chunks:
+                async for out in chunks:
+                    yield out
+            if reader.failure is not None:
+                raise BackendError(f"local backend {backend.name} failed: {reader.failure}")
+        finally:
+            await resp.aclose()
+        if self.local is not None:
+            self.local.answered(backend.name)
 
     # ------------------------------------------------------------------------------ count_tokens
 

@@ -1,6 +1,6 @@
 """A local reply that cannot be used is not passed on while nothing has reached the client (issue 42).
 
-    esc = Escalation(turns)
+    esc = Escalation(turns, ledger)
     offered = esc.offered(job, backend)            # None: this attempt's reply is not checked
     held = await esc.hold(job, call, resp, offered) # read until the reply is decided (`Held`)
     call = esc.restated(call, held.verdict)         # the same local call, the reason stated (pure-local)
@@ -36,9 +36,9 @@ import orjson
 
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.registry import Backend
-from glider_cli.domain import EventSink
 from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import Call, Inbound, Job
+from glider_cli.proxy.ledger import Ledger
 from glider_cli.store.eventlog.events import ESCALATED
 from glider_cli.turns.empty_turns import without_empty_turns
 from glider_cli.turns.lifecycle import Turns
@@ -73,9 +73,9 @@ class Held:
 class Escalation:
     """See the module contract. One per Dispatch; its settings are the Turns' (a reload swaps them)."""
 
-    def __init__(self, turns: Turns, sink: EventSink) -> None:
+    def __init__(self, turns: Turns, ledger: Ledger) -> None:
         self.turns = turns
-        self.sink = sink
+        self.ledger = ledger
 
     def offered(self, job: Job, backend: Backend) -> Offered | None:
         """The tools the client offered, when this attempt's reply is to be checked; else None."""
@@ -199,7 +199,6 @@ class Escalation:
         }
         if estimated:
             data["estimated"] = estimated
-        self.sink.emit(ESCALATED, data, turn_id=job.turn_id)
+        self.ledger.emit(ESCALATED, data, job.turn_id)
         reason = held.verdict.reason or ""
-        for kind, regret, turn in self.turns.escalated(job.opened, call.backend.name, call.model, reason):
-            self.sink.emit(kind, regret, turn_id=turn)
+        self.ledger.record(self.turns.escalated(job.opened, call.backend.name, call.model, reason))

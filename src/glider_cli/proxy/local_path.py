@@ -16,8 +16,8 @@ Contract:
   timeout, a 5xx) is marked down with the reason; `watch()` re-probes the backends marked down every
   `interval` seconds and marks them up again when they answer, so a backend that comes back is
   read afresh (its models, its window). A reply from a backend marks it up (`answered`). Each
-  backend a probe reached is told to `reached` (the proxy's circuit breakers: a probe that answers
-  after the cool-down closes an open one).
+  backend a probe reached is told to `reached` (given at construction: the app's circuit breakers,
+  `Breakers.probed`: a probe that answers after the cool-down closes an open one).
 - `gate(chat)` is the router's capability gate for one request (`router.decide.Gate`): for the
   local backend a rule would use, why it cannot take the request, or None. It refuses when the turn
   in progress uses tools (its messages since the latest real user message carry tool calls or
@@ -37,7 +37,9 @@ Contract:
   backend can take (none when it cannot call tools) and up to `transform.local_episode_count`
   episodes of the same session (`episodes`: from the live writer's ring; the turn in progress left
   out). Made once per request and backend tool support (`cache`), so the gate's size and the body
-  sent are the same pack. None when the setting is off.
+  sent are the same pack. None when the setting is off. `step_pack(chat, body, tools)`: the pack of
+  an OpenAI Chat body a door built (a Cursor agent loop's step): the turn whole, the episodes, a short
+  system part and exactly `tools`. `calls_tools(name)`: whether a backend can call tools (unknown: yes).
 """
 
 from __future__ import annotations
@@ -83,11 +85,12 @@ class LocalPath:
         settings: Settings,
         recent: Callable[[], Iterable[Mapping[str, Any]]] | None = None,
         cache: Path | None = None,
+        reached: Callable[[str], None] | None = None,
     ) -> None:
         self.registry = registry
         self.cache = cache
         # Told of each backend a probe reached (the app gives its circuit breakers: `backends.breaker`).
-        self.reached: Callable[[str], None] | None = None
+        self.reached = reached
         self.settings = settings
         self._recent = recent
         self._local: list[Backend] = [
@@ -215,6 +218,21 @@ class LocalPath:
             found = pack(protocol, body, transform, episodes=self.episodes(chat), tools=tools, request=chat)
             cache[tools] = found
         return found
+
+    def step_pack(
+        self, chat: ChatRequest, body: Mapping[str, Any], tools: tuple[str, ...]
+    ) -> dict[str, Any] | None:
+        """The pack of an OpenAI Chat `body` a door built for `chat`'s turn (see the module contract);
+        None when `transform.local_context` is off."""
+        if not self.settings.transform.local_context:
+            return None
+        transform = replace(self.settings.transform, local_tools=tools)
+        return dict(pack("openai_chat", body, transform, episodes=self.episodes(chat), tools=True).body)
+
+    def calls_tools(self, name: str) -> bool:
+        """Whether backend `name` can call tools: unknown counts as yes (as the gate has it)."""
+        cap = self.caps.get(name)
+        return cap is None or cap.tools is not False
 
     def pack_tokens(self, name: str, cache: dict[bool, Packed]) -> int | None:
         """The estimated tokens of the pack `packed` made for backend `name` (None: it made none)."""

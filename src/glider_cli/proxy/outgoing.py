@@ -1,4 +1,5 @@
-"""`build_call(inb, decision, backend, local, count_tokens=)`: the request as one backend gets it.
+"""`build_call(inb, decision, backend, local, count_tokens=, fallback_from=, escalated=)`: the request
+as one backend gets it (`fallback_from`, `escalated`: what the attempt replaces, on its route).
 
 - A local backend gets the pack (`proxy.local_path`: what a local model receives), not the client's
   whole request, unless the request is a count_tokens one or already built (`Inbound.pack` false).
@@ -36,6 +37,8 @@ def build_call(
     local: LocalPath | None,
     *,
     count_tokens: bool = False,
+    fallback_from: str | None = None,
+    escalated: str | None = None,
 ) -> Call:
     model = model_for(backend, decision.backend, decision.model, decision.adapter, inb.chat.model)
     protocol, body = inb.protocol, inb.body
@@ -72,7 +75,9 @@ def build_call(
             path = CLIENT_PATH[protocol] + ("/count_tokens" if count_tokens else "")
         url = backend.url(protocol, path) + (f"?{inb.query}" if inb.query else "")
         headers = upstream_headers(inb.headers, backend, passthrough=True, lowered=True)
-        return Call(backend, True, url, headers, raw, model or body.get("model"))
+        return Call(
+            backend, True, url, headers, raw, model or body.get("model"), fallback_from, escalated=escalated
+        )
     from glider_cli.protocol import translate  # only a translated call needs it (not imported at start)
 
     window = local.window(backend.name) if local is not None else None
@@ -88,7 +93,9 @@ def build_call(
         tb = structured.for_dialect(tb, dialect)
     url = backend.url(protocol, translate.upstream_path(backend.wire))
     headers = upstream_headers(inb.headers, backend, passthrough=False, lowered=True)
-    return Call(backend, False, url, headers, orjson.dumps(tb), tb.get("model"))
+    return Call(
+        backend, False, url, headers, orjson.dumps(tb), tb.get("model"), fallback_from, escalated=escalated
+    )
 
 
 # Where a client protocol's body says its output ceiling (a passthrough to a local server of its wire).

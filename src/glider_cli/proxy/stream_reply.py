@@ -1,35 +1,157 @@
-"""A streamed reply relayed chunk by chunk (`Dispatch.relay`, apart so each module stays small).
+"""A streamed reply: an upstream's stream read chunk by chunk as the client gets it (`ReplyChunks`, the
+engine's one stream loop), and that stream as an HTTP client's reply (`stream_reply`).
 
-`stream_reply(dispatch, job, call, resp, it, first)`: the upstream's stream as the client gets it (as
-it is for a passthrough, else translated by `protocol.translate_stream`), `first` being the body's
-first chunk when `Dispatch.forward` held the reply for a possible fallback. Usage, the tool calls the
-reply issued and whether the upstream cut or failed the stream are read as the chunks pass, after
-each was handed to the client; the bookkeeping (`Dispatch.finish`) runs once on the loop pass after
-the stream ended, whether it completed, failed mid-stream (the client gets the protocol's error
+`ReplyChunks(call, it, first, protocol=, model=, body=, usage=, tap=)`: the upstream's stream as a
+client of `protocol` gets it (as it is for a passthrough, else translated by `protocol.translate_stream`),
+`first` being the body's first chunk when `Dispatch.forward` held the reply for a possible fallback.
+`chunks()` yields each piece once; the raw chunk is fed to `usage` and what went out to `tap` (the tool
+calls the reply issued) once that piece was taken (the client first). It stops after the chunk in which
+the upstream said it failed or cut the stream (`failure`; a passthrough is read for that only with
+`watch`). Both doors read a stream through it: the HTTP door's streamed reply below and the Cursor
+door's local answer (`Engine.local_chat`).
+
+`stream_reply(books, job, call, resp, it, first, estimate)`: the client's reply (`estimate`: the input
+tokens a translated stream reports when the backend says none; `x-glider-estimate: message_start` for
+an Anthropic client). The bookkeeping (`books.finish`: `Dispatch.finish`) runs once on the loop pass
+after the stream ended, whether it completed, failed mid-stream (the client gets the protocol's error
 event) or the client left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
+import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from glider_cli.backends.client import UpstreamResponse
 from glider_cli.backends.headers import response_headers
 from glider_cli.errors import BackendError, GliderError
+from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import Call, Job, reply_route
 from glider_cli.proxy.reply import Reply
 
 if TYPE_CHECKING:
     from glider_cli.protocol.translate_stream import StreamConverter, StreamTranslator
-    from glider_cli.proxy.dispatch import Dispatch
+
+
+class Books(Protocol):
+    """Where a streamed reply's bookkeeping goes once it ended (`Dispatch.finish`)."""
+
+    def finish(
+        self,
+        job: Job,
+        call: Call,
+        status: int,
+        usage: Usage,
+        *,
+        complete: bool,
+        disconnected: bool = False,
+        failure: GliderError | None = None,
+        text_bytes: int | None = None,
+    ) -> None: ...
+
+
+class ReplyChunks:
+    """See the module contract. One per streamed reply."""
+
+    def __init__(
+        self,
+        call: Call,
+        it: AsyncIterator[bytes],
+        first: bytes,
+        *,
+        protocol: str,
+        model: str,
+        body: dict[str, Any],
+        usage: Usage,
+        tap: ReplyTap | None = None,
+        estimate: int | None = None,
+        watch: bool = False,
+    ) -> None:
+        self.call = call
+        self.protocol = protocol
+        self.model = model
+        self.usage = usage
+        self.tap = tap
+        self._it = it
+        self._first = first
+        self.convert: StreamConverter | None = None
+        self._watch: StreamTranslator | None = None
+        if not call.passthrough or watch:
+            # Imported by the first stream that is read (`protocol.translate_stream`), not at start.
+            from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter
+
+            if not call.passthrough:
+                wire = call.backend.wire
+                self.convert = stream_converter(
+                    protocol, wire, model=model, body=body, input_estimate=estimate
+                )
+            else:
+                self._watch = StreamTranslator(protocol, protocol, model=model)
+
+    @property
+    def failure(self) -> str | None:
+        """What the upstream said when it failed or cut the stream, or None."""
+        if self.convert is not None:
+            return self.convert.failure
+        return self._watch.failure if self._watch is not None else None
+
+    @property
+    def text_bytes(self) -> int | None:
+        """The text a translated stream sent (its encoder's count); None for a passthrough."""
+        return self.convert.text_bytes if self.convert is not None else None
+
+    def error(self, message: str) -> bytes:
+        """The protocol's error event, to end the client's stream with."""
+        if self.convert is not None:
+            return self.convert.error(message)
+        from glider_cli.protocol.translate_stream import stream_error
+
+        return stream_error(self.protocol, message, model=self.model)
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        """The one stream loop (see the module contract). Raises what reading the upstream raises."""
+        call, usage, tap, convert, watch = self.call, self.usage, self.tap, self.convert, self._watch
+        chunk = self._first
+        while True:
+            if chunk:
+                call.first_byte()
+            out = chunk if convert is None else convert.feed(chunk)
+            if out:
+                try:
+                    yield out  # the client first; usage and tool calls are read once it is out
+                finally:
+                    usage.feed(chunk)
+                    if tap is not None:
+                        tap.feed(out)
+            else:
+                usage.feed(chunk)
+            if watch is not None:
+                watch.feed(chunk)
+            if self.failure is not None:
+                break  # the upstream said it failed (or cut the stream): nothing more to read
+            try:
+                chunk = await self._it.__anext__()
+            except StopAsyncIteration:
+                break
+        if convert is not None:
+            tail = convert.close()
+            if tail:
+                if tap is not None:
+                    tap.feed(tail)
+                yield tail
 
 
 def stream_reply(
-    dispatch: Dispatch, job: Job, call: Call, resp: UpstreamResponse, it: AsyncIterator[bytes], first: bytes
+    books: Books,
+    job: Job,
+    call: Call,
+    resp: UpstreamResponse,
+    it: AsyncIterator[bytes],
+    first: bytes,
+    estimate: int | None,
 ) -> Reply:
     inb = job.inb
     local = call.backend.side == "local"
@@ -38,29 +160,20 @@ def stream_reply(
     text = call.passthrough and (local or inb.protocol == "openai_chat")
     usage = Usage(limit=local, text=text)
     model = inb.chat.model or call.model or ""
-    estimate = None
-    if not call.passthrough:  # Anthropic: in message_start; every client: when the backend says none
-        # The request as this backend was sent it (a local backend's pack), not the client's.
-        sent = dispatch.sent_tokens(job, call)
-        sent = inb.chat.estimated_tokens if sent is None else sent
-        estimate = dispatch.turns.estimate(call.backend.name, sent)
     # A local Chat server's stream relayed as it is is still read for a cut (recorded, not sent).
-    local_chat = call.passthrough and call.backend.side == "local" and inb.protocol == "openai_chat"
-    convert: StreamConverter | None = None
-    watch: StreamTranslator | None = None
-    if not call.passthrough or local_chat:
-        # Imported by the first stream that is read (`protocol.translate_stream`), not at start.
-        from glider_cli.protocol.translate_stream import StreamTranslator, stream_converter
-
-        if not call.passthrough:
-            convert = stream_converter(
-                inb.protocol, call.backend.wire, model=model, body=inb.body, input_estimate=estimate
-            )
-        if local_chat:
-            watch = StreamTranslator(inb.protocol, inb.protocol, model=model)
-
-    def said() -> str | None:
-        return convert.failure if convert is not None else watch.failure if watch is not None else None
+    watch = call.passthrough and local and inb.protocol == "openai_chat"
+    reader = ReplyChunks(
+        call,
+        it,
+        first,
+        protocol=inb.protocol,
+        model=model,
+        body=inb.body,
+        usage=usage,
+        tap=job.tap,
+        estimate=estimate,
+        watch=watch,
+    )
 
     ended = False  # the upstream response closed and the bookkeeping scheduled, exactly once
 
@@ -70,17 +183,15 @@ def stream_reply(
         gone = failure is None and not complete
 
         def closed() -> None:
-            status = resp.status
-            text = convert.text_bytes if convert is not None else None
-            dispatch.finish(
+            books.finish(
                 job,
                 call,
-                status,
+                resp.status,
                 usage,
                 complete=complete,
                 disconnected=gone,
                 failure=failure,
-                text_bytes=text,
+                text_bytes=reader.text_bytes,
             )
 
         asyncio.get_running_loop().call_soon(closed)
@@ -88,49 +199,19 @@ def stream_reply(
     async def gen() -> AsyncGenerator[bytes, None]:
         complete = False
         failure: GliderError | None = None
+        chunks = reader.chunks()
         try:
-            chunk = first
-            while True:
-                if call.first_chunk is None and chunk:
-                    call.first_chunk = time.perf_counter()
-                out = chunk if convert is None else convert.feed(chunk)
-                if out:
-                    try:
-                        yield out  # the client first; usage and tool calls are read once it is out
-                    finally:
-                        usage.feed(chunk)
-                        if job.tap is not None:
-                            job.tap.feed(out)
-                else:
-                    usage.feed(chunk)
-                if watch is not None:
-                    watch.feed(chunk)
-                if said() is not None:
-                    break  # the upstream said it failed (or cut the stream): nothing more to read
-                try:
-                    chunk = await it.__anext__()
-                except StopAsyncIteration:
-                    break
-            if convert is not None:
-                tail = convert.close()
-                if tail:
-                    if job.tap is not None:
-                        job.tap.feed(tail)
-                    yield tail
-            if said() is not None:  # the upstream said it failed (or cut the stream): not a reply
-                failure = BackendError(f"upstream {call.backend.name} failed mid-stream: {said()}")
+            async with contextlib.aclosing(chunks):
+                async for out in chunks:
+                    yield out
+            said = reader.failure
+            if said is not None:  # the upstream said it failed (or cut the stream): not a reply
+                failure = BackendError(f"upstream {call.backend.name} failed mid-stream: {said}")
                 return
             complete = True
         except BackendError as exc:
             failure = exc
-            message = f"upstream {call.backend.name} failed mid-stream: {exc.message}"
-            from glider_cli.protocol.translate_stream import stream_error
-
-            yield (
-                stream_error(inb.protocol, message, model=model)
-                if convert is None
-                else convert.error(message)
-            )
+            yield reader.error(f"upstream {call.backend.name} failed mid-stream: {exc.message}")
         finally:
             # Runs on completion, on upstream failure and when the client went away (the stream
             # is closed or its task cancelled): closing the upstream response cancels its work.

@@ -1,1 +1,1 @@
-"""`glider serve`: the Starlette app and the proxy pipeline."""
+"""`glider serve`: the HTTP door to the request engine (`glider_cli.proxy`): its app and lifespan."""

@@ -6,9 +6,10 @@ Contract:
   closed on shutdown) — unless the caller injected them, in which case the caller owns them. With
   its own writer it also runs retention (`server.retention`: day files past `context.retain_days`
   pruned once a day, an `EventsPruned` event each time). It starts the first probe of the local
-  backends (`proxy.local_path`) and does not wait for it: the server listens at once, a request
-  that comes before the probe is over waits for it, and `state.on_probed` (if set) is called when
-  it is; shutdown cancels a probe still in flight.
+  backends (`proxy.LocalPath`) and does not wait for it: the server listens at once, a request
+  that comes before the probe is over waits for it, and `hooks.probed` (if given) is called when
+  it is; shutdown cancels a probe still in flight. `hooks` (`server.inner.Hooks`) are what the
+  runner is told: each is read from the app's state as `state.on_<name>`.
 - Seams: `sink` (any `domain.EventSink`; default an `store.eventlog.writer.EventWriter` under GLIDER_HOME),
   `upstream` (any `backends.client.Upstream`; default the aiohttp client, routed per backend by
   `backends.network.routes`), `environ` (API keys, GLIDER_TOKEN and, with `server.trust_env`, the
@@ -60,13 +61,11 @@ from glider_cli.backends.network import Route
 from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
-from glider_cli.proxy.delegation import Delegation
-from glider_cli.proxy.dispatch import Observer
-from glider_cli.proxy.engine import Decider, Proxy, RefusedObserver
+from glider_cli.proxy import Decider, Delegation, Engine, LocalPath, Observer, RefusedObserver, app_breakers
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
-from glider_cli.server.inner import Inner, Lifespan, State
+from glider_cli.server.inner import Hooks, Inner, Lifespan, State
 from glider_cli.server.mcp_http import McpMount
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
@@ -78,7 +77,6 @@ if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.config.settings import ContextSettings
     from glider_cli.paths import Paths
-    from glider_cli.proxy.local_path import LocalPath
     from glider_cli.server.event_hub import EventHub
     from glider_cli.server.mcp_server import WorkerTools
     from glider_cli.server.reload import LiveConfig, Reloader
@@ -114,6 +112,7 @@ def create_app(
     reload_interval: float | None = 1.0,
     observer: Observer | None = None,
     refused_observer: RefusedObserver | None = None,
+    hooks: Hooks | None = None,
 ) -> GliderApp:
     from glider_cli import paths as paths_mod
     from glider_cli.server.event_hub import EventHub
@@ -204,6 +203,10 @@ def create_app(
 
     lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home, mcp, telemetry)
     inner = Inner(build, lifespan, state)
+    # What `glider serve` is told (`server.inner.Hooks`): read by the lifespan and the reloader.
+    told = hooks if hooks is not None else Hooks()
+    state.on_notice, state.on_ready = told.notice, told.ready
+    state.on_probed, state.on_reloaded = told.probed, told.reloaded
     state.proxy = proxy
     # The OTLP export when `telemetry:` (or OTEL_EXPORTER_OTLP_ENDPOINT) turns it on; /healthz shows it.
     state.telemetry = telemetry
@@ -280,9 +283,11 @@ def _proxy(
     observer: Observer | None,
     refused_observer: RefusedObserver | None = None,
     tap: Callable[[EventSink], EventSink] | None = None,
-) -> Proxy:
-    """The request pipeline: its events go through `loop_sink` (`server.sink`), its delegation
-    workers' events straight to `sink`; `tap` (the telemetry's) wraps the request path's sinks."""
+) -> Engine:
+    """The request engine: its events go through `loop_sink` (`server.sink`), its delegation
+    workers' events straight to `sink`; `tap` (the telemetry's) wraps the request path's sinks. The
+    backends' circuit breakers are built here and given to the engine and to the local path (a probe
+    that answers closes an open one)."""
     import time
 
     from glider_cli import paths as paths_mod
@@ -315,19 +320,22 @@ def _proxy(
         escalate=config.routing.escalate,
     )
     from glider_cli.backends.probe_cache import FILENAME as PROBES
-    from glider_cli.proxy.local_path import LocalPath
 
-    return Proxy(
+    request_sink = loop_sink if tap is None else tap(loop_sink)
+    breakers = app_breakers(registry, request_sink)
+    probes = paths_mod.resolve(env).run / PROBES
+    return Engine(
         turns=turns,
         parse=functools.partial(parse_request, lowered=True),
         registry=registry,
-        sink=loop_sink if tap is None else tap(loop_sink),
+        sink=request_sink,
         closing_sink=loop_sink.later if tap is None else tap(loop_sink.later),
         max_body_bytes=settings.server.max_body_bytes,
         upstream=upstream,
+        breakers=breakers,
         # Worker threads emit delegation events: they get the thread-safe sink, not the loop-only one.
         delegation=Delegation(paths_mod.resolve(env), settings, env, sink),
-        local=LocalPath(registry, settings, recent, cache=paths_mod.resolve(env).run / PROBES),
+        local=LocalPath(registry, settings, recent, cache=probes, reached=breakers.probed),
         orchestration=settings.orchestration,
         observer=observer,
         refused_observer=refused_observer,
@@ -374,7 +382,7 @@ async def _retention(writer: EventWriter) -> None:
     await retention.run_retention(store, writer, first_delay=0.0)
 
 
-async def _start_cursor(app: Inner, proxy: Proxy, config: Config | None, home: Paths | None) -> Any:
+async def _start_cursor(app: Inner, proxy: Engine, config: Config | None, home: Paths | None) -> Any:
     """The Cursor proxy when `cursor.port` is set; imported only then (it needs `glider[cursor]`)."""
     if config is None or home is None or config.settings.cursor.port is None:
         return None
@@ -402,7 +410,7 @@ async def _watch(app: Inner, local: LocalPath, first: asyncio.Task[Any]) -> None
 
 
 def _lifespan(
-    proxy: Proxy,
+    proxy: Engine,
     loop_sink: LoopSink,
     writer: EventWriter | None,
     owned: OnDemand | None,

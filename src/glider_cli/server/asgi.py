@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from glider_cli.errors import RequestError
-from glider_cli.proxy.reply import Reply
+from glider_cli.proxy import Reply
 
 __all__ = ["ClientGone", "HotPaths", "ProxyEndpoint", "Reply", "read_body", "send_reply"]
 

@@ -38,7 +38,7 @@ from glider_cli.server.http_json import json_response
 
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
-    from glider_cli.proxy.engine import Decider
+    from glider_cli.proxy import Decider
 
 _HEADER = re.compile(rb"<!-- glider-continuity (\{.*?\}) -->")
 _ENTRY = b"<!-- glider-entry "

@@ -1,4 +1,4 @@
-"""`Inner` and `State`: the part of `create_app`'s app behind `HotPaths` (every request that is not a
+"""`Inner`, `State` and `Hooks`: the part of `create_app`'s app behind `HotPaths` (every request that is not a
 model call), with the Starlette app built when the first of them arrives (issue 29's cold start).
 
 Contract:
@@ -8,6 +8,10 @@ Contract:
   runs one (`lifespan.startup.complete` / `.failed` with the traceback, then the shutdown's), with
   itself as the lifespan's `app`, and hands every other scope to `build()`'s Starlette app, built
   once, on the first of them.
+- `Hooks(notice=, ready=, probed=, reloaded=)`: what the app's runner (`glider serve`) is told, given
+  to `create_app` and kept in the state as `on_notice` (the Cursor proxy's one-off notices), `on_ready`
+  (the lifespan started), `on_probed` (the first probe of the local backends is over) and
+  `on_reloaded(outcome)` (a hot reload swapped a config in); None: not told.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import Receive, Scope, Send
@@ -23,6 +28,16 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 Lifespan = Callable[[Any], contextlib.AbstractAsyncContextManager[None]]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the app's runner is told (see the module contract)."""
+
+    notice: Callable[[str], None] | None = None
+    ready: Callable[[], None] | None = None
+    probed: Callable[[], None] | None = None
+    reloaded: Callable[[Any], None] | None = None
 
 
 class State:

@@ -8,18 +8,18 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from glider_cli.proxy.reply import Reply
+from glider_cli.proxy import Reply
 from glider_cli.server.asgi import ProxyEndpoint
 
 if TYPE_CHECKING:
     from starlette.types import Scope
 
-    from glider_cli.proxy.engine import Proxy
+    from glider_cli.proxy import Engine
 
 PREFIXES = ("/v1", "")
 
 
-def model_endpoints(proxy: Proxy, limit: int) -> dict[str, ProxyEndpoint]:
+def model_endpoints(proxy: Engine, limit: int) -> dict[str, ProxyEndpoint]:
     def endpoint(protocol: str) -> ProxyEndpoint:
         async def handler(scope: Scope, raw: bytes) -> Reply:
             return await proxy.handle(protocol, scope, raw)

@@ -4,7 +4,7 @@ Contract:
 - `model_endpoints(proxy, limit)`: path -> `ProxyEndpoint` for `POST` on `/v1/messages`,
   `/v1/messages/count_tokens`, `/v1/chat/completions` and `/v1/responses`, each also without the
   `/v1` prefix (for base URLs that already end in `/v1`). `limit` is the largest body read (413
-  beyond); an error is answered in the endpoint's protocol (`Proxy.error`). It lives in
+  beyond); an error is answered in the endpoint's protocol (`Engine.error`). It lives in
   `server.model_endpoints`, which imports no Starlette: the app builds the endpoints at start, its
   Starlette app on the first request that is not a model call.
 - `model_routes(config, endpoints)`: those endpoints as Starlette routes (the same objects, so a

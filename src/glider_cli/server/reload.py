@@ -47,7 +47,7 @@ from glider_cli.values import Frozen, init_fields
 if TYPE_CHECKING:
     from glider_cli.config.model import Config
     from glider_cli.domain import EventSink
-    from glider_cli.proxy.engine import Decider, Proxy
+    from glider_cli.proxy import Decider, Engine
 
 _log = logging.getLogger("uvicorn.error")
 _RESTART_SECTIONS = ("server", "context", "delegate", "transform", "cursor")
@@ -139,7 +139,7 @@ class Reloader:
     def __init__(
         self,
         live: LiveConfig,
-        proxy: Proxy,
+        proxy: Engine,
         environ: Mapping[str, str],
         sink: EventSink,
         *,

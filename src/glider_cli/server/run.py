@@ -27,8 +27,8 @@ from glider_cli.config.model import Config
 from glider_cli.values import Frozen, init_fields
 
 if TYPE_CHECKING:
-    from glider_cli.proxy.dispatch import Observer
-    from glider_cli.proxy.engine import RefusedObserver
+    from glider_cli.proxy import Observer, RefusedObserver
+    from glider_cli.server.inner import Hooks
 
 
 class Prepared(Frozen):
@@ -65,6 +65,7 @@ def prepare(
     observer: Observer | None = None,
     refused_observer: RefusedObserver | None = None,
     cursor_port: int | None = None,
+    hooks: Hooks | None = None,
 ) -> Prepared:
     from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
@@ -80,7 +81,12 @@ def prepare(
     bind_host = host or cfg.settings.server.host
     bind_port = cfg.settings.server.port if port is None else port
     app = create_app(
-        cfg, environ=env, bound_host=bind_host, observer=observer, refused_observer=refused_observer
+        cfg,
+        environ=env,
+        bound_host=bind_host,
+        observer=observer,
+        refused_observer=refused_observer,
+        hooks=hooks,
     )
     return Prepared(cfg, bind_host, bind_port, app)
 

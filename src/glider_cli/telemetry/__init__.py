@@ -31,12 +31,11 @@ from glider_cli.telemetry.export import Export
 from glider_cli.telemetry.spans import Recorder, duration_buckets, latest_conventions, token_buckets
 
 if TYPE_CHECKING:
-    from glider_cli.proxy.calls import Inbound, Job
-    from glider_cli.turns.lifecycle import Served
+    from glider_cli.proxy import Inbound, Observed, Served
 
 __all__ = ["Telemetry"]
 
-Observer = Callable[["Job", "Served"], None]
+Observer = Callable[["Observed", "Served"], None]
 RefusedObserver = Callable[["Inbound", GateRefused], None]
 
 # The SDK's exporters log every failed export; a collector that is down is counted and shown
@@ -77,14 +76,14 @@ class Telemetry:
         return cls(config, export, recorder)
 
     def observer(self, then: Observer | None) -> Observer:
-        """The proxy's observer: spans for the request, then `then` (the terminal's line)."""
+        """The engine's observer: spans for the request, then `then` (the terminal's line)."""
         record = self.recorder.observe
         if then is None:
             return record
 
-        def both(job: Job, served: Served) -> None:
-            record(job, served)
-            then(job, served)
+        def both(observed: Observed, served: Served) -> None:
+            record(observed, served)
+            then(observed, served)
 
         return both
 

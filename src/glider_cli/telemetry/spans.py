@@ -1,7 +1,7 @@
 """One served request as an OpenTelemetry trace, named and attributed as the GenAI conventions say.
 
 `Recorder(tracer, meter, telemetry, prices)` is told of each request once its reply is out
-(`observe(job, served)`, the proxy's observer), of each request the capability gate refused
+(`observe(observed, served)`, the engine's observer), of each request the capability gate refused
 (`refused(inb, exc)`) and of each `LocalRegret` event (`regret(turn_id, data)`); it never raises.
 
 The trace of a request — one span per attempt at a backend (kind CLIENT), named
@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram, Meter
     from opentelemetry.trace import Span, SpanContext, Tracer
 
-    from glider_cli.proxy.calls import Call, Inbound, Job
-    from glider_cli.turns.lifecycle import Served
+    from glider_cli.domain import ChatRequest
+    from glider_cli.proxy import Call, Inbound, Observed, Served
 
 # The provider names of the conventions (`gen_ai.provider.name` / `gen_ai.system`), by backend kind;
 # an `origin` backend is the client's own provider, by the client's protocol.
@@ -143,64 +143,64 @@ class Recorder:
 
     # ------------------------------------------------------------------------------ requests
 
-    def observe(self, job: Job, served: Served) -> None:
+    def observe(self, observed: Observed, served: Served) -> None:
         try:
-            self._request(job, served)
+            self._request(observed, served)
         except Exception:
             self.errors += 1
 
-    def _request(self, job: Job, served: Served) -> None:
+    def _request(self, observed: Observed, served: Served) -> None:
         now_ns, now = time.time_ns(), time.perf_counter()
 
         def at(reading: float) -> int:
             return now_ns - int((now - reading) * 1e9)
 
-        calls = job.calls
+        calls = observed.calls
         failed = [c for c in calls if c.error is not None]
         answered = next((c for c in calls if c.error is None), None)
         if not failed:
             # One attempt (the common case): one span, the request's and the call's attributes together.
             started = answered.started if answered is not None else now - served.ms / 1000
-            span = self._attempt(job, answered, served, at(started), None, whole=True)
+            span = self._attempt(observed, answered, served, at(started), None, whole=True)
             if span.is_recording() and self.telemetry.capture_content:
-                self._capture_request(span, job.inb)
+                self._capture_request(span, observed.chat)
             span.end(end_time=at(started + served.ms / 1000) if served.ms else now_ns)
-            self._remember(job.turn_id, span)
-            self._metrics(job, answered, served, None, served.ms / 1000)
+            self._remember(observed.turn_id, span)
+            self._metrics(observed, answered, served, None, served.ms / 1000)
             return
         # A fallback: the logical operation (from the first attempt to the answer) with a span per
         # attempt under it, as the conventions say of retries; the usage is on the attempt that answered.
-        model = job.inb.chat.model
+        model = observed.chat.model
         root = self.tracer.start_span(
             _span_name(model), kind=SpanKind.CLIENT, start_time=at(calls[0].started)
         )
         if root.is_recording():
-            root.set_attributes(self._root_attributes(job, served))
+            root.set_attributes(self._root_attributes(observed, served))
             root.set_attribute("gen_ai.operation.name", "chat")
             if self.telemetry.capture_content:
-                self._capture_request(root, job.inb)
+                self._capture_request(root, observed.chat)
         context = trace.set_span_in_context(root)
         for call in failed:
             assert call.error is not None
-            span = self._attempt(job, call, None, at(call.started), context)
+            span = self._attempt(observed, call, None, at(call.started), context)
             if span.is_recording():
                 span.set_attribute("error.type", _error_type(call.error))
                 span.set_status(Status(StatusCode.ERROR, call.error.message))
             span.end(end_time=at(call.ended) if call.ended is not None else now_ns)
-            self._metrics(job, call, None, call.error, (call.ended or now) - call.started)
+            self._metrics(observed, call, None, call.error, (call.ended or now) - call.started)
         if answered is not None:
-            span = self._attempt(job, answered, served, at(answered.started), context)
+            span = self._attempt(observed, answered, served, at(answered.started), context)
             span.end(end_time=at(answered.started + served.ms / 1000) if served.ms else now_ns)
-            self._metrics(job, answered, served, None, served.ms / 1000)
+            self._metrics(observed, answered, served, None, served.ms / 1000)
         if served.status >= 400 or served.end == "failed":
             root.set_status(Status(StatusCode.ERROR))
             root.set_attribute("error.type", str(served.status) if served.status else "failed")
         root.end(end_time=now_ns)
-        self._remember(job.turn_id, root)
+        self._remember(observed.turn_id, root)
 
     def _attempt(
         self,
-        job: Job,
+        observed: Observed,
         call: Call | None,
         served: Served | None,
         start: int,
@@ -216,9 +216,9 @@ class Recorder:
         )
         if not span.is_recording():
             return span
-        attrs = self._attempt_attributes(job, call, served)
+        attrs = self._attempt_attributes(observed, call, served)
         if whole and served is not None:
-            attrs.update(self._root_attributes(job, served))
+            attrs.update(self._root_attributes(observed, served))
         span.set_attributes(attrs)
         if served is None:
             return span
@@ -237,33 +237,35 @@ class Recorder:
             _capture(span, "glider.output.tool_calls", made)
         return span
 
-    def _root_attributes(self, job: Job, served: Served) -> dict[str, Any]:
-        inb, decision, opened = job.inb, job.decision, job.opened
+    def _root_attributes(self, observed: Observed, served: Served) -> dict[str, Any]:
+        decision, opened = observed.decision, observed.opened
         attrs: dict[str, Any] = {
-            "glider.client": inb.protocol,
+            "glider.client": observed.protocol,
             "glider.side": served.side,
             "glider.rule": decision.rule,
-            "glider.decision.source": _source(job),
+            "glider.decision.source": _source(observed),
             "glider.sticky": bool(opened.plan.view.bound or opened.plan.forced is not None),
             # The client's model, not as `gen_ai.request.model`: the root is not an inference call
             # (receivers that count calls by the GenAI attributes would count the request twice).
-            "glider.requested_model": inb.chat.model or "",
+            "glider.requested_model": observed.chat.model or "",
         }
-        if job.turn_id is not None:
-            attrs["glider.turn_id"] = job.turn_id
+        if observed.turn_id is not None:
+            attrs["glider.turn_id"] = observed.turn_id
         if served.backend is not None:
             attrs["glider.backend"] = served.backend
         if served.fallback_from:
             attrs["glider.fallback_from"] = served.fallback_from
         if served.disconnected:
             attrs["glider.client_disconnected"] = True
-        spent, saved = self._estimates(job, served)
+        spent, saved = self._estimates(observed, served)
         attrs["glider.cost.estimated_usd"] = spent
         if served.side == "local":
             attrs["glider.savings.estimated_usd"] = saved
         return attrs
 
-    def _call_attributes(self, job: Job, call: Call | None, served: Served | None) -> dict[str, Any]:
+    def _call_attributes(
+        self, observed: Observed, call: Call | None, served: Served | None
+    ) -> dict[str, Any]:
         """What a call's span and its metrics both say: the operation, the provider, the model asked
         for, the side and rule, and the real upstream's address."""
         backend = call.backend if call is not None else None
@@ -271,14 +273,14 @@ class Recorder:
         kind = backend.kind if backend is not None else ""
         origin = kind == "origin"
         provider = (
-            _ORIGIN_PROVIDER.get(job.inb.protocol, "anthropic") if origin else _PROVIDER.get(kind, kind)
+            _ORIGIN_PROVIDER.get(observed.protocol, "anthropic") if origin else _PROVIDER.get(kind, kind)
         )
         attrs: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             self.provider_key: provider or "unknown",
             "gen_ai.request.model": model or "",
             "glider.side": backend.side if backend is not None else (served.side if served else ""),
-            "glider.rule": job.decision.rule,
+            "glider.rule": observed.decision.rule,
         }
         if call is not None:
             host, port = _server(call.url)
@@ -287,9 +289,11 @@ class Recorder:
                 attrs["server.port"] = port
         return attrs
 
-    def _attempt_attributes(self, job: Job, call: Call | None, served: Served | None) -> dict[str, Any]:
-        chat = job.inb.chat
-        attrs = self._call_attributes(job, call, served)
+    def _attempt_attributes(
+        self, observed: Observed, call: Call | None, served: Served | None
+    ) -> dict[str, Any]:
+        chat = observed.chat
+        attrs = self._call_attributes(observed, call, served)
         model = attrs["gen_ai.request.model"]
         attrs["glider.backend"] = (
             call.backend.name if call is not None else (served.backend if served else "")
@@ -314,11 +318,16 @@ class Recorder:
         return attrs
 
     def _metrics(
-        self, job: Job, call: Call | None, served: Served | None, error: GliderError | None, seconds: float
+        self,
+        observed: Observed,
+        call: Call | None,
+        served: Served | None,
+        error: GliderError | None,
+        seconds: float,
     ) -> None:
         if self.duration is None or self.tokens is None:
             return
-        attrs = self._call_attributes(job, call, served)
+        attrs = self._call_attributes(observed, call, served)
         if error is not None:
             attrs["error.type"] = _error_type(error)
         elif served is not None and (served.status >= 400 or served.end == "failed"):
@@ -335,7 +344,7 @@ class Recorder:
         if self.first_chunk is not None and call is not None and call.first_chunk is not None:
             self.first_chunk.record(call.first_chunk - call.started, attrs)
 
-    def _estimates(self, job: Job, served: Served) -> tuple[float, float]:
+    def _estimates(self, observed: Observed, served: Served) -> tuple[float, float]:
         """What this answer cost and, for a local one, what the client's model would have cost."""
         if served.status >= 400 or served.status == 0:
             return 0.0, 0.0
@@ -347,11 +356,11 @@ class Recorder:
         spent = cost(self.prices.price(served.model, served.side), inp, out, read, write)
         saved = 0.0
         if served.side == "local":
-            saved = cost(self.prices.price(job.inb.chat.model, "cloud"), inp, out, read, write)
+            saved = cost(self.prices.price(observed.chat.model, "cloud"), inp, out, read, write)
         return round(spent, 8), round(saved, 8)
 
-    def _capture_request(self, span: Span, inb: Inbound) -> None:
-        messages = [{"role": m.role, "content": m.content} for m in inb.chat.messages]
+    def _capture_request(self, span: Span, chat: ChatRequest) -> None:
+        messages = [{"role": m.role, "content": m.content} for m in chat.messages]
         _capture(span, "gen_ai.input.messages", messages)
 
     # ------------------------------------------------------------------------------ refusals, regrets
@@ -453,13 +462,13 @@ def _finish_reasons(served: Served) -> list[str]:
     return ["stop"]
 
 
-def _source(job: Job) -> str:
+def _source(observed: Observed) -> str:
     """Which part of the router had control: an explicit command, the family (sticky), the task
     classifier, the complexity rule, a Starlark script, or an ordinary rule."""
-    decision = job.decision
+    decision = observed.decision
     if decision.command:
         return "command"
-    if job.opened.plan.forced is not None:
+    if observed.opened.plan.forced is not None:
         return "sticky"
     rule = decision.rule
     if rule.startswith("task_classifier"):

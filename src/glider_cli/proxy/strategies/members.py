@@ -90,15 +90,16 @@ async def call_member(
             temperature=member.temperature,
             followup=followup,
         )
-        minb = Inbound(inb.protocol, orjson.dumps(sent), sent, inb.headers, inb.query, inb.chat, inb.path)
         # A plain member gets the client's request as packed for the local side; a judge's question
         # or a later pipeline stage is Glider's own request and is sent as built.
-        minb.pack = body is None and not followup
+        packed = body is None and not followup
+        raw = orjson.dumps(sent)
+        minb = Inbound(inb.protocol, raw, sent, inb.headers, inb.query, inb.chat, inb.path, pack=packed)
         adapter = job.decision.adapter if member.backend == job.decision.backend else None
         decision = replace(
             job.decision, target=member.side, backend=member.backend, model=member.model, adapter=adapter
         )
-        backend = out.registry.get(member.backend)
+        backend = out.backend(member.backend)
         cand.call = call = out.call(minb, decision, backend)
         await asyncio.wait_for(_fetch(out, call, cand), timeout)
         cand.wire = inb.protocol if call.passthrough else backend.wire
@@ -179,4 +180,4 @@ def _record(out: Dispatch, job: Job, cand: Candidate, strategy: str, started: fl
     data.update(member_usage(usage, answered, asked, text.text_bytes))
     if cand.error is not None:
         data["error"] = cand.error
-    out.sink.emit(STRATEGY_MEMBER, data, turn_id=job.turn_id)
+    out.ledger.emit(STRATEGY_MEMBER, data, job.turn_id)

@@ -75,8 +75,7 @@ class Orchestrator:
 
     async def run(self, job: Job, plan: Plan, backend: Backend) -> Reply:
         if plan.clouds and job.decision.target != "cloud":
-            for kind, data, tid in self.out.turns.bind_cloud(job.opened):
-                self.out.sink.emit(kind, data, turn_id=tid)
+            self.out.bind_cloud(job.opened)
         work = asyncio.ensure_future(self._choose(job, plan))
         if not job.inb.chat.stream:
             try:
@@ -196,7 +195,7 @@ class Orchestrator:
         }
         if scores is not None:
             data["scores"] = scores
-        self.out.sink.emit(STRATEGY_CHOSEN, data, turn_id=job.turn_id)
+        self.out.ledger.emit(STRATEGY_CHOSEN, data, job.turn_id)
         return chosen
 
     # ---------------------------------------------------------------------------------- replying
@@ -213,9 +212,8 @@ class Orchestrator:
     def _whole(self, job: Job, plan: Plan, chosen: Candidate) -> Reply:
         model = job.inb.chat.model or (chosen.call.model if chosen.call else None) or ""
         body = orjson.dumps(translate.response_to(job.inb.protocol, chosen.wire, chosen.body(), model=model))
-        reply = Reply(200, [(b"content-type", b"application/json"), *self._headers(job, plan, chosen)], body)
-        reply.after = lambda: self._done(job, chosen, body)
-        return reply
+        headers = [(b"content-type", b"application/json"), *self._headers(job, plan, chosen)]
+        return Reply(200, headers, body, after=lambda: self._done(job, chosen, body))
 
     def _done(self, job: Job, chosen: Candidate, served: bytes, *, complete: bool = True) -> None:
         assert chosen.call is not None
@@ -232,7 +230,7 @@ class Orchestrator:
         opts = inb.body.get("stream_options")
         usage = bool(isinstance(opts, dict) and opts.get("include_usage"))
         model = inb.chat.model or ""
-        estimate = self.out.turns.estimate(backend.name, inb.chat.estimated_tokens)
+        estimate = self.out.estimate(backend.name, inb.chat.estimated_tokens)
         encoder = translate.encoder_for(inb.protocol, model, usage, input_estimate=estimate)
         ping = _PING.get(inb.protocol, _COMMENT)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from glider_harness import GliderServer
 
 from fake_upstream import FakeUpstream
 from glider_cli.proxy.strategies.judge import EXECUTE_PROMPT, PLAN_PROMPT, REVIEW_PROMPT
+from server.glider_harness import GliderServer
 
 pytestmark = [
     pytest.mark.live,
