@@ -98,7 +98,7 @@ class _Dropped:
 async def _serve(n: int, rounds: int, warm: int, events: bool = True) -> list[float]:
     from glider_cli.config.load import load_config
     from glider_cli.server.app import create_app
-    from glider_cli.server.run import collect_for_serving
+    from glider_cli.server.serve import collect_for_serving
 
     tmp = Path(tempfile.mkdtemp(prefix="glider-bench-app-"))
     cfg = bench_config(tmp, 9, 9)  # bench_proxy.py's config; the upstream is canned

@@ -6,7 +6,7 @@ own process on 127.0.0.1 so the load generator does not steal their event loop (
 are in bench/proxy_servers.py):
 
     direct   client -> fake upstream
-    floor    client -> raw ASGI app on glider's own server stack (uvicorn with `server.run` options,
+    floor    client -> raw ASGI app on glider's own server stack (uvicorn with `server.serve` options,
              uvloop, httptools) and its upstream client (`backends.aiohttp_upstream.AiohttpUpstream`),
              no routing, no records -> fake: the cost of one more HTTP hop on this stack and machine,
              which glider's own work (parsing, routing, records) comes on top of

@@ -2,7 +2,7 @@
 
 proxy_servers.py fake PORT [PACE]  the fake upstream (tests/fake_upstream.py); PACE seconds between
                                    a stream's events (a model's pace: the translation TTFT figure)
-proxy_servers.py floor PORT UP     a raw ASGI app on glider's own server stack (`server.run` uvicorn
+proxy_servers.py floor PORT UP     a raw ASGI app on glider's own server stack (`server.serve` uvicorn
                                    options) and upstream client (`aiohttp_upstream.AiohttpUpstream`)
                                    forwarding to the fake on port UP: no routing, no records
 """
@@ -83,7 +83,7 @@ def main() -> None:
             access_log=False,
         )
     elif kind == "floor":
-        from glider_cli.server.run import uvicorn_options
+        from glider_cli.server.serve import uvicorn_options
 
         uvicorn.run(
             floor_app(f"http://127.0.0.1:{sys.argv[3]}"), host="127.0.0.1", port=port, **uvicorn_options()

@@ -114,7 +114,7 @@ def test_serve_loads_neither_rich_nor_httpx_and_starts_no_worker(tmp_path: Path)
 
 # What a plain `glider serve` start must not import (issue 29's cold start): each is loaded on first use.
 DEFERRED = (
-    "glider_cli.proxy.strategies.runner",  # a strategy's plan is served
+    "glider_cli.proxy.strategies.orchestrator",  # a strategy's plan is served
     "glider_cli.delegate.operations",  # a workspace's turn is recorded, a delegate flag runs
     "glider_cli.delegate.allow_deny",
     "glider_cli.delegate.compaction",

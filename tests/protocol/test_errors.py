@@ -1,4 +1,4 @@
-"""protocol.errors as the proxy uses it (error bytes, an upstream's message), and the stream error
+"""protocol.error_bodies as the proxy uses it (error bytes, an upstream's message), and the stream error
 frames: one spelling per protocol, whether the stream was translated or passed through."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from fake_wire import Reply, anthropic_events, chat_events, plan_reply
 from fake_wire_responses import responses_events
 from glider_cli.errors import BackendError, ConfigError
-from glider_cli.protocol.errors import error_body, error_bytes, upstream_text
+from glider_cli.protocol.error_bodies import error_body, error_bytes, upstream_text
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.translate import response_bytes_to, upstream_path
 from glider_cli.protocol.translate_stream import StreamTranslator, stream_error

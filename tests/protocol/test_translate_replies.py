@@ -10,7 +10,7 @@ import pytest
 
 from fake_wire import Reply, anthropic_json, chat_json, ollama_json, plan_reply
 from fake_wire_responses import responses_json
-from glider_cli.protocol.errors import error_response, translate_error
+from glider_cli.protocol.error_bodies import error_response, translate_error
 from glider_cli.protocol.ir import Usage
 from glider_cli.protocol.translate import response_to, synthesize_stream, text_reply
 from sdk_parse import anthropic_client, anthropic_final, chat_final, openai_client, responses_final

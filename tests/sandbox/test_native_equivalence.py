@@ -1,5 +1,5 @@
 """The bundled scripts give the same outcome evaluated as Python (sandbox.native) as through the
-Starlark interpreter (sandbox.engine, in-process): over the captured client requests, generated
+Starlark interpreter (sandbox.starlark_eval, in-process): over the captured client requests, generated
 requests (non-ASCII text, case-mapping corner cases), every code point's lower case, and a script
 that uses every construct of the subset on values where Python and Starlark disagree."""
 

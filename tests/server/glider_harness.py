@@ -23,7 +23,7 @@ import uvicorn
 from glider_cli.config.load import load_config
 from glider_cli.proxy import Observer, RefusedObserver
 from glider_cli.server.app import create_app
-from glider_cli.server.run import uvicorn_options
+from glider_cli.server.serve import uvicorn_options
 
 
 class RecordingSink:

@@ -1,5 +1,5 @@
 """What `glider serve` leaves for later (issue 29's cold start): an app built as `glider serve` builds it
-(`server.run.prepare`: the config, its lint, `create_app`) answers its first model request without
+(`server.serve.prepare`: the config, its lint, `create_app`) answers its first model request without
 loading these, each loaded on its first use and working then. Each check runs in a fresh interpreter,
 so what an earlier test imported does not count."""
 
@@ -17,7 +17,7 @@ from fake_upstream import FakeUpstream
 SERVE = r"""
 import http.client, json, socket, sys, threading, time
 import uvicorn
-from glider_cli.server.run import prepare, uvicorn_options
+from glider_cli.server.serve import prepare, uvicorn_options
 
 env = {"GLIDER_HOME": sys.argv[2]}
 watch, calls = json.loads(sys.argv[3]), json.loads(sys.argv[4])
@@ -80,7 +80,12 @@ def test_the_first_model_request_does_not_start_the_starlark_interpreter(tmp_pat
     # The default profile's scripts run as Python (`sandbox.native`); its lint at start checks them by
     # that subset, not by loading them in the interpreter. (Nor is the bundled price table's reader
     # loaded: `config.pricing.bundled`, for the usage views.)
-    watch = ["importlib.resources", "starlark", "glider_cli.sandbox.engine", "glider_cli.sandbox.inprocess"]
+    watch = [
+        "importlib.resources",
+        "starlark",
+        "glider_cli.sandbox.starlark_eval",
+        "glider_cli.sandbox.inprocess",
+    ]
     with FakeUpstream(models=("claude-x",)) as fake:
         (first,) = serve(tmp_path, fake.url, watch, [MODEL])
     assert first["status"] == 200, first["body"]

@@ -309,7 +309,7 @@ def test_real_clients_are_unaffected(fake: FakeUpstream, tmp_path: Path) -> None
 
 
 def test_glider_serve_runs_with_the_limits(fake: FakeUpstream, tmp_path: Path) -> None:
-    """`glider serve` itself (`server.run`), not only the harness: a client over the cap gets 503, the
+    """`glider serve` itself (`server.serve`), not only the harness: a client over the cap gets 503, the
     stalled bodies under it get their 408 in Anthropic's shape, a half head is cut, /healthz counts."""
     cfg = tmp_path / "serve.yaml"
     limits = {"max_connections_per_client": 2, "cap_loopback_clients": "true"}

@@ -1,4 +1,4 @@
-"""`server.run.run` freezes what start-up loaded before it serves (issue 29: the full collections
+"""`server.serve.run` freezes what start-up loaded before it serves (issue 29: the full collections
 under load walked every module and config object again each time)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from glider_cli.server.run import GC_FULL_EVERY, GC_YOUNG, prepare, run
+from glider_cli.server.serve import GC_FULL_EVERY, GC_YOUNG, prepare, run
 
 
 def test_serving_starts_with_the_start_up_heap_frozen(

@@ -1,5 +1,5 @@
 """`glider serve` starts with the cyclic collector off and turns it back on once uvicorn has started,
-before the first request is read (issue 29's cold start: `server.run.collector_paused`)."""
+before the first request is read (issue 29's cold start: `server.serve.collector_paused`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from glider_cli.cli import app
 from glider_cli.server import run as run_mod
-from glider_cli.server.run import collector_paused
+from glider_cli.server.serve import collector_paused
 
 
 @pytest.fixture
@@ -90,7 +90,7 @@ def test_serve_prepares_and_starts_without_collecting_and_collects_once_serving(
 @pytest.mark.usefixtures("collector")
 def test_serve_starts_without_a_full_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A full collection at start walked every object alive (13-37 ms of each start) to free a few
-    # hundred: what start-up loaded is frozen as it is (`server.run.collect_for_serving`).
+    # hundred: what start-up loaded is frozen as it is (`server.serve.collect_for_serving`).
     collections: list[int] = []
     serving: dict[str, bool] = {}
 

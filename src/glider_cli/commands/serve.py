@@ -98,7 +98,7 @@ def main(
     ),
 ) -> None:
     """Run the routing proxy (Anthropic and OpenAI APIs in; local or cloud models out)."""
-    from glider_cli.server.run import collector_paused
+    from glider_cli.server.serve import collector_paused
 
     # No cyclic collection until the server has started (issue 29's cold start: `collector_paused`).
     with collector_paused() as started:
@@ -119,7 +119,7 @@ def _serve(
     import asyncio
 
     from glider_cli.server.inner import Hooks
-    from glider_cli.server.run import prepare, run
+    from glider_cli.server.serve import prepare, run
 
     environ = home_for(ctx, home).environ
 
@@ -138,7 +138,7 @@ def _serve(
     def ready() -> None:
         if not quiet:
             say_ready()
-        started()  # the collector back on before the first request (`server.run.collector_paused`)
+        started()  # the collector back on before the first request (`server.serve.collector_paused`)
 
     def say_ready() -> None:
         cursor = getattr(prepared.app.state, "cursor", None)

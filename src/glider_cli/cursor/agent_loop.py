@@ -9,7 +9,7 @@
    `exec_id` each), and, once the client's answers arrive in BidiAppends (`deliver`; a streamed
    shell's events gathered until its `stream_close`, `protocol.cursor.answers`), a
    `tool_call_completed` update with the result (a failure as the member's own failure); the
-   rendered result (`protocol.cursor.results`) goes back to the model as the call's tool message.
+   rendered result (`protocol.cursor.exec_results`) goes back to the model as the call's tool message.
    `write` and `edit` are one `edit_tool_call` step: a write exec, or a read exec, the replacement
    made here, then a write exec. `shell` runs as a stream with a real timeout (the model's, else
    `shell_timeout` seconds). `task` (a subagent) runs a nested loop with the same tools (no `task`),
@@ -38,7 +38,7 @@ from glider_cli.config.cursor import SHELL_TIMEOUT
 from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor import exec as ex
-from glider_cli.protocol.cursor import results, steps
+from glider_cli.protocol.cursor import exec_results, steps
 from glider_cli.protocol.cursor.answers import Answer
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap
 from glider_cli.protocol.token_counts import Usage
@@ -224,7 +224,7 @@ class AgentLoop:
             step.completed(steps.failed(req, f"the client could not run it: {exc}"))
             return f"error: the client could not run it: {exc}"
         step.completed(steps.for_exec(req, result))
-        return results.render(result)
+        return exec_results.render(result)
 
     async def _change(self, call: IssuedCall, req: ex.Request, step: Step) -> str:
         """A write (one write exec) or an edit (a read exec, the replacement, a write exec): one
@@ -238,16 +238,16 @@ class AgentLoop:
             except Thrown as exc:
                 return step.edit_failed(path, f"the client could not write it: {exc}", text)
             step.completed(steps.edit(path, text, steps.edited(path, None, text, written)))
-            return results.render(written)
+            return exec_results.render(written)
         step.started(steps.edit(path))
         try:
             read = await self._exec(req, step)
         except Thrown as exc:
             return step.edit_failed(path, f"the client could not read it: {exc}")
-        content = results.read_content(read)
+        content = exec_results.read_content(read)
         if content is None:
             step.completed(steps.edit(path, result=steps.edit_read_failed(path, read)))
-            return results.render(read)
+            return exec_results.render(read)
         old, new = str(call.arguments.get("old_text")), str(call.arguments.get("new_text", ""))
         found = content.count(old)
         if found != 1:
@@ -260,7 +260,7 @@ class AgentLoop:
         except Thrown as exc:
             return step.edit_failed(path, f"the client could not write it: {exc}")
         step.completed(steps.edit(path, result=steps.edited(path, content, after, written)))
-        return results.render(written)
+        return exec_results.render(written)
 
     async def _subagent(self, call: IssuedCall) -> str:
         prompt = call.arguments.get("prompt")

@@ -9,7 +9,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
-from glider_cli.protocol.errors import anthropic_error
+from glider_cli.protocol.error_bodies import anthropic_error
 from glider_cli.protocol.sse import SSEEvent, encode_sse
 
 # The prefix a backend's own call id gets for an Anthropic client (`client_id`; `backend_id` undoes it).

@@ -15,7 +15,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
-from glider_cli.protocol.errors import openai_error, openai_kind
+from glider_cli.protocol.error_bodies import openai_error, openai_kind
 from glider_cli.protocol.openai_chat_request import (
     build_choice,
     build_messages,

@@ -10,7 +10,7 @@ from typing import Any
 
 from glider_cli.protocol import ir
 from glider_cli.protocol.encoder_base import StreamEncoderBase
-from glider_cli.protocol.errors import openai_kind
+from glider_cli.protocol.error_bodies import openai_kind
 from glider_cli.protocol.sse import encode_sse
 
 

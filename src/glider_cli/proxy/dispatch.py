@@ -51,7 +51,7 @@ from glider_cli.errors import (
     RequestError,
     UpstreamStatus,
 )
-from glider_cli.protocol.errors import error_bytes, upstream_text
+from glider_cli.protocol.error_bodies import error_bytes, upstream_text
 from glider_cli.protocol.token_counts import Usage
 from glider_cli.proxy.calls import (
     JSON_HEADERS,

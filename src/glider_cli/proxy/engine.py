@@ -44,7 +44,7 @@ Contract, per model request (`POST /v1/messages`, `/v1/chat/completions`, `/v1/r
    streamed when the client streams.
 8. Strategies: a decision whose strategy is `fan_out`, `pipeline` or `ensemble`, with that strategy's
    `orchestration.<strategy>.enabled`, gets its plan from `Turns.open` (the planner the app gave Turns;
-   the plan is in the `RouteDecided` record) and is served by `proxy.strategies.runner.Orchestrator`;
+   the plan is in the `RouteDecided` record) and is served by `proxy.strategies.orchestrator.Orchestrator`;
    every other request as above.
 9. count_tokens (`count_tokens(protocol, scope, raw)`, Anthropic's `/v1/messages/count_tokens` and
    Gemini's `:countTokens`): routed like a request (placed, decided, never opened); a backend that can
@@ -100,7 +100,7 @@ from glider_cli.turns.pack import PACKABLE
 from glider_cli.values import replace
 
 if TYPE_CHECKING:
-    from glider_cli.proxy.strategies.runner import Orchestrator
+    from glider_cli.proxy.strategies.orchestrator import Orchestrator
 
 __all__ = ["Decider", "Engine", "Parser", "app_breakers"]
 
@@ -169,10 +169,10 @@ class Engine:
 
     @property
     def orchestrator(self) -> Orchestrator | None:
-        """What serves a strategy's plan (`proxy.strategies.runner`): imported and built on first use,
+        """What serves a strategy's plan (`proxy.strategies.orchestrator`): imported and built on first use,
         so a start without a strategy in play does not load it (issue 29)."""
         if self._orchestrator is None and self._orchestration is not None:
-            from glider_cli.proxy.strategies.runner import Orchestrator
+            from glider_cli.proxy.strategies.orchestrator import Orchestrator
 
             self._orchestrator = Orchestrator(self.dispatch, self._orchestration)
         return self._orchestrator

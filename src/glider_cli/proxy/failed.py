@@ -34,7 +34,7 @@ import orjson
 
 from glider_cli.backends.probe import describe_error, is_loopback
 from glider_cli.errors import BackendError, BackendOpen, BackendTimeout, UpstreamStatus
-from glider_cli.protocol.errors import error_body, upstream_message
+from glider_cli.protocol.error_bodies import error_body, upstream_message
 from glider_cli.proxy.calls import JSON_HEADERS, Call
 from glider_cli.proxy.reply import Reply
 

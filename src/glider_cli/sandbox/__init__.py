@@ -5,7 +5,7 @@ bundled profiles are Glider's own code: evaluated as Python by `sandbox.native` 
 subset of Starlark that means the same in Python (both of today's are), else in-process by
 `sandbox.inprocess`, under the same deadlines and call-stack limit. `Sandbox` (sandbox.supervisor) starts
 `python -m glider_cli.sandbox.worker`, which caps its own address space (RLIMIT_AS, 256 MiB over its
-start-up footprint) and evaluates scripts with starlark-pyo3 (sandbox.engine); the two speak small
+start-up footprint) and evaluates scripts with starlark-pyo3 (sandbox.starlark_eval); the two speak small
 frames over a pipe (sandbox.wire). Scripts are compiled once in the worker; a call sends only the
 script ids and the request payload.
 

@@ -26,7 +26,7 @@ from glider_cli.sandbox import wire
 from glider_cli.sandbox.results import NO_MATCH, Diagnostic, LoadFailed, ScriptOutcome
 
 if TYPE_CHECKING:
-    from glider_cli.sandbox.engine import Engine
+    from glider_cli.sandbox.starlark_eval import Evaluator
 
 _NONE = ScriptOutcome(False)
 
@@ -39,16 +39,16 @@ class InProcessSandbox:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._engine: Engine | None = None
+        self._engine: Evaluator | None = None
         self._ids = itertools.count(1)
         self._forgotten: list[int] = []
 
-    def _get(self) -> Engine:
+    def _get(self) -> Evaluator:
         """The engine, with the scripts forgotten since the last use dropped (caller holds the lock)."""
         if self._engine is None:
-            from glider_cli.sandbox.engine import Engine
+            from glider_cli.sandbox.starlark_eval import Evaluator
 
-            self._engine = Engine()
+            self._engine = Evaluator()
         if self._forgotten:
             gone, self._forgotten[:] = list(self._forgotten), []
             self._engine.drop(gone)

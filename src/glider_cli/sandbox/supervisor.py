@@ -6,7 +6,7 @@ Contract (see the package docstring for what it guarantees):
   worker loads every live script again before it takes calls. `forget(id)` drops one (safe from a
   finalizer: it only queues the id).
 - `check(source, filename)` loads without keeping: the Diagnostics (empty when the script is fine).
-- `call(ids, payload)` evaluates the scripts in order on one request (see sandbox.engine) and
+- `call(ids, payload)` evaluates the scripts in order on one request (see sandbox.starlark_eval) and
   returns their ScriptOutcomes. It waits at most the scripts' deadlines plus `GRACE_S`: for the
   lock (another thread's call), for a restarting worker, and for the answer. A worker that has not
   answered by then is killed and replaced; the script it was running (read from the progress

@@ -93,7 +93,7 @@ def _cap_memory(memory_mb: int) -> int:
 
 def serve(rfd: int, wfd: int, board: mmap.mmap | None, limit_mb: int) -> None:
     """Answer frames on `rfd` until end of file (see the module contract)."""
-    from glider_cli.sandbox.engine import Engine
+    from glider_cli.sandbox.starlark_eval import Evaluator
 
     seq_now = [0]
 
@@ -105,7 +105,7 @@ def serve(rfd: int, wfd: int, board: mmap.mmap | None, limit_mb: int) -> None:
         body = _dumps({"index": index, "outcome": outcome})
         _write_all(wfd, wire.frame(wire.PARTIAL, seq_now[0], body))
 
-    engine = Engine(mark)
+    engine = Evaluator(mark)
     _write_all(wfd, wire.frame(wire.HELLO, 0, _dumps({"pid": os.getpid(), "limit_mb": limit_mb})))
     frames = _Reader(rfd)
     while True:
@@ -146,7 +146,7 @@ def main(argv: list[str]) -> int:
     os.close(null)
     board = mmap.mmap(board_fd, wire.BOARD.size) if board_fd >= 0 else None
     # Loaded before the cap, so the cap counts only what scripts use.
-    import glider_cli.sandbox.engine  # noqa: F401
+    import glider_cli.sandbox.starlark_eval  # noqa: F401
 
     limit_mb = _cap_memory(memory_mb)
     serve(rfd, wfd, board, limit_mb)

@@ -33,7 +33,7 @@ Contract:
   `POST /api/router/reload`; `state.live` is the config and router in force.
 - Layers: `server.deadlines.Deadlines` (the connection caps' 503, the body deadline's 408, each
   request's connection told when it is served) first, over `state.limits` (`server.connections`,
-  whose protocol class `server.run` gives uvicorn); then `SecurityMiddleware` (Host check,
+  whose protocol class `server.serve` gives uvicorn); then `SecurityMiddleware` (Host check,
   GLIDER_TOKEN on /api/*); behind it, `server.asgi.HotPaths` sends `POST` on the model endpoints
   to them directly (the same endpoints the routes name, so the behaviour is the routes');
   everything else goes to the Starlette app. All three wrap the Starlette app from outside
@@ -215,7 +215,7 @@ def create_app(
     state.live = current
     # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
     state.events = hub
-    # What a connection may hold (`server.connections`); `server.run` gives uvicorn its protocol.
+    # What a connection may hold (`server.connections`); `server.serve` gives uvicorn its protocol.
     limits = ConnectionLimits(settings.server)
     state.limits = limits
     gate = SecurityMiddleware(
@@ -303,7 +303,7 @@ def _proxy(
     ids = IdGenerator()
     local_only = config.routing.local_only
     # A strategy that operates gets its plan from Turns.open (`router.plan.Planner`).
-    # (`proxy.strategies.runner.planner`, inlined: the runner is imported when a strategy first runs.)
+    # (`proxy.strategies.orchestrator.planner`, inlined: the runner is imported when a strategy first runs.)
     sides = {name: registry.get(name).side for name in registry.names()}
     defaults = {
         s: (b.name if (b := registry.default_for(s)) is not None else None) for s in ("local", "cloud")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli.protocol.errors import error_bytes
+from glider_cli.protocol.error_bodies import error_bytes
 from glider_cli.protocol.guess import error_protocol
 from glider_cli.server.connections import Body, Connection, ConnectionLimits
 

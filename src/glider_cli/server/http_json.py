@@ -4,7 +4,7 @@ The model endpoints do not use these: they are raw ASGI (`server.asgi`), off Sta
 Response objects. Contract:
 - `json_response(value, status=200)`: the value as compact JSON (orjson); anything that is not JSON
   by nature (a Path, a datetime) is written as its `str()`.
-- `error_response(protocol, status, message)`: the error body of `protocol` (`protocol.errors`) with
+- `error_response(protocol, status, message)`: the error body of `protocol` (`protocol.error_bodies`) with
   that status.
 - `json_object(request, *, empty=False)`: the request body as a JSON object, else RequestError
   (status 400) saying what it was instead. With `empty=True` an empty body is `{}`.
@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from glider_cli.errors import QueryError, RequestError, StoreError
-from glider_cli.protocol.errors import error_bytes
+from glider_cli.protocol.error_bodies import error_bytes
 
 JSON = "application/json"
 

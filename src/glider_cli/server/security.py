@@ -23,7 +23,7 @@ Contract:
   takes a body takes JSON. A preflight (`OPTIONS`) gets no CORS headers, so a browser never sends
   the real request. Agent CLIs and SDKs send no `Origin` and send `application/json`: unaffected.
 - The token value is held in memory only; nothing here logs headers.
-- Refusals are JSON in the caller's protocol shape (`protocol.errors`), chosen from the path.
+- Refusals are JSON in the caller's protocol shape (`protocol.error_bodies`), chosen from the path.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import hmac
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from glider_cli.protocol.errors import error_bytes
+from glider_cli.protocol.error_bodies import error_bytes
 from glider_cli.protocol.guess import error_protocol
 
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "ip6-localhost"})
@@ -98,7 +98,7 @@ def host_allowed(host_header: str | None, allowed: frozenset[str]) -> bool:
 
 
 def error_shape(path: str, status: int, kind: str, message: str) -> bytes:
-    """An error body in the shape the client speaking on `path` expects (`protocol.errors`)."""
+    """An error body in the shape the client speaking on `path` expects (`protocol.error_bodies`)."""
     return error_bytes(error_protocol(path), status, message, type=kind)
 
 

@@ -14,7 +14,7 @@ empty `ExecClientMessage` (no member: "no result").
 from __future__ import annotations
 
 from glider_cli.protocol.cursor import cursor_pb2 as pb
-from glider_cli.protocol.cursor.results import SHELL_CHARS, cut_marker
+from glider_cli.protocol.cursor.exec_results import SHELL_CHARS, cut_marker
 
 # What a streamed answer keeps of each of stdout and stderr (the first and the last half).
 CHARS = SHELL_CHARS

@@ -17,7 +17,7 @@ with these pieces:
   `protocol.cursor.steps`); `abort(id)` stops an exec the loop no longer waits for (the turn's
   deadline, the client gone).
 The client's answers are assembled by `protocol.cursor.answers` and read for the model by
-`protocol.cursor.results`. Field numbers: the fact sheet's; members Glider does not read stay unknown
+`protocol.cursor.exec_results`. Field numbers: the fact sheet's; members Glider does not read stay unknown
 fields.
 """
 

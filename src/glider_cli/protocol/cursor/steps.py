@@ -24,7 +24,7 @@ from typing import Any
 
 from glider_cli.protocol.cursor import cursor_pb2 as pb
 from glider_cli.protocol.cursor.exec import Request
-from glider_cli.protocol.cursor.results import read_failure
+from glider_cli.protocol.cursor.exec_results import read_failure
 
 _INT32 = (1 << 31) - 1
 _UINT32 = (1 << 32) - 1

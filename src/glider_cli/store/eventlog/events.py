@@ -42,7 +42,7 @@ Event types and the `data` keys the views read (all optional; extra keys are kep
                       backend, side, model, temperature, outcome (ok | error | timeout | cancelled),
                       status, input_tokens, output_tokens, ms, tool_calls, error, requested_model,
                       cache_read_tokens, cache_write_tokens, estimated
-    StrategyChosen    which candidate won (`proxy.strategies.runner`): strategy, judge, members, complete
+    StrategyChosen    which candidate won (`strategies.orchestrator`): strategy, judge, members, complete
                       (the indexes that answered), index (None: every member failed and the ordinary
                       call serves it), backend, model, why, scores; the chosen member's own outcome
                       event (FulfilledLocal / OriginPassthrough) follows it, for the same call

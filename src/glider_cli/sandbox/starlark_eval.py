@@ -101,7 +101,7 @@ class _Loaded:
         self.deadline_s = deadline_s
 
 
-class Engine:
+class Evaluator:
     """Loaded scripts and the group modules built over them (see the module contract)."""
 
     def __init__(self, mark: Callable[[int], None] | None = None) -> None:

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from glider_cli.router.scripts import build_payload
-from glider_cli.sandbox.engine import Engine
 from glider_cli.sandbox.inprocess import InProcessSandbox
 from glider_cli.sandbox.results import ScriptOutcome
+from glider_cli.sandbox.starlark_eval import Evaluator
 
 NONE = "def evaluate(request):\n    return None\n"
 SLOW = "def evaluate(request):\n    n = 0\n    for i in range(100000000):\n        n += i\n    return None\n"
 
 
-class Counting(Engine):
+class Counting(Evaluator):
     def __init__(self) -> None:
         super().__init__()
         self.entered: list[int] = []
@@ -42,7 +42,7 @@ def test_only_the_scripts_after_the_first_tell_the_engine_they_start() -> None:
 def test_a_script_start_hands_python_no_value_to_encode_but_a_string(monkeypatch: pytest.MonkeyPatch) -> None:
     # starlark-pyo3 hands values across with json.dumps / json.loads: the callback takes no argument
     # and returns "", the cheapest value to encode; the call's one argument is the payload.
-    engine = Engine()
+    engine = Evaluator()
     for sid in (1, 2, 3):
         engine.load(sid, NONE, f"s{sid}.star", 0.05, 1.0)
     engine.call((1, 2, 3), payload(), lambda i, o: None)  # the group is built
@@ -69,7 +69,7 @@ def test_each_script_keeps_its_own_deadline_after_a_failure() -> None:
 
 
 def test_an_unloaded_script_is_named_and_nothing_runs() -> None:
-    engine = Engine()
+    engine = Evaluator()
     engine.load(1, NONE, "a.star", 0.05, 1.0)
     out = engine.call((1, 7), payload(), lambda i, o: None)
     assert (

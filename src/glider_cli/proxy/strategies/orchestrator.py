@@ -1,4 +1,4 @@
-"""The runner: a Plan executed for one request, the chosen answer as the client's reply.
+"""The orchestrator: a Plan executed for one request, the chosen answer as the client's reply.
 
     turns = Turns(..., planner=planner(registry, orchestration))   # Turns.open makes the plan
     orch = Orchestrator(dispatch, orchestration)
