@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from glider_cli.protocol import ir
-from glider_cli.protocol.openai_chat_request import tool_result_text, tools_json
+from glider_cli.protocol.openai_chat import tool_result_text, tools_json
 
 DONE_TO_STOP = {"stop": "end_turn", "length": "max_tokens"}
 
