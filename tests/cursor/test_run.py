@@ -11,7 +11,7 @@ from typing import Any
 from glider_cli.cursor.front import HttpRequest, HttpResponse
 from glider_cli.cursor.run import ABANDONED, Outcome, Run
 from glider_cli.protocol.cursor import writers as w
-from glider_cli.turns.served import Served
+from glider_cli.turns.lifecycle import Served
 
 OPENED: Any = object()  # what the router opened: only handed back to the adapter here
 
