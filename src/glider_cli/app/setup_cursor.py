@@ -64,15 +64,17 @@ def plan_cursor(p: Plan, o: Options, manifest: Manifest) -> None:
         plan_set(p, path, "http.proxySupport", "override", manifest, flat=True)
         if o.cursor_http1:
             plan_set(p, path, "cursor.general.disableHttp2", True, manifest, flat=True)
-        p.notes += [
-            start,
-            "Quit Cursor fully, then start it with the CA in its environment (read only at launch):",
-            f"  NODE_EXTRA_CA_CERTS={shlex.quote(str(ca))} cursor",
-            "To trust the CA system-wide instead (optional, not done by Glider):",
-            f"  {trust_step(o, ca)}",
-        ]
+        p.notes.extend(
+            [
+                start,
+                "Quit Cursor fully, then start it with the CA in its environment (read only at launch):",
+                f"  NODE_EXTRA_CA_CERTS={shlex.quote(str(ca))} cursor",
+                "To trust the CA system-wide instead (optional, not done by Glider):",
+                f"  {trust_step(o, ca)}",
+            ]
+        )
         return
     if o.cursor_http1:
         config_dir = o.cursor_config_dir or o.home / ".cursor"
         plan_set(p, config_dir / "cli-config.json", "network.useHttp1ForAgent", True, manifest)
-    p.notes += [start, "Run cursor-agent with this environment:", *(f"  {line}" for line in env)]
+    p.notes.extend([start, "Run cursor-agent with this environment:", *(f"  {line}" for line in env)])

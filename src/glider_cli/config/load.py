@@ -43,7 +43,7 @@ from glider_cli.config.sections import (
 from glider_cli.config.settings import Settings
 from glider_cli.config.telemetry import read_telemetry
 from glider_cli.errors import ProfileError
-from glider_cli.values import Frozen, init_fields
+from glider_cli.values import Frozen, init_fields, replace
 
 __all__ = [
     "Config",
@@ -276,9 +276,9 @@ def load_config(
     loaded, issues = check_config(config=config, profile=profile, environ=environ)
     errors = [i for i in issues if i.severity == "error"]
     if errors:
-        first = errors[0].to_error()
+        first = errors[0]
         if len(errors) > 1:
             more = f"{len(errors) - 1} more problem{'s' if len(errors) > 2 else ''}; run `glider lint`"
-            first.hint = f"{first.hint}; {more}" if first.hint else more
-        raise first
+            first = replace(first, hint=f"{first.hint}; {more}" if first.hint else more)
+        raise first.to_error()
     return loaded

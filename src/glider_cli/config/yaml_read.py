@@ -76,6 +76,18 @@ class _Walk:
         self.seen: set[int] = set()
         self.open: set[int] = set()
 
+    def spend_value(self, node: yaml.Node) -> None:
+        """One more value produced: ConfigError past the budget."""
+        self.values -= 1
+        if self.values < 0:
+            raise self.fail(f"more than {_MAX_NODES} values once aliases are expanded (an alias bomb?)", node)
+
+    def spend_alias(self, node: yaml.Node) -> None:
+        """One more expansion of an alias: ConfigError past the budget."""
+        self.aliases -= 1
+        if self.aliases < 0:
+            raise self.fail(f"more than {_MAX_ALIASES} expansions of aliases (an alias bomb?)", node)
+
     def fail(self, message: str, node: yaml.Node) -> ConfigError:
         return ConfigError(message, file=self.file, line=node.start_mark.line + 1)
 
@@ -92,16 +104,12 @@ class _Walk:
 
 
 def _convert(node: yaml.Node, walk: _Walk, depth: int = 0) -> Any:
-    walk.values -= 1
-    if walk.values < 0:
-        raise walk.fail(f"more than {_MAX_NODES} values once aliases are expanded (an alias bomb?)", node)
+    walk.spend_value(node)
     key = id(node)
     if key in walk.open:
         raise walk.fail("an alias refers to a node that contains it (a recursive alias)", node)
     if key in walk.seen and isinstance(node, yaml.CollectionNode):
-        walk.aliases -= 1
-        if walk.aliases < 0:
-            raise walk.fail(f"more than {_MAX_ALIASES} expansions of aliases (an alias bomb?)", node)
+        walk.spend_alias(node)
     if depth > _MAX_DEPTH:
         raise walk.fail(f"nested deeper than {_MAX_DEPTH} levels", node)
     walk.seen.add(key)

@@ -46,17 +46,20 @@ class Gone(Exception):
 
 
 class Stream:
-    def __init__(self, link: H2Link, sid: int) -> None:
+    def __init__(
+        self, link: H2Link, sid: int, *, headers: Headers | None = None, ended: bool = False
+    ) -> None:
+        """`headers`: a received request's (server side); `ended`: the opening HEADERS ended our side."""
         self.link = link
         self.id = sid
-        self.headers: Headers = []
+        self.headers: Headers = [] if headers is None else headers
         self.trailers: Headers = []
         self.gone: Gone | None = None
         self._inbox: asyncio.Queue[tuple[bytes, int] | None] = asyncio.Queue()
         self._window = asyncio.Event()
         self._gone = asyncio.Event()
         self._response: asyncio.Future[Headers] = asyncio.get_running_loop().create_future()
-        self._ended = False  # our side sent END_STREAM (or a reset)
+        self._ended = ended  # our side sent END_STREAM (or a reset)
 
     def header(self, name: str) -> str | None:
         for k, v in self.headers:
@@ -156,6 +159,9 @@ class Stream:
             raise gone from exc
 
     # ---------------------------------------------------------------- events (from the link)
+
+    def _trailers_received(self, trailers: Headers) -> None:
+        self.trailers = trailers
 
     def _fail(self, gone: Gone) -> None:
         if self.gone is None:
@@ -305,9 +311,8 @@ class H2Link:
             self._room.clear()
             await self._room.wait()
         sid = self.conn.get_next_available_stream_id()
-        stream = self.streams[sid] = Stream(self, sid)
         self.conn.send_headers(sid, headers, end_stream=end)
-        stream._ended = end
+        stream = self.streams[sid] = Stream(self, sid, ended=end)
         await self.flush()
         return stream
 
@@ -317,8 +322,9 @@ class H2Link:
         sid = getattr(event, "stream_id", None)
         stream = self.streams.get(sid) if sid else None
         if isinstance(event, h2.events.RequestReceived):
-            stream = self.streams[event.stream_id] = Stream(self, event.stream_id)
-            stream.headers = _decoded(event.headers)
+            stream = self.streams[event.stream_id] = Stream(
+                self, event.stream_id, headers=_decoded(event.headers)
+            )
             if self.on_request is not None:
                 task = asyncio.get_running_loop().create_task(self._handle(stream))
                 self._tasks.add(task)
@@ -333,7 +339,7 @@ class H2Link:
                 stream._inbox.put_nowait((event.data, event.flow_controlled_length))
         elif isinstance(event, h2.events.TrailersReceived):
             if stream is not None:
-                stream.trailers = _decoded(event.headers)
+                stream._trailers_received(_decoded(event.headers))
         elif isinstance(event, h2.events.StreamEnded):
             if stream is not None:
                 stream._inbox.put_nowait(None)

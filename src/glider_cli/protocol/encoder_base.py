@@ -29,12 +29,12 @@ ESTIMATE_KEY = "glider_estimate"
 class StreamEncoderBase(ABC):
     """ir stream events -> one protocol's SSE bytes; see the module docstring for the lifecycle."""
 
-    def __init__(self, *, model: str) -> None:
+    def __init__(self, *, model: str, input_estimate: int | None = None) -> None:
         self.model = model
         self._started = False
         self._usage: ir.Usage | None = None
         self.done = False
-        self.input_estimate: int | None = None
+        self.input_estimate = input_estimate
         self.estimated = False  # the closing usage holds a count of Glider's own
         self._out_bytes = 0
 

@@ -198,7 +198,13 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
     config = config if isinstance(config, Mapping) else {}
     stop = get(config, "stopSequences")
     max_tokens = get(config, "maxOutputTokens")
-    req = ir.Request(
+    response_schema: dict[str, Any] | None = None
+    if get(config, "responseMimeType") == "application/json":
+        schema = get(config, "responseJsonSchema")
+        if schema is None:
+            schema = get(config, "responseSchema")
+        response_schema = json_schema(schema) if isinstance(schema, Mapping) else {}
+    return ir.Request(
         model=str(body.get("model") or ""),
         messages=_messages(contents_of(body)),
         system=system,
@@ -209,13 +215,8 @@ def parse_request(body: dict[str, Any]) -> ir.Request:
         top_p=ir.as_float(get(config, "topP")),
         stop=[str(s) for s in stop] if isinstance(stop, list) else [],
         stream=bool(body.get("stream")),
+        response_schema=response_schema,
     )
-    if get(config, "responseMimeType") == "application/json":
-        schema = get(config, "responseJsonSchema")
-        if schema is None:
-            schema = get(config, "responseSchema")
-        req.response_schema = json_schema(schema) if isinstance(schema, Mapping) else {}
-    return req
 
 
 # ---------------------------------------------------------------- replies
@@ -293,12 +294,13 @@ def parse_response(body: dict[str, Any]) -> ir.Response:
 class StreamEncoder(StreamEncoderBase):
     """ir stream events -> Gemini streamGenerateContent events (SSE, or a JSON array with `sse=False`)."""
 
-    def __init__(self, *, model: str, sse: bool = True) -> None:
-        super().__init__(model=model)
+    def __init__(self, *, model: str, sse: bool = True, input_estimate: int | None = None) -> None:
+        super().__init__(model=model, input_estimate=input_estimate)
         self.sse = sse
         self._id = ir.new_id("resp_")
         self._frames = 0
-        self._tool: ir.ToolCall | None = None
+        self._tool: tuple[str, str] | None = None  # the open tool call's id and name
+        self._tool_args: list[str] = []  # its arguments' JSON, as streamed
 
     def _frame(self, data: dict[str, Any], *, last: bool = False) -> bytes:
         if self.sse:
@@ -310,7 +312,8 @@ class StreamEncoder(StreamEncoderBase):
     def _pending(self) -> list[dict[str, Any]]:
         if self._tool is None:
             return []
-        part, self._tool = _call_part(self._tool), None
+        part = _call_part(ir.ToolCall(*self._tool, "".join(self._tool_args)))
+        self._tool = None
         return [part]
 
     def _opening(self, ev: ir.Start | None) -> list[bytes]:
@@ -321,11 +324,11 @@ class StreamEncoder(StreamEncoderBase):
     def _content(self, ev: ir.StreamEvent) -> list[bytes]:
         if isinstance(ev, ir.ToolArgs):
             if self._tool is not None:
-                self._tool.arguments += ev.json
+                self._tool_args.append(ev.json)
             return []
         parts = self._pending()
         if isinstance(ev, ir.ToolStart):
-            self._tool = ir.ToolCall(ev.id, ev.name, "")
+            self._tool, self._tool_args = (ev.id, ev.name), []
         elif isinstance(ev, ir.TextDelta) and ev.text:
             parts.append({"text": ev.text})
         return [self._frame(_chunk(parts, self.model, self._id))] if parts else []

@@ -439,8 +439,8 @@ class StreamDecoder:
 class StreamEncoder(StreamEncoderBase):
     """ir stream events -> chat.completion.chunk SSE bytes, ending in `data: [DONE]`."""
 
-    def __init__(self, *, model: str, include_usage: bool = False) -> None:
-        super().__init__(model=model)
+    def __init__(self, *, model: str, include_usage: bool = False, input_estimate: int | None = None) -> None:
+        super().__init__(model=model, input_estimate=input_estimate)
         self.include_usage = include_usage
         self._id = ir.new_id("chatcmpl-")
         self._created = int(time.time())

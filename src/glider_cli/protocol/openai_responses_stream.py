@@ -89,8 +89,8 @@ def final_status(stop: str) -> str:
 class StreamEncoder(StreamEncoderBase):
     """ir stream events -> Responses SSE events (with `event:` lines and sequence numbers)."""
 
-    def __init__(self, *, model: str) -> None:
-        super().__init__(model=model)
+    def __init__(self, *, model: str, input_estimate: int | None = None) -> None:
+        super().__init__(model=model, input_estimate=input_estimate)
         self._id = ir.new_id("resp_")
         self._created = int(time.time())
         self._seq = 0

@@ -52,6 +52,7 @@ client's requested one; the backend's is in the reply's `x-glider-route` header)
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol
 
 import orjson
@@ -129,10 +130,13 @@ def request_to(
         # A shape the client's own parser let through but the translation cannot read: the client's
         # error (a protocol-shaped 400), never Glider's 500.
         raise RequestError(f"request body cannot be translated: {type(exc).__name__}: {exc}") from None
+    changes: dict[str, Any] = {}
     if model is not None:
-        req.model = model
+        changes["model"] = model
     if max_tokens_cap is not None and (req.max_tokens is None or req.max_tokens > max_tokens_cap):
-        req.max_tokens = max_tokens_cap
+        changes["max_tokens"] = max_tokens_cap
+    if changes:
+        req = dataclasses.replace(req, **changes)
     if backend == "anthropic":
         return anthropic.build_request(req)
     if backend == "openai_chat":
@@ -204,15 +208,14 @@ def encoder_for(
     at all (`encoder_base`); `sse=False`: a Gemini stream as one JSON array (no `alt=sse`)."""
     if client == "anthropic":
         return anthropic.StreamEncoder(model=model, keep_thinking=same_origin, input_estimate=input_estimate)
-    enc: Encoder
+    # The estimate is used only when the backend reports no input count.
     if client == "openai_chat":
-        enc = openai_chat.StreamEncoder(model=model, include_usage=include_usage)
-    elif client == "gemini":
-        enc = gemini.StreamEncoder(model=model, sse=sse)
-    else:
-        enc = openai_responses.StreamEncoder(model=model)
-    enc.input_estimate = input_estimate  # used only when the backend reports no input count
-    return enc
+        return openai_chat.StreamEncoder(
+            model=model, include_usage=include_usage, input_estimate=input_estimate
+        )
+    if client == "gemini":
+        return gemini.StreamEncoder(model=model, sse=sse, input_estimate=input_estimate)
+    return openai_responses.StreamEncoder(model=model, input_estimate=input_estimate)
 
 
 def events_of(resp: ir.Response) -> list[ir.StreamEvent]:

@@ -343,4 +343,4 @@ def _export_lines(fh: BinaryIO, st: log.ReadStats) -> Iterator[bytes]:
         if out:
             yield b"".join(out)
     if rest.strip():
-        st.torn += 1
+        st.torn_line()

@@ -49,6 +49,29 @@ class Counts:
     def queued(self) -> int:
         return self.ended - self.handed - self.queue_full
 
+    def span_ended(self, capacity: int) -> None:
+        """A sampled span ended and goes to a queue of `capacity` (the oldest dropped when full)."""
+        with self._lock:
+            if self.queued() >= capacity:
+                self.queue_full += 1
+            self.ended += 1
+
+    def handing(self, n: int) -> None:
+        """The queue hands `n` spans to the exporter."""
+        with self._lock:
+            self.handed += n
+
+    def exported_spans(self, n: int, error: str | None) -> None:
+        """An export of `n` spans ended: done when `error` is None, else failed with it."""
+        with self._lock:
+            self.last_failed = error is not None
+            if error is None:
+                self.exported += n
+            else:
+                self.failed_spans += n
+                self.failed_exports += 1
+                self.last_error = error
+
     def to_dict(self) -> dict[str, Any]:
         with self._lock:
             return {
@@ -71,8 +94,7 @@ class _Counted(SpanExporter):
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         n = len(spans)
-        with self.counts._lock:
-            self.counts.handed += n
+        self.counts.handing(n)
         try:
             result = self.inner.export(spans)
         except Exception as exc:  # an exporter that raises is a failed export, never a crash
@@ -80,14 +102,7 @@ class _Counted(SpanExporter):
             error: str | None = f"{type(exc).__name__}: {exc}"
         else:
             error = None if result is SpanExportResult.SUCCESS else "the collector did not take the spans"
-        with self.counts._lock:
-            self.counts.last_failed = result is not SpanExportResult.SUCCESS
-            if result is SpanExportResult.SUCCESS:
-                self.counts.exported += n
-            else:
-                self.counts.failed_spans += n
-                self.counts.failed_exports += 1
-                self.counts.last_error = error
+        self.counts.exported_spans(n, error)
         return result
 
     def shutdown(self) -> None:
@@ -112,11 +127,7 @@ class _Queue(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         if not (span.context and span.context.trace_flags.sampled):
             return
-        counts = self.counts
-        with counts._lock:
-            if counts.queued() >= self.capacity:
-                counts.queue_full += 1
-            counts.ended += 1
+        self.counts.span_ended(self.capacity)
         self.inner.on_end(span)
 
     def shutdown(self) -> None:

@@ -123,26 +123,36 @@ def key_record(turn: str, key: str, value: Any, prov: str) -> dict[str, Any]:
 class Graph:
     """Entities, typed directed edges and the turn index (see the module contract)."""
 
-    def __init__(self) -> None:
-        self.entities: dict[str, Entity] = {}
-        self._out: dict[str, dict[tuple[str, str], str]] = {}
-        self._in: dict[str, dict[tuple[str, str], str]] = {}
-        self.keys: dict[str, dict[str, KeyValue]] = {}
-        self.turns: dict[str, dict[str, Any]] = {}
-        self.version = 0
+    def __init__(
+        self,
+        *,
+        entities: dict[str, Entity] | None = None,
+        out_edges: dict[str, dict[tuple[str, str], str]] | None = None,
+        in_edges: dict[str, dict[tuple[str, str], str]] | None = None,
+        keys: dict[str, dict[str, KeyValue]] | None = None,
+        turns: dict[str, dict[str, Any]] | None = None,
+        version: int = 0,
+    ) -> None:
+        """An empty graph, or one holding these contents (taken as they are, not copied)."""
+        self.entities: dict[str, Entity] = {} if entities is None else entities
+        self._out: dict[str, dict[tuple[str, str], str]] = {} if out_edges is None else out_edges
+        self._in: dict[str, dict[tuple[str, str], str]] = {} if in_edges is None else in_edges
+        self.keys: dict[str, dict[str, KeyValue]] = {} if keys is None else keys
+        self.turns: dict[str, dict[str, Any]] = {} if turns is None else turns
+        self.version = version
         # Views derived from the graph, each kept with the version it was computed at (`store.entities.hubs`).
         self.derived: dict[str, tuple[int, Any]] = {}
 
     def copy(self) -> Graph:
         """A graph with the same contents that can be changed without changing this one."""
-        g = Graph()
-        g.entities = dict(self.entities)
-        g._out = {k: dict(v) for k, v in self._out.items()}
-        g._in = {k: dict(v) for k, v in self._in.items()}
-        g.keys = {k: dict(v) for k, v in self.keys.items()}
-        g.turns = {k: dict(v) for k, v in self.turns.items()}
-        g.version = self.version
-        return g
+        return Graph(
+            entities=dict(self.entities),
+            out_edges={k: dict(v) for k, v in self._out.items()},
+            in_edges={k: dict(v) for k, v in self._in.items()},
+            keys={k: dict(v) for k, v in self.keys.items()},
+            turns={k: dict(v) for k, v in self.turns.items()},
+            version=self.version,
+        )
 
     # -- mutation --------------------------------------------------------------------------------
 
@@ -264,10 +274,10 @@ class EntityStore:
             return g
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
-        st.files += 1
+        st.file_read()
         lines = raw.split(b"\n")
         if lines.pop().strip():
-            st.torn += 1
+            st.torn_line()
         with gcpause.paused():
             self._apply_lines(g, lines, st)
         return g
@@ -277,17 +287,17 @@ class EntityStore:
         for line in lines:
             if not line:
                 continue
-            st.lines += 1
             try:
                 rec = orjson.loads(line)
             except orjson.JSONDecodeError:
                 if line.startswith(b'{"v":') or b'{"v":'.startswith(line):
-                    st.torn += 1  # a record cut short, sealed by the next append (log.open_append)
+                    st.torn_line()  # a record cut short, sealed by the next append (log.open_append)
                 else:
-                    st.corrupt += 1
+                    st.corrupt_line()
                 continue
             if not isinstance(rec, dict) or rec.get("v") != 1 or not g.apply(rec):
-                st.corrupt += 1
+                st.corrupt_line()
+        st.parsed(len(lines) - lines.count(b""), 0)
 
     def keys_for(self, turn: str) -> dict[str, KeyValue]:
         """The turn-index keys the file holds for `turn` (later records win), found by the bytes of

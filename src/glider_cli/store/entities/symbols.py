@@ -48,10 +48,10 @@ class Symbol(Frozen):
 class FileSymbols:
     """What one file declares, filled in as the extractor walks it (state, not a value)."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: str | None = None) -> None:
         self.symbols: list[Symbol] = []
         self.imports: list[str] = []
-        self.error: str | None = None
+        self.error = error  # why the file could not be parsed (nothing else is filled in then)
 
 
 def extract(lang: str, source: bytes) -> FileSymbols:
@@ -64,12 +64,11 @@ def extract(lang: str, source: bytes) -> FileSymbols:
 
 
 def _python(source: bytes) -> FileSymbols:
-    out = FileSymbols()
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError) as exc:
-        out.error = f"{type(exc).__name__}: {exc}"
-        return out
+        return FileSymbols(error=f"{type(exc).__name__}: {exc}")
+    out = FileSymbols()
 
     def visit(body: list[ast.stmt], prefix: str, in_class: bool) -> None:
         for node in body:

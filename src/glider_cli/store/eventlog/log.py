@@ -39,7 +39,7 @@ _EVENT_START = b'{"v":'
 
 
 class ReadStats:
-    """Counters one read adds to (state, not a value: readers increment them)."""
+    """Counters one read adds to (state, not a value: readers count into it through its methods)."""
 
     def __init__(self) -> None:
         self.files = 0
@@ -48,6 +48,32 @@ class ReadStats:
         self.torn = 0
         self.corrupt = 0
         self.recovered = 0
+
+    def file_read(self) -> None:
+        self.files += 1
+
+    def torn_line(self) -> None:
+        """A line cut short (a torn tail, or one a later writer sealed)."""
+        self.torn += 1
+
+    def corrupt_line(self) -> None:
+        self.corrupt += 1
+
+    def recovered_line(self) -> None:
+        """A torn line that had another writer's complete event glued to it: torn, and recovered."""
+        self.torn += 1
+        self.recovered += 1
+
+    def parsed(self, lines: int, events: int) -> None:
+        """`lines` complete lines looked at, `events` read from them."""
+        self.lines += lines
+        self.events += events
+
+    def add_damage(self, other: ReadStats) -> None:
+        """Count `other`'s torn, corrupt and recovered lines here too (its files, lines and events not)."""
+        self.torn += other.torn
+        self.corrupt += other.corrupt
+        self.recovered += other.recovered
 
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
@@ -123,14 +149,13 @@ def _parse(line: bytes, stats: ReadStats) -> dict[str, Any] | None:
             except orjson.JSONDecodeError:
                 ev = None
             if ev is not None:
-                stats.recovered += 1
-                stats.torn += 1
+                stats.recovered_line()
                 return ev
     if ev is None:
         if line.startswith(_EVENT_START) or _EVENT_START.startswith(line):
-            stats.torn += 1  # an event cut short (sealed by the next writer's newline)
+            stats.torn_line()  # an event cut short (sealed by the next writer's newline)
         else:
-            stats.corrupt += 1
+            stats.corrupt_line()
     return ev
 
 
@@ -149,11 +174,11 @@ def read_file(path: Path, stats: ReadStats | None = None) -> list[dict[str, Any]
     raw = _read(path)
     if raw is None:
         return []
-    st.files += 1
+    st.file_read()
     lines = raw.split(b"\n")
     tail = lines.pop()
     if tail.strip():
-        st.torn += 1
+        st.torn_line()
     with gcpause.paused():
         return _parse_lines(lines, st)
 
@@ -165,7 +190,6 @@ def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
     for line in lines:
         if not line:
             continue
-        st.lines += 1
         try:
             ev = loads(line)
         except orjson.JSONDecodeError:
@@ -178,10 +202,10 @@ def _parse_lines(lines: list[bytes], st: ReadStats) -> list[dict[str, Any]]:
         else:
             ev = upgrade(ev)
             if ev is None:
-                st.corrupt += 1
+                st.corrupt_line()
             else:
                 append(ev)
-    st.events += len(out)
+    st.parsed(len(lines) - lines.count(b""), len(out))
     return out
 
 
@@ -212,11 +236,11 @@ def read_tail(paths: list[Path], limit: int, stats: ReadStats | None = None) -> 
         raw = _read(path)
         if raw is None:
             continue
-        st.files += 1
+        st.file_read()
         end = raw.rfind(b"\n") + 1
         if raw[end:].strip():
-            st.torn += 1
-        st.lines += raw.count(b"\n", 0, end)
+            st.torn_line()
+        st.parsed(raw.count(b"\n", 0, end), 0)
         got: list[dict[str, Any]] = []
         pos = end - 1  # the newline that ends the last complete line
         while need > 0 and pos >= 0:
@@ -263,13 +287,13 @@ def read_newest(
             raise StoreError(f"cannot read {path}: {exc}") from exc
         got: list[tuple[dict[str, Any], bytes | None]] = []
         with fh:
-            st.files += 1
+            st.file_read()
             size = os.fstat(fh.fileno()).st_size
             end = _after_last_newline(fh, size)
             if end < size:
                 fh.seek(end)
                 if fh.read(size - end).strip():
-                    st.torn += 1
+                    st.torn_line()
             looked = 0
             for line in _lines_backwards(fh, end):
                 if not line:
@@ -282,15 +306,14 @@ def read_newest(
                 if line.startswith(_WRITTEN) and type(ev) is dict and "type" in ev and "ts" in ev:
                     got.append((ev, line))  # as the writer wrote it: kept as read
                 else:  # torn, recovered, corrupt or from an older version: as `read_tail` reads it
-                    back = _parse_lines([line], scratch)
-                    scratch.lines -= 1
+                    back = _parse_lines([line], scratch)  # `looked` counts the line: scratch only its damage
                     if not back:
                         continue
                     got.append((back[0], None))
                 need -= 1
                 if need <= 0:
                     break
-            st.lines += looked
+            st.parsed(looked, 0)
         got.reverse()
         picked.append(got)
     return _in_file_order(picked, st, scratch)
@@ -301,12 +324,10 @@ T = TypeVar("T")
 
 def _in_file_order(picked: list[list[T]], st: ReadStats, scratch: ReadStats) -> list[T]:
     """The tail readers' end: the files' picks (newest file first, each in file order) joined in file
-    order, and what the parse counted added to `st`."""
+    order, and the damage the parse counted (in `scratch`) added to `st`."""
     out = [e for chunk in reversed(picked) for e in chunk]
-    st.events += len(out)
-    st.torn += scratch.torn
-    st.corrupt += scratch.corrupt
-    st.recovered += scratch.recovered
+    st.parsed(0, len(out))
+    st.add_damage(scratch)
     return out
 
 
@@ -345,7 +366,7 @@ def read_typed(path: Path, type_: str, stats: ReadStats | None = None) -> list[d
     raw = _read(path)
     if raw is None:
         return []
-    st.files += 1
+    st.file_read()
     needle = b'"type":' + orjson.dumps(type_)
     out: list[dict[str, Any]] = []
     pos = raw.find(needle)

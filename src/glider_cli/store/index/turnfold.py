@@ -267,37 +267,52 @@ class TurnFold:
 
     @classmethod
     def from_record(cls, rec: Sequence[Any]) -> TurnFold:
-        f = cls(str(rec[0]))
-        f.n = int(rec[1])
+        """The fold a `to_record` record describes."""
+        fold = cls(str(rec[0]))
+        fold._restore(rec)
+        return fold
+
+    def _restore(self, rec: Sequence[Any]) -> None:
+        """Take the record's fields (this fold is new: nothing added yet)."""
+        self.n = int(rec[1])
         # One string per event id, and one per path, side, rule or session shared by every fold:
         # a long-lived index holds tens of thousands of folds.
         ids: dict[str, str] = {}
         tagged = [None if v is None else (ids.setdefault(v[0], v[0]), v[1]) for v in rec[2:11]]
-        (f.first, f.last, f.asked, f.text, f.routed, f.outcome, f.fallback, f.session, f.base) = tagged
-        if f.routed is not None:
-            line, side, rule = f.routed[1]
-            f.routed = (f.routed[0], (_intern(line), _intern(side), _intern(rule)))
-        if f.session is not None:
-            f.session = (f.session[0], _intern(f.session[1]))
-        keys, files, notes, packed, f.opened = rec[11:16]
+        (
+            self.first,
+            self.last,
+            self.asked,
+            self.text,
+            self.routed,
+            self.outcome,
+            self.fallback,
+            self.session,
+            self.base,
+        ) = tagged
+        if self.routed is not None:
+            line, side, rule = self.routed[1]
+            self.routed = (self.routed[0], (_intern(line), _intern(side), _intern(rule)))
+        if self.session is not None:
+            self.session = (self.session[0], _intern(self.session[1]))
+        keys, files, notes, packed, self.opened = rec[11:16]
         if keys:
-            f.keys = {
+            self.keys = {
                 k: (ids.setdefault(v[0], v[0]), _intern(v[1]) if k == "clone_path" else v[1])
                 for k, v in keys.items()
             }
         if files:
-            f.files = {_intern(p): ids.setdefault(i, i) for p, i in files.items()}
+            self.files = {_intern(p): ids.setdefault(i, i) for p, i in files.items()}
         if notes:
-            f.notes = notes
+            self.notes = notes
         if packed:
-            f._packed = packed
+            self._packed = packed
         if len(rec) > 16:  # fields added after the first index version (see the module contract)
-            strategy, f.members, f.cloud_members, f.judge_calls, f.egress = rec[16:21]
+            strategy, self.members, self.cloud_members, self.judge_calls, self.egress = rec[16:21]
             if strategy is not None:
-                f.strategy = (ids.setdefault(strategy[0], strategy[0]), _intern(strategy[1]))
+                self.strategy = (ids.setdefault(strategy[0], strategy[0]), _intern(strategy[1]))
         if len(rec) > 21 and rec[21]:
-            f.asides = {ids.setdefault(i, i): list(v) for i, v in rec[21].items()}
-        return f
+            self.asides = {ids.setdefault(i, i): list(v) for i, v in rec[21].items()}
 
 
 def _intern(value: Any) -> Any:

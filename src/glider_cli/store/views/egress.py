@@ -142,6 +142,10 @@ class _Request:
         self.failed: set[str] = set()  # backends whose attempt failed before the first byte (listed)
         self.kind = side_kind(d)  # a side request's kind (title, ...), None for a main one
 
+    def choose(self, chosen: Any) -> None:
+        """The strategy chose the member of backend `chosen` (None: no member, or its outcome seen)."""
+        self.chosen = chosen
+
     def why(self, backend: str, fallback_from: Any = None) -> str:
         hop = self.fallbacks.get(backend)
         if hop is not None:
@@ -180,11 +184,11 @@ def _turn(events: list[Mapping[str, Any]], turn: str | None) -> list[EgressCall]
             req.fallbacks[str(d.get("to"))] = (d.get("from"), d.get("reason"))
             continue
         if t == ev.STRATEGY_CHOSEN:
-            req.chosen = d.get("backend") if d.get("index") is not None else None
+            req.choose(d.get("backend") if d.get("index") is not None else None)
             continue
         backend = str(d.get("backend") or d.get("vendor") or "?")
         if t in (ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH) and req.chosen == backend:
-            req.chosen = None
+            req.choose(None)
             continue  # the chosen member's own record: its StrategyMember is the call
         if t == ev.UPSTREAM_FAILED and d.get("stage") == "mid_stream":
             req.cut[backend] = str(d.get("error") or "failed mid-stream")

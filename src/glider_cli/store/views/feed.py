@@ -61,7 +61,8 @@ def id_ms(event_id: str) -> int:
 
 @dataclass(slots=True)
 class Request:
-    """One routed request and, once it arrives, its outcome (see the module contract)."""
+    """One routed request and, once it arrives, its outcome (see the module contract): state, not a
+    value (`settle` and `trouble` fill in what the later events say)."""
 
     id: str
     ts: str
@@ -112,6 +113,40 @@ class Request:
         d["failed_backends"] = list(self.failed_backends)
         return d
 
+    def settle(self, e: Mapping[str, Any]) -> None:
+        """Take the outcome event `e` (a `FulfilledLocal` / `OriginPassthrough`) says."""
+        d = e.get("data") or {}
+        self.status = _int(d.get("status"))
+        if self.status is None:
+            self.status = 0
+        ms = d.get("ms")
+        self.ms = float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None
+        self.answered_by = _str(d.get("backend"))
+        self.answered_model = _shared(d.get("model"))
+        self.fallback_from = _str(d.get("fallback_from"))
+        self.escalated = _str(d.get("escalated"))
+        self.input_tokens = _int(d.get("input_tokens"))
+        self.output_tokens = _int(d.get("output_tokens"))
+        self.complete = d.get("complete") if isinstance(d.get("complete"), bool) else None
+        self.done_ts = _str(e.get("ts"))
+        self.outcome = _str(d.get("outcome"))
+        if self.outcome and not self.error:
+            self.error = (_str(d.get("error")) or "")[:200] or None
+
+    def trouble(self, e: Mapping[str, Any]) -> None:
+        """Count the `UpstreamFailed` or `FallbackUsed` event `e` on this request."""
+        if e.get("type") == ev.FALLBACK_USED:
+            self.fallbacks += 1
+            return
+        d = e.get("data") or {}
+        self.failures += 1
+        failed = _str(d.get("backend"))
+        if failed and len(self.failed_backends) < 8:
+            self.failed_backends.append(failed)
+        err = _str(d.get("error"))
+        if err:
+            self.error = err.splitlines()[0][:200] if err.strip() else None
+
 
 _FIELDS = tuple(f.name for f in fields(Request))
 
@@ -133,10 +168,13 @@ def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
-def request_of(event: Mapping[str, Any]) -> Request:
-    """A `RouteDecided` event -> its request record (no outcome yet)."""
+def request_of(event: Mapping[str, Any], opened: tuple[str | None, str | None] | None = None) -> Request:
+    """A `RouteDecided` event -> its request record (no outcome yet). `opened` is what its turn's
+    `TurnOpened` said, (ask, client): the client is the request's, the ask only a new turn's."""
     d: Mapping[str, Any] = event.get("data") or {}
     fam = _dict(d.get("family"))
+    kind = _shared(fam.get("kind")) or "unknown"
+    ask, client = opened if opened is not None else (None, None)
     sticky = _dict(d.get("sticky"))
     summary = _dict(d.get("request"))
     rule = _str(d.get("rule")) or "?"
@@ -145,7 +183,7 @@ def request_of(event: Mapping[str, Any]) -> Request:
         ts=str(event["ts"]),
         turn_id=_str(event.get("turn_id")),
         session_id=_shared(fam.get("session_id")),
-        kind=_shared(fam.get("kind")) or "unknown",
+        kind=kind,
         link=_shared(fam.get("link")),
         side="local" if d.get("target") == "local" else "cloud",
         rule=_shared(rule) or rule,
@@ -159,6 +197,8 @@ def request_of(event: Mapping[str, Any]) -> Request:
         forced=rule == "sticky",
         estimated_tokens=_int(summary.get("estimated_tokens")),
         reason=_shared(_str(d.get("refused")) or _why(d.get("trace"), rule)),
+        ask=ask if kind == "new_turn" else None,
+        client=client,
     )
 
 
@@ -173,11 +213,16 @@ def _why(trace: Any, rule: str) -> str | None:
 
 
 class _FileState:
+    """Where the reading of one day file stands: its inode and the byte the next read starts at."""
+
     __slots__ = ("inode", "offset")
 
     def __init__(self, inode: int, offset: int) -> None:
         self.inode = inode
         self.offset = offset
+
+    def advance(self, n: int) -> None:
+        self.offset += n
 
 
 class Feed:
@@ -236,7 +281,7 @@ class Feed:
                         break  # a last line without its newline waits for the rest
                     piece *= 2  # one line longer than a piece: read it whole
                     continue
-                state.offset += end
+                state.advance(end)
                 piece = _PIECE
                 n += self._fold(_parse(raw[:end].split(b"\n")))
             return n
@@ -266,12 +311,8 @@ class Feed:
         return n
 
     def _decided(self, e: Mapping[str, Any]) -> None:
-        req = request_of(e)
-        known = self._turns.get(req.turn_id) if req.turn_id else None
-        if known is not None:
-            req.client = known[1]
-            if req.kind == "new_turn":
-                req.ask = known[0]
+        tid = e.get("turn_id")
+        req = request_of(e, self._turns.get(tid) if isinstance(tid, str) and tid else None)
         if len(self._records) == self._records.maxlen:
             self.dropped += 1
         self._records.append(req)
@@ -297,39 +338,12 @@ class Feed:
         queue.popleft()
         if not queue:
             del self._open[tid if isinstance(tid, str) else None]
-        d = e.get("data") or {}
-        req.status = _int(d.get("status"))
-        if req.status is None:
-            req.status = 0
-        ms = d.get("ms")
-        req.ms = float(ms) if isinstance(ms, int | float) and not isinstance(ms, bool) else None
-        req.answered_by = _str(d.get("backend"))
-        req.answered_model = _shared(d.get("model"))
-        req.fallback_from = _str(d.get("fallback_from"))
-        req.escalated = _str(d.get("escalated"))
-        req.input_tokens = _int(d.get("input_tokens"))
-        req.output_tokens = _int(d.get("output_tokens"))
-        req.complete = d.get("complete") if isinstance(d.get("complete"), bool) else None
-        req.done_ts = _str(e.get("ts"))
-        req.outcome = _str(d.get("outcome"))
-        if req.outcome and not req.error:
-            req.error = (_str(d.get("error")) or "")[:200] or None
+        req.settle(e)
 
     def _trouble(self, e: Mapping[str, Any]) -> None:
         req = self._first_open(e.get("turn_id"))
-        if req is None:
-            return
-        d = e.get("data") or {}
-        if e.get("type") == ev.FALLBACK_USED:
-            req.fallbacks += 1
-            return
-        req.failures += 1
-        failed = _str(d.get("backend"))
-        if failed and len(req.failed_backends) < 8:
-            req.failed_backends.append(failed)
-        err = _str(d.get("error"))
-        if err:
-            req.error = err.splitlines()[0][:200] if err.strip() else None
+        if req is not None:
+            req.trouble(e)
 
     # -- reading the records --------------------------------------------------------------------
 

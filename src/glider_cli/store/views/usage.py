@@ -98,13 +98,25 @@ class Digest:
     A call's session is the one its turn's `TurnOpened` named among the events fed before it (`-`
     when none: a turn that opened in an earlier day file)."""
 
-    def __init__(self) -> None:
-        self.groups: dict[Key, list[int]] = {}
-        self.turns: dict[str, dict[Place, bool]] = {}
-        self.sessions: dict[str, str] = {}
-        self.regrets: set[str] = set()
-        self.escalated: set[str] = set()  # turns whose local answer could not be used
-        self.pending: list[dict[str, Any]] = []  # StrategyMember events no StrategyChosen settled yet
+    def __init__(
+        self,
+        *,
+        groups: dict[Key, list[int]] | None = None,
+        turns: dict[str, dict[Place, bool]] | None = None,
+        sessions: dict[str, str] | None = None,
+        regrets: set[str] | None = None,
+        escalated: set[str] | None = None,
+        pending: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """An empty digest, or one holding these sums (taken as they are, not copied)."""
+        self.groups: dict[Key, list[int]] = {} if groups is None else groups
+        self.turns: dict[str, dict[Place, bool]] = {} if turns is None else turns
+        self.sessions: dict[str, str] = {} if sessions is None else sessions
+        self.regrets: set[str] = set() if regrets is None else regrets
+        # turns whose local answer could not be used
+        self.escalated: set[str] = set() if escalated is None else escalated
+        # StrategyMember events no StrategyChosen settled yet
+        self.pending: list[dict[str, Any]] = [] if pending is None else pending
 
     def _add(self, e: Mapping[str, Any], side: str, kind: str) -> None:
         d = e.get("data") or {}
@@ -189,14 +201,14 @@ class Digest:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Digest:
-        d = cls()
-        d.groups = {tuple(g[:7]): list(g[7:]) for g in raw["groups"]}  # type: ignore[misc]
-        d.turns = {t: {tuple(p[:4]): p[4] for p in places} for t, places in raw["turns"].items()}  # type: ignore[misc]
-        d.sessions = dict(raw["sessions"])
-        d.regrets = set(raw["regrets"])
-        d.escalated = set(raw.get("escalated") or ())
-        d.pending = list(raw["pending"])
-        return d
+        return cls(
+            groups={tuple(g[:7]): list(g[7:]) for g in raw["groups"]},  # type: ignore[misc]
+            turns={t: {tuple(p[:4]): p[4] for p in places} for t, places in raw["turns"].items()},  # type: ignore[misc]
+            sessions=dict(raw["sessions"]),
+            regrets=set(raw["regrets"]),
+            escalated=set(raw.get("escalated") or ()),
+            pending=list(raw["pending"]),
+        )
 
 
 class _Row:

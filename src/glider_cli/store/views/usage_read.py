@@ -113,7 +113,7 @@ def day_digest(context_dir: Path, day_file: Path, stats: log.ReadStats | None = 
             raw = fh.read()
     except OSError as exc:
         raise StoreError(f"cannot read {day_file}: {exc}") from exc
-    st.files += 1
+    st.file_read()
     lines, used = _lines(raw, 0)
     if lines:
         wanted = set(USAGE_TYPES)
@@ -160,7 +160,7 @@ def read_types(
         return []
     except OSError as exc:
         raise StoreError(f"cannot read {path}: {exc}") from exc
-    st.files += 1
+    st.file_read()
     end = raw.rfind(b"\n") + 1
     lines: list[bytes] = []
     for needle in (b'"type":' + orjson.dumps(t) for t in types):
