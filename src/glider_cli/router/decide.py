@@ -161,12 +161,14 @@ class Router:
         quiet: Any = None  # (index, whether none of its patterns can match the text)
         for i, rule in enumerate(self.rules):
             kind, no, data = quick[i]
+            m: Match | None = None
             if kind:
                 if kind == DISABLED:
                     trace.append(no)
                     continue
-                if kind == EXPLICIT:
-                    skip = typed_command(data.pattern, data.commands, ctx) is None
+                if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
+                    m = data(ctx)
+                    skip = not m.matched
                 elif kind == PATTERNS:
                     if quiet is None or quiet[0] is not data.index:
                         quiet = (data.index, not data.index.may_match(user_text))
@@ -178,7 +180,8 @@ class Router:
                 if skip:
                     trace.append(no)
                     continue
-            m: Match = rule.matcher(ctx)
+            if m is None:
+                m = rule.matcher(ctx)
             if not m.matched:
                 seen = self._seen[i]
                 line = seen.get(m.reason)

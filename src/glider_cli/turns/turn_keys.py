@@ -160,14 +160,25 @@ def opening(chat: ChatRequest) -> dict[str, str]:
     goal = user_words(chat.last_user_text)
     if goal:
         out["goal"] = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
-    first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
-    where = workspace_in([chat.system, *first], chat.headers)
+    # `workspace_in` and `delegate_of`, with the header looked up by its name: a ChatRequest's
+    # header names are lowercased (`domain.ChatRequest`).
+    headers = chat.headers
+    where = _lowered_header(headers, HEADER)
+    if not (where and where.startswith("/")):
+        first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
+        where = workspace_in([chat.system, *first])
     if where:
         out["clone_path"] = where
-    run = delegate_of(chat.headers)
-    if run:
+    run = _lowered_header(headers, DELEGATE_HEADER)
+    if run and _RUN_ID_RE.match(run):
         out["delegate_of"] = run
     return out
+
+
+def _lowered_header(headers: Mapping[str, str], name: str) -> str | None:
+    """`_header` for headers whose names are lowercased."""
+    value = headers.get(name)
+    return value.strip() or None if value else None
 
 
 def plan_of(name: str, arguments: Mapping[str, Any]) -> str | None:
