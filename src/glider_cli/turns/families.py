@@ -83,11 +83,11 @@ from glider_cli.turns.request_kinds import (
     AGENT_TOOLS,
     KINDS,
     PROMPT_CAP,
+    Fingerprinter,
     Kind,
     agent_prompt,
     answered_calls,
     codex_request_kind,
-    credentials_fingerprint,
     is_new_user_message,
     is_summary_request,
     is_title_request,
@@ -140,6 +140,7 @@ class FamilyIndex:
         self.window = window
         # The key of the credentials fingerprint: per index, so a fingerprint means nothing elsewhere.
         self._key = fingerprint_key if fingerprint_key is not None else secrets.token_bytes(32)
+        self._fingerprint = Fingerprinter(self._key)
         self.families: OrderedDict[str, Family] = OrderedDict()
         self._sessions: dict[str, str] = {}
         self._calls: dict[str, str] = {}
@@ -166,7 +167,7 @@ class FamilyIndex:
     def fingerprint(self, request: ChatRequest) -> str | None:
         """The credentials fingerprint of `request` (None without an auth header)."""
         if request is not self._fp_request:
-            self._fp = credentials_fingerprint(request.headers, self._key)
+            self._fp = self._fingerprint(request.headers)
             self._fp_request = request
         return self._fp
 
