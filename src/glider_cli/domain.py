@@ -134,7 +134,7 @@ class ChatRequest(Frozen):
             headers={} if headers is None else headers,
         )
 
-    @property
+    @_Once
     def has_tools(self) -> bool:
         return bool(self.tool_names)
 

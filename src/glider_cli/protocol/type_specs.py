@@ -149,15 +149,21 @@ class ListOf(Spec):
     def __init__(self, item: Spec) -> None:
         self.item = item
         self.what = "a list"
+        # A list of objects (messages): a dict item's fields are checked without the call to `Obj.ok`.
+        self._fields_ok = item.fields_ok if isinstance(item, Obj) and type(item) is Obj else None
 
     def ok(self, value: Any) -> bool:
         if not isinstance(value, list):
             return False
         exact, ok = self.item.exact, self.item.ok
+        fields_ok = self._fields_ok
         for v in value:
             if type(v) in exact:
                 continue
-            if not ok(v):
+            if fields_ok is not None and type(v) is dict:
+                if not fields_ok(v):
+                    return False
+            elif not ok(v):
                 return False
         return True
 

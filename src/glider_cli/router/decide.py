@@ -139,7 +139,10 @@ class Router:
         )
         trace: list[Reason] = []
         delegate = None
-        if commands and request.is_new_user_message:
+        # Every command starts with "/" (`config.rules`): without one in the text no command test can
+        # find any, and an explicit rule gives its one "no" line without the call.
+        slash = "/" in user_text
+        if commands and slash and request.is_new_user_message:
             delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
@@ -167,8 +170,11 @@ class Router:
                     trace.append(no)
                     continue
                 if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
-                    m = data(ctx)
-                    skip = not m.matched
+                    if slash:
+                        m = data(ctx)
+                        skip = not m.matched
+                    else:
+                        skip = True
                 elif kind == PATTERNS:
                     if quiet is None or quiet[0] is not data.index:
                         quiet = (data.index, not data.index.may_match(user_text))

@@ -64,7 +64,8 @@ those a request answers (`answer`, `family_of_call`: the family that issued a ca
 that opened a family (`asked`, for titles that quote it: `prompt_key` is a request's key for it)
 and how many calls are unanswered (`pending`). A request's session key (`key_of`) is its session
 id, or the credentials fingerprint of its auth header; the fingerprint of the request at hand is
-kept (`fingerprint`): one request is hashed once, however often it is asked about.
+kept (`fingerprint`): one request is hashed once, however often it is asked about; so is the
+prompt key of the request that last opened a turn (`prompt_key` right after `place`).
 """
 
 from __future__ import annotations
@@ -155,6 +156,8 @@ class FamilyIndex:
         self._fp: str | None = None
         self._looked: tuple[ChatRequest, Mapping[str, Any] | None, tuple[tuple[str, ...], str, bool]] | None
         self._looked = None
+        # The request that last opened a turn, with its session key and typed prompt (`prompt_key`).
+        self._opened: tuple[ChatRequest, str | None, str] | None = None
 
     def __len__(self) -> int:
         return len(self.families)
@@ -182,8 +185,13 @@ class FamilyIndex:
         """(session key, typed prompt) of a request whose latest message is a new user message."""
         if not request.is_new_user_message:
             return None
-        key = self.key_of(request)
-        return None if key is None else (key, prompt_text(request.last_user_text))
+        opened = self._opened
+        if opened is not None and opened[0] is request:  # the turn `place` just opened: known
+            key, typed = opened[1], opened[2]
+        else:
+            key = self.key_of(request)
+            typed = prompt_text(request.last_user_text) if key is not None else ""
+        return None if key is None else (key, typed)
 
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
@@ -406,6 +414,7 @@ class FamilyIndex:
             fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
         fam.opens(text, typed, len(request.messages))
         self.asked(fam, key)
+        self._opened = (request, key, typed)
         return Placement("new_turn", fam.turn_id, sid, link)
 
     def _new_family(

@@ -153,7 +153,7 @@ class Opened(Frozen):
 
     @property
     def new_turn(self) -> bool:
-        return self.plan.placement.new_turn
+        return self.plan.placement.kind == "new_turn"
 
 
 class Served(Frozen):
@@ -419,7 +419,7 @@ class Turns:
 
     def prompt_key(self, opened: Opened) -> tuple[str, str] | None:
         """The key of the prompt `opened` opened a turn with (None unless it opened one)."""
-        return self.sticky.index.prompt_key(opened.chat) if opened.new_turn else None
+        return self.sticky.index.prompt_key(opened.chat) if opened.plan.placement.kind == "new_turn" else None
 
     def close(self, opened: Opened, served: Served) -> Events:
         if served.backend is not None:

@@ -163,22 +163,18 @@ def opening(chat: ChatRequest) -> dict[str, str]:
     # `workspace_in` and `delegate_of`, with the header looked up by its name: a ChatRequest's
     # header names are lowercased (`domain.ChatRequest`).
     headers = chat.headers
-    where = _lowered_header(headers, HEADER)
+    where = headers.get(HEADER)
+    where = where.strip() if where else None
     if not (where and where.startswith("/")):
         first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
         where = workspace_in([chat.system, *first])
     if where:
         out["clone_path"] = where
-    run = _lowered_header(headers, DELEGATE_HEADER)
+    run = headers.get(DELEGATE_HEADER)
+    run = run.strip() if run else None
     if run and _RUN_ID_RE.match(run):
         out["delegate_of"] = run
     return out
-
-
-def _lowered_header(headers: Mapping[str, str], name: str) -> str | None:
-    """`_header` for headers whose names are lowercased."""
-    value = headers.get(name)
-    return value.strip() or None if value else None
 
 
 def plan_of(name: str, arguments: Mapping[str, Any]) -> str | None:
