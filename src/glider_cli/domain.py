@@ -358,8 +358,9 @@ class RouteDecision(Frozen):
         c = req._complexity
         if c is None:
             score, source, signals = req._score, req._source, None
-        else:
-            score, source, signals = c.score, c.source, c.signals
+        else:  # a lazy complexity (`router.complexity.LazyComplexity`): its value read once
+            v = getattr(c, "value", c)
+            score, source, signals = v.score, v.source, v.signals
         d: dict[str, Any] = {
             "target": self.target,
             "rule": self.rule,

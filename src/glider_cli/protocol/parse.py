@@ -185,7 +185,12 @@ def _messages(
         role = item.get("role")
         if type(role) is not str:
             role = _role(item, f"messages[{i}]")
-        text, calls, results = _blocks(item.get("content"), "messages[{}].content", acc, i)
+        content = item.get("content")
+        if type(content) is str:  # `_blocks` of a string, inline: most messages of a chat are one
+            acc.parts.append(content)
+            text, calls, results = content, [], []
+        else:
+            text, calls, results = _blocks(content, "messages[{}].content", acc, i)
         if role in _FOLDED_ROLES:
             acc.system.append(text)
             continue

@@ -134,7 +134,7 @@ class Router:
             user_text,
             complexity,
             commands=commands,
-            parent=_parent(sticky),
+            parent=_parent(sticky) if sticky is not None and sticky.family is not None else None,
             script_complexity=self._script_complexity,
         )
         trace: list[Reason] = []
@@ -146,7 +146,7 @@ class Router:
             delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
-        held = self._holder(sticky)
+        held = self._holder(sticky) if sticky is not None else None
         if held is not None and held[2] == "local":
             return self._held(held[:2], request, complexity, trace, sticky, gate)
         refuse_local = (

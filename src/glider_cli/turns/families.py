@@ -279,7 +279,7 @@ class FamilyIndex:
     ) -> Placement:
         """Put `request` in a family (opening one when it is a new turn) and say how it was linked."""
         sid = request.session_id
-        current = self.session_family(sid, now)
+        current = self.session_family(sid, now) if sid else None
         if count_tokens:
             if current is None:
                 return Placement("count_tokens", None, sid, "no live family for this session")
@@ -291,10 +291,10 @@ class FamilyIndex:
             return self._place_result(request, now, answered, current)
         if title:
             return self._place_title(request, now, text, current)
-        if is_utility_request(request, body):
+        if request.protocol == "gemini" and is_utility_request(request, body):  # Gemini's alone
             return self._follow(current, now, "utility", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
-        new = is_new_user_message(request)
+        new = request.is_new_user_message
         codex_kind = (
             codex_request_kind(request.headers) if "x-codex-turn-metadata" in request.headers else None
         )
