@@ -186,6 +186,9 @@ def _messages(
         if type(role) is not str:
             role = _role(item, f"messages[{i}]")
         content = item.get("content")
+        text: str
+        calls: list[ToolCall]
+        results: list[str]
         if type(content) is str:  # `_blocks` of a string, inline: most messages of a chat are one
             acc.parts.append(content)
             text, calls, results = content, [], []
