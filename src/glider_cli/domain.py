@@ -13,6 +13,7 @@ request path (`EventSink`, `Deferred`) is `glider_cli.sinks`, re-exported here.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from glider_cli.sinks import Deferred as Deferred
@@ -181,6 +182,9 @@ class Reason(Frozen):
         """`to_dict()`, made once and shared by every decision record this line is in (the router
         reuses the lines that do not depend on the request): read, never changed."""
         return self.to_dict()
+
+
+_RECORD = attrgetter("record")  # a trace line's shared record (no Python frame per line)
 
 
 class Scored(Protocol):
@@ -376,7 +380,7 @@ class RouteDecision(Frozen):
                 "complexity_score": score,
                 "complexity_source": source,
             },
-            "trace": [r.record for r in trace],
+            "trace": list(map(_RECORD, trace)),
             "where": self.where,
             "fallback": self.fallback,
         }

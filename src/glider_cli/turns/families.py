@@ -413,7 +413,8 @@ class FamilyIndex:
         else:
             fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
         fam.opens(text, typed, len(request.messages))
-        self.asked(fam, key)
+        if key is not None and typed:  # `asked(fam, key)`: the prompt a title may quote
+            self._ask((key, typed), fam.turn_id)
         self._opened = (request, key, typed)
         return Placement("new_turn", fam.turn_id, sid, link)
 
