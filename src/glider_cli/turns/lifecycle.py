@@ -230,7 +230,8 @@ class Served(Frozen):
             "ms": self.ms,
             "complete": self.complete,
         }
-        data.update(self.cache)
+        if self.cache:
+            data.update(self.cache)
         if self.fallback_from:
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
@@ -510,7 +511,11 @@ def refusal_events(chat: ChatRequest, plan: StickyPlan, exc: GateRefused) -> Eve
 
 
 def opened_record(chat: ChatRequest) -> dict[str, Any]:
-    data: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
-    data.update(client=chat.protocol, messages=len(chat.messages))
+    data: dict[str, Any] = {
+        "ask": chat.last_user_text,
+        "session_id": chat.session_id,
+        "client": chat.protocol,
+        "messages": len(chat.messages),
+    }
     data.update(turn_keys.opening(chat))
     return data
