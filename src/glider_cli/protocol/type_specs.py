@@ -99,7 +99,11 @@ class Obj(Spec):
             for name, spec in list(self.fields.items()):
                 self.fields.setdefault(_SNAKE.sub(r"_\1", name).lower(), spec)
         self._plan = tuple((name, spec.exact, spec.ok) for name, spec in self.fields.items())
-        self._by_name = {name: (exact, ok) for name, exact, ok in self._plan}
+        # For the walk over a value's own fields: per field name, the types taken outright (null
+        # among them: a null field is of no concern) and the test for any other.
+        self._exact_of = {name: exact | {type(None)} for name, exact, _ in self._plan}
+        self._ok_of = {name: ok for name, _, ok in self._plan}
+        self._size = len(self._plan)
 
     def check(self, value: Any) -> None:
         if not isinstance(value, Mapping):
@@ -116,13 +120,13 @@ class Obj(Spec):
     def fields_ok(self, value: Mapping[str, Any]) -> bool:
         # Whichever is shorter is walked: the value's own fields (a request sets a few of the many a
         # shape knows) or the shape's; a field of neither, or a null one, is of no concern.
-        if len(value) < len(self._plan):
-            by_name = self._by_name
+        if len(value) < self._size:
+            exact_of = self._exact_of
             for name, field in value.items():
-                spec = by_name.get(name)
-                if spec is None or field is None or type(field) in spec[0]:
+                exact = exact_of.get(name)
+                if exact is None or type(field) in exact:
                     continue
-                if not spec[1](field):
+                if not self._ok_of[name](field):
                     return False
             return True
         get = value.get
