@@ -77,8 +77,8 @@ Gate = Callable[[str | None], str | None]
 
 
 class Router:
-    """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is a small
-    cache of immutable trace lines."""
+    """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is small
+    caches of immutable trace lines and verdicts (and each line's record, made once)."""
 
     def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
         self.config = config
