@@ -12,9 +12,9 @@ request path (`EventSink`, `Deferred`) is `glider_cli.sinks`, re-exported here.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Mapping
+from operator import attrgetter
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from glider_cli.sinks import Deferred as Deferred
 from glider_cli.sinks import EventSink as EventSink
@@ -27,6 +27,25 @@ Strategy = Literal["single", "fan_out", "pipeline", "ensemble"]
 TARGETS: tuple[str, ...] = ("local", "cloud")
 STRATEGIES: tuple[str, ...] = ("single", "fan_out", "pipeline", "ensemble")
 DELEGATE_FLAGS: tuple[str, ...] = ("/claude", "/cursor-agent", "/agy")
+
+
+_T = TypeVar("_T")
+
+
+class _Once(Generic[_T]):
+    """A property worked out on first read and kept in the instance's `__dict__` (which then answers
+    every later read): `functools.cached_property` without its lock, as a request is read by one thread."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __get__(self, instance: Any, owner: type | None = None) -> _T:
+        if instance is None:
+            return self  # type: ignore[return-value]
+        value = instance.__dict__[self.name] = self.func(instance)
+        return value
 
 
 class ToolCall(Frozen):
@@ -67,6 +86,7 @@ class ChatRequest(Frozen):
     `continuation`, `summary`, `title`, `subagent`), when they say it (Cursor); None for the JSON
     APIs, whose kind is read from their content. `client_hint`: what the client said about the turn's
     weight (Cursor's `max_mode`, agent `mode`), scored as `complexity_source: cursor`; None: no hint.
+    `headers`: the request's HTTP headers, their names lowercased (as `protocol.parse` gives them).
     """
 
     protocol: Protocol_
@@ -115,7 +135,7 @@ class ChatRequest(Frozen):
             headers={} if headers is None else headers,
         )
 
-    @property
+    @_Once
     def has_tools(self) -> bool:
         return bool(self.tool_names)
 
@@ -124,15 +144,16 @@ class ChatRequest(Frozen):
         """The most recent message's text (what `regex` and `explicit` triggers look at)."""
         return self.messages[-1].content if self.messages else ""
 
-    @property
+    @_Once
     def is_new_user_message(self) -> bool:
-        """The most recent message is user text that answers no tool call."""
+        """The most recent message is user text that answers no tool call (found once: placing,
+        the router and the turn keys each ask)."""
         if not self.messages:
             return False
         last = self.messages[-1]
         return last.role == "user" and bool(last.content.strip()) and not last.tool_results
 
-    @functools.cached_property
+    @_Once
     def last_user_text(self) -> str:
         """The latest user message with text (found once: the router, the turn lifecycle and the
         delegation each ask, and an agent's turn can end in a long run of tool results)."""
@@ -155,6 +176,15 @@ class Reason(Frozen):
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
+
+    @_Once
+    def record(self) -> dict[str, Any]:
+        """`to_dict()`, made once and shared by every decision record this line is in (the router
+        reuses the lines that do not depend on the request): read, never changed."""
+        return self.to_dict()
+
+
+_RECORD = attrgetter("record")  # a trace line's shared record (no Python frame per line)
 
 
 class Scored(Protocol):
@@ -325,15 +355,16 @@ class RouteDecision(Frozen):
         return d
 
     def _record(self, trace: tuple[Reason, ...]) -> dict[str, Any]:
-        """`to_dict()` with these trace lines: built in one go (each Reason's dict inline, the
+        """`to_dict()` with these trace lines: built in one go (each Reason's shared `record`, the
         summary's read once), since a record is made per request."""
         req = self.request
         # `req.to_dict()` and `req.complexity_signals` inline: the complexity read once per field.
         c = req._complexity
         if c is None:
             score, source, signals = req._score, req._source, None
-        else:
-            score, source, signals = c.score, c.source, c.signals
+        else:  # a lazy complexity (`router.complexity.LazyComplexity`): its value read once
+            v = getattr(c, "value", c)
+            score, source, signals = v.score, v.source, v.signals
         d: dict[str, Any] = {
             "target": self.target,
             "rule": self.rule,
@@ -349,10 +380,7 @@ class RouteDecision(Frozen):
                 "complexity_score": score,
                 "complexity_source": source,
             },
-            "trace": [
-                {"rule": r.rule, "priority": r.priority, "matched": r.matched, "reason": r.reason}
-                for r in trace
-            ],
+            "trace": list(map(_RECORD, trace)),
             "where": self.where,
             "fallback": self.fallback,
         }

@@ -39,3 +39,14 @@ def test_a_key_longer_than_blake2b_takes_is_hashed_down_not_refused() -> None:
     assert fp1 == credentials_fingerprint({"x-api-key": "sk-one"}, long1)
     # Non-UTF-8-clean header values hash too (a lone surrogate is replaced, not raised).
     assert credentials_fingerprint({"x-api-key": "sk-\udc80"}, KEY) is not None
+
+
+def test_a_fingerprinter_set_up_once_gives_the_same_fingerprints_call_after_call() -> None:
+    from glider_cli.turns.request_kinds import Fingerprinter
+
+    for key in (KEY, b"k" * 65):
+        fingerprint = Fingerprinter(key)
+        for value in ("sk-one", "sk-two", "sk-one", "Bearer \udc80"):
+            headers = {"x-api-key": value}
+            assert fingerprint(headers) == credentials_fingerprint(headers, key)
+        assert fingerprint({}) is None

@@ -40,10 +40,9 @@ def test_the_wrap_up_wording_is_looked_for_in_the_first_2000_characters_only() -
     assert wrapup(ctx_for(router, " " * 1960 + "summarize the conversation" + "x" * 50)).matched
 
 
-def test_the_command_pre_check_makes_no_generator() -> None:
-    # The delegate flags and each explicit rule look for their commands in every new user message.
-    router = Router(load_config(profile="default"))
-    req = message("where should we look next?")
+def trigger_calls(router: Router, text: str) -> list[str]:
+    """The functions of `router.triggers` one decision about `text` calls."""
+    req = message(text)
     router.decide(req)
     seen: list[str] = []
 
@@ -56,5 +55,14 @@ def test_the_command_pre_check_makes_no_generator() -> None:
         router.decide(req)
     finally:
         sys.setprofile(None)
+    return seen
+
+
+def test_the_command_pre_check_makes_no_generator() -> None:
+    # The delegate flags and each explicit rule look for their commands in a new user message that
+    # holds a "/" (every command starts with one), each once; without one, none is looked for.
+    router = Router(load_config(profile="default"))
+    seen = trigger_calls(router, "where should we look next in src/app?")
     assert seen.count("typed_command") == 3
     assert "<genexpr>" not in seen
+    assert trigger_calls(router, "where should we look next?").count("typed_command") == 0

@@ -16,7 +16,7 @@ from family_helpers import Ids, cc, title_request, user
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
 from glider_cli.domain import ChatRequest, Reason, RequestSummary, RouteDecision
 from glider_cli.protocol.parse import parse_request
-from glider_cli.turns import families, regret
+from glider_cli.turns import families, regret, request_kinds
 from glider_cli.turns.families import FamilyIndex
 from glider_cli.turns.lifecycle import Served, Turns
 
@@ -43,7 +43,7 @@ def keyed(text: str, key: str = "sk-one") -> tuple[ChatRequest, dict[str, Any]]:
 
 
 def test_one_request_is_hashed_once_for_its_session_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    hashed = counted(monkeypatch, families, "credentials_fingerprint")
+    hashed = counted(monkeypatch, request_kinds.Fingerprinter, "__call__")  # the index's keyed hash
     ix = FamilyIndex(Ids())
     r1, b1 = keyed("/cloud say hi")
     assert ix.awaited_prompt(r1, 0.0, b1) is None

@@ -38,6 +38,7 @@ _FOLDED_ROLES = frozenset({"system", "developer"})
 _REMINDER = "<system-reminder>"
 # A parsed body is made of dicts: the exact-type test comes first, the ABC check (slower) after it.
 _MAP = (dict, Mapping)
+_EXACT = 1 << 53  # an int a float holds exactly
 
 
 class _Acc:
@@ -184,7 +185,15 @@ def _messages(
         role = item.get("role")
         if type(role) is not str:
             role = _role(item, f"messages[{i}]")
-        text, calls, results = _blocks(item.get("content"), "messages[{}].content", acc, i)
+        content = item.get("content")
+        text: str
+        calls: list[ToolCall]
+        results: list[str]
+        if type(content) is str:  # `_blocks` of a string, inline: most messages of a chat are one
+            acc.parts.append(content)
+            text, calls, results = content, [], []
+        else:
+            text, calls, results = _blocks(content, "messages[{}].content", acc, i)
         if role in _FOLDED_ROLES:
             acc.system.append(text)
             continue
@@ -232,9 +241,10 @@ def _parse_anthropic(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
             # The system prompt's reminders and billing header are all system text.
             text = "\n".join(_as_text(b) for b in system)
         acc.system.append(text)
+    append = acc.messages.append
     for _item, role, text, calls, results in _messages(body, acc):
-        acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
-    return _listed_tools(body)
+        append(Message(role, text, tuple(calls) if calls else (), tuple(results) if results else ()))
+    return [] if body.get("tools") is None else _listed_tools(body)
 
 
 def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
@@ -342,28 +352,40 @@ def parse_request(
             return parse_chat(body, low)
         except RecursionError:
             raise RequestError("request body is nested too deeply") from None
-    model = _opt_str(body, "model", required=True)
+    # The scalar fields read inline when they have their usual type; the helpers say what is wrong.
+    model = body.get("model")
+    if type(model) is not str:
+        model = _opt_str(body, "model", required=True)
     acc = _Acc()
     try:
         raw_tools = parser(body, acc)
-        names, tool_defs = _tool_names(raw_tools, acc)
-        system = "\n".join(s for s in acc.system if s)
+        names, tool_defs = _tool_names(raw_tools, acc) if raw_tools else ((), raw_tools)
+        system = "\n".join([s for s in acc.system if s]) if acc.system else ""
         # Every system text is in acc.parts already (the folded messages, `instructions`, the system blocks).
         tokens = estimate_tokens(messages=acc.parts, tools=tool_defs)
     except RecursionError:
         raise RequestError("request body is nested too deeply") from None
     low = headers if lowered and type(headers) is dict else _lower_headers(headers)
     proto: Protocol_ = protocol  # type: ignore[assignment]
+    stream = body.get("stream", False)
+    if type(stream) is not bool:
+        stream = _stream(body)
+    temperature = body.get("temperature")
+    if temperature is not None:
+        temperature = _number(body, "temperature")
+    max_tokens = body.get("max_tokens")
+    if type(max_tokens) is not int or not -_EXACT < max_tokens < _EXACT:  # int(float(n)) is n below 2**53
+        max_tokens = _int(body, "max_tokens", "max_completion_tokens", "max_output_tokens")
     return ChatRequest(
-        protocol=proto,
-        model=model,
-        stream=_stream(body),
-        messages=tuple(acc.messages),
-        system=system,
-        tool_names=names,
-        estimated_tokens=tokens,
-        temperature=_number(body, "temperature"),
-        max_tokens=_int(body, "max_tokens", "max_completion_tokens", "max_output_tokens"),
-        session_id=_session_id(body, low),
-        headers=low,
+        proto,
+        model,
+        stream,
+        tuple(acc.messages),
+        system,
+        names,
+        tokens,
+        temperature,
+        max_tokens,
+        _session_id(body, low),
+        low,
     )

@@ -99,6 +99,11 @@ class Obj(Spec):
             for name, spec in list(self.fields.items()):
                 self.fields.setdefault(_SNAKE.sub(r"_\1", name).lower(), spec)
         self._plan = tuple((name, spec.exact, spec.ok) for name, spec in self.fields.items())
+        # For the walk over a value's own fields: per field name, the types taken outright (null
+        # among them: a null field is of no concern) and the test for any other.
+        self._exact_of = {name: exact | {type(None)} for name, exact, _ in self._plan}
+        self._ok_of = {name: ok for name, _, ok in self._plan}
+        self._size = len(self._plan)
 
     def check(self, value: Any) -> None:
         if not isinstance(value, Mapping):
@@ -113,6 +118,17 @@ class Obj(Spec):
         return isinstance(value, Mapping)
 
     def fields_ok(self, value: Mapping[str, Any]) -> bool:
+        # Whichever is shorter is walked: the value's own fields (a request sets a few of the many a
+        # shape knows) or the shape's; a field of neither, or a null one, is of no concern.
+        if len(value) < self._size:
+            exact_of = self._exact_of
+            for name, field in value.items():
+                exact = exact_of.get(name)
+                if exact is None or type(field) in exact:
+                    continue
+                if not self._ok_of[name](field):
+                    return False
+            return True
         get = value.get
         for name, exact, ok in self._plan:
             field = get(name)
@@ -137,15 +153,21 @@ class ListOf(Spec):
     def __init__(self, item: Spec) -> None:
         self.item = item
         self.what = "a list"
+        # A list of objects (messages): a dict item's fields are checked without the call to `Obj.ok`.
+        self._fields_ok = item.fields_ok if isinstance(item, Obj) and type(item) is Obj else None
 
     def ok(self, value: Any) -> bool:
         if not isinstance(value, list):
             return False
         exact, ok = self.item.exact, self.item.ok
+        fields_ok = self._fields_ok
         for v in value:
             if type(v) in exact:
                 continue
-            if not ok(v):
+            if fields_ok is not None and type(v) is dict:
+                if not fields_ok(v):
+                    return False
+            elif not ok(v):
                 return False
         return True
 

@@ -29,6 +29,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
     "tools": 0,
 }
 _SCAN = 20_000
+_ONE_PASS = 2_000
 _FENCE = lazy_pattern(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
 _EXTENSIONS = frozenset(
     [
@@ -66,6 +67,11 @@ _EXTENSIONS = frozenset(
     ]
 )
 _STRIP = "`'\"()[]{}<>,;:!?"
+# The signals most messages give (no keyword, no code block, no file path): made once, shared by
+# every Complexity that has them (read, never changed).
+_NO_KEYWORDS = {"signal": "keywords", "points": 0, "detail": "none"}
+_NO_CODE = {"signal": "code", "points": 0, "detail": "0 code blocks"}
+_NO_FILES = {"signal": "files", "points": 0, "detail": "0 file paths"}
 
 
 def file_paths(text: str) -> set[str]:
@@ -143,15 +149,18 @@ class LazyComplexity:
 
     @property
     def score(self) -> int:
-        return self.value.score
+        v = self._value
+        return (v if v is not None else self.value).score
 
     @property
     def signals(self) -> tuple[dict[str, Any], ...]:
-        return self.value.signals
+        v = self._value
+        return (v if v is not None else self.value).signals
 
     @property
     def source(self) -> str:
-        return self.value.source
+        v = self._value
+        return (v if v is not None else self.value).source
 
     def explain(self) -> str:
         return self.value.explain()
@@ -168,6 +177,9 @@ class ComplexityScorer:
         self._w_files, self._w_conversation, self._w_tools = w["files"], w["conversation"], w["tools"]
         lowered = sorted({k.lower().strip() for k in keywords if k.strip()})
         self._keyword_checks = tuple((k, re.compile(r"(?<!\w)" + re.escape(k) + r"(?!\w)")) for k in lowered)
+        # Whether any keyword occurs at all, in one pass (most messages name none): on a message up to
+        # `_ONE_PASS` characters, where one alternation beats a substring test per keyword.
+        self._any_keyword = re.compile("|".join(re.escape(k) for k in lowered)) if lowered else None
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
         # Scored for every request's record (off the request path): min() of a ratio and 1.0 and the
@@ -180,21 +192,32 @@ class ComplexityScorer:
         w = self._w_keywords
         if checks and w:
             lower = body.lower()
-            # A substring test first (fast), the word-boundary check only for the keywords present.
-            found = [k for k, bounded in checks if k in lower and bounded.search(lower)]
-            pts = min(w, round(len(found) * w / 3))
-            signals.append({"signal": "keywords", "points": pts, "detail": ", ".join(found) or "none"})
-            total += pts
+            if len(lower) <= _ONE_PASS and not self._any_keyword.search(lower):  # type: ignore[union-attr]
+                found = []
+            else:  # a substring test first (fast), the word-boundary check only for the keywords present
+                found = [k for k, bounded in checks if k in lower and bounded.search(lower)]
+            if found:
+                pts = min(w, round(len(found) * w / 3))
+                signals.append({"signal": "keywords", "points": pts, "detail": ", ".join(found)})
+                total += pts
+            else:
+                signals.append(_NO_KEYWORDS)
         fences = len(_FENCE.findall(body)) // 2 if "```" in body else 0
-        w = self._w_code
-        pts = min(w, round(fences * w / 2))
-        signals.append({"signal": "code", "points": pts, "detail": f"{fences} code blocks"})
-        total += pts
+        if fences:
+            w = self._w_code
+            pts = min(w, round(fences * w / 2))
+            signals.append({"signal": "code", "points": pts, "detail": f"{fences} code blocks"})
+            total += pts
+        else:
+            signals.append(_NO_CODE)
         files = len(file_paths(body)) if "." in body else 0
-        w = self._w_files
-        pts = min(w, round(files * w / 5))
-        signals.append({"signal": "files", "points": pts, "detail": f"{files} file paths"})
-        total += pts
+        if files:
+            w = self._w_files
+            pts = min(w, round(files * w / 5))
+            signals.append({"signal": "files", "points": pts, "detail": f"{files} file paths"})
+            total += pts
+        else:
+            signals.append(_NO_FILES)
         pts = round((messages / 40 if messages < 40 else 1.0) * self._w_conversation)
         signals.append({"signal": "conversation", "points": pts, "detail": f"{messages} messages"})
         total += pts

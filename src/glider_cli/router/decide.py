@@ -77,8 +77,8 @@ Gate = Callable[[str | None], str | None]
 
 
 class Router:
-    """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is a small
-    cache of immutable trace lines."""
+    """Compiled routing for one Config. Thread-safe: decide()'s only shared mutable state is small
+    caches of immutable trace lines and verdicts (and each line's record, made once)."""
 
     def __init__(self, config: Config, *, scorer: ComplexityScorer | None = None) -> None:
         self.config = config
@@ -134,16 +134,19 @@ class Router:
             user_text,
             complexity,
             commands=commands,
-            parent=_parent(sticky),
+            parent=_parent(sticky) if sticky is not None and sticky.family is not None else None,
             script_complexity=self._script_complexity,
         )
         trace: list[Reason] = []
         delegate = None
-        if commands and request.is_new_user_message:
+        # Every command starts with "/" (`config.rules`): without one in the text no command test can
+        # find any, and an explicit rule gives its one "no" line without the call.
+        slash = "/" in user_text
+        if commands and slash and request.is_new_user_message:
             delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
-        held = self._holder(sticky)
+        held = self._holder(sticky) if sticky is not None else None
         if held is not None and held[2] == "local":
             return self._held(held[:2], request, complexity, trace, sticky, gate)
         refuse_local = (
@@ -161,12 +164,17 @@ class Router:
         quiet: Any = None  # (index, whether none of its patterns can match the text)
         for i, rule in enumerate(self.rules):
             kind, no, data = quick[i]
+            m: Match | None = None
             if kind:
                 if kind == DISABLED:
                     trace.append(no)
                     continue
-                if kind == EXPLICIT:
-                    skip = typed_command(data.pattern, data.commands, ctx) is None
+                if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
+                    if slash:
+                        m = data(ctx)
+                        skip = not m.matched
+                    else:
+                        skip = True
                 elif kind == PATTERNS:
                     if quiet is None or quiet[0] is not data.index:
                         quiet = (data.index, not data.index.may_match(user_text))
@@ -178,7 +186,8 @@ class Router:
                 if skip:
                     trace.append(no)
                     continue
-            m: Match = rule.matcher(ctx)
+            if m is None:
+                m = rule.matcher(ctx)
             if not m.matched:
                 seen = self._seen[i]
                 line = seen.get(m.reason)

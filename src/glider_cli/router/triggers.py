@@ -181,18 +181,26 @@ class Matcher(Protocol):
 
 class ExplicitMatcher:
     """An `explicit` trigger. `miss` is its one "no command" verdict: the router gives it without
-    the call when no command can be in the text (`router.decide`)."""
+    the call when no command can be in the text (`router.decide`); the verdict for a command found
+    is made once per command."""
 
     def __init__(self, trigger: Trigger) -> None:
         self.commands = commands = trigger.commands
         self.pattern = command_pattern(commands)
         self.miss = Match(False, f"none of {' '.join(commands)} in the latest user message")
+        # Its "yes" verdicts, one per command (a Match is immutable): made on first use.
+        self._hits: dict[str, Match] = {}
 
     def __call__(self, ctx: Context) -> Match:
         found = typed_command(self.pattern, self.commands, ctx)
-        if found:
-            return Match(True, f"command {found} in the latest user message", command=found)
-        return self.miss
+        if not found:
+            return self.miss
+        hit = self._hits.get(found)
+        if hit is None:
+            hit = self._hits[found] = Match(
+                True, f"command {found} in the latest user message", command=found
+            )
+        return hit
 
 
 def _explicit(trigger: Trigger) -> Matcher:

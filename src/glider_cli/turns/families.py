@@ -64,7 +64,8 @@ those a request answers (`answer`, `family_of_call`: the family that issued a ca
 that opened a family (`asked`, for titles that quote it: `prompt_key` is a request's key for it)
 and how many calls are unanswered (`pending`). A request's session key (`key_of`) is its session
 id, or the credentials fingerprint of its auth header; the fingerprint of the request at hand is
-kept (`fingerprint`): one request is hashed once, however often it is asked about.
+kept (`fingerprint`): one request is hashed once, however often it is asked about; so is the
+prompt key of the request that last opened a turn (`prompt_key` right after `place`).
 """
 
 from __future__ import annotations
@@ -83,11 +84,11 @@ from glider_cli.turns.request_kinds import (
     AGENT_TOOLS,
     KINDS,
     PROMPT_CAP,
+    Fingerprinter,
     Kind,
     agent_prompt,
     answered_calls,
     codex_request_kind,
-    credentials_fingerprint,
     is_new_user_message,
     is_summary_request,
     is_title_request,
@@ -140,6 +141,7 @@ class FamilyIndex:
         self.window = window
         # The key of the credentials fingerprint: per index, so a fingerprint means nothing elsewhere.
         self._key = fingerprint_key if fingerprint_key is not None else secrets.token_bytes(32)
+        self._fingerprint = Fingerprinter(self._key)
         self.families: OrderedDict[str, Family] = OrderedDict()
         self._sessions: dict[str, str] = {}
         self._calls: dict[str, str] = {}
@@ -154,6 +156,8 @@ class FamilyIndex:
         self._fp: str | None = None
         self._looked: tuple[ChatRequest, Mapping[str, Any] | None, tuple[tuple[str, ...], str, bool]] | None
         self._looked = None
+        # The request that last opened a turn, with its session key and typed prompt (`prompt_key`).
+        self._opened: tuple[ChatRequest, str | None, str] | None = None
 
     def __len__(self) -> int:
         return len(self.families)
@@ -166,7 +170,7 @@ class FamilyIndex:
     def fingerprint(self, request: ChatRequest) -> str | None:
         """The credentials fingerprint of `request` (None without an auth header)."""
         if request is not self._fp_request:
-            self._fp = credentials_fingerprint(request.headers, self._key)
+            self._fp = self._fingerprint(request.headers)
             self._fp_request = request
         return self._fp
 
@@ -181,8 +185,13 @@ class FamilyIndex:
         """(session key, typed prompt) of a request whose latest message is a new user message."""
         if not request.is_new_user_message:
             return None
-        key = self.key_of(request)
-        return None if key is None else (key, prompt_text(request.last_user_text))
+        opened = self._opened
+        if opened is not None and opened[0] is request:  # the turn `place` just opened: known
+            key, typed = opened[1], opened[2]
+        else:
+            key = self.key_of(request)
+            typed = prompt_text(request.last_user_text) if key is not None else ""
+        return None if key is None else (key, typed)
 
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
@@ -270,7 +279,7 @@ class FamilyIndex:
     ) -> Placement:
         """Put `request` in a family (opening one when it is a new turn) and say how it was linked."""
         sid = request.session_id
-        current = self.session_family(sid, now)
+        current = self.session_family(sid, now) if sid else None
         if count_tokens:
             if current is None:
                 return Placement("count_tokens", None, sid, "no live family for this session")
@@ -282,10 +291,10 @@ class FamilyIndex:
             return self._place_result(request, now, answered, current)
         if title:
             return self._place_title(request, now, text, current)
-        if is_utility_request(request, body):
+        if request.protocol == "gemini" and is_utility_request(request, body):  # Gemini's alone
             return self._follow(current, now, "utility", sid, request)
         # A summary needs a family to summarise: with none, a person's own "summarize..." opens a turn.
-        new = is_new_user_message(request)
+        new = request.is_new_user_message
         codex_kind = (
             codex_request_kind(request.headers) if "x-codex-turn-metadata" in request.headers else None
         )
@@ -404,7 +413,9 @@ class FamilyIndex:
         else:
             fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
         fam.opens(text, typed, len(request.messages))
-        self.asked(fam, key)
+        if key is not None and typed:  # `asked(fam, key)`: the prompt a title may quote
+            self._ask((key, typed), fam.turn_id)
+        self._opened = (request, key, typed)
         return Placement("new_turn", fam.turn_id, sid, link)
 
     def _new_family(

@@ -153,7 +153,7 @@ class Opened(Frozen):
 
     @property
     def new_turn(self) -> bool:
-        return self.plan.placement.new_turn
+        return self.plan.placement.kind == "new_turn"
 
 
 class Served(Frozen):
@@ -230,7 +230,8 @@ class Served(Frozen):
             "ms": self.ms,
             "complete": self.complete,
         }
-        data.update(self.cache)
+        if self.cache:
+            data.update(self.cache)
         if self.fallback_from:
             data["fallback_from"] = self.fallback_from
         if self.disconnected:
@@ -419,7 +420,7 @@ class Turns:
 
     def prompt_key(self, opened: Opened) -> tuple[str, str] | None:
         """The key of the prompt `opened` opened a turn with (None unless it opened one)."""
-        return self.sticky.index.prompt_key(opened.chat) if opened.new_turn else None
+        return self.sticky.index.prompt_key(opened.chat) if opened.plan.placement.kind == "new_turn" else None
 
     def close(self, opened: Opened, served: Served) -> Events:
         if served.backend is not None:
@@ -510,7 +511,11 @@ def refusal_events(chat: ChatRequest, plan: StickyPlan, exc: GateRefused) -> Eve
 
 
 def opened_record(chat: ChatRequest) -> dict[str, Any]:
-    data: dict[str, Any] = {"ask": chat.last_user_text, "session_id": chat.session_id}
-    data.update(client=chat.protocol, messages=len(chat.messages))
+    data: dict[str, Any] = {
+        "ask": chat.last_user_text,
+        "session_id": chat.session_id,
+        "client": chat.protocol,
+        "messages": len(chat.messages),
+    }
     data.update(turn_keys.opening(chat))
     return data

@@ -69,6 +69,9 @@ def similarity(a: str, b: str) -> float:
     return float(fuzz.ratio(a, b))
 
 
+_NO_KINDS: frozenset[str] = frozenset()
+
+
 class _Turn:
     __slots__ = ("backend", "cut", "ended", "kinds", "local", "model", "rule", "text", "turn", "words")
 
@@ -82,7 +85,7 @@ class _Turn:
         self.rule: str | None = None
         self.backend: str | None = None
         self.model: str | None = None
-        self.kinds: set[str] = set()
+        self.kinds: frozenset[str] = _NO_KINDS  # the regret kinds emitted for it (most turns: none)
 
     def answered_locally(
         self, now: float, rule: str | None, backend: str | None, model: str | None, disconnected: bool
@@ -118,7 +121,7 @@ class RegretWatch:
     def _event(self, t: _Turn, kind: str, later: str | None, evidence: str) -> list[Event]:
         if kind in t.kinds:
             return []
-        t.kinds.add(kind)
+        t.kinds = t.kinds | {kind}
         data = {
             "kind": kind,
             "later_turn": later,

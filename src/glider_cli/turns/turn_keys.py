@@ -160,12 +160,19 @@ def opening(chat: ChatRequest) -> dict[str, str]:
     goal = user_words(chat.last_user_text)
     if goal:
         out["goal"] = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
-    first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
-    where = workspace_in([chat.system, *first], chat.headers)
+    # `workspace_in` and `delegate_of`, with the header looked up by its name: a ChatRequest's
+    # header names are lowercased (`domain.ChatRequest`).
+    headers = chat.headers
+    where = headers.get(HEADER)
+    where = where.strip() if where else None
+    if not (where and where.startswith("/")):
+        first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
+        where = workspace_in([chat.system, *first])
     if where:
         out["clone_path"] = where
-    run = delegate_of(chat.headers)
-    if run:
+    run = headers.get(DELEGATE_HEADER)
+    run = run.strip() if run else None
+    if run and _RUN_ID_RE.match(run):
         out["delegate_of"] = run
     return out
 
