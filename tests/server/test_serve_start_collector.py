@@ -13,7 +13,7 @@ import uvicorn
 from typer.testing import CliRunner
 
 from glider_cli.cli import app
-from glider_cli.server import run as run_mod
+from glider_cli.server import serve as run_mod
 from glider_cli.server.serve import collector_paused
 
 

@@ -110,7 +110,8 @@ class LocalPath:
 
     def _gates(self) -> bool:
         return any(
-            c.context_window is not None or c.tools is False or c.structured == "none" for c in self.caps.values()
+            c.context_window is not None or c.tools is False or c.structured == "none"
+            for c in self.caps.values()
         )
 
     def _merged(self, cap: Capability) -> Capability:
