@@ -77,6 +77,33 @@ class _Breaker:
             return "closed"
         return "half_open" if now - self.opened_at >= self.settings.cooldown else "open"
 
+    def start_trial(self) -> None:
+        self.trial = True
+
+    def end_trial(self) -> None:
+        """The trial ended saying nothing of the backend (the client went away): the next request's."""
+        self.trial = False
+
+    def answered(self) -> None:
+        self.last_ok = True
+
+    def failed(self, now: float, error: str) -> None:
+        """A failed attempt; its time is remembered unless the breaker is open (the trial failed)."""
+        self.last_ok = False
+        self.last_error = error
+        if self.opened_at is None:
+            self.failures.append(now)
+
+    def open(self, now: float, wall: float) -> None:
+        self.opened_at, self.opened_wall, self.trial = now, wall, False
+
+    def close(self) -> None:
+        """Closed: the failures forgotten."""
+        self.opened_at = self.opened_wall = None
+        self.trial = False
+        self.last_ok = True
+        self.failures.clear()
+
 
 class Breakers:
     """The breakers of every configured backend (see the module contract)."""
@@ -101,7 +128,7 @@ class Breakers:
             return False
         left = b.opened_at + b.settings.cooldown - self._clock()
         if left <= 0 and not b.trial:
-            b.trial = True
+            b.start_trial()
             return True
         why = f"{b.settings.failures} failures in {b.settings.window:g} s, the last: {b.last_error}"
         then = "a trial request is in flight" if left <= 0 else f"tried again in {math.ceil(left)} s"
@@ -116,15 +143,13 @@ class Breakers:
         if b.opened_at is not None and not trial:
             return  # admitted before it opened: the trial decides
         if ok is None:
-            b.trial = False
+            b.end_trial()
         elif ok:
-            b.last_ok = True
+            b.answered()
             if b.opened_at is not None:
                 self._close(b, "request")
         else:
-            b.last_ok = False
-            b.last_error = _describe(exc)
-            self._failed(b)
+            self._failed(b, _describe(exc))
 
     def probed(self, name: str) -> None:
         """The capability probe reached `name`: a trial that succeeded, once the cool-down is over."""
@@ -132,17 +157,18 @@ class Breakers:
         if b is not None and not b.trial and b.state(self._clock()) == "half_open":
             self._close(b, "probe")
 
-    def _failed(self, b: _Breaker) -> None:
+    def _failed(self, b: _Breaker, error: str) -> None:
         now = self._clock()
-        if b.opened_at is not None:  # the trial failed: another cool-down
+        trial = b.opened_at is not None
+        b.failed(now, error)
+        if trial:  # the trial failed: another cool-down
             self._open(b, now, trial=True)
             return
-        b.failures.append(now)
         if b.recent(now) >= b.settings.failures:
             self._open(b, now, trial=False)
 
     def _open(self, b: _Breaker, now: float, *, trial: bool) -> None:
-        b.opened_at, b.opened_wall, b.trial = now, self._wall(), False
+        b.open(now, self._wall())
         s = b.settings
         data = {
             "backend": b.name,
@@ -157,10 +183,7 @@ class Breakers:
     def _close(self, b: _Breaker, by: str) -> None:
         assert b.opened_at is not None
         open_s = round(self._clock() - b.opened_at, 3)
-        b.opened_at = b.opened_wall = None
-        b.trial = False
-        b.last_ok = True
-        b.failures.clear()
+        b.close()
         self._tell("closed", {"backend": b.name, "by": by, "open_s": open_s})
 
     def _tell(self, kind: str, data: dict[str, Any]) -> None:

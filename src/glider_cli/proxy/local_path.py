@@ -31,6 +31,9 @@ Contract:
   budget, by which `proxy.outgoing` sends the cut `max_tokens`. `dialect(name)`: the structured-output
   dialect the probe found, by which `server.outbound` writes a JSON Schema request for the server.
   An unknown window or tool support never refuses: unknown is not "too small".
+- `gates`: whether any local backend has a limit the gate checks (a known window, no tools, no
+  structured output), known each time a probe changes what they are; while it is false no request
+  builds a gate (`Engine` asks this first), as `gate` would build none.
 - `window(name)`: the context window Ollama is told to use (`options.num_ctx`), or None.
 - `packed(protocol, body, chat, name)`: what a local backend receives (`turns.pack`) when
   `transform.local_context` is on — the current turn whole, a short system prompt, the tools the
@@ -99,9 +102,17 @@ class LocalPath:
         self.caps: dict[str, Capability] = {
             b.name: self._merged(Capability(b.name, source="not probed")) for b in self._local
         }
+        # Whether any local backend has a limit the gate checks (`gates`): known each time the caps change.
+        self.gates = self._gates()
         # True while the first probe (`start_probe`) is in flight: the request path's only test.
         self.probing = False
         self._first: asyncio.Task[Any] | None = None
+
+    def _gates(self) -> bool:
+        return any(
+            c.context_window is not None or c.tools is False or c.structured == "none"
+            for c in self.caps.values()
+        )
 
     def _merged(self, cap: Capability) -> Capability:
         bs = self.settings.backends.get(cap.backend)
@@ -123,6 +134,7 @@ class LocalPath:
             self.caps[name] = self._merged(cap)
             if cap.reachable and self.reached is not None:
                 self.reached(name)
+        self.gates = self._gates()
         if self.cache is not None:
             from glider_cli.backends import probe_cache
 
@@ -246,7 +258,7 @@ class LocalPath:
         self, chat: ChatRequest, size: Size | None = None, *, structured: bool = False
     ) -> Callable[[str | None], str | None] | None:
         """The gate for this request (`structured`: it asks for a reply to a JSON Schema); None when no
-        local backend has a known limit to check."""
+        local backend has a known limit to check (never one when `gates` is false)."""
         limited = (c.context_window is not None or c.tools is False for c in self.caps.values())
         if not any(limited) and not (structured and any(c.structured == "none" for c in self.caps.values())):
             return None

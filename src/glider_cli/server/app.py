@@ -65,7 +65,7 @@ from glider_cli.proxy import Decider, Delegation, Engine, LocalPath, Observer, R
 from glider_cli.server.asgi import HotPaths
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
-from glider_cli.server.inner import Hooks, Inner, Lifespan, State
+from glider_cli.server.inner import CursorSlot, Hooks, Inner, Lifespan, State
 from glider_cli.server.mcp_http import McpMount
 from glider_cli.server.security import SecurityMiddleware
 from glider_cli.server.sink import LoopSink
@@ -160,7 +160,26 @@ def create_app(
     endpoints = model_endpoints(proxy, settings.server.max_body_bytes)
     home = paths_mod.resolve(env)
     current = LiveConfig(config, router)
-    state = State()
+    # What `glider serve` is told (`server.inner.Hooks`): read by the lifespan and the reloader.
+    told = hooks if hooks is not None else Hooks()
+    # What a connection may hold (`server.connections`); `server.serve` gives uvicorn its protocol.
+    limits = ConnectionLimits(settings.server)
+    state = State(
+        on_notice=told.notice,
+        on_ready=told.ready,
+        on_probed=told.probed,
+        on_reloaded=told.reloaded,
+        proxy=proxy,
+        # The OTLP export when `telemetry:` (or OTEL_EXPORTER_OTLP_ENDPOINT) turns it on; /healthz shows it.
+        telemetry=telemetry,
+        registry=registry,
+        # The config and router in force (a reload replaces them: `server.reload`).
+        live=current,
+        # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
+        events=hub,
+        limits=limits,
+    )
+    cursor = CursorSlot()  # the Cursor proxy, once the lifespan started it (`/healthz` describes it)
     reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval, state=state)
     # `/mcp` (`server.mcp_http`): the SDK is imported, and the tools built, by the first MCP request.
     mcp = McpMount(lambda: _mcp_tools(home, current, live))
@@ -181,7 +200,7 @@ def create_app(
         from glider_cli.server.rules_edit_api import rules_edit_routes
 
         routes = [
-            *info_routes(config, registry),
+            *info_routes(config, registry, cursor),
             *model_routes(config, endpoints),
             *router_routes(current, reloader),
             *rules_edit_routes(current, reloader, home.home),
@@ -201,23 +220,8 @@ def create_app(
         app.state = state  # type: ignore[assignment]  # one state: `request.app.state` is the app's
         return app
 
-    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, config, home, mcp, telemetry)
+    lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, cursor, config, home, mcp, telemetry)
     inner = Inner(build, lifespan, state)
-    # What `glider serve` is told (`server.inner.Hooks`): read by the lifespan and the reloader.
-    told = hooks if hooks is not None else Hooks()
-    state.on_notice, state.on_ready = told.notice, told.ready
-    state.on_probed, state.on_reloaded = told.probed, told.reloaded
-    state.proxy = proxy
-    # The OTLP export when `telemetry:` (or OTEL_EXPORTER_OTLP_ENDPOINT) turns it on; /healthz shows it.
-    state.telemetry = telemetry
-    state.registry = registry
-    # The config and router in force (a reload replaces them: `server.reload`).
-    state.live = current
-    # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
-    state.events = hub
-    # What a connection may hold (`server.connections`); `server.serve` gives uvicorn its protocol.
-    limits = ConnectionLimits(settings.server)
-    state.limits = limits
     gate = SecurityMiddleware(
         HotPaths(inner, endpoints=endpoints),
         bound_host=bound_host if bound_host is not None else settings.server.host,
@@ -382,7 +386,9 @@ async def _retention(writer: EventWriter) -> None:
     await retention.run_retention(store, writer, first_delay=0.0)
 
 
-async def _start_cursor(app: Inner, proxy: Engine, config: Config | None, home: Paths | None) -> Any:
+async def _start_cursor(
+    app: Inner, proxy: Engine, slot: CursorSlot, config: Config | None, home: Paths | None
+) -> Any:
     """The Cursor proxy when `cursor.port` is set; imported only then (it needs `glider[cursor]`)."""
     if config is None or home is None or config.settings.cursor.port is None:
         return None
@@ -392,7 +398,7 @@ async def _start_cursor(app: Inner, proxy: Engine, config: Config | None, home: 
         config.settings.cursor, home.home, proxy, notice=getattr(app.state, "on_notice", None)
     )
     await service.start()
-    app.state.cursor = service
+    slot.started(service)
     return service
 
 
@@ -416,6 +422,7 @@ def _lifespan(
     owned: OnDemand | None,
     hub: EventHub,
     reloader: Reloader,
+    cursor_slot: CursorSlot,
     config: Config | None = None,
     home: Paths | None = None,
     mcp: McpMount | None = None,
@@ -445,7 +452,7 @@ def _lifespan(
             probing += [first, asyncio.get_running_loop().create_task(_watch(app, proxy.local, first))]
         reloader.start()
         # The Cursor proxy (`cursor.port`): on this loop, beside the gateway (`glider_cli.cursor`).
-        cursor = await _start_cursor(app, proxy, config, home)
+        cursor = await _start_cursor(app, proxy, cursor_slot, config, home)
         ready = getattr(app.state, "on_ready", None)
         if ready is not None:
             ready()

@@ -65,19 +65,31 @@ async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
 
 
 class _Watch:
+    """Whether one request's reply is complete (`complete()`) and whether its client left before
+    (`left()`, which the watcher calls)."""
+
     __slots__ = ("disconnected", "done")
 
     def __init__(self) -> None:
         self.done = False
         self.disconnected = False
 
+    def complete(self) -> None:
+        self.done = True
+
+    def left(self) -> bool:
+        """The client disconnected: True when that was before the reply was complete."""
+        if self.done:
+            return False
+        self.disconnected = True
+        return True
+
 
 async def _watch(receive: Receive, task: asyncio.Task[None], state: _Watch) -> None:
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            if not state.done:
-                state.disconnected = True
+            if state.left():
                 task.cancel()
             return
 
@@ -86,7 +98,7 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
     if reply.stream is None:
         headers = [*reply.headers, (b"content-length", str(len(reply.body)).encode())]
         if state is not None:
-            state.done = True
+            state.complete()
         try:
             await send({"type": "http.response.start", "status": reply.status, "headers": headers})
             await send({"type": "http.response.body", "body": reply.body})
@@ -105,7 +117,7 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
         async for chunk in stream:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         if state is not None:
-            state.done = True
+            state.complete()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await stream.aclose()
@@ -167,5 +179,5 @@ class ProxyEndpoint:
             # The client left: the handler (and the upstream request) was cancelled, nothing to send.
             task.uncancel()
         finally:
-            state.done = True
+            state.complete()
             watcher.cancel()

@@ -171,6 +171,17 @@ class Connection:
             self.heard = False
             self._idle_since = self._loop.time()
 
+    def awaits(self, body: Body) -> None:
+        """The request being served has its body due: `body`, which the watchdog expires at its deadline."""
+        self.body = body
+
+    def release(self) -> bool:
+        """Give up its place under the caps (closed or shed); False when it held none."""
+        if not self.admitted:
+            return False
+        self.admitted = False
+        return True
+
     def received(self, data: bytes) -> None:
         """Bytes arrived while no request of this connection is served (a head under way)."""
         self.heard = True
@@ -209,7 +220,7 @@ class Connection:
         if not self.active:
             head_due = self._idle_since + limits.header_timeout
             if now >= head_due:
-                self._limits.header_timeouts += 1
+                self._limits.header_timed_out()
                 self._abort(transport)
                 return
             due = min(due, head_due)
@@ -304,10 +315,17 @@ class ConnectionLimits:
         self._release(victim)
         return True
 
+    def header_timed_out(self) -> None:
+        """A connection was closed for not sending a complete request head in time (counted)."""
+        self.header_timeouts += 1
+
+    def body_timed_out(self) -> None:
+        """A request was answered 408 for not sending its body in time (counted)."""
+        self.body_timeouts += 1
+
     def _release(self, conn: Connection) -> None:
-        if not conn.admitted:
+        if not conn.release():
             return
-        conn.admitted = False
         self._admitted -= 1
         host = conn.peer[0]
         left = self._per_host.get(host, 1) - 1

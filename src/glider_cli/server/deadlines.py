@@ -92,7 +92,7 @@ class Deadlines:
         self, conn: Connection, started: float, scope: Scope, receive: Receive, send: Send
     ) -> None:
         body = Body(receive, send, started + self.limits.body_timeout)
-        conn.body = body
+        conn.awaits(body)
         try:
             await self.app(scope, body.receive, body.send)
         except Exception:
@@ -101,7 +101,7 @@ class Deadlines:
             # The app failed on the disconnect that stood for the deadline (Starlette's
             # ClientDisconnect): the client is answered below.
         if body.expired and not body.started:
-            self.limits.body_timeouts += 1
+            self.limits.body_timed_out()
             timeout = self.limits.body_timeout
             message = f"the request body did not arrive within {timeout:g} seconds (server.body_timeout)"
             await _answer(send, scope["path"], 408, message)

@@ -24,9 +24,12 @@ from starlette.types import Receive, Scope, Send
 class _Group:
     """The placeholders' ASGI endpoint (a plain class: Starlette calls it as an ASGI app)."""
 
-    def __init__(self, build: Callable[[], Sequence[BaseRoute]]) -> None:
+    def __init__(self, build: Callable[[], Sequence[BaseRoute]], prefixes: Sequence[str]) -> None:
         self._build: Callable[[], Sequence[BaseRoute]] | None = build
-        self.placeholders: list[BaseRoute] = []
+        # A placeholder per prefix and one under it, each routed to this group.
+        self.placeholders: list[BaseRoute] = [
+            Route(path, self) for p in prefixes for path in (p, p + "/{rest:path}")
+        ]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         router = scope["app"].router
@@ -43,6 +46,4 @@ class _Group:
 
 
 def deferred(prefixes: Sequence[str], build: Callable[[], Sequence[BaseRoute]]) -> list[BaseRoute]:
-    group = _Group(build)
-    group.placeholders = [Route(path, group) for p in prefixes for path in (p, p + "/{rest:path}")]
-    return list(group.placeholders)
+    return list(_Group(build, prefixes).placeholders)

@@ -34,9 +34,10 @@ from glider_cli.server.http_json import JSON, json_response
 if TYPE_CHECKING:
     from glider_cli.backends.registry import BackendRegistry
     from glider_cli.config.model import Config
+    from glider_cli.server.inner import CursorSlot
 
 
-def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
+def info_routes(config: Config, registry: BackendRegistry, cursor: CursorSlot) -> list[BaseRoute]:
     async def root(request: Request) -> Response:
         # (imported here: the pages' module is loaded by the first request that may want one, not at start)
         from glider_cli.server.ui.routes import wants_page
@@ -63,10 +64,9 @@ def info_routes(config: Config, registry: BackendRegistry) -> list[BaseRoute]:
             "profile": config.profile,
             "backends": backends,
         }
-        cursor = getattr(request.app.state, "cursor", None)
-        if cursor is not None:
+        if cursor.service is not None:
             # The Cursor proxy (`cursor.port`): where it listens, what it decrypts, the CA to trust.
-            health["cursor"] = cursor.describe()
+            health["cursor"] = cursor.service.describe()
         limits = getattr(request.app.state, "limits", None)
         if limits is not None:
             # What the connection limits refused or closed since start (`server.connections`).

@@ -1,5 +1,6 @@
-"""`Inner`, `State` and `Hooks`: the part of `create_app`'s app behind `HotPaths` (every request that is not a
-model call), with the Starlette app built when the first of them arrives (issue 29's cold start).
+"""`Inner`, `State`, `CursorSlot` and `Hooks`: the part of `create_app`'s app behind `HotPaths` (every
+request that is not a model call), with the Starlette app built when the first of them arrives (issue 29's
+cold start).
 
 Contract:
 - `State`: the app's state, attributes as Starlette's `State` (an attribute never set is an
@@ -8,6 +9,8 @@ Contract:
   runs one (`lifespan.startup.complete` / `.failed` with the traceback, then the shutdown's), with
   itself as the lifespan's `app`, and hands every other scope to `build()`'s Starlette app, built
   once, on the first of them.
+- `CursorSlot`: the Cursor proxy the lifespan started (`service`, None until then), which `/healthz`
+  describes.
 - `Hooks(notice=, ready=, probed=, reloaded=)`: what the app's runner (`glider serve`) is told, given
   to `create_app` and kept in the state as `on_notice` (the Cursor proxy's one-off notices), `on_ready`
   (the lifespan started), `on_probed` (the first probe of the local backends is over) and
@@ -41,9 +44,13 @@ class Hooks:
 
 
 class State:
-    """The app's state (`proxy`, `registry`, `live`, `events`, `limits`, and what `glider serve` sets):
-    attributes, as Starlette's `State`. The Starlette app, once built, has this one as its `state`, so
-    a route's `request.app.state` is `GliderApp.state`."""
+    """The app's state (`proxy`, `registry`, `live`, `events`, `limits`, and the hooks as `on_<name>`),
+    given at construction: attributes, as Starlette's `State`. The Starlette app, once built, has this
+    one as its `state`, so a route's `request.app.state` is `GliderApp.state`."""
+
+    def __init__(self, **values: Any) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -51,6 +58,17 @@ class State:
     def __getattr__(self, name: str) -> Any:
         # Only for an attribute never set (as Starlette's State: AttributeError, so getattr's default).
         raise AttributeError(f"'State' object has no attribute {name!r}")
+
+
+class CursorSlot:
+    """The Cursor proxy (`cursor.port`) once the lifespan started it, for `/healthz`; None before, and
+    when there is none."""
+
+    def __init__(self) -> None:
+        self.service: Any = None
+
+    def started(self, service: Any) -> None:
+        self.service = service
 
 
 class Inner:

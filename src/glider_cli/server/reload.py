@@ -120,6 +120,14 @@ class LiveConfig:
         self.last: ReloadOutcome | None = None
         self._digests: dict[Path, str | None] | None = None
 
+    def swap(self, config: Config, router: Decider) -> None:
+        """The config and router in force from now on (both at once)."""
+        self.config, self.router = config, router
+
+    def reloaded(self, outcome: ReloadOutcome) -> None:
+        """How the last reload ended (applied or rejected)."""
+        self.last = outcome
+
     def mark(self, digests: dict[Path, str | None] | None = None) -> None:
         """Remember the files' contents as the ones the config in force was built from."""
         self._digests = (
@@ -246,7 +254,7 @@ class Reloader:
         at = time.time()
         if config is None or router is None:
             outcome = ReloadOutcome(False, trigger, at, old.source, errors, len(in_force(old)))
-            self.live.last = outcome
+            self.live.reloaded(outcome)
             first = errors[0]["message"] if errors else "unknown"
             more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
             _log.warning(
@@ -264,7 +272,7 @@ class Reloader:
         self.live.mark(digests)
         restart = tuple(s for s in _RESTART_SECTIONS if _section(old, s) != _section(config, s))
         outcome = ReloadOutcome(True, trigger, at, config.source, (), len(in_force(config)), restart)
-        self.live.last = outcome
+        self.live.reloaded(outcome)
         _log.info("glider: config %s reloaded (%s): %d rules in force", config.source, trigger, outcome.rules)
         data = outcome.to_dict()
         data.pop("errors")
@@ -284,7 +292,7 @@ class Reloader:
             local_only=local_only,
             escalate=config.routing.escalate,
         )
-        self.live.config, self.live.router = config, router
+        self.live.swap(config, router)
 
 
 def _backends_moved(old: Config, new: Config) -> dict[str, Any] | None:

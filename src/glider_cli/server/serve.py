@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from glider_cli.config.model import Config
-from glider_cli.values import Frozen, init_fields
+from glider_cli.values import Frozen, init_fields, replace
 
 if TYPE_CHECKING:
     from glider_cli.proxy import Observer, RefusedObserver
@@ -73,8 +73,6 @@ def prepare(
     env = os.environ if environ is None else environ
     cfg = load_config(config=config, profile=profile, environ=env)
     if cursor_port is not None:  # `--cursor-port` wins over `cursor.port`
-        from glider_cli.values import replace
-
         cursor = replace(cfg.settings.cursor, port=cursor_port)
         cfg = replace(cfg, settings=replace(cfg.settings, cursor=cursor))
     _refuse_lint_errors(cfg)
@@ -96,10 +94,10 @@ def _refuse_lint_errors(cfg: Config) -> None:
 
     errors = lint(cfg).errors
     if errors:
-        first = errors[0].to_error()
+        first = errors[0]
         more = f"{len(errors) - 1} more; " if len(errors) > 1 else ""
-        first.hint = (first.hint + "; " if first.hint else "") + f"{more}run `glider lint`"
-        raise first
+        hint = (first.hint + "; " if first.hint else "") + f"{more}run `glider lint`"
+        raise replace(first, hint=hint).to_error()
 
 
 def uvicorn_options(app: Any = None) -> dict[str, Any]:

@@ -66,6 +66,28 @@ class Candidate:
         assert isinstance(value, dict)
         return value
 
+    def sent(self, call: Call) -> None:
+        """The member's request was built as `call`."""
+        self.call = call
+
+    def answered(self, status: int, data: bytes) -> None:
+        """The member's backend answered `status` with `data`, read whole."""
+        self.status, self.data = status, data
+
+    def parse(self, wire: str) -> None:
+        """Read the reply in `wire` (the client's for a passthrough, else the backend's); what
+        `translate.parse_response` raises when it is no reply in that wire."""
+        self.wire = wire
+        self.response = translate.parse_response(wire, self.body())
+        self.text = candidate_text(self.response)
+
+    def failed(self, error: str, outcome: str) -> None:
+        """The call failed (`outcome`: error | timeout | cancelled), for `error`."""
+        self.error, self.outcome = error, outcome
+
+    def took(self, ms: float) -> None:
+        self.ms = ms
+
 
 async def call_member(
     out: Dispatch,
@@ -100,23 +122,22 @@ async def call_member(
             job.decision, target=member.side, backend=member.backend, model=member.model, adapter=adapter
         )
         backend = out.backend(member.backend)
-        cand.call = call = out.call(minb, decision, backend)
+        call = out.call(minb, decision, backend)
+        cand.sent(call)
         await asyncio.wait_for(_fetch(out, call, cand), timeout)
-        cand.wire = inb.protocol if call.passthrough else backend.wire
-        cand.response = translate.parse_response(cand.wire, cand.body())
-        cand.text = candidate_text(cand.response)
+        cand.parse(inb.protocol if call.passthrough else backend.wire)
     except TimeoutError:
-        cand.error, cand.outcome = f"no answer within {timeout:g} s", "timeout"
+        cand.failed(f"no answer within {timeout:g} s", "timeout")
     except asyncio.CancelledError:
-        cand.error, cand.outcome = "cancelled", "cancelled"
+        cand.failed("cancelled", "cancelled")
         _record(out, job, cand, strategy, started)
         raise
     except BackendTimeout as exc:
-        cand.error, cand.outcome = exc.message, "timeout"
+        cand.failed(exc.message, "timeout")
     except GliderError as exc:
-        cand.error, cand.outcome = exc.message, "error"
+        cand.failed(exc.message, "error")
     except (ValueError, AssertionError, KeyError, TypeError) as exc:
-        cand.error, cand.outcome = f"the reply is not a {cand.wire} reply: {exc}", "error"
+        cand.failed(f"the reply is not a {cand.wire} reply: {exc}", "error")
     _record(out, job, cand, strategy, started)
     return cand
 
@@ -124,9 +145,10 @@ async def call_member(
 async def _fetch(out: Dispatch, call: Call, cand: Candidate) -> None:
     resp = await out.send(call)
     try:
-        cand.status = resp.status
-        cand.data = await resp.read()
+        data = b""
+        data = await resp.read()
     finally:
+        cand.answered(resp.status, data)
         await resp.aclose()
     if resp.status >= 400:
         raise UpstreamStatus(f"upstream answered {resp.status}", status=resp.status, body=cand.data)
@@ -153,7 +175,7 @@ def member_usage(usage: ir.Usage, answered: bool, request_tokens: int, text_byte
 
 
 def _record(out: Dispatch, job: Job, cand: Candidate, strategy: str, started: float) -> None:
-    cand.ms = round((time.perf_counter() - started) * 1000, 1)
+    cand.took(round((time.perf_counter() - started) * 1000, 1))
     usage = cand.response.usage if cand.response is not None else ir.Usage()
     m = cand.member
     data: dict[str, Any] = {
