@@ -33,6 +33,6 @@ class Glider:
 
     def __init__(self, server: GliderServer, tmp: Path) -> None:
         self.server = server
-        self.cursor = server.app.state.cursor
+        self.cursor = server.app.state.cursor.service
         self.port: int = self.cursor.port
         self.ca = str(tmp / "home" / "cursor" / "ca.pem")

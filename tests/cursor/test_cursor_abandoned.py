@@ -76,7 +76,7 @@ def test_context_turns_and_egress_show_abandoned_runs(fake, fake_cursor, tmp_pat
     fake.reset()
     home = tmp_path / "home"
     with GliderServer(cursor_yaml(fake_cursor, tmp_path, fake.url, extra=WAIT), tmp_path, record=False) as g:
-        client = CursorClient(g.app.state.cursor.port, str(home / "cursor" / "ca.pem"))
+        client = CursorClient(g.app.state.cursor.service.port, str(home / "cursor" / "ca.pem"))
 
         async def go() -> None:
             for rid, text in (("rid-l", "/local say hello"), ("rid-c", "/cloud plan the refactor")):

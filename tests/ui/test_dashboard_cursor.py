@@ -51,7 +51,7 @@ def glider(tmp_path: Path, fake: FakeUpstream) -> Iterator[GliderServer]:
 
 
 def _client(g: GliderServer, tmp_path: Path) -> CursorClient:
-    return CursorClient(g.app.state.cursor.port, str(tmp_path / "home" / "cursor" / "ca.pem"))
+    return CursorClient(g.app.state.cursor.service.port, str(tmp_path / "home" / "cursor" / "ca.pem"))
 
 
 def _in_thread(coro: Any) -> None:

@@ -141,7 +141,7 @@ def _serve(
         started()  # the collector back on before the first request (`server.serve.collector_paused`)
 
     def say_ready() -> None:
-        cursor = getattr(prepared.app.state, "cursor", None)
+        cursor = prepared.app.state.cursor.service  # the Cursor proxy the lifespan started, if any
         if cursor is not None:
             c = cursor.describe()
             say(f"  Cursor proxy: HTTPS_PROXY={c['url']}  CA {c['ca']}  decrypts {', '.join(c['hosts'])}")

@@ -164,6 +164,7 @@ def create_app(
     told = hooks if hooks is not None else Hooks()
     # What a connection may hold (`server.connections`); `server.serve` gives uvicorn its protocol.
     limits = ConnectionLimits(settings.server)
+    cursor = CursorSlot()  # the Cursor proxy, once the lifespan started it (`/healthz` describes it)
     state = State(
         on_notice=told.notice,
         on_ready=told.ready,
@@ -178,8 +179,9 @@ def create_app(
         # `close()` ends the dashboard's live streams (a runner can call it when it starts shutting down).
         events=hub,
         limits=limits,
+        # The Cursor proxy once the lifespan started it (`cursor.service`; None without one).
+        cursor=cursor,
     )
-    cursor = CursorSlot()  # the Cursor proxy, once the lifespan started it (`/healthz` describes it)
     reloader = Reloader(current, proxy, env, loop_sink, interval=reload_interval, state=state)
     # `/mcp` (`server.mcp_http`): the SDK is imported, and the tools built, by the first MCP request.
     mcp = McpMount(lambda: _mcp_tools(home, current, live))
