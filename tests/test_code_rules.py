@@ -302,6 +302,7 @@ LIBRARY_ATTRIBUTES = {
     ("router/triggers.py", "options.log_errors"),
     ("cursor/ca.py", "ctx.minimum_version"),  # an ssl.SSLContext
     ("cursor/h2link.py", "self.conn.local_settings"),  # h2's H2Connection settings
+    ("server/app.py", "app.state"),  # Starlette's app state: its constructor takes none
 }
 PROTOBUF_MODULES = "protocol/cursor/"
 

@@ -96,6 +96,13 @@ class _Turn:
         self.rule, self.backend, self.model = rule, backend, model
         self.cut = self.cut or disconnected
 
+    def first_of(self, kind: str) -> bool:
+        """Whether a regret of `kind` is new for this turn (each kind is emitted once); notes it."""
+        if kind in self.kinds:
+            return False
+        self.kinds = self.kinds | {kind}
+        return True
+
     def charge(self, rule: str | None, backend: str | None, model: str | None) -> None:
         """The rule (and backend, model) a regret is charged to, unless a local answer named one."""
         if self.rule is None:
@@ -119,9 +126,8 @@ class RegretWatch:
         self.pending: list[Event] = []  # events found outside open/close (a gate refusal)
 
     def _event(self, t: _Turn, kind: str, later: str | None, evidence: str) -> list[Event]:
-        if kind in t.kinds:
+        if not t.first_of(kind):
             return []
-        t.kinds = t.kinds | {kind}
         data = {
             "kind": kind,
             "later_turn": later,
