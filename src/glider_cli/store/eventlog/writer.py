@@ -50,9 +50,12 @@ Contract:
 from __future__ import annotations
 
 import collections
+import operator
 import threading
 import time
 from collections.abc import Callable, Mapping
+from itertools import repeat
+from operator import call
 from typing import Any
 
 from glider_cli.config.settings import ContextSettings
@@ -61,15 +64,7 @@ from glider_cli.paths import Paths
 from glider_cli.store.eventlog import log, ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import (
-    Pending,
-    Staged,
-    made,
-    one_day,
-    settle_clean,
-    settle_many,
-    snapshot,
-)
+from glider_cli.store.eventlog.settle import Staged, made, settle_clean, settle_many, snapshot
 from glider_cli.store.index.digests import Digest, digest_of, digests_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
@@ -81,6 +76,7 @@ _BACKLOG = 256
 _RECHECK = 1.0
 
 # (day, line or None when it could not be encoded, the event's index digest when it has a turn) as settled.
+_ID = operator.itemgetter(0)  # a stamped event's id
 _Line = tuple[str, "bytes | None", "Digest | None"]
 
 
@@ -127,9 +123,13 @@ class EventWriter:
         self._unwritten: list[_Line] = []
         self._wake = threading.Event()
         self._urgent = threading.Event()
-        self._cond = threading.Condition()
+        # Guards the counts below; `flush()` waits on `_cond` (over the same lock), and a write
+        # notifies only while someone waits (`_waiting`).
+        self._counts = threading.Lock()
+        self._cond = threading.Condition(self._counts)
         self._enqueued = 0
         self._done = 0
+        self._waiting = 0
         # The day file kept open and the store index beside it (`store.eventlog.dayfile`).
         self._files = DayFiles(self.context_dir, _RECHECK)
         self._thread: threading.Thread | None = None
@@ -153,14 +153,18 @@ class EventWriter:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every event emitted before this call is written (or failed). True if done."""
-        with self._cond:
+        with self._counts:
             target = self._enqueued
             if self._thread is None or self._done >= target:
                 return self._done >= target  # nothing to wait for: the thread is not woken
         self._urgent.set()
         self._wake.set()
         with self._cond:
-            return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
+            self._waiting += 1
+            try:
+                return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
+            finally:
+                self._waiting -= 1
 
     def close(self) -> None:
         if self._closed:
@@ -216,8 +220,8 @@ class EventWriter:
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         if self._closed:
             raise StoreError(f"event writer for {self.context_dir} is closed; {type} was not recorded")
-        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, snapshot(data)))
-        with self._cond:
+        self._pending.append((self._ids(), format_ts(self._clock()), (type, snapshot(data), turn_id)))
+        with self._counts:
             self._enqueued += 1
             self.stats.emitted += 1
         if not self._wake.is_set():
@@ -236,11 +240,10 @@ class EventWriter:
         if not n:
             return
         ts = format_ts(self._clock())
-        # `data` stays as given (a Deferred is made when settled: `settle.made`).
-        self._pending.extend(
-            [(id_, t, ts, turn, data) for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)]
-        )
-        with self._cond:
+        # Each item stays as given, its data too (a Deferred is made when settled: `settle.made`);
+        # the ids and the one ts are zipped in (no tuple built here per event but the stamped one).
+        self._pending.extend(zip(self._ids.run(n), repeat(ts), items))
+        with self._counts:
             self._enqueued += n
             self.stats.emitted += n
 
@@ -252,23 +255,22 @@ class EventWriter:
                 pending = self._pending
                 # Under a backlog the loop is busy anyway: all at once (slices would fall behind).
                 n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
-                # Taken one by one: `emit` appends from any thread without the lock.
-                popleft = pending.popleft
-                items = [made(popleft()) for _ in range(n)]
+                # Taken one by one (`emit` appends from any thread without the lock), by calls made
+                # in C: `operator.call` of `popleft`, n times.
+                items = list(map(call, repeat(pending.popleft, n)))
                 # The usual batch: nothing else waits, one day, and one scan clears it all.
-                clean = settle_clean(items) if items and not self._unwritten and one_day(items) else None
+                clean = settle_clean(items) if items and not self._unwritten else None
                 if clean is None:
                     self._settle(items)
                     batch, self._unwritten = self._unwritten, []
                 else:
-                    lines, blob = clean.lines, clean.blob
-                    self._ring.add_lines([it[0] for it in items], lines)
+                    self._ring.keep_lines(map(_ID, items), clean.lines)
                 more = bool(pending)
             if clean is None:
                 if batch:
                     self._write(batch)
                 return more
-            self._write_day(items[0][2][:10], lines, digests_of(items), blob)
+            self._write_day(clean.day, clean.lines, digests_of(items, clean.datas), clean.blob)
             self._written(n)
         return more
 
@@ -297,13 +299,13 @@ class EventWriter:
         n = len(pending) if limit is None else min(limit, len(pending))
         if n:
             popleft = pending.popleft
-            self._settle([made(popleft()) for _ in range(n)])
+            self._settle([popleft() for _ in range(n)])
 
-    def _settle(self, items: list[Pending]) -> None:
+    def _settle(self, staged: list[Staged]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
         append = self._unwritten.append
         redacted = 0
-        settled = settle_many(items)
+        settled = settle_many([(id_, t, ts, turn, made(data)) for id_, ts, (t, data, turn) in staged])
         for ev, line, ran in settled:
             turn = ev["turn_id"]
             ts = ev["ts"]
@@ -359,9 +361,10 @@ class EventWriter:
 
     def _written(self, done: int) -> None:
         self.stats.batches += 1
-        with self._cond:
+        with self._counts:
             self._done += done
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     def _drain(self, slice_: int | None = None) -> None:
         while True:
