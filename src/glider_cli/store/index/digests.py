@@ -64,7 +64,7 @@ def side_kind(d: Mapping[str, Any]) -> str | None:
     kind = d.get("request_kind")
     if kind is None:
         fam = d.get("family")
-        kind = fam.get("kind") if isinstance(fam, Mapping) else None
+        kind = fam.get("kind") if type(fam) is dict or isinstance(fam, Mapping) else None
     return kind if isinstance(kind, str) and kind in ev.SIDE_REQUEST_KINDS else None
 
 
@@ -75,46 +75,39 @@ def _error(d: Mapping[str, Any]) -> str:
 def outcome_line(t: str, d: Mapping[str, Any]) -> str:
     """An outcome event as a turn's summary says it: answered (with the status and the output tokens),
     refused, failed, cut, or left by the client; never `answered` for a request nothing answered."""
-    line, counted = _outcome_head(t, d)
-    out = d.get("output_tokens")
-    return f"{line}, {out} tokens out" if counted and out is not None else line
-
-
-def _outcome_head(t: str, d: Mapping[str, Any]) -> tuple[str, bool]:
-    """`outcome_line` up to the output tokens, and whether they follow it (the one part of the line
-    that changes with every request: what comes before it is remembered, `_outcome`)."""
     status = f" status {d['status']}" if d.get("status") is not None else ""
+    out = d.get("output_tokens")
+    toks = f", {out} tokens out" if out is not None else ""
     how = d.get("outcome")
     local = t == ev.FULFILLED_LOCAL
     where = _where(d) if local else str(d.get("backend") or "origin")
     if how == "abandoned":  # a Cursor run whose stream the client never opened
-        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}", False
+        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}"
     if t in (ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH):
         at = f" at {where}" if where else ""
         if how == "refused":  # the capability gate: no backend was asked
             err = _error(d)
-            return "refused" + (" locally" if local else "") + (f": {err}" if err else ""), False
+            return "refused" + (" locally" if local else "") + (f": {err}" if err else "")
         if how == "failed" and d.get("status") != 200:  # every attempt failed: no answer
-            return f"failed{at}{status}" + (f": {_error(d)}" if d.get("error") else ""), False
+            return f"failed{at}{status}" + (f": {_error(d)}" if d.get("error") else "")
         if how in ("failed", "cut"):
-            return f"{'cut short' if how == 'cut' else 'failed mid-stream'}{at}{status}", True
+            return f"{'cut short' if how == 'cut' else 'failed mid-stream'}{at}{status}{toks}"
         if d.get("client_disconnected"):
             if not d.get("status"):
-                return f"the client left before {where or 'the backend'} answered", False
-            return f"the client left during the answer{' of ' + where if where else ''}{status}", True
+                return f"the client left before {where or 'the backend'} answered"
+            return f"the client left during the answer{' of ' + where if where else ''}{status}{toks}"
         if local:
-            return f"answered locally{' by ' + where if where else ''}{status}", True
-        return f"answered by {where}{status}", True
+            return f"answered locally{' by ' + where if where else ''}{status}{toks}"
+        return f"answered by {where}{status}{toks}"
     if t == ev.UPSTREAM_FAILED:
         err = _error(d)
-        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}", False
+        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
     summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
     changed = changed_line(d)
     return (
         f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
         + (f": {summary}" if summary else "")
-        + (f"; changed {changed}" if changed else ""),
-        False,
+        + (f"; changed {changed}" if changed else "")
     )
 
 
@@ -160,47 +153,7 @@ def _turn_keys(d: Mapping[str, Any], x: dict[str, Any]) -> dict[str, Any]:
     return x
 
 
-# The parts of `extra` that repeat from request to request (a rule's decision, an outcome's line
-# up to its token count), remembered by the values they are made of: only when each of those is a
-# string, None or an int (two equal keys then make the same text; 1 == 1.0 == True do not), and the
-# nested records read are dicts or absent. A remembered `_decided` dict is shared: no one changes a
-# digest's `extra` (`_extra` copies before adding files).
-_MEMO_MAX = 512
-_PLAIN = frozenset((str, type(None), int))
-_decided_memo: dict[tuple[Any, ...], dict[str, Any]] = {}
-_outcome_memo: dict[tuple[Any, ...], tuple[str | None, str, bool, bool]] = {}
-
-
-def _remember(memo: dict[Any, Any], key: Any, value: Any) -> Any:
-    if len(memo) >= _MEMO_MAX:
-        memo.clear()
-    memo[key] = value
-    return value
-
-
-def _nested(d: Mapping[str, Any], record: str, key: str) -> tuple[bool, Any]:
-    """(whether a memo may key on it, `d[record][key]`) for a nested record that is a dict or absent."""
-    r = d.get(record)
-    if r is None:
-        return True, None
-    return (True, r.get(key)) if type(r) is dict else (False, None)
-
-
 def _decided(d: Mapping[str, Any]) -> dict[str, Any]:
-    fam_ok, fam_kind = _nested(d, "family", "kind")
-    plan_ok, plan_strategy = _nested(d, "plan", "strategy")
-    g = d.get
-    key = (
-        g("request_kind"), fam_kind, g("target"), g("backend"), g("model"), g("delegate"), g("rule"),
-        plan_strategy, g("strategy"),
-    )  # fmt: skip
-    if fam_ok and plan_ok and _PLAIN.issuperset(map(type, key)):
-        x = _decided_memo.get(key)
-        return x if x is not None else _remember(_decided_memo, key, _decided_now(d))
-    return _decided_now(d)
-
-
-def _decided_now(d: Mapping[str, Any]) -> dict[str, Any]:
     kind = side_kind(d)
     if kind is not None:
         return {"aside": [kind, "r", routed_line(d)]}
@@ -232,34 +185,11 @@ def _escalated(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    def parts(d: Mapping[str, Any]) -> tuple[str | None, str, bool, bool]:
-        """(side kind, the line up to its tokens, whether they follow, whether it left the machine)."""
-        line, counted = _outcome_head(t, d)
-        return side_kind(d), line, counted, left_machine(t, d)
-
     def extra(d: Mapping[str, Any]) -> dict[str, Any]:
-        if t == ev.DELEGATE_RUN:  # its line is of its run's own values: nothing repeats
-            p = parts(d)
-        else:
-            fam_ok, fam_kind = _nested(d, "family", "kind")
-            g = d.get
-            key = (
-                g("request_kind"), fam_kind, g("status"), g("outcome"), g("backend"), g("model"),
-                g("error"), g("side"),
-            )  # fmt: skip
-            if fam_ok and _PLAIN.issuperset(map(type, key)):
-                key += (not g("client_disconnected"),)
-                got = _outcome_memo.get(key)
-                p = got if got is not None else _remember(_outcome_memo, key, parts(d))
-            else:
-                p = parts(d)
-        kind, line, counted, egress = p
-        if counted:
-            out = d.get("output_tokens")
-            if out is not None:
-                line = f"{line}, {out} tokens out"
+        kind = side_kind(d)
+        line = outcome_line(t, d)
         x: dict[str, Any] = {"outcome": line} if kind is None else {"aside": [kind, "o", line]}
-        if egress:
+        if left_machine(t, d):
             x["egress"] = True
         return x
 
@@ -291,13 +221,11 @@ def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _with_files(x: dict[str, Any], d: Mapping[str, Any]) -> dict[str, Any]:
-    """`x` with the event's `files` (and `workspace`) when it names any (a copy: a remembered part
-    is shared, `_decided`)."""
+    """`x` with the event's `files` (and `workspace`) added when it names any."""
     files = d.get("files")
     if isinstance(files, list):
         fs = [f for f in files if isinstance(f, str) and f]
         if fs:
-            x = dict(x)
             x["files"] = list(dict.fromkeys(fs))[:MAX_FILES]
             if isinstance(d.get("workspace"), str) and d["workspace"]:
                 x["workspace"] = d["workspace"]
