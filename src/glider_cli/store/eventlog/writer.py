@@ -270,7 +270,8 @@ class EventWriter:
                 if batch:
                     self._write(batch)
                 return more
-            self._write_day(clean.day, clean.lines, digests_of(items, clean.datas), clean.blob)
+            lines = clean.lines
+            self._write_day(clean.day, n, digests_of(items, clean.datas, lines), clean.blob)
             self._written(n)
         return more
 
@@ -345,18 +346,26 @@ class EventWriter:
             self.stats.failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
-            self._write_day(day, lines, digests, b"".join(lines))
+            kept: list[Digest] = []
+            off = 0
+            for line, dg in zip(lines, digests, strict=True):
+                if dg is not None:
+                    dg[0], dg[1] = off, len(line)
+                    kept.append(dg)
+                off += len(line)
+            self._write_day(day, len(lines), kept, b"".join(lines))
         self._written(len(batch))
 
-    def _write_day(self, day: str, lines: list[bytes], digests: list[Digest | None], data: bytes) -> None:
-        """Append one day's `lines` (`data`: joined) and their index line (callers hold `_write_lock`)."""
+    def _write_day(self, day: str, n: int, digests: list[Digest], data: bytes) -> None:
+        """Append one day's `n` lines (`data`: joined) and their index line, with the `digests` of
+        those that have a turn (`store.index.digests.digests_of`; callers hold `_write_lock`)."""
         try:
             end = self._files.append(day, data)
-            self.stats.written += len(lines)
-            self._files.index.record(day, end, lines, digests, len(data))
+            self.stats.written += n
+            self._files.index.record(day, end, len(data), digests)
         except OSError as exc:
             self._files.failed()
-            self.stats.failed += len(lines)
+            self.stats.failed += n
             self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
 
     def _written(self, done: int) -> None:

@@ -246,18 +246,22 @@ def digest_of(id_: str, ts: str, type_: str, turn_id: str | None, data: Mapping[
 
 
 def digests_of(
-    staged: Iterable[tuple[str, str, tuple[str, Any, str | None]]], datas: Iterable[Mapping[str, Any]]
-) -> list[Digest | None]:
-    """`digest_of` of each stamped event (id, ts, (type, data as staged, turn_id)) that has a turn
-    (None for the others), its data as made (`datas`, in the same order), in one go."""
-    out: list[Digest | None] = []
+    staged: Iterable[tuple[str, str, tuple[str, Any, str | None]]],
+    datas: Iterable[Mapping[str, Any]],
+    lines: Iterable[bytes],
+) -> list[Digest]:
+    """The digests of the stamped events (id, ts, (type, data as staged, turn_id)) that have a turn,
+    in one go, their data as made (`datas`) and their `lines` as written, in the same order: each
+    digest's offset is its line's from the first line's (`IndexAppender.record` makes it the file's)."""
+    out: list[Digest] = []
     append = out.append
     parts = _EXTRA
-    for (id_, ts, (t, _, turn)), d in zip(staged, datas, strict=True):
-        if not turn:
-            append(None)
-            continue
-        part = parts.get(t) if type(t) is str else None
-        x = {} if part is None else part(d)
-        append([-1, 0, id_, ts, t, turn, _with_files(x, d) if "files" in d else x])
+    off = 0
+    for (id_, ts, (t, _, turn)), d, line in zip(staged, datas, lines, strict=True):
+        n = len(line)
+        if turn:
+            part = parts.get(t) if type(t) is str else None
+            x = {} if part is None else part(d)
+            append([off, n, id_, ts, t, turn, _with_files(x, d) if "files" in d else x])
+        off += n
     return out
