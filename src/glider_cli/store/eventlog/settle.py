@@ -10,17 +10,24 @@ Contract (what `store.eventlog.writer.EventWriter` relies on):
   a substring check for strings; deeper lists and dicts judged by `redact.may_need_redaction` on the
   exact JSON bytes they are written as) is written as is, and `redact(data) == data` holds for it;
   every other event takes the full walk. Redaction always happens before a line exists.
-- `settle_many(items)` is `[settle(item) for item in items]`, computed in fewer steps: the events'
-  lines are encoded, and one `redact.may_need_redaction` scan of the lines joined clears them all
-  at once (no match of its pattern spans two lines: each line ends in the `}` of its event, which no
-  match ends before, then a newline). A batch that scan does not clear is settled event by event.
-  `settle_clean(items)` is that first step alone: the events, their lines and the lines joined
-  when the one scan clears the batch, else None.
+- `settle_clean(staged)` is the writer's usual batch, stamped events `(id, ts, (type, data,
+  turn_id))` of one UTC day: each event's data is encoded once (orjson, strict), one
+  `redact.may_need_redaction` scan of the data encoded, joined, clears them all at once (a match
+  in one event's data is a match in the joined bytes; a false one across two only costs the walk),
+  and each line is joined from its parts: the envelope (`v`, `id`, `type`, `ts`, `turn_id`, `prov`,
+  in that order) written from the writer's own strings (the id and ts it made; type and turn id
+  as orjson writes them, remembered), then the data's bytes. The envelope is never scanned: the
+  walk never redacts it either. The lines are the bytes `orjson.dumps(event, OPT_APPEND_NEWLINE)`
+  gives for the same event (`test_store_event_bytes`, `test_store_redact_fastpath`). None when the
+  batch spans two days, a value is not JSON-native or the scan finds anything: the batch is then
+  settled event by event.
+- `settle_many(items)` is `[settle(item) for item in items]`, computed in fewer steps (the one scan
+  of `settle_clean` first).
 - A settled event's `data` is the `data` given (no copy: `snapshot` made it, or the caller handed it
   over), or the redacted copy.
-- `made(item)` is a staged event with its data made (a `domain.Deferred` resolved, once) before it
-  is settled; `one_day(items)` says whether a batch is of one UTC day (the writer's one-scan path).
-Pure apart from a small cache of verdicts keyed by the bytes checked.
+- `made(data)` is staged data made a dict to settle: a `domain.Deferred` made (once), another
+  mapping copied.
+Pure apart from two small caches: verdicts keyed by the bytes checked, JSON texts of types and turn ids.
 """
 
 from __future__ import annotations

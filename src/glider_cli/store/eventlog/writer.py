@@ -12,16 +12,18 @@ Contract:
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
 - Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): the
-  lines of the events settled together are cleared by one `redact.may_need_redaction` scan when it
-  finds nothing (`settle_many`); otherwise each event on its own: one whose `data` the writer finds
+  events settled together are cleared by one `redact.may_need_redaction` scan of their data, each
+  encoded once and its line joined from the writer's own envelope and those bytes, when it finds
+  nothing (`settle_clean`); otherwise each event on its own: one whose `data` the writer finds
   clean (the top two levels walked as `redact` would, with a substring check for strings; deeper
   lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they are written as,
   verdicts remembered by those bytes since most parts repeat) is written as is; any other event (or
   one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses, datetimes,
   subclasses) goes through the full `redact` walk and `log.encode`.
 - `write_now(items)` is the batch path for a caller that already runs off the request's critical
-  path: `stage(items)`, then `write_staged()`. `stage` stamps the events and adds them to the pending
-  ones without waking the thread (no thread hand-over, no GIL contention on the request path): from
+  path: `stage(items)`, then `write_staged()`. `stage` stamps the events (one ts, consecutive ids,
+  zipped with the items as given: `(id, ts, item)`) and adds them to the pending ones without
+  waking the thread (no thread hand-over, no GIL contention on the request path): from
   then on `recent()` and `after()` see them. `write_staged(limit)` settles (redacts) and appends the
   oldest `limit` pending events (all by default) on the caller's thread, in one write per day file,
   and says whether more are pending: the server's `LoopSink` stages a request's events on the next
@@ -33,8 +35,9 @@ Contract:
   lines); once a second at most it is checked against its path, so a file deleted or replaced
   under a running writer is reopened. `close()` closes it.
 - After each write to a day file, the store index gets one line for it (`store.index.turn_index`: the
-  byte range written and the digest of each event of a turn); an index write that fails is counted
-  there and never fails the event, since the index is rebuilt from the day files.
+  byte range written and the digest of each event of a turn, `store.index.digests.digests_of` from
+  the data as encoded); an index write that fails is counted there and never fails the event, since
+  the index is rebuilt from the day files. `flush()` is notified only while it waits.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first; `after(cursor, limit)` likewise, from
   the id after `cursor`. The ring (`store.eventlog.ring`) keeps each event's line, not a dict: these

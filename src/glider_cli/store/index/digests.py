@@ -15,7 +15,8 @@ decision that is not `single` (its plan's, when it has one), a strategy member c
 (`store.views.egress`: a cloud outcome, a cloud member or a failure at a cloud backend, a delegate
 run), `files` (as written, at most `MAX_FILES`), the `workspace` relative files are under, and a
 note's `note` text.
-`digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one;
+`digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one,
+`digests_of(staged, datas, lines)` those of the writer's usual batch (offsets from its first line);
 `store.index.turnfold.TurnFold` folds them per turn.
 """
 

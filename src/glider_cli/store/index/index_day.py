@@ -48,7 +48,7 @@ def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes
 
 
 class IndexAppender:
-    """A writer's side of the index: `record(day, end, lines, digests)` after each day-file write
+    """A writer's side of the index: `record(day, end, size, digests)` after each day-file write
     (see the module contract). Callers serialise calls (the writer's write lock). Failures are
     counted, never raised: the index is rebuilt from the day files."""
 
