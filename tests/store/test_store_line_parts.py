@@ -138,3 +138,41 @@ def test_ids_made_as_hex_bytes_are_those_the_format_spec_made() -> None:
     ms = int(t[0] * 1000)
     assert got == [f"{ms:012x}{c:020x}" for c in range(first, first + 304)]
     assert list(gen.run(2)) == [f"{ms:012x}{c:020x}" for c in range(first + 304, first + 306)]
+
+
+def test_digests_of_remembers_only_what_repeats_exactly() -> None:
+    """`digests_of` remembers decisions and outcome lines by the values they are made of: values that
+    are equal but not the same (1, 1.0, True; a string and a dict with that kind) and values that
+    cannot be keys never get another's part, and every digest is `digest_of`'s."""
+    from glider_cli.store.index import digests
+
+    rng = random.Random(4141)
+    pool: list[Any] = [None, "cloud", "origin", "title", "", 1, 1.0, True, 200, 200.0, [1], {"kind": "title"}]
+    fields = (
+        "target",
+        "backend",
+        "model",
+        "delegate",
+        "rule",
+        "strategy",
+        "request_kind",
+        "status",
+        "outcome",
+    )
+    fields += ("error", "side", "client_disconnected", "family", "plan", "output_tokens", "files")
+    types = ["RouteDecided", "FulfilledLocal", "OriginPassthrough", "UpstreamFailed", "DelegateRun", "Note"]
+    for round_ in range(3000):
+        data = {f: rng.choice(pool) for f in rng.sample(fields, rng.randint(0, 8))}
+        if rng.random() < 0.3:
+            data["family"] = {"kind": rng.choice(pool[:5])}
+        if rng.random() < 0.2:
+            data["plan"] = {"strategy": rng.choice(("single", "fan_out", None))}
+        if rng.random() < 0.1:
+            data["outcome"] = rng.choice(("failed", "cut", "refused", "abandoned"))
+        t = rng.choice(types)
+        staged = [(f"{round_:032x}", TS, (t, data, "t1"))]
+        got = digests.digests_of(staged, [data], [b"x" * 7])
+        want = digests.digest_of(f"{round_:032x}", TS, t, "t1", data)
+        want[0], want[1] = 0, 7
+        assert got == [want], (t, data)
+        assert orjson.dumps(got[0]) == orjson.dumps(want)

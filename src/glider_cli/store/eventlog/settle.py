@@ -153,8 +153,8 @@ def settle_clean(staged: Sequence[Staged]) -> Clean | None:
         for id_, ts, (t, data, turn) in staged:
             if ts is not ts0 and not ts.startswith(day):
                 return None
-            if type(data) is not dict:
-                data = made(data)
+            if type(data) is not dict:  # `made`, without a call for the usual dict
+                data = data.resolve() if type(data) is Deferred else dict(data)
             b = dumps(data, option=strict)
             datas.append(data)
             encoded.append(b)
