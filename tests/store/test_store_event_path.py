@@ -60,9 +60,15 @@ def test_where_and_digests_of_match_the_reference() -> None:
             {"backend": "l", "files": ["a", "a", "b"]},
         ),
     ]
-    assert digests.digests_of(items) == [
-        digests.digest_of(id_, ts, t, turn, data) if turn else None for id_, t, ts, turn, data in items
-    ]
+    staged = [(id_, ts, (t, data, turn)) for id_, t, ts, turn, data in items]
+    lines = [b"x" * 10, b"y" * 20, b"z" * 5]  # each digest holds its line's offset from the first's
+    want = []
+    for (id_, t, ts, turn, data), at, n in zip(items, (0, 10, 30), (10, 20, 5), strict=True):
+        if turn:
+            dg = digests.digest_of(id_, ts, t, turn, data)
+            dg[0], dg[1] = at, n
+            want.append(dg)
+    assert digests.digests_of(staged, [data for *_, data in items], lines) == want
 
 
 def test_the_set_scan_answers_as_search_does() -> None:

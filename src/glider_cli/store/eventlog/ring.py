@@ -4,6 +4,8 @@ Contract:
 - Each event is kept as its id and its line (the exact bytes written to the day file), or as the
   event itself when it has no line (it could not be encoded). Reading decodes new dicts each time,
   so a reader may change what it gets.
+- `add_lines` keeps a copy of each line; `keep_lines` keeps lines that are of their own size already
+  (the writer's usual batch joins each line from its parts: `store.eventlog.settle.settle_clean`).
 - Why bytes: kept as dicts, 4,096 events were ~40k objects that every full garbage collection
   walked again; under load that was a fifth of the server's collector time (issue 29). An
   (id, bytes) pair holds nothing the collector follows. Each line is kept as a copy of its own
@@ -37,6 +39,11 @@ class Ring:
 
     def add_lines(self, ids: Iterable[str], lines: Iterable[bytes]) -> None:
         self._items.extend(zip(ids, map(_own, lines), strict=True))
+
+    def keep_lines(self, ids: Iterable[str], lines: Iterable[bytes]) -> None:
+        """`add_lines` for lines that are bytes of their own size already (joined from their parts,
+        not an encoder's buffer: `settle.settle_clean`), kept as they are."""
+        self._items.extend(zip(ids, lines, strict=True))
 
     def add_settled(self, settled: Iterable[tuple[dict[str, Any], bytes | None, bool]]) -> None:
         self._items.extend([(ev["id"], _own(line)) if line is not None else ev for ev, line, _ in settled])

@@ -10,17 +10,24 @@ Contract (what `store.eventlog.writer.EventWriter` relies on):
   a substring check for strings; deeper lists and dicts judged by `redact.may_need_redaction` on the
   exact JSON bytes they are written as) is written as is, and `redact(data) == data` holds for it;
   every other event takes the full walk. Redaction always happens before a line exists.
-- `settle_many(items)` is `[settle(item) for item in items]`, computed in fewer steps: the events'
-  lines are encoded, and one `redact.may_need_redaction` scan of the lines joined clears them all
-  at once (no match of its pattern spans two lines: each line ends in the `}` of its event, which no
-  match ends before, then a newline). A batch that scan does not clear is settled event by event.
-  `settle_clean(items)` is that first step alone: the events, their lines and the lines joined
-  when the one scan clears the batch, else None.
+- `settle_clean(staged)` is the writer's usual batch, stamped events `(id, ts, (type, data,
+  turn_id))` of one UTC day: each event's data is encoded once (orjson, strict), one
+  `redact.may_need_redaction` scan of the data encoded, joined, clears them all at once (a match
+  in one event's data is a match in the joined bytes; a false one across two only costs the walk),
+  and each line is joined from its parts: the envelope (`v`, `id`, `type`, `ts`, `turn_id`, `prov`,
+  in that order) written from the writer's own strings (the id and ts it made; type and turn id
+  as orjson writes them, remembered), then the data's bytes. The envelope is never scanned: the
+  walk never redacts it either. The lines are the bytes `orjson.dumps(event, OPT_APPEND_NEWLINE)`
+  gives for the same event (`test_store_event_bytes`, `test_store_redact_fastpath`). None when the
+  batch spans two days, a value is not JSON-native or the scan finds anything: the batch is then
+  settled event by event.
+- `settle_many(items)` is `[settle(item) for item in items]`, computed in fewer steps (the one scan
+  of `settle_clean` first).
 - A settled event's `data` is the `data` given (no copy: `snapshot` made it, or the caller handed it
   over), or the redacted copy.
-- `made(item)` is a staged event with its data made (a `domain.Deferred` resolved, once) before it
-  is settled; `one_day(items)` says whether a batch is of one UTC day (the writer's one-scan path).
-Pure apart from a small cache of verdicts keyed by the bytes checked.
+- `made(data)` is staged data made a dict to settle: a `domain.Deferred` made (once), another
+  mapping copied.
+Pure apart from two small caches: verdicts keyed by the bytes checked, JSON texts of types and turn ids.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ import orjson
 
 from glider_cli.domain import Deferred
 from glider_cli.store.eventlog import log
-from glider_cli.store.eventlog.events import event_of
+from glider_cli.store.eventlog.events import PROV_RUNTIME, SCHEMA_VERSION, event_of
 from glider_cli.store.eventlog.redact import (
     may_need_redaction,
     redact,
@@ -41,9 +48,10 @@ from glider_cli.store.eventlog.redact import (
     text_may_need_redaction,
 )
 
-# (id, type, ts, turn_id, data) as stamped: the data as handed over (`EventWriter.stage` keeps a
-# `Deferred` or another mapping as given), then as `made` gives it to be settled: a dict of its own.
-Staged = tuple[str, str, str, "str | None", Mapping[str, Any]]
+# (id, ts, (type, data, turn_id)) as stamped: the item as handed over (`EventWriter.stage` keeps a
+# `Deferred` or another mapping as given); (id, type, ts, turn_id, data) as settled event by event,
+# its data as `made` gives it: a dict of its own.
+Staged = tuple[str, str, tuple[str, Mapping[str, Any], "str | None"]]
 Pending = tuple[str, str, str, "str | None", dict[str, Any]]
 
 # Only JSON-native values take the fast path; everything else is handed to `redact` first.
@@ -93,33 +101,82 @@ def snapshot(data: Mapping[str, Any]) -> dict[str, Any]:
 
 Settled = tuple[dict[str, Any], "bytes | None", bool]
 
+# A line as `orjson.dumps(event_of(...), option=_LINE)` writes it, made of its parts (one f-string:
+# %-formatting costs ~1.7x as much): the envelope's fields are strings the writer made (the
+# id, the ts: nothing in them to escape) or JSON texts (type, turn id: `_JSON`), and the data is
+# the only part orjson encodes. `test_store_line_parts` and `test_store_event_bytes` hold the two
+# to the same bytes.
+_V = f'{{"v":{SCHEMA_VERSION},"id":"'
+_PROV = f',"prov":"{PROV_RUNTIME}","data":'
+_TAIL = b"}\n"
+# JSON texts of the types and turn ids seen lately (a request's events share theirs), each made
+# once by orjson (`_json`). Cleared when it grows past `_JSON_MAX`: turn ids are new every turn.
+_JSON: dict[Any, str] = {None: "null"}
+_JSON_MAX = 512
+
+
+def _json(value: Any) -> str:
+    """`value` (a type or a turn id) as orjson writes it, remembered when it is a string; TypeError
+    when it is not JSON-native (the event then takes the `settle` path)."""
+    text = orjson.dumps(value, option=_STRICT).decode()
+    if type(value) is str:
+        if len(_JSON) >= _JSON_MAX:
+            _JSON.clear()
+            _JSON[None] = "null"
+        _JSON[value] = text
+    return text
+
 
 class Clean(NamedTuple):
-    """A batch that one scan cleared: its events, their lines, and the lines joined."""
+    """A batch that one scan cleared: its UTC day, its lines, the lines joined, and each event's
+    data as it was encoded (a `Deferred` made)."""
 
-    events: list[dict[str, Any]]
+    day: str
     lines: list[bytes]
     blob: bytes
+    datas: list[dict[str, Any]]
 
 
-def settle_clean(items: Sequence[Pending]) -> Clean | None:
-    """The batch settled as `settle_many` would, when one scan of its lines clears every event (no
-    `redact` walk runs, no line is None); None otherwise (see the contract)."""
-    evs = [event_of(*item) for item in items]
-    dumps = orjson.dumps
+def settle_clean(staged: Sequence[Staged]) -> Clean | None:
+    """The lines `settle_many` would give these stamped events, when they are of one UTC day and one
+    scan of their data clears every one (no `redact` walk runs, no line is None); None otherwise (see
+    the contract). Each line is a bytes object of its own size (joined from its parts, not an
+    encoder's buffer). The events staged together share their `ts` (one string): most are passed
+    over by identity in the one-day check."""
+    ts0 = staged[0][1]
+    day = ts0[:10]
+    dumps, strict = orjson.dumps, _STRICT
+    v, prov, tail, js = _V, _PROV, _TAIL, _JSON
+    datas: list[dict[str, Any]] = []
+    encoded: list[bytes] = []
+    lines: list[bytes] = []
     try:
-        lines = [dumps(ev, option=_LINE) for ev in evs]
-    except TypeError:  # not JSON-native
+        for id_, ts, (t, data, turn) in staged:
+            if ts is not ts0 and not ts.startswith(day):
+                return None
+            if type(data) is not dict:  # `made`, without a call for the usual dict
+                data = data.resolve() if type(data) is Deferred else dict(data)
+            b = dumps(data, option=strict)
+            datas.append(data)
+            encoded.append(b)
+            head = (
+                f'{v}{id_}","type":{js.get(t) or _json(t)},"ts":"{ts}",'
+                f'"turn_id":{js.get(turn) or _json(turn)}{prov}'
+            )  # one string built (adjacent f-strings are one)
+            lines.append(b"".join((head.encode(), b, tail)))
+    except TypeError:  # not JSON-native (orjson's errors are TypeErrors), or an unhashable type
         return None
-    blob = b"".join(lines)
-    return None if may_need_redaction(blob) else Clean(evs, lines, blob)
+    if may_need_redaction(b"\n".join(encoded)):
+        return None
+    return Clean(day, lines, b"".join(lines), datas)
 
 
 def settle_many(items: Sequence[Pending]) -> list[Settled]:
     """`[settle(item) for item in items]` (see the contract)."""
-    clean = settle_clean(items)
-    if clean is not None:
-        return [(ev, line, False) for ev, line in zip(clean.events, clean.lines, strict=True)]
+    if items:
+        clean = settle_clean([(id_, ts, (t, data, turn)) for id_, t, ts, turn, data in items])
+        if clean is not None:
+            return [(event_of(*item), line, False) for item, line in zip(items, clean.lines, strict=True)]
     return [settle(item) for item in items]
 
 
@@ -151,21 +208,8 @@ def _walked(item: Pending) -> Settled:
         return ev, None, True
 
 
-def one_day(items: list[Pending]) -> bool:
-    """Whether these stamped events are of one UTC day. The events staged together share their `ts`
-    (one string), so most are passed over by identity."""
-    ts0 = items[0][2]
-    day = ts0[:10]
-    for it in items:
-        ts = it[2]
-        if ts is not ts0 and not ts.startswith(day):
-            return False
-    return True
-
-
-def made(item: Staged) -> Pending:
-    """A stamped event with its data made: staged `Deferred` data is made here, once."""
-    data = item[4]
-    if type(data) is not dict:
-        data = data.resolve() if type(data) is Deferred else dict(data)
-    return (item[0], item[1], item[2], item[3], data)
+def made(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Staged data made into a dict to settle: a `Deferred` is made here, once; another mapping copied."""
+    if type(data) is dict:
+        return data
+    return data.resolve() if type(data) is Deferred else dict(data)

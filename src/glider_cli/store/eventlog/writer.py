@@ -12,16 +12,18 @@ Contract:
   a quiet spell reaches disk within `linger` seconds. It settles events a few at a time and lets the
   event loop have the GIL between slices.
 - Redaction is guaranteed before anything reaches the ring or disk (`store.eventlog.settle`): the
-  lines of the events settled together are cleared by one `redact.may_need_redaction` scan when it
-  finds nothing (`settle_many`); otherwise each event on its own: one whose `data` the writer finds
+  events settled together are cleared by one `redact.may_need_redaction` scan of their data, each
+  encoded once and its line joined from the writer's own envelope and those bytes, when it finds
+  nothing (`settle_clean`); otherwise each event on its own: one whose `data` the writer finds
   clean (the top two levels walked as `redact` would, with a substring check for strings; deeper
   lists and dicts judged by `redact.may_need_redaction` on the exact JSON bytes they are written as,
   verdicts remembered by those bytes since most parts repeat) is written as is; any other event (or
   one orjson cannot encode strictly: bytes, sets, tuples, non-str keys, dataclasses, datetimes,
   subclasses) goes through the full `redact` walk and `log.encode`.
 - `write_now(items)` is the batch path for a caller that already runs off the request's critical
-  path: `stage(items)`, then `write_staged()`. `stage` stamps the events and adds them to the pending
-  ones without waking the thread (no thread hand-over, no GIL contention on the request path): from
+  path: `stage(items)`, then `write_staged()`. `stage` stamps the events (one ts, consecutive ids,
+  zipped with the items as given: `(id, ts, item)`) and adds them to the pending ones without
+  waking the thread (no thread hand-over, no GIL contention on the request path): from
   then on `recent()` and `after()` see them. `write_staged(limit)` settles (redacts) and appends the
   oldest `limit` pending events (all by default) on the caller's thread, in one write per day file,
   and says whether more are pending: the server's `LoopSink` stages a request's events on the next
@@ -33,8 +35,9 @@ Contract:
   lines); once a second at most it is checked against its path, so a file deleted or replaced
   under a running writer is reopened. `close()` closes it.
 - After each write to a day file, the store index gets one line for it (`store.index.turn_index`: the
-  byte range written and the digest of each event of a turn); an index write that fails is counted
-  there and never fails the event, since the index is rebuilt from the day files.
+  byte range written and the digest of each event of a turn, `store.index.digests.digests_of` from
+  the data as encoded); an index write that fails is counted there and never fails the event, since
+  the index is rebuilt from the day files. `flush()` is notified only while it waits.
 - `recent()` first settles every pending event into the ring (redacting on the caller's thread), so
   it sees everything emitted before the call, oldest first; `after(cursor, limit)` likewise, from
   the id after `cursor`. The ring (`store.eventlog.ring`) keeps each event's line, not a dict: these
@@ -50,9 +53,12 @@ Contract:
 from __future__ import annotations
 
 import collections
+import operator
 import threading
 import time
 from collections.abc import Callable, Mapping
+from itertools import repeat
+from operator import call
 from typing import Any
 
 from glider_cli.config.settings import ContextSettings
@@ -61,15 +67,7 @@ from glider_cli.paths import Paths
 from glider_cli.store.eventlog import log, ring
 from glider_cli.store.eventlog.dayfile import DayFiles
 from glider_cli.store.eventlog.events import IdGenerator, format_ts
-from glider_cli.store.eventlog.settle import (
-    Pending,
-    Staged,
-    made,
-    one_day,
-    settle_clean,
-    settle_many,
-    snapshot,
-)
+from glider_cli.store.eventlog.settle import Staged, made, settle_clean, settle_many, snapshot
 from glider_cli.store.index.digests import Digest, digest_of, digests_of
 
 # The thread settles (redacts, encodes) this many events per GIL hold, pausing `_PAUSE` seconds between
@@ -81,6 +79,7 @@ _BACKLOG = 256
 _RECHECK = 1.0
 
 # (day, line or None when it could not be encoded, the event's index digest when it has a turn) as settled.
+_ID = operator.itemgetter(0)  # a stamped event's id
 _Line = tuple[str, "bytes | None", "Digest | None"]
 
 
@@ -127,9 +126,13 @@ class EventWriter:
         self._unwritten: list[_Line] = []
         self._wake = threading.Event()
         self._urgent = threading.Event()
-        self._cond = threading.Condition()
+        # Guards the counts below; `flush()` waits on `_cond` (over the same lock), and a write
+        # notifies only while someone waits (`_waiting`).
+        self._counts = threading.Lock()
+        self._cond = threading.Condition(self._counts)
         self._enqueued = 0
         self._done = 0
+        self._waiting = 0
         # The day file kept open and the store index beside it (`store.eventlog.dayfile`).
         self._files = DayFiles(self.context_dir, _RECHECK)
         self._thread: threading.Thread | None = None
@@ -153,14 +156,18 @@ class EventWriter:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every event emitted before this call is written (or failed). True if done."""
-        with self._cond:
+        with self._counts:
             target = self._enqueued
             if self._thread is None or self._done >= target:
                 return self._done >= target  # nothing to wait for: the thread is not woken
         self._urgent.set()
         self._wake.set()
         with self._cond:
-            return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
+            self._waiting += 1
+            try:
+                return self._cond.wait_for(lambda: self._done >= target, timeout=timeout)
+            finally:
+                self._waiting -= 1
 
     def close(self) -> None:
         if self._closed:
@@ -216,8 +223,8 @@ class EventWriter:
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         if self._closed:
             raise StoreError(f"event writer for {self.context_dir} is closed; {type} was not recorded")
-        self._pending.append((self._ids(), type, format_ts(self._clock()), turn_id, snapshot(data)))
-        with self._cond:
+        self._pending.append((self._ids(), format_ts(self._clock()), (type, snapshot(data), turn_id)))
+        with self._counts:
             self._enqueued += 1
             self.stats.emitted += 1
         if not self._wake.is_set():
@@ -236,11 +243,10 @@ class EventWriter:
         if not n:
             return
         ts = format_ts(self._clock())
-        # `data` stays as given (a Deferred is made when settled: `settle.made`).
-        self._pending.extend(
-            [(id_, t, ts, turn, data) for id_, (t, data, turn) in zip(self._ids.many(n), items, strict=True)]
-        )
-        with self._cond:
+        # Each item stays as given, its data too (a Deferred is made when settled: `settle.made`);
+        # the ids and the one ts are zipped in (no tuple built here per event but the stamped one).
+        self._pending.extend(zip(self._ids.run(n), repeat(ts), items))
+        with self._counts:
             self._enqueued += n
             self.stats.emitted += n
 
@@ -252,23 +258,23 @@ class EventWriter:
                 pending = self._pending
                 # Under a backlog the loop is busy anyway: all at once (slices would fall behind).
                 n = len(pending) if limit is None or len(pending) >= _BACKLOG else min(limit, len(pending))
-                # Taken one by one: `emit` appends from any thread without the lock.
-                popleft = pending.popleft
-                items = [made(popleft()) for _ in range(n)]
+                # Taken one by one (`emit` appends from any thread without the lock), by calls made
+                # in C: `operator.call` of `popleft`, n times.
+                items = list(map(call, repeat(pending.popleft, n)))
                 # The usual batch: nothing else waits, one day, and one scan clears it all.
-                clean = settle_clean(items) if items and not self._unwritten and one_day(items) else None
+                clean = settle_clean(items) if items and not self._unwritten else None
                 if clean is None:
                     self._settle(items)
                     batch, self._unwritten = self._unwritten, []
                 else:
-                    lines, blob = clean.lines, clean.blob
-                    self._ring.add_lines([it[0] for it in items], lines)
+                    self._ring.keep_lines(map(_ID, items), clean.lines)
                 more = bool(pending)
             if clean is None:
                 if batch:
                     self._write(batch)
                 return more
-            self._write_day(items[0][2][:10], lines, digests_of(items), blob)
+            lines = clean.lines
+            self._write_day(clean.day, n, digests_of(items, clean.datas, lines), clean.blob)
             self._written(n)
         return more
 
@@ -297,13 +303,13 @@ class EventWriter:
         n = len(pending) if limit is None else min(limit, len(pending))
         if n:
             popleft = pending.popleft
-            self._settle([made(popleft()) for _ in range(n)])
+            self._settle([popleft() for _ in range(n)])
 
-    def _settle(self, items: list[Pending]) -> None:
+    def _settle(self, staged: list[Staged]) -> None:
         """Settle stamped events into the ring and `_unwritten`, in order (caller holds `_lock`)."""
         append = self._unwritten.append
         redacted = 0
-        settled = settle_many(items)
+        settled = settle_many([(id_, t, ts, turn, made(data)) for id_, ts, (t, data, turn) in staged])
         for ev, line, ran in settled:
             turn = ev["turn_id"]
             ts = ev["ts"]
@@ -343,25 +349,34 @@ class EventWriter:
             self.stats.failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
-            self._write_day(day, lines, digests, b"".join(lines))
+            kept: list[Digest] = []
+            off = 0
+            for line, dg in zip(lines, digests, strict=True):
+                if dg is not None:
+                    dg[0], dg[1] = off, len(line)
+                    kept.append(dg)
+                off += len(line)
+            self._write_day(day, len(lines), kept, b"".join(lines))
         self._written(len(batch))
 
-    def _write_day(self, day: str, lines: list[bytes], digests: list[Digest | None], data: bytes) -> None:
-        """Append one day's `lines` (`data`: joined) and their index line (callers hold `_write_lock`)."""
+    def _write_day(self, day: str, n: int, digests: list[Digest], data: bytes) -> None:
+        """Append one day's `n` lines (`data`: joined) and their index line, with the `digests` of
+        those that have a turn (`store.index.digests.digests_of`; callers hold `_write_lock`)."""
         try:
             end = self._files.append(day, data)
-            self.stats.written += len(lines)
-            self._files.index.record(day, end, lines, digests, len(data))
+            self.stats.written += n
+            self._files.index.record(day, end, len(data), digests)
         except OSError as exc:
             self._files.failed()
-            self.stats.failed += len(lines)
+            self.stats.failed += n
             self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
 
     def _written(self, done: int) -> None:
         self.stats.batches += 1
-        with self._cond:
+        with self._counts:
             self._done += done
-            self._cond.notify_all()
+            if self._waiting:
+                self._cond.notify_all()
 
     def _drain(self, slice_: int | None = None) -> None:
         while True:

@@ -15,7 +15,8 @@ decision that is not `single` (its plan's, when it has one), a strategy member c
 (`store.views.egress`: a cloud outcome, a cloud member or a failure at a cloud backend, a delegate
 run), `files` (as written, at most `MAX_FILES`), the `workspace` relative files are under, and a
 note's `note` text.
-`digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one;
+`digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one,
+`digests_of(staged, datas, lines)` those of the writer's usual batch (offsets from its first line);
 `store.index.turnfold.TurnFold` folds them per turn.
 """
 
@@ -64,7 +65,7 @@ def side_kind(d: Mapping[str, Any]) -> str | None:
     kind = d.get("request_kind")
     if kind is None:
         fam = d.get("family")
-        kind = fam.get("kind") if isinstance(fam, Mapping) else None
+        kind = fam.get("kind") if type(fam) is dict or isinstance(fam, Mapping) else None
     return kind if isinstance(kind, str) and kind in ev.SIDE_REQUEST_KINDS else None
 
 
@@ -75,40 +76,47 @@ def _error(d: Mapping[str, Any]) -> str:
 def outcome_line(t: str, d: Mapping[str, Any]) -> str:
     """An outcome event as a turn's summary says it: answered (with the status and the output tokens),
     refused, failed, cut, or left by the client; never `answered` for a request nothing answered."""
-    status = f" status {d['status']}" if d.get("status") is not None else ""
+    line, counted = _outcome_head(t, d)
+    return _with_tokens(line, d) if counted else line
+
+
+def _with_tokens(line: str, d: Mapping[str, Any]) -> str:
     out = d.get("output_tokens")
-    toks = f", {out} tokens out" if out is not None else ""
+    return f"{line}, {out} tokens out" if out is not None else line
+
+
+def _outcome_head(t: str, d: Mapping[str, Any]) -> tuple[str, bool]:
+    """`outcome_line` up to its output tokens, and whether they follow it: the count is the one part
+    of the line that changes with every request (`digests_of` remembers the rest)."""
+    status = f" status {d['status']}" if d.get("status") is not None else ""
     how = d.get("outcome")
     local = t == ev.FULFILLED_LOCAL
     where = _where(d) if local else str(d.get("backend") or "origin")
     if how == "abandoned":  # a Cursor run whose stream the client never opened
-        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}"
+        return f"abandoned: the client never read the answer{' of ' + where if where else ''}{status}", False
     if t in (ev.FULFILLED_LOCAL, ev.ORIGIN_PASSTHROUGH):
         at = f" at {where}" if where else ""
         if how == "refused":  # the capability gate: no backend was asked
             err = _error(d)
-            return "refused" + (" locally" if local else "") + (f": {err}" if err else "")
+            return "refused" + (" locally" if local else "") + (f": {err}" if err else ""), False
         if how == "failed" and d.get("status") != 200:  # every attempt failed: no answer
-            return f"failed{at}{status}" + (f": {_error(d)}" if d.get("error") else "")
+            return f"failed{at}{status}" + (f": {_error(d)}" if d.get("error") else ""), False
         if how in ("failed", "cut"):
-            return f"{'cut short' if how == 'cut' else 'failed mid-stream'}{at}{status}{toks}"
+            return f"{'cut short' if how == 'cut' else 'failed mid-stream'}{at}{status}", True
         if d.get("client_disconnected"):
             if not d.get("status"):
-                return f"the client left before {where or 'the backend'} answered"
-            return f"the client left during the answer{' of ' + where if where else ''}{status}{toks}"
+                return f"the client left before {where or 'the backend'} answered", False
+            return f"the client left during the answer{' of ' + where if where else ''}{status}", True
         if local:
-            return f"answered locally{' by ' + where if where else ''}{status}{toks}"
-        return f"answered by {where}{status}{toks}"
+            return f"answered locally{' by ' + where if where else ''}{status}", True
+        return f"answered by {where}{status}", True
     if t == ev.UPSTREAM_FAILED:
         err = _error(d)
-        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}"
+        return f"failed at {d.get('backend') or 'upstream'}{status}{': ' + err if err else ''}", False
     summary = str(d.get("summary") or "").splitlines()[0][:120] if d.get("summary") else ""
     changed = changed_line(d)
-    return (
-        f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
-        + (f": {summary}" if summary else "")
-        + (f"; changed {changed}" if changed else "")
-    )
+    line = f"delegated to {d.get('vendor') or '?'} exit {d.get('exit_code')}"
+    return line + (f": {summary}" if summary else "") + (f"; changed {changed}" if changed else ""), False
 
 
 def changed_line(d: Mapping[str, Any]) -> str | None:
@@ -184,14 +192,29 @@ def _escalated(d: Mapping[str, Any]) -> dict[str, Any]:
     return {"fallback": f" after escalation {d.get('from')} -> {d.get('to')} ({d.get('reason')})"}
 
 
+# An outcome's part of `extra` before its token count: (side kind, the line up to the count,
+# whether the count follows, whether the request left the machine).
+_OutcomeParts = tuple["str | None", str, bool, bool]
+
+
+def _outcome_parts(t: str, d: Mapping[str, Any]) -> _OutcomeParts:
+    line, counted = _outcome_head(t, d)
+    return side_kind(d), line, counted, left_machine(t, d)
+
+
+def _outcome_extra(p: _OutcomeParts, d: Mapping[str, Any]) -> dict[str, Any]:
+    kind, line, counted, egress = p
+    if counted:
+        line = _with_tokens(line, d)
+    x: dict[str, Any] = {"outcome": line} if kind is None else {"aside": [kind, "o", line]}
+    if egress:
+        x["egress"] = True
+    return x
+
+
 def _outcome(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def extra(d: Mapping[str, Any]) -> dict[str, Any]:
-        kind = side_kind(d)
-        line = outcome_line(t, d)
-        x: dict[str, Any] = {"outcome": line} if kind is None else {"aside": [kind, "o", line]}
-        if left_machine(t, d):
-            x["egress"] = True
-        return x
+        return _outcome_extra(_outcome_parts(t, d), d)
 
     return extra
 
@@ -217,10 +240,17 @@ _EXTRA: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
 def _extra(t: Any, d: Mapping[str, Any]) -> dict[str, Any]:
     part = _EXTRA.get(t) if type(t) is str else None
     x = {} if part is None else part(d)
+    return _with_files(x, d) if "files" in d else x
+
+
+def _with_files(x: dict[str, Any], d: Mapping[str, Any]) -> dict[str, Any]:
+    """`x` with the event's `files` (and `workspace`) added when it names any (a copy: a part
+    `digests_of` remembered is shared)."""
     files = d.get("files")
     if isinstance(files, list):
         fs = [f for f in files if isinstance(f, str) and f]
         if fs:
+            x = dict(x)
             x["files"] = list(dict.fromkeys(fs))[:MAX_FILES]
             if isinstance(d.get("workspace"), str) and d["workspace"]:
                 x["workspace"] = d["workspace"]
@@ -240,7 +270,94 @@ def digest_of(id_: str, ts: str, type_: str, turn_id: str | None, data: Mapping[
     return [-1, 0, id_, ts, type_, turn_id, _extra(type_, data)]
 
 
-def digests_of(items: Iterable[tuple[str, str, str, str | None, Mapping[str, Any]]]) -> list[Digest | None]:
-    """`digest_of` of each (id, type, ts, turn_id, data) that has a turn (None for the others), in one go."""
-    extra = _extra
-    return [[-1, 0, id_, ts, t, turn, extra(t, data)] if turn else None for id_, t, ts, turn, data in items]
+# `digests_of` remembers the parts of `extra` that repeat from request to request (a rule's
+# decision; an outcome's line up to its token count), keyed by the values they are made of. Only
+# for data encoded strictly as JSON (the writer's usual batch): every string is a `str`, so a key
+# stored only when its values are strings or None (an outcome's status also an int, its type in the
+# key) is hit only by those same values, never by `1 == 1.0 == True`. Nested records other than a
+# dict or None, and unhashable values, are not remembered. A remembered dict is shared: no one
+# changes a digest's `extra` (`_with_files` copies).
+_MEMO_MAX = 512
+_STR_OR_NONE = frozenset((str, type(None)))
+_decided_memo: dict[tuple[Any, ...], dict[str, Any]] = {}
+_outcome_memo: dict[tuple[Any, ...], _OutcomeParts] = {}
+
+
+def _remember(memo: dict[Any, Any], key: tuple[Any, ...], value: Any, plain: tuple[Any, ...]) -> Any:
+    """`value`, kept under `key` when each of `plain` is a string or None."""
+    if _STR_OR_NONE.issuperset(map(type, plain)):
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[key] = value
+    return value
+
+
+def _decided_remembered(d: Mapping[str, Any]) -> dict[str, Any]:
+    g = d.get
+    fam, plan = g("family"), g("plan")
+    if (fam is not None and type(fam) is not dict) or (plan is not None and type(plan) is not dict):
+        return _decided(d)
+    key = (
+        g("request_kind"), fam.get("kind") if fam else None, g("target"), g("backend"), g("model"),
+        g("delegate"), g("rule"), plan.get("strategy") if plan else None, g("strategy"),
+    )  # fmt: skip
+    try:
+        x = _decided_memo.get(key)
+    except TypeError:  # a list or a dict among them
+        return _decided(d)
+    return x if x is not None else _remember(_decided_memo, key, _decided(d), key)
+
+
+def _outcome_remembered(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    def extra(d: Mapping[str, Any]) -> dict[str, Any]:
+        g = d.get
+        fam = g("family")
+        if fam is not None and type(fam) is not dict:
+            return _outcome_extra(_outcome_parts(t, d), d)
+        status = g("status")
+        plain = (g("request_kind"), fam.get("kind") if fam else None, g("outcome"), g("backend"), g("model"),
+                 g("error"), g("side"))  # fmt: skip
+        key = (t, status, type(status), not g("client_disconnected"), plain)
+        try:
+            p = _outcome_memo.get(key)
+        except TypeError:
+            return _outcome_extra(_outcome_parts(t, d), d)
+        if p is None:
+            p = _outcome_parts(t, d)
+            if status is None or type(status) is int:
+                _remember(_outcome_memo, key, p, plain)
+        return _outcome_extra(p, d)
+
+    return extra
+
+
+# `_EXTRA` as `digests_of` uses it: the parts that repeat are remembered (a delegate run's line is
+# of its own run's values: nothing repeats).
+_EXTRA_REMEMBERED: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
+    **_EXTRA,
+    ev.ROUTE_DECIDED: _decided_remembered,
+    **{t: _outcome_remembered(t) for t in ev.OUTCOME_TYPES if t != ev.DELEGATE_RUN},
+}
+
+
+def digests_of(
+    staged: Iterable[tuple[str, str, tuple[str, Any, str | None]]],
+    datas: Iterable[Mapping[str, Any]],
+    lines: Iterable[bytes],
+) -> list[Digest]:
+    """The digests of the stamped events (id, ts, (type, data as staged, turn_id)) that have a turn,
+    in one go, their data as made and encoded strictly as JSON (`datas`) and their `lines` as
+    written, in the same order: each digest's offset is its line's from the first line's
+    (`IndexAppender.record` makes it the file's). The same digests as `digest_of` gives."""
+    out: list[Digest] = []
+    append = out.append
+    parts = _EXTRA_REMEMBERED
+    off = 0
+    for (id_, ts, (t, _, turn)), d, line in zip(staged, datas, lines, strict=True):
+        n = len(line)
+        if turn:
+            part = parts.get(t) if type(t) is str else None
+            x = {} if part is None else part(d)
+            append([off, n, id_, ts, t, turn, _with_files(x, d) if "files" in d else x])
+        off += n
+    return out

@@ -48,7 +48,7 @@ def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes
 
 
 class IndexAppender:
-    """A writer's side of the index: `record(day, end, lines, digests)` after each day-file write
+    """A writer's side of the index: `record(day, end, size, digests)` after each day-file write
     (see the module contract). Callers serialise calls (the writer's write lock). Failures are
     counted, never raised: the index is rebuilt from the day files."""
 
@@ -60,29 +60,22 @@ class IndexAppender:
         self._ident: str | None = None
         self._ready = False
 
-    def record(
-        self, day: str, end: int, lines: list[bytes], digests: list[Digest | None], size: int | None = None
-    ) -> None:
-        """The index line for `lines` (with their `digests`; `size`: their length together, when the
-        caller knows it), just written to the day's file (whose end is now at `end`)."""
+    def record(self, day: str, end: int, size: int, digests: list[Digest]) -> None:
+        """The index line for `size` bytes of whole lines just written to the day's file (whose end
+        is now at `end`), with the `digests` of those of their events that have a turn, each holding
+        its line's offset from the first line written (made the offset in the file here) and its
+        length."""
         if self._ident is None or self._day != day:
             self._ident = file_ident(log.day_path(self.context_dir, day))
         if self._ident is None:
             return  # too short to tell apart yet: readers catch up from the day file
-        start = end - (sum(map(len, lines)) if size is None else size)
-        off = start
-        out: list[Digest] = []
-        append = out.append
-        for line, dg in zip(lines, digests, strict=True):
-            n = len(line)
-            if dg is not None:
-                dg[0] = off
-                dg[1] = n
-                append(dg)
-            off += n
+        start = end - size
+        if start:
+            for dg in digests:
+                dg[0] += start
         try:
             fd = self._fd if self._fd is not None and self._day == day else self._open(day)
-            log.write_all(fd, delta_line(self._ident, start, end, out))
+            log.write_all(fd, delta_line(self._ident, start, end, digests))
         except OSError:
             self.failed += 1
             self.close()
