@@ -41,13 +41,22 @@ _EVENT_START = b'{"v":'
 class ReadStats:
     """Counters one read adds to (state, not a value: readers count into it through its methods)."""
 
-    def __init__(self) -> None:
-        self.files = 0
-        self.lines = 0
-        self.events = 0
-        self.torn = 0
-        self.corrupt = 0
-        self.recovered = 0
+    def __init__(
+        self,
+        *,
+        files: int = 0,
+        lines: int = 0,
+        events: int = 0,
+        torn: int = 0,
+        corrupt: int = 0,
+        recovered: int = 0,
+    ) -> None:
+        self.files = files
+        self.lines = lines
+        self.events = events
+        self.torn = torn
+        self.corrupt = corrupt
+        self.recovered = recovered
 
     def file_read(self) -> None:
         self.files += 1

@@ -95,6 +95,26 @@ class WriterStats:
         self.warm_loaded = 0
         self.torn_on_load = 0
 
+    def warm(self, loaded: int, torn: int) -> None:
+        """The warm load read `loaded` events and met `torn` torn lines."""
+        self.warm_loaded = loaded
+        self.torn_on_load = torn
+
+    def emit(self, n: int) -> None:
+        self.emitted += n
+
+    def redact(self, n: int) -> None:
+        self.redacted += n
+
+    def write(self, n: int) -> None:
+        self.written += n
+
+    def fail(self, n: int) -> None:
+        self.failed += n
+
+    def batch(self) -> None:
+        self.batches += 1
+
     def to_dict(self) -> dict[str, int]:
         return dict(self.__dict__)
 
@@ -214,8 +234,7 @@ class EventWriter:
         kept = read[-self.settings.max_events :]
         with self._lock:
             self._ring.load(kept)
-        self.stats.warm_loaded = len(read)
-        self.stats.torn_on_load = st.torn
+        self.stats.warm(len(read), st.torn)
         return [event for event, _ in kept]
 
     # -- the sink ----------------------------------------------------------------------------------
@@ -226,7 +245,7 @@ class EventWriter:
         self._pending.append((self._ids(), format_ts(self._clock()), (type, snapshot(data), turn_id)))
         with self._counts:
             self._enqueued += 1
-            self.stats.emitted += 1
+            self.stats.emit(1)
         if not self._wake.is_set():
             self._wake.set()
 
@@ -248,7 +267,7 @@ class EventWriter:
         self._pending.extend(zip(self._ids.run(n), repeat(ts), items))
         with self._counts:
             self._enqueued += n
-            self.stats.emitted += n
+            self.stats.emit(n)
 
     def write_staged(self, limit: int | None = None) -> bool:
         """Settle and append the oldest `limit` pending events (all when None, or when `_BACKLOG` or
@@ -317,7 +336,7 @@ class EventWriter:
             redacted += ran
         self._ring.add_settled(settled)
         if redacted:
-            self.stats.redacted += redacted
+            self.stats.redact(redacted)
 
     def _take(self, slice_: int | None = None) -> list[_Line] | None:
         """Settle pending events and take a batch to write; None when a slice was settled and more
@@ -346,7 +365,7 @@ class EventWriter:
             group[0].append(line)
             group[1].append(dg)
         if bad:
-            self.stats.failed += bad
+            self.stats.fail(bad)
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
             kept: list[Digest] = []
@@ -364,15 +383,15 @@ class EventWriter:
         those that have a turn (`store.index.digests.digests_of`; callers hold `_write_lock`)."""
         try:
             end = self._files.append(day, data)
-            self.stats.written += n
+            self.stats.write(n)
             self._files.index.record(day, end, len(data), digests)
         except OSError as exc:
             self._files.failed()
-            self.stats.failed += n
+            self.stats.fail(n)
             self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
 
     def _written(self, done: int) -> None:
-        self.stats.batches += 1
+        self.stats.batch()
         with self._counts:
             self._done += done
             if self._waiting:

@@ -119,6 +119,39 @@ class DayState:
         self.changes = 0
         self.tail = 0  # 1 while the file ends in a line without its newline (torn, or being written)
 
+    def load_compacted(self, folds: dict[str, TurnFold], size: int, torn: int, corrupt: int) -> None:
+        """The state as the compacted file says: its folds cover the first `size` bytes."""
+        self.folds = folds
+        self.compact_size = self.size = size
+        self.ranges = [(0, size)]
+        self.torn, self.corrupt = torn, corrupt
+        self.compacted = True
+
+    def compacted_to(self, size: int) -> None:
+        """The folds were written to the compacted file, covering the first `size` bytes; no delta left."""
+        self.compacted = True
+        self.compact_size = size
+        self.ranges = [(0, size)]
+        self.seen = set()
+        self.delta_pos = 0
+
+    def read_to(self, size: int) -> None:
+        """The day file was read up to `size` bytes."""
+        self.size = size
+
+    def deltas_read(self, n: int) -> None:
+        """`n` more bytes of the delta file were read."""
+        self.delta_pos += n
+
+    def damaged(self, torn: int, corrupt: int) -> None:
+        """Torn and corrupt lines met while catching up."""
+        self.torn += torn
+        self.corrupt += corrupt
+
+    def ends_unfinished(self, tail: bool) -> None:
+        """Whether the file ends in a line without its newline (torn, or being written)."""
+        self.tail = 1 if tail else 0
+
     def add(self, day: str, dg: Digest) -> None:
         off = dg[0]
         if off < self.compact_size or off in self.seen:
@@ -184,7 +217,7 @@ class DayReader:
             return state
         self._read_deltas(day, state, stat.st_size)
         self._catch_up(day, path, state, stat.st_size)
-        state.size = stat.st_size
+        state.read_to(stat.st_size)
         if past and self.persist and (not state.compacted or state.size > state.compact_size):
             self._compact(day, state)
         return state
@@ -210,11 +243,7 @@ class DayReader:
                     folds[f.turn] = f
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError, IndexError):
             return
-        state.folds = folds
-        state.compact_size = state.size = int(head["size"])
-        state.ranges = [(0, state.compact_size)]
-        state.torn, state.corrupt = int(head.get("torn", 0)), int(head.get("corrupt", 0))
-        state.compacted = True
+        state.load_compacted(folds, int(head["size"]), int(head.get("torn", 0)), int(head.get("corrupt", 0)))
 
     def _read_deltas(self, day: str, state: DayState, size: int) -> None:
         try:
@@ -241,11 +270,11 @@ class DayReader:
             for dg in digests:
                 if isinstance(dg, list) and len(dg) == 7:
                     state.add(day, dg)
-        state.delta_pos += end
+        state.deltas_read(end)
 
     def _catch_up(self, day: str, path: Path, state: DayState, size: int) -> None:
         gaps = state.gaps(size)
-        state.tail = 0
+        state.ends_unfinished(False)
         if not gaps:
             return
         with open(path, "rb") as fh:
@@ -254,7 +283,7 @@ class DayReader:
                 raw = fh.read(b - a)
                 stop = raw.rfind(b"\n") + 1  # a line still being written is not covered yet
                 if stop < len(raw) and b == size:
-                    state.tail = 1
+                    state.ends_unfinished(True)
                 if stop == 0:
                     continue
                 digests = self._parse(raw[:stop], a, state)
@@ -275,8 +304,7 @@ class DayReader:
                 if evs and evs[0].get("turn_id"):
                     out.append(digest(evs[0], pos, n))
             pos += n
-        state.torn += st.torn
-        state.corrupt += st.corrupt
+        state.damaged(st.torn, st.corrupt)
         return out
 
     def _append_delta(self, day: str, ident: str, a: int, b: int, digests: list[Digest]) -> None:
@@ -307,11 +335,7 @@ class DayReader:
             with contextlib.suppress(OSError):
                 tmp.unlink()
             return
-        state.compacted = True
-        state.compact_size = state.size
-        state.ranges = [(0, state.size)]
-        state.seen = set()
-        state.delta_pos = 0
+        state.compacted_to(state.size)
 
     def peek(self, day: str, path: Path, turn: str) -> TurnFold | None:
         """The turn's fold in one day file, from the compacted file's line that names it when that file

@@ -103,13 +103,12 @@ class TurnIndex:
                 yield d.isoformat(), state
 
     def _account(self, used: list[tuple[str, DayState]], merged: dict[str, TurnFold]) -> None:
-        st = log.ReadStats()
-        for _, state in used:
-            st.files += 1
-            st.torn += state.torn + state.tail
-            st.corrupt += state.corrupt
-        st.events = sum(f.n for f in merged.values())
-        self.last = st
+        self.last = log.ReadStats(
+            files=len(used),
+            torn=sum(state.torn + state.tail for _, state in used),
+            corrupt=sum(state.corrupt for _, state in used),
+            events=sum(f.n for f in merged.values()),
+        )
 
     def folds(self, days: int | None = None, today: dt.date | None = None) -> dict[str, TurnFold]:
         """Every turn of the selected days (`log.select_days`), merged across day files."""
