@@ -30,6 +30,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
 }
 _SCAN = 20_000
 _ONE_PASS = 2_000
+_FULL_CONVERSATION = 40  # messages: the `conversation` signal's full marks
 _FENCE = lazy_pattern(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
 _EXTENSIONS = frozenset(
     [
@@ -180,6 +181,13 @@ class ComplexityScorer:
         # Whether any keyword occurs at all, in one pass (most messages name none): on a message up to
         # `_ONE_PASS` characters, where one alternation beats a substring test per keyword.
         self._any_keyword = re.compile("|".join(re.escape(k) for k in lowered)) if lowered else None
+        # The `conversation` signal of a conversation up to `_FULL_CONVERSATION` messages long, made
+        # once (read, never changed, like `_NO_CODE`); a longer one's is made per request.
+        self._conversation: tuple[tuple[int, dict[str, Any]], ...] = tuple(
+            (pts, {"signal": "conversation", "points": pts, "detail": f"{m} messages"})
+            for m in range(_FULL_CONVERSATION)
+            for pts in (round(m / _FULL_CONVERSATION * self._w_conversation),)
+        )
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
         # Scored for every request's record (off the request path): min() of a ratio and 1.0 and the
@@ -218,8 +226,12 @@ class ComplexityScorer:
             total += pts
         else:
             signals.append(_NO_FILES)
-        pts = round((messages / 40 if messages < 40 else 1.0) * self._w_conversation)
-        signals.append({"signal": "conversation", "points": pts, "detail": f"{messages} messages"})
+        if 0 <= messages < _FULL_CONVERSATION:
+            pts, said = self._conversation[messages]
+        else:
+            pts = round((messages / 40 if messages < 40 else 1.0) * self._w_conversation)
+            said = {"signal": "conversation", "points": pts, "detail": f"{messages} messages"}
+        signals.append(said)
         total += pts
         if self._w_tools:
             pts = self._w_tools if has_tools else 0

@@ -79,7 +79,8 @@ def user_words(text: str) -> str:
     and a Claude Code slash command as it was typed (see the module contract)."""
     if "<command-name>" in text:
         text = _typed_command(text)
-    return _CLIENT_NOISE_RE.sub("", text).strip()
+    # Every block `_CLIENT_NOISE_RE` removes holds a "<": without one there is nothing to remove.
+    return (_CLIENT_NOISE_RE.sub("", text) if "<" in text else text).strip()
 
 
 def _typed_command(text: str) -> str:
