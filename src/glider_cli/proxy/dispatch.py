@@ -400,7 +400,10 @@ class Dispatch:
         after the relay ended): a mid-stream failure, then the core's closing events (usage
         calibration, the outcome, who answered and the calls it issued — the last skipped when
         `served` is None: an error reply in another protocol answered nothing). `text_bytes`: the
-        text a translated stream sent (its encoder's count), else the text read in `usage`."""
+        text a translated stream sent (its encoder's count), else the text read in `usage` — read
+        only when the outcome's accounting estimates the output from it (`turns.calibration.
+        accounting`: an answer, 0 < status < 400, whose output count is missing or that did not
+        complete); otherwise it is left None (reading a whole reply's text is a regex over all of it)."""
         end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
@@ -408,6 +411,8 @@ class Dispatch:
             from glider_cli.protocol.openai_chat import CUT
 
             end = "cut" if CUT in failure.message else "failed"
+        if text_bytes is None and 0 < status < 400 and (usage.output_tokens is None or not complete):
+            text_bytes = usage.text_bytes
         calls: list[Any] = []
         if served is not None and job.tap is not None:
             job.tap.feed(served)
@@ -427,7 +432,7 @@ class Dispatch:
             calls=calls,
             cache=usage.record(),
             escalated=call.escalated,
-            text_bytes=usage.text_bytes if text_bytes is None else text_bytes,
+            text_bytes=text_bytes,
             sent_tokens=self.sent_tokens(job, call),
             end=end,
             at_limit=usage.at_limit,

@@ -8,12 +8,9 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from glider_cli.proxy import Reply
 from glider_cli.server.asgi import ProxyEndpoint
 
 if TYPE_CHECKING:
-    from starlette.types import Scope
-
     from glider_cli.proxy import Engine
 
 PREFIXES = ("/v1", "")
@@ -21,10 +18,10 @@ PREFIXES = ("/v1", "")
 
 def model_endpoints(proxy: Engine, limit: int) -> dict[str, ProxyEndpoint]:
     def endpoint(protocol: str) -> ProxyEndpoint:
-        async def handler(scope: Scope, raw: bytes) -> Reply:
-            return await proxy.handle(protocol, scope, raw)
-
-        return ProxyEndpoint(handler, limit, functools.partial(proxy.error, protocol))
+        # A partial, not a coroutine of its own: one frame less per request.
+        return ProxyEndpoint(
+            functools.partial(proxy.handle, protocol), limit, functools.partial(proxy.error, protocol)
+        )
 
     messages = endpoint("anthropic")
     chat = endpoint("openai_chat")
