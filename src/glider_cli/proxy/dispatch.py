@@ -72,6 +72,7 @@ from glider_cli.proxy.outgoing import build_call
 from glider_cli.proxy.reply import Reply
 from glider_cli.proxy.stream_reply import stream_reply
 from glider_cli.store.eventlog.events import FALLBACK_USED, UPSTREAM_FAILED
+from glider_cli.turns.calibration import estimates_output
 from glider_cli.turns.lifecycle import Opened, Served, Turns
 
 # Failures that say nothing new of whether a local server is up (it answered; it was not tried).
@@ -402,8 +403,8 @@ class Dispatch:
         `served` is None: an error reply in another protocol answered nothing). `text_bytes`: the
         text a translated stream sent (its encoder's count), else the text read in `usage` — read
         only when the outcome's accounting estimates the output from it (`turns.calibration.
-        accounting`: an answer, 0 < status < 400, whose output count is missing or that did not
-        complete); otherwise it is left None (reading a whole reply's text is a regex over all of it)."""
+        estimates_output`); otherwise it is left None (reading a whole reply's text is a regex over
+        all of it)."""
         end = None
         if failure is not None:
             failed = failure_record(call.backend, failure, "mid_stream")
@@ -411,7 +412,7 @@ class Dispatch:
             from glider_cli.protocol.openai_chat import CUT
 
             end = "cut" if CUT in failure.message else "failed"
-        if text_bytes is None and 0 < status < 400 and (usage.output_tokens is None or not complete):
+        if text_bytes is None and status and estimates_output(status, usage.output_tokens, complete):
             text_bytes = usage.text_bytes
         calls: list[Any] = []
         if served is not None and job.tap is not None:

@@ -39,6 +39,14 @@ class UsageCalibrator:
 TEXT_BYTES_PER_TOKEN = 4
 
 
+def estimates_output(status: int, output_tokens: int | None, complete: bool) -> bool:
+    """Whether `accounting` estimates a reply's output from its text (`Served.text_bytes`): an answer
+    (status below 400) whose backend reported no output count, or that did not complete (a reply cut
+    short reports at most its start's count: Anthropic's message_start says 1). The proxy reads a
+    reply's text only then."""
+    return status < 400 and (output_tokens is None or (not complete and status > 0))
+
+
 def output_estimate(text_bytes: int) -> int:
     """The output tokens of a reply with this many bytes of text (1 at least for any text)."""
     return max(1, (text_bytes + TEXT_BYTES_PER_TOKEN - 1) // TEXT_BYTES_PER_TOKEN) if text_bytes > 0 else 0
@@ -115,9 +123,7 @@ def accounting(opened: _Opened, served: _Served, calibrator: UsageCalibrator) ->
         backend = served.backend or "?"
         out["input_tokens"] = calibrator.estimate(backend, sent_estimate(opened, served))
         estimated.append("input_tokens")
-    # A reply cut short reports at most its start's count (Anthropic's message_start says 1).
-    cut = not served.complete and status > 0
-    if served.output_tokens is None or cut:
+    if estimates_output(status, served.output_tokens, served.complete):
         guess = output_estimate(served.text_bytes or 0) if status else 0
         if served.output_tokens is None or guess > served.output_tokens:
             out["output_tokens"] = guess
