@@ -33,13 +33,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from glider_cli.backends.registry import Backend
 from glider_cli.domain import ChatRequest
 from glider_cli.errors import BackendError, GateRefused, GliderError
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.protocol.sse import SSEDecoder
 from glider_cli.protocol.token_counts import Usage
-from glider_cli.proxy import Engine, Opened, Served
+from glider_cli.proxy import Backend, Engine, Opened, Served
 from glider_cli.store.eventlog.events import TOOL_STEP_DECIDED
 
 CLIENT = "cursor"
@@ -181,10 +180,7 @@ class CursorAdapter:
         self.engine.emit(TOOL_STEP_DECIDED, {"client": CLIENT, **data}, tid)
 
     def model_of(self, opened: Opened, backend: Backend) -> str | None:
-        from glider_cli.backends.registry import model_for
-
-        d = opened.decision
-        return model_for(backend, d.backend, d.model, d.adapter, "") or None
+        return self.engine.model_of(opened, backend)
 
     @staticmethod
     def now() -> float:

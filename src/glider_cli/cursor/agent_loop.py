@@ -33,7 +33,6 @@ from typing import Any
 import orjson
 from google.protobuf.message import DecodeError
 
-from glider_cli.backends.registry import Backend
 from glider_cli.config.cursor import SHELL_TIMEOUT
 from glider_cli.cursor.adapter import CursorAdapter
 from glider_cli.protocol.cursor import cursor_pb2 as pb
@@ -42,8 +41,8 @@ from glider_cli.protocol.cursor import exec_results, steps
 from glider_cli.protocol.cursor.answers import Answer
 from glider_cli.protocol.reply_tap import IssuedCall, ReplyTap
 from glider_cli.protocol.token_counts import Usage
+from glider_cli.proxy import Backend, Opened
 from glider_cli.router import tool_policy
-from glider_cli.turns.lifecycle import Opened
 
 Out = asyncio.Queue[str | bytes | None]
 

@@ -45,7 +45,7 @@ from glider_cli.cursor.upstream import Network
 from glider_cli.errors import BackendError
 from glider_cli.protocol.cursor import writers as w
 from glider_cli.protocol.token_counts import Usage
-from glider_cli.turns.lifecycle import Opened
+from glider_cli.proxy import Opened
 from glider_cli.values import replace
 
 if TYPE_CHECKING:

@@ -13,18 +13,19 @@ The engine's API, one line per operation (`engine = Engine(...)`: one per app, b
     engine.close(opened, served, client=)                   close the turn with what served it; observer told
     engine.emit(kind, data, turn_id)                        one event of a door's own about a turn
 What a door reads: `engine.local_only`, `engine.tool_lists`, `engine.backends()`,
-`engine.can_call_tools(backend)`; what the app reads: `engine.local` (`LocalPath`), `engine.breakers`,
-`engine.turns` (a reload swaps its settings), `engine.delegation`.
+`engine.can_call_tools(backend)`, `engine.model_of(opened, backend)`; what the app reads: `engine.local`
+(`LocalPath`), `engine.breakers`, `engine.turns` (a reload swaps its settings), `engine.delegation`.
 
 Value types: `Reply` and `Scope` (what the HTTP door reads and sends), `Opened` and `Served` (a turn as
-opened, what served it), `Observed` (what the observers are told of a request, with its `Call`s: one
-per attempt), `Inbound` (a request as read), `Observer` / `RefusedObserver`, `Decider` (the router
-seam), `Parser`. Assembly: `Engine`, `Delegation`, `LocalPath`, `app_breakers`. The strategies
-(`proxy.strategies`) are imported when a strategy first runs, not here.
+opened, what served it), `Backend` (what `choose` gives), `Observed` (what the observers are told of a
+request, with its `Call`s: one per attempt), `Inbound` (a request as read), `Observer` /
+`RefusedObserver`, `Decider` (the router seam), `Parser`. Assembly: `Engine`, `Delegation`, `LocalPath`,
+`app_breakers`. The strategies (`proxy.strategies`) are imported when a strategy first runs, not here.
 """
 
 from __future__ import annotations
 
+from glider_cli.backends.registry import Backend
 from glider_cli.proxy.calls import Call, Inbound, Observed
 from glider_cli.proxy.delegation import Delegation
 from glider_cli.proxy.engine import Decider, Engine, Parser, app_breakers
@@ -34,6 +35,7 @@ from glider_cli.proxy.reply import Reply, Scope
 from glider_cli.turns.lifecycle import Opened, Served
 
 __all__ = [
+    "Backend",
     "Call",
     "Decider",
     "Delegation",

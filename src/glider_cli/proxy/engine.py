@@ -75,7 +75,7 @@ import orjson
 
 from glider_cli.backends.breaker import Breakers
 from glider_cli.backends.client import Upstream
-from glider_cli.backends.registry import Backend, BackendRegistry
+from glider_cli.backends.registry import Backend, BackendRegistry, model_for
 from glider_cli.config.orchestration_settings import OrchestrationSettings
 from glider_cli.domain import ChatRequest, EventSink
 from glider_cli.errors import BackendError, GateRefused, GliderError, RequestError
@@ -340,6 +340,12 @@ class Engine:
     def can_call_tools(self, backend: Backend) -> bool:
         """Unknown counts as yes (as the capability gate has it); `tools: false` or a probe's no: no."""
         return self.local is None or self.local.calls_tools(backend.name)
+
+    def model_of(self, opened: Opened, backend: Backend) -> str | None:
+        """The model `backend` is asked for on `opened`'s decision when the request names none (the
+        decision's model or adapter, else the backend's: `proxy.outgoing`'s choice)."""
+        d = opened.decision
+        return model_for(backend, d.backend, d.model, d.adapter, "") or None
 
     async def local_chat(
         self,
