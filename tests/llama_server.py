@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -173,6 +174,10 @@ class LlamaServer:
         self._logdir.cleanup()
 
 
+# How an OpenAI Chat reply (whole or a stream's last chunk) says the model stopped at its token limit.
+_LENGTH_END = re.compile(rb'"finish_reason"\s*:\s*"length"')
+
+
 @dataclass(frozen=True)
 class Relayed:
     """One request the relay forwarded."""
@@ -198,6 +203,13 @@ class LoggingRelay:
         # (what the window leaves: issue 39, point 5) keeps the small model's run time bounded on a
         # loaded 2-core machine, where a sampled answer that rambles to the limit takes minutes.
         self.generate_at_most: int | None = None
+        # How many replies the model ended at that cap (`finish_reason` "length" on a request it cut).
+        self._capped_ends = 0
+
+    @property
+    def capped_ends(self) -> int:
+        with self._lock:
+            return self._capped_ends
 
     @property
     def url(self) -> str:
@@ -211,6 +223,7 @@ class LoggingRelay:
     def clear(self) -> None:
         with self._lock:
             self._requests.clear()
+            self._capped_ends = 0
         self.generate_at_most = None
 
     def _capped(self, body: Any, raw: bytes) -> bytes:
@@ -231,6 +244,7 @@ class LoggingRelay:
             body = None
         with self._lock:
             self._requests.append(Relayed(request.method, request.url.path, body, len(raw)))
+        sent = self._capped(body, raw)
         client = httpx.AsyncClient(timeout=httpx.Timeout(600.0, connect=5.0))
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
         query = f"?{request.url.query}" if request.url.query else ""
@@ -239,12 +253,20 @@ class LoggingRelay:
             request.method,
             self.upstream + request.url.path + query,
             headers=headers,
-            content=self._capped(body, raw),
+            content=sent,
         )
         resp = await client.send(upstream, stream=True)
+        capped = sent is not raw  # this request's max_tokens was cut to the cap
 
         async def body_iter() -> AsyncIterator[bytes]:
+            tail = b""  # the end of the previous chunk: a finish_reason split across two is still seen
+            ended_at_cap = False
             async for chunk in resp.aiter_raw():
+                if capped and not ended_at_cap and _LENGTH_END.search(tail + chunk):
+                    ended_at_cap = True
+                    with self._lock:
+                        self._capped_ends += 1
+                tail = chunk[-64:]
                 yield chunk
 
         async def close() -> None:
