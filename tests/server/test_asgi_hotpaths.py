@@ -1,17 +1,32 @@
-"""server.asgi: HotPaths dispatch, a whole Reply's `after` hook, disconnects and closing a stream."""
+"""server.app and server.asgi: a model call's dispatch and its connection's watch, a whole Reply's
+`after` hook, disconnects and closing a stream."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from glider_cli.server.asgi import HotPaths, Reply, send_reply
+from glider_cli.config.settings import ServerSettings
+from glider_cli.server.app import GliderApp
+from glider_cli.server.asgi import Reply, send_reply
+from glider_cli.server.connections import ConnectionLimits
+from glider_cli.server.deadlines import Deadlines
+from glider_cli.server.inner import Inner, State
+from glider_cli.server.security import SecurityMiddleware
 
 
-def _scope(method: str, path: str, root_path: str = "") -> dict[str, Any]:
-    return {"type": "http", "method": method, "path": path, "root_path": root_path, "headers": []}
+def _scope(method: str, path: str, root_path: str = "", host: bytes = b"127.0.0.1:8787") -> dict[str, Any]:
+    return {
+        "type": "http",
+        "method": method,
+        "path": path,
+        "root_path": root_path,
+        "headers": [(b"host", host), (b"content-type", b"application/json")],
+    }
 
 
 async def _noop_receive() -> dict[str, Any]:
@@ -22,7 +37,23 @@ async def _noop_send(message: Any) -> None:
     return None
 
 
-def test_post_on_a_hot_path_skips_the_app_and_the_rest_falls_through() -> None:
+def _glider_app(
+    app: Any, endpoints: dict[str, Any], settings: ServerSettings | None = None
+) -> tuple[GliderApp, ConnectionLimits]:
+    """A `GliderApp` over `app` (standing for the Starlette app) and `endpoints`, as `create_app`
+    composes one, and its connection limits."""
+    inner = Inner(lambda: app, _no_lifespan, State())
+    gate = SecurityMiddleware(inner, bound_host="127.0.0.1", allowed_hosts=(), token=None)
+    limits = ConnectionLimits(settings or ServerSettings())
+    return GliderApp(inner, endpoints=endpoints, gate=gate, deadlines=Deadlines(gate, limits)), limits
+
+
+@contextlib.asynccontextmanager
+async def _no_lifespan(app: Any) -> AsyncIterator[None]:
+    yield
+
+
+def test_post_on_a_model_endpoint_goes_to_it_under_the_gate_and_the_rest_to_the_app() -> None:
     seen: list[str] = []
 
     async def app(scope: Any, receive: Any, send: Any) -> None:
@@ -31,7 +62,11 @@ def test_post_on_a_hot_path_skips_the_app_and_the_rest_falls_through() -> None:
     async def endpoint(scope: Any, receive: Any, send: Any) -> None:
         seen.append(f"endpoint {scope['path']}")
 
-    hot = HotPaths(app, endpoints={"/v1/messages": endpoint})
+    glider, _ = _glider_app(app, {"/v1/messages": endpoint})
+    refused: list[Any] = []
+
+    async def send(message: Any) -> None:
+        refused.append(message)
 
     async def run() -> None:
         for scope in (
@@ -39,9 +74,10 @@ def test_post_on_a_hot_path_skips_the_app_and_the_rest_falls_through() -> None:
             _scope("GET", "/v1/messages"),
             _scope("POST", "/v1/messages/"),
             _scope("POST", "/v1/messages", root_path="/proxy"),
-            {"type": "lifespan"},
         ):
-            await hot(scope, _noop_receive, _noop_send)
+            await glider(scope, _noop_receive, _noop_send)
+        # The gate's checks hold on a model call as on every other request.
+        await glider(_scope("POST", "/v1/messages", host=b"evil.example"), _noop_receive, send)
 
     asyncio.run(run())
     assert seen == [
@@ -49,8 +85,90 @@ def test_post_on_a_hot_path_skips_the_app_and_the_rest_falls_through() -> None:
         "app GET /v1/messages",
         "app POST /v1/messages/",
         "app POST /v1/messages",
-        "app lifespan",
     ]
+    assert refused[0]["status"] == 403
+
+
+class _Transport(asyncio.Transport):
+    """A connected transport of the peer 127.0.0.1:50000 that never writes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closing = False
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 50000) if name == "peername" else default
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        self.closing = True
+
+
+def test_a_model_call_is_watched_by_its_connection() -> None:
+    """Under the connection limits' protocol, the connection, not a task of the request's own, sees
+    the client leave: the handler is cancelled, nothing is sent, the call returns normally. A body
+    that is not in by `server.body_timeout` gets the 408 (counted) and the handler never runs."""
+    from glider_cli.server.asgi import ProxyEndpoint
+
+    events: list[str] = []
+
+    async def handler(scope: Any, body: bytes) -> Reply:
+        events.append(f"handler {body.decode()}")
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            events.append("cancelled")
+            raise
+        return Reply(200, body=b"late")
+
+    endpoint = ProxyEndpoint(handler, 1024, lambda status, message: Reply(400))
+    glider, limits = _glider_app(None, {"/v1/messages": endpoint}, ServerSettings(body_timeout=0.1))
+
+    async def run() -> tuple[list[Any], list[Any], int]:
+        scope = {**_scope("POST", "/v1/messages"), "client": ("127.0.0.1", 50000)}
+        conn = limits.opened(_Transport())
+        assert conn is not None
+        sent: list[Any] = []
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        messages = [{"type": "http.request", "body": b"hi", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if messages:
+                return messages.pop(0)
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        task = asyncio.create_task(glider(scope, receive, send))
+        await asyncio.sleep(0.05)
+        assert events == ["handler hi"]
+        limits.closed(conn)  # the connection is lost (`Guarded.connection_lost`)
+        await asyncio.wait({task}, timeout=5)
+        assert task.done() and not task.cancelled()  # returns normally: the cancellation was absorbed
+        assert task.result() is None
+
+        # A body that never comes: the 408.
+        conn = limits.opened(_Transport())
+        assert conn is not None
+        late: list[Any] = []
+
+        async def late_send(message: Any) -> None:
+            late.append(message)
+
+        task = asyncio.create_task(glider(scope, receive, late_send))
+        await asyncio.wait({task}, timeout=3)
+        assert task.done() and task.result() is None
+        limits.closed(conn)
+        return sent, late, limits.body_timeouts
+
+    sent, late, timeouts = asyncio.run(run())
+    assert events == ["handler hi", "cancelled"]
+    assert sent == []
+    assert late[0]["status"] == 408 and timeouts == 1
 
 
 def test_after_runs_on_the_next_loop_pass_and_at_once_when_sending_fails() -> None:

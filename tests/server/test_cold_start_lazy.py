@@ -129,7 +129,7 @@ def test_the_event_feed_is_loaded_by_the_first_dashboard_request_for_it(tmp_path
 def test_starlette_and_its_routes_are_built_by_the_first_request_that_is_not_a_model_call(
     tmp_path: Path,
 ) -> None:
-    # The model endpoints are served by `server.asgi.HotPaths` without Starlette; the lifespan ran
+    # The model endpoints are served by `server.app.GliderApp` without Starlette; the lifespan ran
     # (the request was routed and answered by the upstream client it opens).
     watch = [
         "anyio",

@@ -34,11 +34,13 @@ Contract:
 - Layers: `server.deadlines.Deadlines` (the connection caps' 503, the body deadline's 408, each
   request's connection told when it is served) first, over `state.limits` (`server.connections`,
   whose protocol class `server.serve` gives uvicorn); then `SecurityMiddleware` (Host check,
-  GLIDER_TOKEN on /api/*); behind it, `server.asgi.HotPaths` sends `POST` on the model endpoints
-  to them directly (the same endpoints the routes name, so the behaviour is the routes');
-  everything else goes to the Starlette app. All three wrap the Starlette app from outside
-  (`GliderApp`), so a model request passes none of Starlette's middleware: an unexpected error there
-  is answered by `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
+  GLIDER_TOKEN on /api/*); then the Starlette app. A model call (`POST` on a model endpoint, the
+  same endpoints the routes name, so the behaviour is the routes') is served by `GliderApp`
+  itself, which applies both layers' checks in their order (`Deadlines.refuse_over_cap`,
+  `SecurityMiddleware.refusal`, the connection's `watch` for the body deadline and for the client
+  leaving, `Deadlines.answer_late`) and hands it to its `ProxyEndpoint` in the same frame: a model
+  request passes none of Starlette's middleware, and an unexpected error there is answered by
+  `ProxyEndpoint` in the client's protocol instead of Starlette's plain-text 500.
   The Starlette app and its routes are built (and Starlette imported) when the first request that
   is not a model call arrives (`server.inner.Inner`; issue 29's cold start), and the lifespan is run as
   Starlette's router runs one. `GliderApp.state` (`proxy`, `registry`, `limits`...) is the Starlette
@@ -54,7 +56,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from glider_cli.backends.client import OnDemand, Upstream
 from glider_cli.backends.network import Route
@@ -62,7 +64,7 @@ from glider_cli.backends.network import routes as network_routes
 from glider_cli.backends.registry import BackendRegistry
 from glider_cli.domain import EventSink
 from glider_cli.proxy import Decider, Delegation, Engine, LocalPath, Observer, RefusedObserver, app_breakers
-from glider_cli.server.asgi import HotPaths
+from glider_cli.server.asgi import ProxyEndpoint
 from glider_cli.server.connections import ConnectionLimits
 from glider_cli.server.deadlines import Deadlines
 from glider_cli.server.inner import CursorSlot, Hooks, Inner, Lifespan, State
@@ -85,12 +87,24 @@ if TYPE_CHECKING:
 
 
 class GliderApp:
-    """The ASGI app `create_app` returns: the outer layers around a Starlette app (see the contract)."""
+    """The ASGI app `create_app` returns (see the contract's Layers): a model call is served here,
+    under the same checks as every other request, which goes through `deadlines` (the layers)."""
 
-    def __init__(self, inner: Inner, outer: ASGIApp) -> None:
+    def __init__(
+        self,
+        inner: Inner,
+        *,
+        endpoints: Mapping[str, ProxyEndpoint],
+        gate: SecurityMiddleware,
+        deadlines: Deadlines,
+    ) -> None:
         self._inner = inner
         self.state = inner.state
-        self._outer = outer
+        self._endpoints = dict(endpoints)
+        self._gate = gate
+        self._deadlines = deadlines
+        self._connections = deadlines.limits.connections
+        self._body_timeout = deadlines.limits.body_timeout
 
     @property
     def starlette(self) -> Starlette:
@@ -98,7 +112,46 @@ class GliderApp:
         return self._inner.starlette
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self._outer(scope, receive, send)
+        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("root_path"):
+            await self._deadlines(scope, receive, send)
+            return
+        endpoint = self._endpoints.get(scope["path"])
+        if endpoint is None:
+            await self._deadlines(scope, receive, send)
+            return
+        # A model call: the checks of `Deadlines` and `SecurityMiddleware`, in their order, here.
+        client = scope.get("client")
+        conn = self._connections.get((client[0], client[1])) if client else None
+        if conn is None:  # a server without the connection limits' protocol: no limits to apply
+            refusal = self._gate.refusal(scope)
+            if refusal is not None:
+                await self._gate.refuse(scope, send, refusal)
+            else:
+                await endpoint(scope, receive, send)
+            return
+        if conn.over_cap:
+            await self._deadlines.refuse_over_cap(conn, scope, send)
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        # The connection cancels this task if its body is late or its client leaves (`watch`).
+        conn.watch(task, conn.begin() + self._body_timeout)
+        try:
+            refusal = self._gate.refusal(scope)
+            if refusal is not None:
+                conn.body_in()
+                await self._gate.refuse(scope, send, refusal)
+            else:
+                await endpoint.watched(scope, receive, send, conn)
+        except asyncio.CancelledError:
+            if not (conn.late or conn.lost):
+                raise
+            # Ours: the handler (and its upstream request) is cancelled; a late body gets the 408.
+            task.uncancel()
+            if conn.late:
+                await self._deadlines.answer_late(scope, send)
+        finally:
+            conn.end()
 
 
 def create_app(
@@ -225,12 +278,12 @@ def create_app(
     lifespan = _lifespan(proxy, loop_sink, writer, owned, hub, reloader, cursor, config, home, mcp, telemetry)
     inner = Inner(build, lifespan, state)
     gate = SecurityMiddleware(
-        HotPaths(inner, endpoints=endpoints),
+        inner,
         bound_host=bound_host if bound_host is not None else settings.server.host,
         allowed_hosts=settings.server.allowed_hosts,
         token=env.get("GLIDER_TOKEN") or None,
     )
-    return GliderApp(inner, Deadlines(gate, limits))
+    return GliderApp(inner, endpoints=endpoints, gate=gate, deadlines=Deadlines(gate, limits))
 
 
 def _context_routes(

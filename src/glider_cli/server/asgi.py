@@ -11,30 +11,31 @@ stream): they are the hot path. Contract:
   who answered) runs on the loop pass after the reply was handed to the server (so after its bytes
   were written), or at once when sending it failed: never on the client's wait, and always before
   the connection's next request is read.
-- `HotPaths` sends `POST` on the model endpoints straight to their `ProxyEndpoint`, past Starlette's
-  middleware and route matching (which still serve every other path and method).
 - `ProxyEndpoint` runs the handler and cancels it when the client disconnects before the reply is
   complete (and with it the upstream request, whose response is closed in the relay's `finally`).
   A handler that raises anything else is logged (`uvicorn.error`, with the traceback) and answered
-  with `on_error(500, ...)`, the client protocol's error shape.
-  A disconnect is seen the ASGI way, under any server: a watcher task waits on `receive()` for
-  `http.disconnect` while the handler runs and the reply is sent. A stream is always closed
+  with `on_error(500, ...)`, the client protocol's error shape. A stream is always closed
   (`aclose`), so its `finally` — where the outcome event is written — runs on completion, failure
-  and disconnect.
+  and disconnect. Called as an ASGI app, under any server, it sees a disconnect the ASGI way: a
+  watcher task waits on `receive()` for `http.disconnect` while the handler runs and the reply is
+  sent. `watched(scope, receive, send, watch)` serves a request that a `Watch` already watches (its
+  connection under `glider serve`: `server.connections`), which cancels the task itself: no task
+  is made, and the caller absorbs the cancellation (`server.app.GliderApp`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from glider_cli.errors import RequestError
 from glider_cli.proxy import Reply
 
-__all__ = ["ClientGone", "HotPaths", "ProxyEndpoint", "Reply", "read_body", "send_reply"]
+__all__ = ["ClientGone", "ProxyEndpoint", "Reply", "Watch", "read_body", "send_reply"]
 
 _log = logging.getLogger("uvicorn.error")  # where uvicorn reports failures of the app it runs
 
@@ -64,9 +65,18 @@ async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+class Watch(Protocol):
+    """What watches one request for its client leaving: told when its body is in and when its reply
+    is complete (a disconnect after that cancels nothing)."""
+
+    def body_in(self) -> None: ...
+
+    def replied(self) -> None: ...
+
+
 class _Watch:
-    """Whether one request's reply is complete (`complete()`) and whether its client left before
-    (`left()`, which the watcher calls)."""
+    """A request watched the ASGI way (`_watch`, a task waiting on `receive()`): whether its reply is
+    complete (`replied()`) and whether its client left before (`left()`, which the watcher calls)."""
 
     __slots__ = ("disconnected", "done")
 
@@ -74,7 +84,10 @@ class _Watch:
         self.done = False
         self.disconnected = False
 
-    def complete(self) -> None:
+    def body_in(self) -> None:
+        """The watcher starts once the body is in: nothing to do."""
+
+    def replied(self) -> None:
         self.done = True
 
     def left(self) -> bool:
@@ -94,11 +107,11 @@ async def _watch(receive: Receive, task: asyncio.Task[None], state: _Watch) -> N
             return
 
 
-async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> None:
+async def send_reply(reply: Reply, send: Send, watch: Watch | None = None) -> None:
     if reply.stream is None:
         headers = [*reply.headers, (b"content-length", str(len(reply.body)).encode())]
-        if state is not None:
-            state.complete()
+        if watch is not None:
+            watch.replied()
         try:
             await send({"type": "http.response.start", "status": reply.status, "headers": headers})
             await send({"type": "http.response.body", "body": reply.body})
@@ -116,8 +129,8 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
         await send({"type": "http.response.start", "status": reply.status, "headers": reply.headers})
         async for chunk in stream:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        if state is not None:
-            state.complete()
+        if watch is not None:
+            watch.replied()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         await stream.aclose()
@@ -126,22 +139,6 @@ async def send_reply(reply: Reply, send: Send, state: _Watch | None = None) -> N
 
 
 Handler = Callable[[Scope, bytes], Awaitable[Reply]]
-
-
-class HotPaths:
-    """Pure ASGI: `POST` on a path in `endpoints` goes straight to its endpoint, the rest to `app`."""
-
-    def __init__(self, app: ASGIApp, *, endpoints: Mapping[str, ASGIApp]) -> None:
-        self.app = app
-        self.endpoints = dict(endpoints)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST" and not scope.get("root_path"):
-            endpoint = self.endpoints.get(scope["path"])
-            if endpoint is not None:
-                await endpoint(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
 
 
 class ProxyEndpoint:
@@ -155,6 +152,7 @@ class ProxyEndpoint:
         self.on_error = on_error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Under any ASGI server: a watcher task sees the client leave."""
         try:
             body = await read_body(receive, scope, self.limit)
         except RequestError as exc:
@@ -179,5 +177,24 @@ class ProxyEndpoint:
             # The client left: the handler (and the upstream request) was cancelled, nothing to send.
             task.uncancel()
         finally:
-            state.complete()
+            state.replied()
             watcher.cancel()
+
+    async def watched(self, scope: Scope, receive: Receive, send: Send, watch: Watch) -> None:
+        """Serve a request that `watch` (its connection: `server.connections`) already watches: it
+        cancels this task when the client leaves, and its caller absorbs that cancellation."""
+        try:
+            body = await read_body(receive, scope, self.limit)
+        except RequestError as exc:
+            watch.body_in()
+            await send_reply(self.on_error(exc.status, exc.message), send)
+            return
+        except ClientGone:
+            return
+        watch.body_in()
+        try:
+            reply = await self.handler(scope, body)
+        except Exception:
+            _log.exception("Glider failed on %s %s", scope["method"], scope["path"])
+            reply = self.on_error(500, "Glider failed on this request; its log has the details")
+        await send_reply(reply, send, watch)

@@ -19,7 +19,12 @@ Contract:
   It never applies while a request is served (`begin()` to `end()`), so a long stream is never cut.
   uvicorn's keep-alive timeout (5 s) still closes an idle connection first when it is shorter.
 - Body deadline: `Body` is a request's `receive`/`send` while its body is due (`server.deadlines`
-  makes one); at `body_timeout` seconds after `begin()` the connection expires it.
+  makes one); at `body_timeout` seconds after `begin()` the connection expires it. A model call
+  (`server.app`) is watched instead (`watch(task, due)`): at `due`, before its body is in
+  (`body_in()`), the connection cancels its task and says so (`late`).
+- Disconnects: a watched request whose connection is lost before its reply is complete
+  (`replied()`) has its task cancelled by the connection, and `lost` says so: the app sees the
+  disconnect without a task of its own waiting on `receive()` (uvicorn's way of telling).
 - One watchdog timer per connection enforces both: re-armed only when it fires, never per request,
   at most `tick` (the shorter of the two timeouts) apart, or sooner when a deadline is due sooner.
 - Shedding, not refusing: a new connection past `max_connections` open ones in all, or (for a peer
@@ -123,16 +128,20 @@ class Connection:
     a connection idle past `header_timeout` and expires a request's `body` past its deadline."""
 
     __slots__ = (
+        "_due",
         "_idle_since",
         "_limits",
         "_loop",
         "_timer",
         "_transport",
+        "_watched",
         "active",
         "admitted",
         "body",
         "head_seen",
         "heard",
+        "late",
+        "lost",
         "over_cap",
         "peer",
         "served",
@@ -151,6 +160,12 @@ class Connection:
         self.heard = False  # bytes arrived since it was last answered (a next head under way)
         self.head_seen = -math.inf  # when bytes ending a request head last arrived between requests
         self.active = 0
+        # The watched request (`watch`): its task, when its body is due (inf once it is in), and
+        # why the connection cancelled it (`late`, `lost`).
+        self._watched: asyncio.Task[Any] | None = None
+        self._due = math.inf
+        self.late = False
+        self.lost = False
         self._loop = asyncio.get_running_loop()
         self._idle_since = self._loop.time()
         self._timer: asyncio.TimerHandle | None = self._loop.call_later(limits.tick, self._check)
@@ -165,6 +180,7 @@ class Connection:
     def end(self) -> None:
         """The app returned: the next request head is due within `header_timeout`."""
         self.active -= 1
+        self._watched = None
         if self.active == 0:
             self.body = None
             self.served = True
@@ -174,6 +190,23 @@ class Connection:
     def awaits(self, body: Body) -> None:
         """The request being served has its body due: `body`, which the watchdog expires at its deadline."""
         self.body = body
+
+    def watch(self, task: asyncio.Task[Any], due: float) -> None:
+        """The request being served runs as `task`: cancel it when its body is not in (`body_in()`)
+        by `due` (then `late`), or when the connection is lost before its reply is complete
+        (`replied()`; then `lost`). `end()` ends the watch."""
+        self._watched = task
+        self._due = due
+        self.late = self.lost = False
+
+    def body_in(self) -> None:
+        """The watched request has its body (or will not read it): its deadline is off."""
+        self._due = math.inf
+
+    def replied(self) -> None:
+        """The watched request's reply is complete (or handed over whole): a disconnect now
+        cancels nothing."""
+        self._watched = None
 
     def release(self) -> bool:
         """Give up its place under the caps (closed or shed); False when it held none."""
@@ -205,6 +238,11 @@ class Connection:
 
     def closed(self) -> None:
         self.body = None
+        watched = self._watched
+        if watched is not None:
+            self._watched = None
+            self.lost = True
+            watched.cancel()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -229,6 +267,13 @@ class Connection:
                 self.body.expire()
             else:
                 due = min(due, self.body.deadline)
+        elif self._watched is not None and self._due != math.inf:
+            if now >= self._due:
+                watched, self._watched = self._watched, None
+                self.late = True
+                watched.cancel()
+            else:
+                due = min(due, self._due)
         self._timer = self._loop.call_at(due, self._check)
 
     @staticmethod

@@ -2,7 +2,9 @@
 its answer is done, the per-client cap's 503, and the body deadline's 408.
 
 Contract:
-- `Deadlines(app, limits)` is the app's outermost layer (`create_app`). For each HTTP request it
+- `Deadlines(app, limits)` is the app's outermost layer (`create_app`) for every request but a
+  model call, which `server.app.GliderApp` serves under the same limits in a frame of its own
+  (`refuse_over_cap`, `answer_late`, and the connection's `watch`). For each HTTP request it
   finds the connection it came on (`limits.connections[scope["client"]]`) and tells it `begin()`
   before the app runs and `end()` after, so the head deadline is off while it is served. Under a
   server that was not given `limits.protocol_class()` there is no such connection and no limit.
@@ -67,7 +69,7 @@ class Deadlines:
             await self.app(scope, receive, send)
             return
         if conn.over_cap:
-            await _answer(send, scope["path"], 503, self._over_cap(conn.over_cap), retry_after=True)
+            await self.refuse_over_cap(conn, scope, send)
             return
         started = conn.begin()
         try:
@@ -77,6 +79,17 @@ class Deadlines:
                 await self.app(scope, receive, send)
         finally:
             conn.end()
+
+    async def refuse_over_cap(self, conn: Connection, scope: Scope, send: Send) -> None:
+        """The 503 of a connection over a cap (`conn.over_cap`)."""
+        await _answer(send, scope["path"], 503, self._over_cap(conn.over_cap), retry_after=True)
+
+    async def answer_late(self, scope: Scope, send: Send) -> None:
+        """The 408 of a request whose body did not arrive in time (counted)."""
+        self.limits.body_timed_out()
+        timeout = self.limits.body_timeout
+        message = f"the request body did not arrive within {timeout:g} seconds (server.body_timeout)"
+        await _answer(send, scope["path"], 408, message)
 
     def _over_cap(self, key: str) -> str:
         if key == "server.max_connections":
@@ -101,7 +114,4 @@ class Deadlines:
             # The app failed on the disconnect that stood for the deadline (Starlette's
             # ClientDisconnect): the client is answered below.
         if body.expired and not body.started:
-            self.limits.body_timed_out()
-            timeout = self.limits.body_timeout
-            message = f"the request body did not arrive within {timeout:g} seconds (server.body_timeout)"
-            await _answer(send, scope["path"], 408, message)
+            await self.answer_late(scope, send)

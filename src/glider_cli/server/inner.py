@@ -1,4 +1,4 @@
-"""`Inner`, `State`, `CursorSlot` and `Hooks`: the part of `create_app`'s app behind `HotPaths` (every
+"""`Inner`, `State`, `CursorSlot` and `Hooks`: the part of `create_app`'s app behind its layers (every
 request that is not a model call), with the Starlette app built when the first of them arrives (issue 29's
 cold start).
 
@@ -72,7 +72,7 @@ class CursorSlot:
 
 
 class Inner:
-    """What `HotPaths` hands every request that is not a model call: the Starlette app, built (and
+    """What the layers hand every request that is not a model call: the Starlette app, built (and
     Starlette imported) when the first of them arrives. The lifespan is run here, as Starlette's
     router runs one (`Router.lifespan`), with this object as its `app` (its `state` is the app's)."""
 

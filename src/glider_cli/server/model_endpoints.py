@@ -1,5 +1,5 @@
 """The model endpoints as plain ASGI apps (`server.asgi.ProxyEndpoint`), without Starlette: what
-`server.asgi.HotPaths` serves `POST` on, and what `server.model_routes` names as routes. See
+`server.app.GliderApp` serves `POST` on, and what `server.model_routes` names as routes. See
 `server.model_routes` for the contract.
 """
 
