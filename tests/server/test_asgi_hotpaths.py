@@ -310,3 +310,42 @@ def test_a_stream_reply_that_fails_before_its_first_chunk_is_still_closed() -> N
         assert [m.get("body") for m in sent[1:]] == [b"chunk", b""]
 
     asyncio.run(run())
+
+
+def test_a_pipelined_request_stays_watched_when_the_one_before_it_ends() -> None:
+    """uvicorn starts a pipelined request once the reply before it is complete, maybe before that
+    request's task has returned: the task that ends takes only its own watch away."""
+
+    async def run() -> list[str]:
+        limits = ConnectionLimits(ServerSettings())
+        conn = limits.opened(_Transport())
+        assert conn is not None
+        seen: list[str] = []
+
+        async def request(name: str, hold: asyncio.Event) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            conn.watch(task, conn.begin() + 30)
+            conn.body_in()
+            try:
+                await hold.wait()
+            except asyncio.CancelledError:
+                seen.append(f"{name} cancelled")
+                raise
+            finally:
+                conn.end(task)
+
+        first_done, second_hold = asyncio.Event(), asyncio.Event()
+        first = asyncio.create_task(request("first", first_done))
+        await asyncio.sleep(0)
+        conn.replied()  # the first reply is complete: the pipelined request starts
+        second = asyncio.create_task(request("second", second_hold))
+        await asyncio.sleep(0)
+        first_done.set()
+        await first
+        limits.closed(conn)  # the client leaves while the second is served
+        await asyncio.wait({second}, timeout=5)
+        assert second.cancelled() and conn.lost
+        return seen
+
+    assert asyncio.run(run()) == ["second cancelled"]

@@ -151,7 +151,7 @@ class GliderApp:
             if conn.late:
                 await self._deadlines.answer_late(scope, send)
         finally:
-            conn.end()
+            conn.end(task)
 
 
 def create_app(

@@ -177,10 +177,12 @@ class Connection:
         self.head_seen = -math.inf
         return self._loop.time()
 
-    def end(self) -> None:
-        """The app returned: the next request head is due within `header_timeout`."""
+    def end(self, watched: asyncio.Task[Any] | None = None) -> None:
+        """The app returned (on the task `watched`, when its request was watched): the next request
+        head is due within `header_timeout`."""
         self.active -= 1
-        self._watched = None
+        if watched is not None and watched is self._watched:
+            self._watched = None  # (a pipelined request's task may be watched already)
         if self.active == 0:
             self.body = None
             self.served = True
@@ -194,7 +196,7 @@ class Connection:
     def watch(self, task: asyncio.Task[Any], due: float) -> None:
         """The request being served runs as `task`: cancel it when its body is not in (`body_in()`)
         by `due` (then `late`), or when the connection is lost before its reply is complete
-        (`replied()`; then `lost`). `end()` ends the watch."""
+        (`replied()`; then `lost`). `end(task)` ends the watch."""
         self._watched = task
         self._due = due
         self.late = self.lost = False

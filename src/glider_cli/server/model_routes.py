@@ -10,9 +10,9 @@ Contract:
 - `model_routes(config, endpoints)`: those endpoints as Starlette routes (the same objects, so a
   request that `server.app.GliderApp` does not serve itself behaves the same), `GET /v1/models`
   (Anthropic's list shape when the request carries `anthropic-version`, else OpenAI's;
-  `glider-auto` and every backend's model), and the Responses WebSocket transport refused: a WebSocket upgrade on
-  `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex then uses HTTP), or
-  closed with 1008 when the ASGI server speaks WebSocket.
+  `glider-auto` and every backend's model), and the Responses WebSocket transport refused: a
+  WebSocket upgrade on `GET /v1/responses` is answered at once with a 404 in OpenAI shape (Codex
+  then uses HTTP), or closed with 1008 when the ASGI server speaks WebSocket.
 """
 
 from __future__ import annotations
