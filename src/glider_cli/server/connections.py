@@ -125,7 +125,8 @@ class Connection:
 
     The watchdog is one timer per connection, re-armed only when it fires (never per request): at
     most every `tick` seconds (the shorter deadline), or at a deadline that is due sooner. It closes
-    a connection idle past `header_timeout` and expires a request's `body` past its deadline."""
+    a connection idle past `header_timeout` and expires a request's `body` past its deadline (or
+    cancels a watched request's task, `watch`)."""
 
     __slots__ = (
         "_due",
