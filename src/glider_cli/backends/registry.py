@@ -233,7 +233,8 @@ class BackendRegistry:
     def choose(self, side: str, name: str | None) -> Backend:
         """The backend a decision names, else the default for its side."""
         if name:
-            return self.get(name)
+            b = self._by_name.get(name)
+            return b if b is not None else self.get(name)  # get: the error naming the known ones
         b = self.default_for(side)
         if b is None:
             raise ConfigError(f"no backend serves the {side} side", key="backends")

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -280,7 +280,7 @@ class Dispatch:
                     elif held.it is not None:
                         return self._stream(job, call, resp, held.it, held.data)
                     else:
-                        return await self._whole(job, call, BufferedResponse(resp, held.data))
+                        return self._whole(job, call, resp.status, resp.raw_headers, held.data)
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
@@ -296,7 +296,11 @@ class Dispatch:
                             self.breakers.ended(current.name, exc)
                             raise
                     return self._stream(job, call, resp, it, first)
-                return await self._whole(job, call, resp)
+                try:
+                    data = await resp.read()
+                finally:
+                    await resp.aclose()
+                return self._whole(job, call, resp.status, resp.raw_headers, data)
             except BackendError as exc:
                 attempts.append((call, exc))
                 call.failed(exc)
@@ -350,17 +354,22 @@ class Dispatch:
             estimate = self.estimate(call.backend.name, sent)
         return stream_reply(self, job, call, resp, it, first, estimate)
 
-    async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
-        try:
-            data = await resp.read()
-        finally:
-            await resp.aclose()
+    def _whole(
+        self,
+        job: Job,
+        call: Call,
+        upstream_status: int,
+        raw_headers: Sequence[tuple[bytes, bytes]],
+        data: bytes,
+    ) -> Reply:
+        """A whole reply (`data`, read to the end) relayed: passed through with the upstream's headers, or
+        translated; its bookkeeping runs as the Reply's `after`."""
         chat = job.inb.chat
-        status = resp.status
+        status = upstream_status
         served: bytes | None = None
         route = reply_route(job, call)
         if call.passthrough:
-            headers = response_headers(resp.raw_headers)
+            headers = response_headers(raw_headers)
             headers.append((b"x-glider-route", route))
             body, served = data, data
         elif status >= 400:
@@ -382,7 +391,7 @@ class Dispatch:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage(limit=call.backend.side == "local")
             usage.feed(data)
-            self.finish(job, call, resp.status, usage, complete=resp.status < 400, served=served)
+            self.finish(job, call, upstream_status, usage, complete=upstream_status < 400, served=served)
 
         return Reply(status, headers, body, after=bookkeeping)
 

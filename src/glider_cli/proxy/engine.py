@@ -218,7 +218,7 @@ class Engine:
         if local is not None and local.probing:  # the first probe of the local backends is in flight
             await local.ready()
         try:
-            gate = self._gate(inb)
+            gate = self._gate(inb) if local is not None and local.gates else None
             opened = self.turns.open(chat, inb.body, gate=gate)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
