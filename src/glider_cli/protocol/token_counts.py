@@ -120,9 +120,11 @@ class Usage:
             self._watch = not self.at_limit
         for pattern in _TAILS:
             for m in pattern.finditer(data):
-                # The key is the text back to the `"` before its tail (a usage key has no `"`).
+                # The key is the text back to the `"` before its tail (a usage key has no `"`); with
+                # no `"` before it in `data` (a chunk cut inside the key) it is no key.
                 at, end = m.span(1)
-                which = _KEYS.get(data[data.rfind(b'"', 0, at) + 1 : end])
+                opening = data.rfind(b'"', 0, at)
+                which = _KEYS.get(data[opening + 1 : end]) if opening >= 0 else None
                 if which is None:
                     continue
                 n = int(m.group(2))
