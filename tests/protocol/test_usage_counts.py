@@ -81,3 +81,14 @@ def test_a_reply_that_stopped_at_its_token_limit_is_seen(data: bytes, want: bool
     for line in data.split(b"\n"):  # fed event by event, as a stream arrives
         u.feed(line + b"\n")
     assert u.at_limit is want
+
+
+def test_a_key_cut_at_a_chunk_boundary_is_not_counted() -> None:
+    """A count is read only with its whole quoted key in the same bytes (as one pattern over them has it):
+    a chunk that starts inside a key, or after its opening quote, counts nothing of it."""
+    u = Usage()
+    u.feed(b'{"usage":{"')
+    u.feed(b'input_tokens":21,"output_tokens":9}}')
+    assert (u.input_tokens, u.output_tokens) == (None, 9)
+    u.feed(b'tokens":50, "x_output_tokens": 70, "cached_tokens" : 3')
+    assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_in_input) == (None, 9, 3, True)

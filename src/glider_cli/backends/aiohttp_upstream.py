@@ -60,12 +60,53 @@ from glider_cli.config.settings import Timeout
 from glider_cli.errors import BackendError, BackendTimeout
 
 _PIECE = 256 * 1024
+# The most Timeouts whose aiohttp ClientTimeout is remembered; past it they are forgotten.
+_MEMO = 256
 # What aiohttp decodes (br and zstd only with their packages; without them it fails on its own).
 _DECODED = frozenset({"identity", "gzip", "x-gzip", "deflate", "br", "zstd"})
 
 
 class _WriteTimeout(TimeoutError):
     """The upstream stopped taking the request body for longer than the write timeout."""
+
+
+class _Deadline:
+    """The write timeout of one body, as `asyncio.timeout` bounds a block (its deadline moved on with
+    `move`), for the task that writes it: when the deadline passes, the task is cancelled, and `end`
+    turns that cancellation into _WriteTimeout. One timer handle and no state machine: every request's
+    body is written under one, where `asyncio.timeout` costs twice as much."""
+
+    __slots__ = ("_cancelling", "_expired", "_handle", "_loop", "_task")
+
+    def __init__(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        self._loop, self._task = loop, task
+        self._cancelling = task.cancelling()  # as asyncio.timeout: a cancel from elsewhere stays one
+        self._expired = False
+        self._handle = loop.call_at(loop.time() + seconds, self._expire)
+
+    def _expire(self) -> None:
+        self._expired = True
+        self._task.cancel()
+
+    def move(self, seconds: float) -> None:
+        """The deadline is now `seconds` from now (unless it passed already)."""
+        if not self._expired:
+            self._handle.cancel()
+            self._handle = self._loop.call_at(self._loop.time() + seconds, self._expire)
+
+    def end(self, exc: BaseException | None) -> None:
+        """The bounded block ended, raising `exc` (None: it did not): _WriteTimeout when `exc` is the
+        deadline's own cancellation (as `asyncio.timeout` raises TimeoutError then)."""
+        self._handle.cancel()
+        if (
+            self._expired
+            and self._task.uncancel() <= self._cancelling
+            and isinstance(exc, asyncio.CancelledError)
+        ):
+            raise _WriteTimeout from None
 
 
 class _Body(BytesPayload):
@@ -78,17 +119,21 @@ class _Body(BytesPayload):
     async def write_with_length(self, writer: AbstractStreamWriter, content_length: int | None) -> None:
         data = self._value if content_length is None else self._value[:content_length]
         seconds = self._write_timeout
+        deadline = _Deadline(seconds)
         try:
-            async with asyncio.timeout(seconds) as bound:
-                if len(data) <= _PIECE:
-                    await writer.write(data)
-                    return
-                view, loop = memoryview(data), asyncio.get_running_loop()
+            if len(data) <= _PIECE:
+                await writer.write(data)
+            else:
+                view = memoryview(data)
                 for start in range(0, len(view), _PIECE):
-                    bound.reschedule(loop.time() + seconds)
+                    deadline.move(seconds)
                     await writer.write(view[start : start + _PIECE])
-        except TimeoutError:
-            raise _WriteTimeout from None
+        except BaseException as exc:
+            deadline.end(exc)
+            if isinstance(exc, TimeoutError):
+                raise _WriteTimeout from None
+            raise
+        deadline.end(None)
 
     async def write(self, writer: AbstractStreamWriter) -> None:
         await self.write_with_length(writer, None)
@@ -182,7 +227,8 @@ class AiohttpUpstream:
             origin: self._request_options(route, contexts) for origin, route in (routes or {}).items()
         }
         self._straight = self._request_options(STRAIGHT, contexts)
-        self._timeouts: dict[Timeout, aiohttp.ClientTimeout] = {}
+        # Each backend's Timeout (by identity: hashing it is not free) -> its aiohttp ClientTimeout.
+        self._timeouts: dict[int, tuple[Timeout, aiohttp.ClientTimeout]] = {}
 
     @staticmethod
     def _request_options(route: Route, contexts: Mapping[str, ssl.SSLContext]) -> dict[str, Any]:
@@ -194,12 +240,15 @@ class AiohttpUpstream:
         return options
 
     def _timeout(self, t: Timeout) -> aiohttp.ClientTimeout:
-        ct = self._timeouts.get(t)
-        if ct is None:
-            ct = aiohttp.ClientTimeout(
-                total=None, connect=t.pool + t.connect, sock_connect=t.connect, sock_read=t.read
-            )
-            self._timeouts[t] = ct
+        known = self._timeouts.get(id(t))
+        if known is not None and known[0] is t:
+            return known[1]
+        ct = aiohttp.ClientTimeout(
+            total=None, connect=t.pool + t.connect, sock_connect=t.connect, sock_read=t.read
+        )
+        if len(self._timeouts) >= _MEMO:
+            self._timeouts.clear()
+        self._timeouts[id(t)] = (t, ct)
         return ct
 
     async def send(
@@ -211,60 +260,57 @@ class AiohttpUpstream:
             raise BackendError("refusing to send a header with a line break or NUL in it")
         if not text.isascii():
             headers = _as_utf8(headers)
-        resp = await self._request(method, url, headers, body, timeout, options)
-        if resp.status == 408:
-            resp.close()
-            resp = await self._request(method, url, headers, body, timeout, options)
+        request = self._session.request
+        ct = self._timeout(timeout)
+        try:
+            resp = await request(
+                method,
+                url,
+                headers=headers,
+                data=_Body(body, timeout.write) if body else None,
+                timeout=ct,
+                **options,
+            )
+            if resp.status == 408:
+                resp.close()
+                resp = await request(
+                    method,
+                    url,
+                    headers=headers,
+                    data=_Body(body, timeout.write) if body else None,
+                    timeout=ct,
+                    **options,
+                )
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise _failure(exc, url, options) from exc
         encoding = resp.headers.get("Content-Encoding")
         if encoding is not None and encoding.strip().lower() not in _DECODED:
             resp.close()
             raise BackendError(f"upstream {host_of(url)} answered with content-encoding {encoding!r}")
         return _Response(resp)
 
-    async def _request(
-        self,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        timeout: Timeout,
-        options: Mapping[str, Any],
-    ) -> aiohttp.ClientResponse:
-        try:
-            return await self._session.request(
-                method,
-                url,
-                headers=headers,
-                data=_Body(body, timeout.write) if body else None,
-                timeout=self._timeout(timeout),
-                **options,
-            )
-        except _WriteTimeout as exc:
-            raise BackendTimeout(
-                f"upstream {host_of(url)} stopped taking the request body (write timeout)"
-            ) from exc
-        except aiohttp.ConnectionTimeoutError as exc:
-            raise BackendTimeout(
-                f"upstream {host_of(url)}: no connection in time (connect + pool timeout)"
-            ) from exc
-        except TimeoutError as exc:
-            raise BackendTimeout(
-                f"upstream {host_of(url)} timed out before answering (read timeout)"
-            ) from exc
-        except aiohttp.ClientProxyConnectionError as exc:
-            proxy = redact(str(options.get("proxy")))
-            raise BackendError(f"proxy {proxy} for {host_of(url)} refused the connection") from exc
-        except aiohttp.ClientHttpProxyError as exc:
-            proxy = redact(str(options.get("proxy")))
-            raise BackendError(f"proxy {proxy} answered {exc.status} for {host_of(url)}") from exc
-        except aiohttp.ClientConnectorDNSError as exc:
-            raise BackendError(f"upstream {host_of(url)} could not be resolved: {exc.os_error}") from exc
-        except aiohttp.ClientSSLError as exc:
-            raise BackendError(f"upstream {host_of(url)}: TLS failed: {exc}") from exc
-        except aiohttp.ClientConnectorError as exc:
-            raise BackendError(f"upstream {host_of(url)} refused the connection: {exc.os_error}") from exc
-        except aiohttp.ClientError as exc:
-            raise BackendError(f"upstream {host_of(url)} failed: {type(exc).__name__}: {exc}") from exc
-
     async def aclose(self) -> None:
         await self._session.close()
+
+
+def _failure(exc: BaseException, url: str, options: Mapping[str, Any]) -> BackendError:
+    """The GliderError for a request that failed before its response's headers arrived."""
+    if isinstance(exc, _WriteTimeout):
+        return BackendTimeout(f"upstream {host_of(url)} stopped taking the request body (write timeout)")
+    if isinstance(exc, aiohttp.ConnectionTimeoutError):
+        return BackendTimeout(f"upstream {host_of(url)}: no connection in time (connect + pool timeout)")
+    if isinstance(exc, TimeoutError):
+        return BackendTimeout(f"upstream {host_of(url)} timed out before answering (read timeout)")
+    if isinstance(exc, aiohttp.ClientProxyConnectionError):
+        proxy = redact(str(options.get("proxy")))
+        return BackendError(f"proxy {proxy} for {host_of(url)} refused the connection")
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        proxy = redact(str(options.get("proxy")))
+        return BackendError(f"proxy {proxy} answered {exc.status} for {host_of(url)}")
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return BackendError(f"upstream {host_of(url)} could not be resolved: {exc.os_error}")
+    if isinstance(exc, aiohttp.ClientSSLError):
+        return BackendError(f"upstream {host_of(url)}: TLS failed: {exc}")
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        return BackendError(f"upstream {host_of(url)} refused the connection: {exc.os_error}")
+    return BackendError(f"upstream {host_of(url)} failed: {type(exc).__name__}: {exc}")

@@ -139,6 +139,9 @@ class Breakers:
         b = self._by_name.get(name)
         if b is None:
             return
+        if b.opened_at is None and exc is None:  # answered while closed (the usual attempt)
+            b.answered()
+            return
         ok = verdict(exc)
         if b.opened_at is not None and not trial:
             return  # admitted before it opened: the trial decides

@@ -69,12 +69,7 @@ def upstream_headers(
     if backend.wire == "anthropic" and "anthropic-version" not in out:
         # A translated request still needs the version header the Messages API requires.
         out["anthropic-version"] = ANTHROPIC_VERSION
-    if backend.headers:
-        for k, v in backend.headers.items():
-            out[k.lower()] = v
-    auth = backend.auth_headers()
-    if auth:
-        out.update(auth)
+    out.update(backend.own_headers)  # its configured headers, then its key
     return out
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Literal
 
@@ -86,13 +87,31 @@ class Backend:
             return {"x-api-key": self._api_key}
         return {"authorization": f"Bearer {self._api_key}"}
 
+    @cached_property
+    def own_headers(self) -> tuple[tuple[str, str], ...]:
+        """The headers this backend adds to every request: its configured ones (names lower-case),
+        then the one that carries its key (`auth_headers`)."""
+        return (*((k.lower(), v) for k, v in self.headers.items()), *self.auth_headers().items())
+
+    @cached_property
+    def _base(self) -> tuple[str, bool] | None:
+        """The configured base URL without its trailing `/`, and whether it ends in `/v1` (None: none
+        configured, an origin's, which depends on the client's protocol)."""
+        if not self.base_url:
+            return None
+        base = self.base_url.rstrip("/")
+        return base, base.endswith("/v1")
+
     def url(self, client_protocol: str, path: str) -> str:
         """The absolute upstream URL for `path` ("/v1/messages", "/chat/completions", "/api/chat" ...)."""
-        base = self.base_url or ORIGIN_BASE_URL.get(client_protocol, "https://api.anthropic.com")
-        base = base.rstrip("/")
+        configured = self._base
+        if configured is None:
+            # ORIGIN_BASE_URL's are hosts (no trailing `/`, no `/v1`).
+            return ORIGIN_BASE_URL.get(client_protocol, "https://api.anthropic.com") + path
+        base, v1 = configured
         # An openai-compatible base URL conventionally ends in /v1 and the path is relative to it;
         # for anthropic and origin the base is the host and the path carries /v1.
-        if base.endswith("/v1") and path.startswith("/v1/"):
+        if v1 and path.startswith("/v1/"):
             path = path[3:]
         return base + path
 
@@ -214,7 +233,8 @@ class BackendRegistry:
     def choose(self, side: str, name: str | None) -> Backend:
         """The backend a decision names, else the default for its side."""
         if name:
-            return self.get(name)
+            b = self._by_name.get(name)
+            return b if b is not None else self.get(name)  # get: the error naming the known ones
         b = self.default_for(side)
         if b is None:
             raise ConfigError(f"no backend serves the {side} side", key="backends")

@@ -35,14 +35,25 @@ from typing import Any
 
 from glider_cli.values import lazy_pattern
 
-_USAGE_RE = re.compile(
-    rb'"(input_tokens|output_tokens|prompt_tokens|completion_tokens|prompt_eval_count|eval_count'
-    rb"|promptTokenCount|candidatesTokenCount|cache_read_input_tokens|cache_creation_input_tokens"
-    rb'|cached_tokens|cachedContentTokenCount)"\s*:\s*(\d+)'
-)
-_INPUT_KEYS = {b"input_tokens", b"prompt_tokens", b"prompt_eval_count", b"promptTokenCount"}
-_OUTPUT_KEYS = {b"output_tokens", b"completion_tokens", b"eval_count", b"candidatesTokenCount"}
-_CACHE_INCLUDED = {b"cached_tokens", b"cachedContentTokenCount"}
+# Every usage key ends in `_tokens` or `ount` (`eval_count`, `...TokenCount`): a count is found by
+# its key's tail and value (a literal the regex engine scans for quickly, where a pattern starting at
+# every `"` of a quote-dense JSON body is not), and its key is the text back to the `"` before it.
+_TAILS = (re.compile(rb'(_tokens)"\s*:\s*(\d+)'), re.compile(rb'(ount)"\s*:\s*(\d+)'))
+# key -> 0 input, 1 output, 2 cache read, 3 cache write; 4 a cache read the input count includes.
+_KEYS = {
+    b"input_tokens": 0,
+    b"prompt_tokens": 0,
+    b"prompt_eval_count": 0,
+    b"promptTokenCount": 0,
+    b"output_tokens": 1,
+    b"completion_tokens": 1,
+    b"eval_count": 1,
+    b"candidatesTokenCount": 1,
+    b"cache_read_input_tokens": 2,
+    b"cache_creation_input_tokens": 3,
+    b"cached_tokens": 4,
+    b"cachedContentTokenCount": 4,
+}
 # A text-bearing key's JSON string value (group 1: `delta` or another; group 2: the literal's inside).
 _TEXT_RE = re.compile(
     rb'"(delta|text|content|thinking|reasoning_content|partial_json|arguments|response)"\s*:\s*"'
@@ -107,24 +118,30 @@ class Usage:
         ):
             self.at_limit = _LIMIT_RE.search(data) is not None
             self._watch = not self.at_limit
-        if b"_tokens" not in data and b"eval_count" not in data and b"TokenCount" not in data:
-            return
-        for m in _USAGE_RE.finditer(data):
-            key, n = m.group(1), int(m.group(2))
-            if key in _INPUT_KEYS:
-                if self.input_tokens is None or n > self.input_tokens:
-                    self.input_tokens = n
-            elif key in _OUTPUT_KEYS:
-                if self.output_tokens is None or n > self.output_tokens:
-                    self.output_tokens = n
-            elif key == b"cache_creation_input_tokens":
-                if self.cache_write_tokens is None or n > self.cache_write_tokens:
-                    self.cache_write_tokens = n
-            else:
-                if self.cache_read_tokens is None or n > self.cache_read_tokens:
-                    self.cache_read_tokens = n
-                if key in _CACHE_INCLUDED:
-                    self.cache_in_input = True
+        for pattern in _TAILS:
+            for m in pattern.finditer(data):
+                # The key is the text back to the `"` before its tail (a usage key has no `"`); with
+                # no `"` before it in `data` (a chunk cut inside the key) it is no key.
+                at, end = m.span(1)
+                opening = data.rfind(b'"', 0, at)
+                which = _KEYS.get(data[opening + 1 : end]) if opening >= 0 else None
+                if which is None:
+                    continue
+                n = int(m.group(2))
+                if which == 0:
+                    if self.input_tokens is None or n > self.input_tokens:
+                        self.input_tokens = n
+                elif which == 1:
+                    if self.output_tokens is None or n > self.output_tokens:
+                        self.output_tokens = n
+                elif which == 3:
+                    if self.cache_write_tokens is None or n > self.cache_write_tokens:
+                        self.cache_write_tokens = n
+                else:
+                    if self.cache_read_tokens is None or n > self.cache_read_tokens:
+                        self.cache_read_tokens = n
+                    if which == 4:
+                        self.cache_in_input = True
 
     def _feed_text(self, data: bytes) -> None:
         cut = data.rfind(b"\n") + 1

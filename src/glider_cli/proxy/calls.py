@@ -52,13 +52,25 @@ def route_header(
     return value
 
 
-def reply_route(job: Job, call: Call) -> str:
-    """The `x-glider-route` of the reply `call` gives to `job` (`; escalated=<reason>` when it replaced
-    a local reply that could not be used, `proxy.escalate`)."""
+def reply_route(job: Job, call: Call) -> bytes:
+    """The `x-glider-route` value (its bytes) of the reply `call` gives to `job` (`; escalated=<reason>`
+    when it replaced a local reply that could not be used, `proxy.escalate`)."""
     backend = call.backend
-    return route_header(
-        backend.side, job.decision.rule, backend.name, call.fallback_from, call.model, call.escalated
+    return _route_bytes(
+        backend.side, job.opened.decision.rule, backend.name, call.fallback_from, call.model, call.escalated
     )
+
+
+@functools.lru_cache(maxsize=1024)
+def _route_bytes(
+    side: str,
+    rule: str,
+    backend: str,
+    fallback_from: str | None,
+    model: str | None,
+    escalated: str | None,
+) -> bytes:
+    return route_header(side, rule, backend, fallback_from, model, escalated).encode("latin-1")
 
 
 @dataclass

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import orjson
@@ -172,18 +172,24 @@ class Dispatch:
 
     async def send(self, call: Call) -> UpstreamResponse:
         """One attempt, through the backend's circuit breaker (`backends.breaker`): BackendOpen when
-        it is skipped, which the callers take as a failed attempt."""
-        trial = self.breakers.admit(call.backend.name)
+        it is skipped, which the callers take as a failed attempt; UpstreamStatus for an answer that
+        falls back (`backends.failure`), its body read."""
+        backend = call.backend
+        trial = self.breakers.admit(backend.name)
         try:
-            resp = await self._attempt(call)
+            resp = await self.upstream.send("POST", call.url, call.headers, call.body, backend.timeout)
+            status = resp.status
+            if status >= 400:  # every status that falls back is one (`backends.failure`)
+                resp = await self._fell_back(call, resp)
         except BaseException as exc:
-            self.breakers.ended(call.backend.name, exc, trial=trial)
+            self.breakers.ended(backend.name, exc, trial=trial)
             raise
-        self.breakers.ended(call.backend.name, None, trial=trial)
+        self.breakers.ended(backend.name, None, trial=trial)
         return resp
 
-    async def _attempt(self, call: Call) -> UpstreamResponse:
-        resp = await self.upstream.send("POST", call.url, call.headers, call.body, call.backend.timeout)
+    @staticmethod
+    async def _fell_back(call: Call, resp: UpstreamResponse) -> UpstreamResponse:
+        """An error answer: UpstreamStatus when it moves to the fallback, else the answer to relay."""
         status = resp.status
         local_4xx = call.backend.side == "local" and status in (400, 404, 413)
         if retryable(status) or local_4xx:
@@ -201,12 +207,14 @@ class Dispatch:
         return resp
 
     async def forward(self, job: Job, backend: Backend) -> Reply:
-        rule_fallback = job.decision.fallback
+        opened = job.opened
+        decision = opened.decision
+        rule_fallback = decision.fallback
         tried: set[str] = set()
         current: Backend | None = backend
-        off = job.opened.plan.off_local if backend.side == "local" else None
+        off = opened.plan.off_local if backend.side == "local" else None
         if off is not None:  # taken off local: the backend's fallback answers, as after a failure
-            nxt = self._next(backend, job.decision)
+            nxt = self._next(backend, decision)
             if nxt is not None and nxt.name != backend.name:
                 moved = {"from": backend.name, "to": nxt.name, "reason": off}
                 self.ledger.emit(FALLBACK_USED, moved, job.turn_id)
@@ -215,16 +223,17 @@ class Dispatch:
         attempts: list[tuple[Call, BackendError]] = []
         # A client's failure message the turn index sent to the cloud (`turns.sticky`), else the
         # reason a checked local reply could not be used (`proxy.escalate`): on the reply's route.
-        escalated: str | None = job.opened.plan.escalated[0] if job.opened.plan.escalated else None
+        escalated: str | None = opened.plan.escalated[0] if opened.plan.escalated else None
         # That request, for the cloud: without the empty turns the failed local answer left.
         sent = self.escalation.cleaned(job.inb) if escalated else job.inb
         while current is not None and current.name not in tried:
             tried.add(current.name)
             try:
-                call = self.call(
+                call = build_call(
                     sent if current.side == "cloud" else job.inb,
-                    job.decision,
+                    decision,
                     current,
+                    self.local,
                     fallback_from=backend.name if current is not backend else None,
                     escalated=escalated if current is not backend or current.side == "cloud" else None,
                 )
@@ -233,7 +242,12 @@ class Dispatch:
             job.calls.append(call)
             try:
                 resp = await self.send(call)
-                offered = self.escalation.offered(job, current) if resp.status < 400 else None
+                # Only a local reply can be checked (`proxy.escalate`).
+                offered = (
+                    self.escalation.offered(job, current)
+                    if current.side == "local" and resp.status < 400
+                    else None
+                )
                 if offered is not None:  # a local reply is checked before its first byte goes out
                     try:
                         held = await self.escalation.hold(job, call, resp, offered)
@@ -242,7 +256,7 @@ class Dispatch:
                         self.breakers.ended(current.name, exc)
                         raise
                     if not held.verdict.ok:
-                        nxt = self._next(current, job.decision)
+                        nxt = self._next(current, decision)
                         ms = round((time.perf_counter() - call.started) * 1000, 1)
                         call.failed(ReplyUnusable(held.verdict.reason or "unusable"))
                         if nxt is not None and nxt.name not in tried:
@@ -266,11 +280,11 @@ class Dispatch:
                     elif held.it is not None:
                         return self._stream(job, call, resp, held.it, held.data)
                     else:
-                        return await self._whole(job, call, BufferedResponse(resp, held.data))
+                        return self._whole(job, call, resp.status, resp.raw_headers, held.data)
                 if job.inb.chat.stream and resp.status < 400:
                     it = resp.aiter_bytes().__aiter__()
                     first = b""
-                    nxt = self._next(current, job.decision)
+                    nxt = self._next(current, decision)
                     if nxt is not None and nxt.name not in tried:
                         # A fallback could still take over: hold the reply until the first body byte.
                         try:
@@ -282,11 +296,15 @@ class Dispatch:
                             self.breakers.ended(current.name, exc)
                             raise
                     return self._stream(job, call, resp, it, first)
-                return await self._whole(job, call, resp)
+                try:
+                    data = await resp.read()
+                finally:
+                    await resp.aclose()
+                return self._whole(job, call, resp.status, resp.raw_headers, data)
             except BackendError as exc:
                 attempts.append((call, exc))
                 call.failed(exc)
-                nxt = self._next(current, job.decision)
+                nxt = self._next(current, decision)
                 down = current.side == "local" and not isinstance(exc, _NOT_DOWN)
                 to = nxt.name if nxt is not None and nxt.name not in tried else None
                 self.failed(job.turn_id, current, exc, to=to, reason=fallback_reason(exc), down=down)
@@ -296,15 +314,15 @@ class Dispatch:
                 self.finish(job, call, 0, Usage(), complete=False, disconnected=True, served=None)
                 raise
         assert attempts
-        route = route_header(job.decision.target, job.decision.rule, backend.name)
+        route = route_header(decision.target, decision.rule, backend.name)
         last_backend = attempts[-1][0].backend
         ended = rule_fallback if rule_fallback is not None else last_backend.fallback
         stopped = "the rule or backend says `fallback: none`" if ended == "none" else None
         after = self.registry.fallback_for(last_backend, rule_fallback)
-        barred = cloud_barred(job.decision, last_backend, after)
-        kept = barred_note(job.decision) if barred else None
+        barred = cloud_barred(decision, last_backend, after)
+        kept = barred_note(decision) if barred else None
         why = no_retry(attempts, stopped)
-        reply = all_failed(job.inb.protocol, attempts, route, rule=job.decision.rule, no_retry=why, note=kept)
+        reply = all_failed(job.inb.protocol, attempts, route, rule=decision.rule, no_retry=why, note=kept)
         last = attempts[-1][0]
         ms = round((time.perf_counter() - attempts[0][0].started) * 1000, 1)
         fb = last.backend.name != backend.name
@@ -336,22 +354,27 @@ class Dispatch:
             estimate = self.estimate(call.backend.name, sent)
         return stream_reply(self, job, call, resp, it, first, estimate)
 
-    async def _whole(self, job: Job, call: Call, resp: UpstreamResponse) -> Reply:
-        try:
-            data = await resp.read()
-        finally:
-            await resp.aclose()
+    def _whole(
+        self,
+        job: Job,
+        call: Call,
+        upstream_status: int,
+        raw_headers: Sequence[tuple[bytes, bytes]],
+        data: bytes,
+    ) -> Reply:
+        """A whole reply (`data`, read to the end) relayed: passed through with the upstream's headers, or
+        translated; its bookkeeping runs as the Reply's `after`."""
         chat = job.inb.chat
-        status = resp.status
+        status = upstream_status
         served: bytes | None = None
         route = reply_route(job, call)
         if call.passthrough:
-            headers = response_headers(resp.raw_headers)
-            headers.append((b"x-glider-route", route.encode("latin-1")))
+            headers = response_headers(raw_headers)
+            headers.append((b"x-glider-route", route))
             body, served = data, data
         elif status >= 400:
             msg = upstream_text(data, f"upstream answered {status}")
-            error = self.error(job.inb.protocol, status, msg, route)
+            error = self.error(job.inb.protocol, status, msg, route.decode("latin-1"))
             headers, body = error.headers, error.body
         else:
             from glider_cli.protocol import translate  # a translated call's (see the module notes)
@@ -361,14 +384,14 @@ class Dispatch:
                 job.inb.protocol, call.backend.wire, data, model=model, backend=call.backend.name
             )
             status, body = 200, orjson.dumps(out)
-            headers = [*JSON_HEADERS, (b"x-glider-route", route.encode("latin-1"))]
+            headers = [*JSON_HEADERS, (b"x-glider-route", route)]
             served = body
 
         def bookkeeping() -> None:
             # After the reply is handed over (server.asgi), before the connection's next request.
             usage = Usage(limit=call.backend.side == "local")
             usage.feed(data)
-            self.finish(job, call, resp.status, usage, complete=resp.status < 400, served=served)
+            self.finish(job, call, upstream_status, usage, complete=upstream_status < 400, served=served)
 
         return Reply(status, headers, body, after=bookkeeping)
 
@@ -434,7 +457,7 @@ class Dispatch:
             cache=usage.record(),
             escalated=call.escalated,
             text_bytes=text_bytes,
-            sent_tokens=self.sent_tokens(job, call),
+            sent_tokens=self.sent_tokens(job, call) if call.backend.side == "local" else None,
             end=end,
             at_limit=usage.at_limit,
         )

@@ -218,7 +218,7 @@ class Engine:
         if local is not None and local.probing:  # the first probe of the local backends is in flight
             await local.ready()
         try:
-            gate = self._gate(inb)
+            gate = self._gate(inb) if local is not None and local.gates else None
             opened = self.turns.open(chat, inb.body, gate=gate)
             decision = opened.decision
             backend = self.registry.choose(decision.target, decision.backend)
@@ -226,19 +226,19 @@ class Engine:
             return self._refused(inb, exc)
         except GliderError as exc:
             return self.error(protocol, 500, f"routing failed: {exc.message}")
-        if self.waits and opened.new_turn:
+        new_turn = opened.new_turn
+        if new_turn and self.waits.waiting:
             self.waits.arrived(self.turns.prompt_key(opened))
         # A strategy that operates (`orchestration.<strategy>.enabled`): Turns' planner made its plan.
         plan = opened.strategy
-        turn_id = opened.turn_id
         self.ledger.record(opened.events)
         if self.delegation is not None:
-            if opened.new_turn:
+            if new_turn:
                 # Continuity bookkeeping: on the next loop pass, once the request is on its way.
                 asyncio.get_running_loop().call_soon(self.delegation.record, chat)
             if decision.delegate:
-                return await self._delegate(inb, decision.delegate, turn_id)
-            answered = self.delegation.answer(chat, turn_id) if opened.new_turn else None
+                return await self._delegate(inb, decision.delegate, opened.turn_id)
+            answered = self.delegation.answer(chat, opened.turn_id) if new_turn else None
             if answered is not None:  # `/allow <token>` or `/deny <token>` (delegate.permissions)
                 route = route_header("delegate", "permission", answered[0]).encode("latin-1")
                 return self._answer(inb, answered[1], route)

@@ -239,5 +239,5 @@ def stream_reply(
         headers.append((b"content-type", b"text/event-stream"))
     if b"cache-control" not in names:  # an upstream's own (Anthropic sends no-cache) is kept, once
         headers.append((b"cache-control", b"no-cache"))
-    headers.append((b"x-glider-route", route.encode("latin-1")))
+    headers.append((b"x-glider-route", route))
     return Reply(resp.status, headers, stream=gen(), close=close)
