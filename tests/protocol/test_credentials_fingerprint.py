@@ -46,7 +46,8 @@ def test_a_fingerprinter_set_up_once_gives_the_same_fingerprints_call_after_call
 
     for key in (KEY, b"k" * 65):
         fingerprint = Fingerprinter(key)
-        for value in ("sk-one", "sk-two", "sk-one", "Bearer \udc80"):
+        # The same value twice in a row (its fingerprint kept), then another, then the first again.
+        for value in ("sk-one", "sk-one", "sk-two", "sk-one", "Bearer \udc80", "Bearer \udc80", "sk-two"):
             headers = {"x-api-key": value}
             assert fingerprint(headers) == credentials_fingerprint(headers, key)
         assert fingerprint({}) is None

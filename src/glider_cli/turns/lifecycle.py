@@ -517,5 +517,4 @@ def opened_record(chat: ChatRequest) -> dict[str, Any]:
         "client": chat.protocol,
         "messages": len(chat.messages),
     }
-    data.update(turn_keys.opening(chat))
-    return data
+    return turn_keys.opening(chat, data)

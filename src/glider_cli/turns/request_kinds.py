@@ -33,6 +33,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
+from hmac import compare_digest
 from typing import Any, Literal, get_args
 
 from glider_cli.domain import ChatRequest
@@ -190,23 +191,31 @@ def credentials_fingerprint(headers: Mapping[str, str], key: bytes) -> str | Non
 
 
 class Fingerprinter:
-    """`credentials_fingerprint` with one key, set up once: each request's hash starts from a copy of
-    the keyed hash (the key absorbed), which costs less than a new one. Nothing else is kept."""
+    """`credentials_fingerprint` with one key, set up once: each new value's hash starts from a copy of
+    the keyed hash (the key absorbed), which costs less than a new one. The last value hashed and its
+    fingerprint are kept (a client sends the same credentials with every request): the value the
+    request at hand carries, which the index holds anyway (with that request), and nothing older."""
 
-    __slots__ = ("_keyed",)
+    __slots__ = ("_fp", "_keyed", "_value")
 
     def __init__(self, key: bytes) -> None:
         if len(key) > 64:  # BLAKE2b's longest key: a longer one is hashed down first (as HMAC does)
             key = _blake2b(key).digest()
         self._keyed = _blake2b(key=key, digest_size=16)
+        self._value = b""
+        self._fp: str | None = None
 
     def __call__(self, headers: Mapping[str, str]) -> str | None:
         for name in _AUTH_HEADERS:
             value = headers.get(name)
             if value:
-                # Keyed BLAKE2b is ~3x cheaper than hmac.digest(sha256) for a header value, and
-                # nothing is cached (turns.families keeps only the request at hand's fingerprint).
+                raw = value.encode("utf-8", "replace")
+                if self._fp is not None and compare_digest(raw, self._value):  # in constant time
+                    return self._fp
+                # Keyed BLAKE2b is ~3x cheaper than hmac.digest(sha256) for a header value.
                 h = self._keyed.copy()
-                h.update(value.encode("utf-8", "replace"))
-                return h.hexdigest()
+                h.update(raw)
+                fp = h.hexdigest()
+                self._value, self._fp = raw, fp
+                return fp
         return None

@@ -9,7 +9,7 @@
 - `workspace_in(texts, headers)`: the workspace a client names: the `x-glider-workspace` header,
   Claude Code's `# Environment` lines (` - Primary working directory: /abs`, older `Working
   directory: /abs`), or Codex's `<environment_context><cwd>/abs</cwd>`. Absolute paths only, as sent.
-- `opening(chat)`: a new turn's `goal` (its user words, at most `GOAL_CHARS`) and `clone_path` (the
+- `opening(chat, out=None)`: a new turn's `goal` (its user words, at most `GOAL_CHARS`) and `clone_path` (the
   workspace the client names; the environment lines come at the start of a conversation, so only the
   system prompt and the first `ENV_MESSAGES` messages are read, whatever the conversation's length),
   and `delegate_of` when the request is a delegate run's own (`delegate_of`).
@@ -155,9 +155,11 @@ def _claude_workspace(text: str) -> str | None:
     return None
 
 
-def opening(chat: ChatRequest) -> dict[str, str]:
-    """A new turn's `goal` and `clone_path` (the keys it has; see the module contract)."""
-    out: dict[str, str] = {}
+def opening(chat: ChatRequest, out: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A new turn's `goal` and `clone_path` (the keys it has; see the module contract), added to
+    `out` when given (a record being built), else to a new dict; returns it."""
+    if out is None:
+        out = {}
     goal = user_words(chat.last_user_text)
     if goal:
         out["goal"] = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
