@@ -142,7 +142,8 @@ class IdGenerator:
         self._next = 0  # the next id within `_last_ms`, as an int
 
     def __call__(self) -> str:
-        return next(self.run(1))
+        """One id (`run(1)`'s, made without its iterator: a new turn takes one per request)."""
+        return self._reserve(1, self._clock()).to_bytes(16, "big").hex()
 
     def many(self, n: int) -> list[str]:
         """`n` consecutive ids, as `n` calls would give them, under one clock read and one lock."""
@@ -151,7 +152,17 @@ class IdGenerator:
     def run(self, n: int, now: float | None = None) -> Iterator[str]:
         """`many(n)` as an iterator, `now` being the clock's reading when the caller has it (the
         writer's `stage` zips the ids into its pending events: no list is built)."""
-        ms = int((self._clock() if now is None else now) * 1000)
+        first = self._reserve(n, self._clock() if now is None else now)
+        # Ids that differ only in their last two hex digits share the rest, made once (bytes turned
+        # to hex: a format spec costs ~3x as much; issue 29).
+        low = first & 0xFF
+        if low + n <= 0x100:
+            return map((first >> 8).to_bytes(15, "big").hex().__add__, _HEX2[low : low + n])
+        return iter([c.to_bytes(16, "big").hex() for c in range(first, first + n)])
+
+    def _reserve(self, n: int, now: float) -> int:
+        """The first of `n` consecutive ids at clock reading `now`, as an int; the next start after them."""
+        ms = int(now * 1000)
         lock = self._lock
         lock.acquire()
         try:
@@ -164,12 +175,7 @@ class IdGenerator:
             self._next = first + n
         finally:
             lock.release()
-        # Ids that differ only in their last two hex digits share the rest, made once (bytes turned
-        # to hex: a format spec costs ~3x as much; issue 29).
-        low = first & 0xFF
-        if low + n <= 0x100:
-            return map((first >> 8).to_bytes(15, "big").hex().__add__, _HEX2[low : low + n])
-        return iter([c.to_bytes(16, "big").hex() for c in range(first, first + n)])
+        return first
 
 
 _HEX2 = tuple(f"{i:02x}" for i in range(0x100))
