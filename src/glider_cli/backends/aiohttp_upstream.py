@@ -263,16 +263,7 @@ class AiohttpUpstream:
         request = self._session.request
         ct = self._timeout(timeout)
         try:
-            resp = await request(
-                method,
-                url,
-                headers=headers,
-                data=_Body(body, timeout.write) if body else None,
-                timeout=ct,
-                **options,
-            )
-            if resp.status == 408:
-                resp.close()
+            for retry in (False, True):  # a 408 is asked once more; the second answer is the answer
                 resp = await request(
                     method,
                     url,
@@ -281,6 +272,9 @@ class AiohttpUpstream:
                     timeout=ct,
                     **options,
                 )
+                if resp.status != 408 or retry:
+                    break
+                resp.close()
         except (TimeoutError, aiohttp.ClientError) as exc:
             raise _failure(exc, url, options) from exc
         encoding = resp.headers.get("Content-Encoding")
