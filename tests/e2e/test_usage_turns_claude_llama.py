@@ -78,6 +78,10 @@ def test_claude_code_s_local_turn_is_accounted_and_summarised_by_its_prompt(
             _config(relay.url, fake.url), tmp_path, record=False, environ={"GLIDER_HOME": str(home)}
         ) as g,
     ):
+        # SmolLM2 is asked for at most 256 tokens of what Glider sends (recorded as sent), so that a
+        # sampled answer rambling to the backend's 1,024 (and Glider's continuations after it) cannot
+        # take minutes here: seen once in CI, 4,459 tokens in 283 s.
+        relay.generate_at_most = 256
         proc = subprocess.run(
             [claude_bin, "-p", "say hi /local", "--output-format", "json"],
             cwd=work,
@@ -87,9 +91,16 @@ def test_claude_code_s_local_turn_is_accounted_and_summarised_by_its_prompt(
             text=True,
             timeout=600,
         )
-        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
         result = json.loads(proc.stdout)
-        assert result["is_error"] is False and result["result"].strip()
+        rambled = bool(result.get("is_error")) and relay.capped_ends > 0
+        if rambled:
+            # The sampled answer rambled to the relay's cap and the real model ended it there
+            # (`finish_reason: length`); Claude Code says so as its output-token maximum. The local
+            # model did answer, and its accounting below holds either way.
+            assert "output token maximum" in result["result"], result
+        else:
+            assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+            assert result["is_error"] is False and result["result"].strip()
         # The title Claude Code left is closed (its outcome written with the next drain).
         deadline = time.monotonic() + 120
         while (
@@ -114,7 +125,7 @@ def test_claude_code_s_local_turn_is_accounted_and_summarised_by_its_prompt(
     # §3 output: the count the client was told for the answer it printed — llama.cpp's own when it
     # reported one, else the text's bytes/4 (the translated stream's closing usage) — never the stream's
     # bytes (1,313 for a 70-character answer before).
-    if "output_tokens" in (last.get("estimated") or ()):
+    if "output_tokens" in (last.get("estimated") or ()) and not rambled:
         text = len(result["result"].encode())
         assert abs(last["output_tokens"] - (text + 3) // 4) <= 2, (last, text)
     else:
