@@ -106,13 +106,8 @@ class _Transport(asyncio.Transport):
         self.closing = True
 
 
-def test_a_model_call_is_watched_by_its_connection() -> None:
-    """Under the connection limits' protocol, the connection, not a task of the request's own, sees
-    the client leave: the handler is cancelled, nothing is sent, the call returns normally. A body
-    that is not in by `server.body_timeout` gets the 408 (counted) and the handler never runs."""
-    from glider_cli.server.asgi import ProxyEndpoint
-
-    events: list[str] = []
+def _slow_handler(events: list[str]) -> Any:
+    """A handler that takes 30 s to answer, saying in `events` that it ran and when it is cancelled."""
 
     async def handler(scope: Any, body: bytes) -> Reply:
         events.append(f"handler {body.decode()}")
@@ -122,6 +117,19 @@ def test_a_model_call_is_watched_by_its_connection() -> None:
             events.append("cancelled")
             raise
         return Reply(200, body=b"late")
+
+    return handler
+
+
+def test_a_model_call_is_watched_by_its_connection() -> None:
+    """Under the connection limits' protocol, the connection, not a task of the request's own, sees
+    the client leave: the handler is cancelled, nothing is sent, the call returns normally. A body
+    that is not in by `server.body_timeout` gets the 408 (counted) and the handler never runs."""
+    from glider_cli.server.asgi import ProxyEndpoint
+
+    events: list[str] = []
+
+    handler = _slow_handler(events)
 
     endpoint = ProxyEndpoint(handler, 1024, lambda status, message: Reply(400))
     glider, limits = _glider_app(None, {"/v1/messages": endpoint}, ServerSettings(body_timeout=0.1))
@@ -206,14 +214,7 @@ def test_a_client_that_leaves_cancels_the_handler() -> None:
     events: list[str] = []
     sent: list[Any] = []
 
-    async def handler(scope: Any, body: bytes) -> Reply:
-        events.append(f"handler {body.decode()}")
-        try:
-            await asyncio.sleep(30)
-        except asyncio.CancelledError:
-            events.append("cancelled")
-            raise
-        return Reply(200, body=b"late")
+    handler = _slow_handler(events)
 
     async def run() -> None:
         gone = asyncio.Event()
