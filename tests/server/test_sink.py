@@ -65,6 +65,29 @@ def test_loop_sink_closing_events_wait_for_the_next_drain_or_the_linger() -> Non
     assert written[-1] == ["NoLoop"]
 
 
+def test_a_turns_events_handed_over_in_one_call_keep_their_order_and_their_drains() -> None:
+    # `emit_all` / `later.emit_all` (the ledger's one call per turn) behave as one `emit` per event.
+    inner = _List()
+    written: list[list[str]] = []
+    sink = LoopSink(inner, lambda items: written.append([t for t, _, _ in items]), linger=0.05)
+
+    async def go() -> None:
+        sink.later.emit_all([("Outcome1", {}, "t1"), ("Served1", {}, "t1")])
+        await asyncio.sleep(0)
+        assert written == []  # closing events wait for the next drain
+        sink.emit_all([("Opened2", {}, "t2"), ("Decided2", {}, "t2")])
+        sink.emit("Bound2", {}, turn_id="t2")
+        await asyncio.sleep(0)
+        assert written == [["Outcome1", "Served1", "Opened2", "Decided2", "Bound2"]]
+        sink.later.emit_all([("Outcome2", {}, "t2")])
+        await asyncio.sleep(0.1)  # nobody else drained: the linger did
+        assert written[-1] == ["Outcome2"]
+
+    asyncio.run(go())
+    sink.emit_all([("NoLoop", {}, None)])  # no running loop: straight through
+    assert written[-1] == ["NoLoop"]
+
+
 def test_deferred_event_data_is_made_once_when_first_read() -> None:
     calls: list[int] = []
 

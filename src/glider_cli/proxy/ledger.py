@@ -31,6 +31,7 @@ __all__ = ["Ledger", "Observer", "RefusedObserver"]
 
 Event = tuple[str, Mapping[str, Any], str | None]  # (kind, data, turn_id), as `Turns` gives them
 Observer = Callable[[Observed, Served], None]
+EmitAll = Callable[[Iterable[Event]], None]
 RefusedObserver = Callable[[Inbound, GateRefused], None]
 
 
@@ -49,6 +50,9 @@ class Ledger:
         self.turns = turns
         self.sink = sink
         self.later = later if later is not None else sink
+        # A sink that takes a turn's events in one call (the server's `LoopSink`); else one by one.
+        self._all: EmitAll | None = getattr(sink, "emit_all", None)
+        self._later_all: EmitAll | None = getattr(self.later, "emit_all", None)
         # Told of every reply once it is out (`glider serve`'s line per request, the telemetry's spans).
         self.observer = observer
         # Told of each request the capability gate refused (`glider serve` prints a line for it too).
@@ -58,6 +62,11 @@ class Ledger:
         self, events: Iterable[Event], *, later: bool = False, decided: Mapping[str, Any] | None = None
     ) -> None:
         """Write `events` in order: the one loop over a turn's events (`tests/test_code_rules.py`)."""
+        if decided is None:
+            many = self._later_all if later else self._all
+            if many is not None:
+                many(events)
+                return
         sink = self.later if later else self.sink
         for kind, data, turn_id in events:
             if decided is not None and kind == ROUTE_DECIDED:

@@ -7,12 +7,14 @@ closing the writer. Event data made when written is `domain.Deferred`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from glider_cli.domain import Deferred, EventSink
 
 _running_loop = asyncio.get_running_loop
+
+Event = tuple[str, Mapping[str, Any], "str | None"]  # (type, data, turn_id)
 
 # Events the staged writes take per loop pass (`LoopSink`): a few requests' worth, ~0.1 ms.
 SLICE = 16
@@ -67,16 +69,35 @@ class LoopSink:
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
         if not self._scheduled:
-            try:
-                loop = _running_loop()
-            except RuntimeError:  # no loop: hand everything over now
-                self.drain()
-                return
-            self._scheduled = True
-            loop.call_soon(self._drain)
+            self._soon()
+
+    def emit_all(self, events: Iterable[Event]) -> None:
+        """`emit` of each of `events` (type, data, turn_id), in order, in one call: a turn's events as
+        `proxy.ledger` hands them over."""
+        self._pending.extend(events)
+        if not self._scheduled:
+            self._soon()
+
+    def _soon(self) -> None:
+        """Drain on the loop's next pass (without a running loop: hand everything over now)."""
+        try:
+            loop = _running_loop()
+        except RuntimeError:
+            self.drain()
+            return
+        self._scheduled = True
+        loop.call_soon(self._drain)
 
     def emit_later(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
         self._pending.append((type, data, turn_id))
+        self._later()
+
+    def emit_all_later(self, events: Iterable[Event]) -> None:
+        """`emit_later` of each of `events`, in order, in one call."""
+        self._pending.extend(events)
+        self._later()
+
+    def _later(self) -> None:
         if not self._scheduled and self._due is None:
             try:
                 loop = _running_loop()
@@ -140,10 +161,11 @@ class LoopSink:
 
 
 class _Later:
-    """`LoopSink.later`: the EventSink for a reply's closing events (its `emit` is the sink's
-    `emit_later` itself: one call less per event)."""
+    """`LoopSink.later`: the EventSink for a reply's closing events (its `emit` and `emit_all` are
+    the sink's `emit_later` and `emit_all_later` themselves: one call less per event)."""
 
-    __slots__ = ("emit",)
+    __slots__ = ("emit", "emit_all")
 
     def __init__(self, sink: LoopSink) -> None:
         self.emit = sink.emit_later
+        self.emit_all = sink.emit_all_later
