@@ -194,8 +194,9 @@ def create_app(
     hub = EventHub(live)
     loop_sink = LoopSink(
         sink,
-        stage=hub.wrap(live.stage) if live is not None else None,
+        stage=live.stage if live is not None else None,
         write_staged=live.write_staged if live is not None else None,
+        hub=hub,
     )
     routes_by_origin = network_routes(registry.backends(), trust_env=settings.server.trust_env, environ=env)
     # Built inside the running loop: by the lifespan, which closes it (an injected one is the caller's).

@@ -1,13 +1,12 @@
 """`EventHub`: wakes the dashboard's live event streams (`server.events_api`) when the request path's
 events have been written. Every app has one (`create_app`: its `LoopSink` hands the writer each loop
-pass's events through `hub.wrap(writer.stage)`), so this module imports neither Starlette nor the
-dashboard's routes, which are built when first asked for (issue 29's cold start).
+pass's events, then calls `notify()` when `waiters` holds any stream), so this module imports neither
+Starlette nor the dashboard's routes, which are built when first asked for (issue 29's cold start).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,19 +31,8 @@ class EventHub:
         self.max_age = max_age
         self.retry_ms = retry_ms
         self.closed = False
-        self._waiters: set[asyncio.Future[None]] = set()
-
-    def wrap(
-        self, write_now: Callable[[list[tuple[str, Any, str | None]]], None]
-    ) -> Callable[[list[tuple[str, Any, str | None]]], None]:
-        """`write_now` (the writer's `stage` in `create_app`), then a wake-up for the streams."""
-
-        def written(items: list[tuple[str, Any, str | None]]) -> None:
-            write_now(items)
-            if self._waiters:
-                self.notify()
-
-        return written
+        # The streams waiting for events (`LoopSink` calls `notify()` only when there is one).
+        self.waiters: set[asyncio.Future[None]] = set()
 
     def notify(self) -> None:
         """Wake every waiting stream; safe from any thread."""
@@ -52,7 +40,7 @@ class EventHub:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        for fut in list(self._waiters):
+        for fut in list(self.waiters):
             loop = fut.get_loop()
             if loop is running:
                 _wake(fut)
@@ -61,11 +49,11 @@ class EventHub:
 
     async def wait(self, timeout: float) -> None:
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.add(fut)
+        self.waiters.add(fut)
         try:
             await asyncio.wait((fut,), timeout=timeout)
         finally:
-            self._waiters.discard(fut)
+            self.waiters.discard(fut)
 
     def close(self) -> None:
         """End every stream at its next wake-up."""

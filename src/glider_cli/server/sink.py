@@ -7,8 +7,8 @@ closing the writer. Event data made when written is `domain.Deferred`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Protocol
 
 from glider_cli.domain import Deferred, EventSink
 
@@ -18,6 +18,16 @@ Event = tuple[str, Mapping[str, Any], "str | None"]  # (type, data, turn_id)
 
 # Events the staged writes take per loop pass (`LoopSink`): a few requests' worth, ~0.1 ms.
 SLICE = 16
+
+
+class Hub(Protocol):
+    """What is woken when events are staged (`server.event_hub.EventHub`): `notify()`, called only
+    while `waiters` holds any."""
+
+    @property
+    def waiters(self) -> Collection[Any]: ...
+
+    def notify(self) -> None: ...
 
 
 class LoopSink:
@@ -33,8 +43,8 @@ class LoopSink:
       replies: armed by the first closing events, it is left armed by the drains that take them
       and, when it fires, drains only events that have waited `linger` (else it waits for them).
     - A drain hands everything pending over at once, in emit order: to `stage` when given (the
-      event writer's: stamped and readable at once, `recent()` and the live streams see them), and
-      `write_staged` writes them `linger` seconds later, `SLICE` events per loop pass. A drain is
+      event writer's: stamped and readable at once, `recent()` and the live streams (`hub`, woken
+      then) see them), and `write_staged` writes them `linger` seconds later, `SLICE` events per loop pass. A drain is
       cheap then, and the work of writing (making records, redaction, encoding, the index) stays
       off the loop pass where the upstream's answer arrives: at c=1 against a fast upstream, a
       drain that wrote at once held that answer back by ~80 us (issue 29). Else to `write_now`
@@ -52,8 +62,10 @@ class LoopSink:
         linger: float = 0.01,
         stage: Callable[[list[tuple[str, Mapping[str, Any], str | None]]], None] | None = None,
         write_staged: Callable[[int | None], bool] | None = None,
+        hub: Hub | None = None,
     ) -> None:
         self.sink = sink
+        self._hub = hub
         self._write_now = write_now
         self._stage = stage if write_staged is not None else None
         self._write_staged = write_staged
@@ -148,6 +160,9 @@ class LoopSink:
         pending, self._pending = self._pending, []
         if self._stage is not None:
             self._stage(pending)
+            hub = self._hub
+            if hub is not None and hub.waiters:  # a live stream waits: wake it
+                hub.notify()
             if self._writing is None:
                 self._writing = asyncio.get_running_loop().call_later(self._linger, self._write_slice)
             return

@@ -34,7 +34,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 REDACTED = "[REDACTED]"
@@ -244,6 +244,12 @@ def text_may_need_redaction(text: str) -> bool:
 def may_need_redaction(blob: bytes) -> bool:
     """False when the JSON bytes `blob` hold nothing `redact` would change (see the module contract)."""
     return (_patterns or patterns()).blob_set.Match(blob) is not None
+
+
+def blob_matcher() -> Callable[[bytes], Any]:
+    """`may_need_redaction` as the one call it makes: a callable that returns None exactly when
+    `may_need_redaction(blob)` is False (for a caller that keeps it: the writer's usual batch)."""
+    return patterns().blob_set.Match  # type: ignore[no-any-return]
 
 
 @functools.lru_cache(maxsize=4096)

@@ -33,7 +33,7 @@ Pure apart from two small caches: verdicts keyed by the bytes checked, JSON text
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import orjson
@@ -42,6 +42,7 @@ from glider_cli.domain import Deferred
 from glider_cli.store.eventlog import log
 from glider_cli.store.eventlog.events import PROV_RUNTIME, SCHEMA_VERSION, event_of
 from glider_cli.store.eventlog.redact import (
+    blob_matcher,
     may_need_redaction,
     redact,
     sensitive_name,
@@ -166,9 +167,21 @@ def settle_clean(staged: Sequence[Staged]) -> Clean | None:
             lines.append(b"".join((head.encode(), b, tail)))
     except TypeError:  # not JSON-native (orjson's errors are TypeErrors), or an unhashable type
         return None
-    if may_need_redaction(b"\n".join(encoded)):
+    if (_match or _matcher())(b"\n".join(encoded)) is not None:  # `may_need_redaction`, one call less
         return None
-    return Clean(day, lines, b"".join(lines), datas)
+    # The tuple made in C (a NamedTuple's own `__new__` is a Python frame); a batch per write.
+    return _tuple_new(Clean, (day, lines, b"".join(lines), datas))
+
+
+# `redact.blob_matcher()`, kept once the first batch asked for it (the patterns compile on first use).
+_match: Callable[[bytes], Any] | None = None
+_tuple_new = tuple.__new__
+
+
+def _matcher() -> Callable[[bytes], Any]:
+    global _match
+    _match = blob_matcher()
+    return _match
 
 
 def settle_many(items: Sequence[Pending]) -> list[Settled]:

@@ -73,9 +73,11 @@ class IndexAppender:
         if start:
             for dg in digests:
                 dg[0] += start
+        # `delta_line`, without the call (a write's every index line).
+        line = orjson.dumps({"v": VERSION, "file": self._ident, "at": [start, end], "e": digests}, option=_NL)
         try:
             fd = self._fd if self._fd is not None and self._day == day else self._open(day)
-            log.write_all(fd, delta_line(self._ident, start, end, digests))
+            log.write_all(fd, line)
         except OSError:
             self.failed += 1
             self.close()
