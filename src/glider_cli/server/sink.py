@@ -44,10 +44,11 @@ class LoopSink:
       and, when it fires, drains only events that have waited `linger` (else it waits for them).
     - A drain hands everything pending over at once, in emit order: to `stage` when given (the
       event writer's: stamped and readable at once, `recent()` and the live streams (`hub`, woken
-      then) see them), and `write_staged` writes them `linger` seconds later, `SLICE` events per loop pass. A drain is
-      cheap then, and the work of writing (making records, redaction, encoding, the index) stays
-      off the loop pass where the upstream's answer arrives: at c=1 against a fast upstream, a
-      drain that wrote at once held that answer back by ~80 us (issue 29). Else to `write_now`
+      then) see them), and `write_staged` writes them `linger` seconds later, `SLICE` events per
+      loop pass. A drain is cheap then, and the work of writing (making records, redaction,
+      encoding, the index) stays off the loop pass where the upstream's answer arrives: at c=1
+      against a fast upstream, a drain that wrote at once held that answer back by ~80 us (issue
+      29). Else to `write_now`
       (written on this thread), else event by event to `sink.emit`. The writer's own thread is
       never woken for these (that would cost the request path a wake-up and GIL contention).
       `drain()` (the lifespan's, before closing the writer) writes everything. Outside a running

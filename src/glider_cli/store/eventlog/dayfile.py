@@ -45,7 +45,9 @@ class DayFiles:
                     fd = None
         if fd is None:
             fd = self._open(day)
-        log.write_all(fd, data)
+        n = os.write(fd, data)  # `log.write_all`, its one usual write made here
+        if n < len(data):
+            log.write_all(fd, data[n:])
         return os.lseek(fd, 0, os.SEEK_CUR)
 
     def failed(self) -> None:

@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Mapping
 from itertools import repeat
 from operator import call
-from typing import Any
+from typing import Any, NamedTuple
 
 from glider_cli.config.settings import ContextSettings
 from glider_cli.errors import StoreError
@@ -83,40 +83,19 @@ _ID = operator.itemgetter(0)  # a stamped event's id
 _Line = tuple[str, "bytes | None", "Digest | None"]
 
 
-class WriterStats:
-    """The writer's counters (state, not a value: the writer increments them)."""
+class WriterStats(NamedTuple):
+    """The writer's counters as they were when read (`EventWriter.stats`)."""
 
-    def __init__(self) -> None:
-        self.emitted = 0
-        self.written = 0
-        self.failed = 0
-        self.batches = 0
-        self.redacted = 0
-        self.warm_loaded = 0
-        self.torn_on_load = 0
-
-    def warm(self, loaded: int, torn: int) -> None:
-        """The warm load read `loaded` events and met `torn` torn lines."""
-        self.warm_loaded = loaded
-        self.torn_on_load = torn
-
-    def emit(self, n: int) -> None:
-        self.emitted += n
-
-    def redact(self, n: int) -> None:
-        self.redacted += n
-
-    def write(self, n: int) -> None:
-        self.written += n
-
-    def fail(self, n: int) -> None:
-        self.failed += n
-
-    def batch(self) -> None:
-        self.batches += 1
+    emitted: int
+    written: int
+    failed: int
+    batches: int
+    redacted: int
+    warm_loaded: int
+    torn_on_load: int
 
     def to_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
+        return self._asdict()
 
 
 class EventWriter:
@@ -158,8 +137,23 @@ class EventWriter:
         self._thread: threading.Thread | None = None
         self._stopping = False
         self._closed = False
-        self.stats = WriterStats()
+        # The counters `stats` reads (the writer's own: added to on the write path without a call).
+        self._emitted = self._written_n = self._failed = self._batches = self._redacted = 0
+        self._warm_loaded = self._torn_on_load = 0
         self.last_error: str | None = None
+
+    @property
+    def stats(self) -> WriterStats:
+        """The counters, as they are now."""
+        return WriterStats(
+            self._emitted,
+            self._written_n,
+            self._failed,
+            self._batches,
+            self._redacted,
+            self._warm_loaded,
+            self._torn_on_load,
+        )
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -203,9 +197,9 @@ class EventWriter:
         self._drain()
         with self._write_lock:
             self._files.close()
-        if self.stats.failed:
+        if self._failed:
             raise StoreError(
-                f"{self.stats.failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
+                f"{self._failed} event(s) could not be written to {self.context_dir}: {self.last_error}"
             )
 
     def __enter__(self) -> EventWriter:
@@ -234,7 +228,7 @@ class EventWriter:
         kept = read[-self.settings.max_events :]
         with self._lock:
             self._ring.load(kept)
-        self.stats.warm(len(read), st.torn)
+        self._warm_loaded, self._torn_on_load = len(read), st.torn
         return [event for event, _ in kept]
 
     # -- the sink ----------------------------------------------------------------------------------
@@ -245,7 +239,7 @@ class EventWriter:
         self._pending.append((self._ids(), format_ts(self._clock()), (type, snapshot(data), turn_id)))
         with self._counts:
             self._enqueued += 1
-            self.stats.emit(1)
+            self._emitted += 1
         if not self._wake.is_set():
             self._wake.set()
 
@@ -267,7 +261,7 @@ class EventWriter:
         self._pending.extend(zip(self._ids.run(n), repeat(ts), items))
         with self._counts:
             self._enqueued += n
-            self.stats.emit(n)
+            self._emitted += n
 
     def write_staged(self, limit: int | None = None) -> bool:
         """Settle and append the oldest `limit` pending events (all when None, or when `_BACKLOG` or
@@ -336,7 +330,7 @@ class EventWriter:
             redacted += ran
         self._ring.add_settled(settled)
         if redacted:
-            self.stats.redact(redacted)
+            self._redacted += redacted
 
     def _take(self, slice_: int | None = None) -> list[_Line] | None:
         """Settle pending events and take a batch to write; None when a slice was settled and more
@@ -365,7 +359,7 @@ class EventWriter:
             group[0].append(line)
             group[1].append(dg)
         if bad:
-            self.stats.fail(bad)
+            self._failed += bad
             self.last_error = f"{bad} event(s) could not be encoded as JSON"
         for day, (lines, digests) in by_day.items():
             kept: list[Digest] = []
@@ -383,15 +377,15 @@ class EventWriter:
         those that have a turn (`store.index.digests.digests_of`; callers hold `_write_lock`)."""
         try:
             end = self._files.append(day, data)
-            self.stats.write(n)
+            self._written_n += n
             self._files.index.record(day, end, len(data), digests)
         except OSError as exc:
             self._files.failed()
-            self.stats.fail(n)
+            self._failed += n
             self.last_error = f"cannot append to the event log in {self.context_dir}: {exc}"
 
     def _written(self, done: int) -> None:
-        self.stats.batch()
+        self._batches += 1
         with self._counts:
             self._done += done
             if self._waiting:

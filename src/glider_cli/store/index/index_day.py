@@ -77,7 +77,9 @@ class IndexAppender:
         line = orjson.dumps({"v": VERSION, "file": self._ident, "at": [start, end], "e": digests}, option=_NL)
         try:
             fd = self._fd if self._fd is not None and self._day == day else self._open(day)
-            log.write_all(fd, line)
+            n = os.write(fd, line)  # `log.write_all`, its one usual write made here
+            if n < len(line):
+                log.write_all(fd, line[n:])
         except OSError:
             self.failed += 1
             self.close()
