@@ -80,37 +80,27 @@ class LoopSink:
         self.later: EventSink = _Later(self)
 
     def emit(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
-        self._pending.append((type, data, turn_id))
-        if not self._scheduled:
-            self._soon()
+        self.emit_all(((type, data, turn_id),))
 
     def emit_all(self, events: Iterable[Event]) -> None:
         """`emit` of each of `events` (type, data, turn_id), in order, in one call: a turn's events as
         `proxy.ledger` hands them over."""
         self._pending.extend(events)
         if not self._scheduled:
-            self._soon()
-
-    def _soon(self) -> None:
-        """Drain on the loop's next pass (without a running loop: hand everything over now)."""
-        try:
-            loop = _running_loop()
-        except RuntimeError:
-            self.drain()
-            return
-        self._scheduled = True
-        loop.call_soon(self._drain)
+            try:
+                loop = _running_loop()
+            except RuntimeError:  # no loop: hand everything over now
+                self.drain()
+                return
+            self._scheduled = True
+            loop.call_soon(self._drain)
 
     def emit_later(self, type: str, data: Mapping[str, Any], *, turn_id: str | None = None) -> None:
-        self._pending.append((type, data, turn_id))
-        self._later()
+        self.emit_all_later(((type, data, turn_id),))
 
     def emit_all_later(self, events: Iterable[Event]) -> None:
         """`emit_later` of each of `events`, in order, in one call."""
         self._pending.extend(events)
-        self._later()
-
-    def _later(self) -> None:
         if not self._scheduled and self._due is None:
             try:
                 loop = _running_loop()
