@@ -255,11 +255,10 @@ class EventWriter:
         n = len(items)
         if not n:
             return
-        now = self._clock()  # one reading for the ts and the ids (the generator's clock is this one)
-        ts = format_ts(now)
+        ts = format_ts(self._clock())
         # Each item stays as given, its data too (a Deferred is made when settled: `settle.made`);
         # the ids and the one ts are zipped in (no tuple built here per event but the stamped one).
-        self._pending.extend(zip(self._ids.run(n, now), repeat(ts), items))
+        self._pending.extend(zip(self._ids.run(n), repeat(ts), items))
         with self._counts:
             self._enqueued += n
             self._emitted += n
