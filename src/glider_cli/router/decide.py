@@ -57,7 +57,6 @@ from glider_cli.router.triggers import (
     command_pattern,
     find_command,
     may_ask_wrapup,
-    typed_command,
     typed_text,
 )
 
@@ -114,6 +113,19 @@ class Router:
         )
         # Per rule, how to skip its matcher when a cheaper check proves its "no" (router.quick).
         self._quick = quick_table(self.rules, self._disabled)
+        # Every command a request's user text is tested for, with the bit of what looks for it: an
+        # explicit rule (its index) or the delegate flags (`_delegate_bit`). One pass of substring
+        # tests per request says which of them may find a command; the others say "no" unasked.
+        self._delegate_bit = 1 << len(self.rules)
+        self._command_bits = tuple(
+            [(flag, self._delegate_bit) for flag in DELEGATE_FLAGS]
+            + [
+                (c, 1 << i)
+                for i, (kind, _, m) in enumerate(self._quick)
+                if kind == EXPLICIT
+                for c in m.commands
+            ]
+        )
 
     def decide(
         self,
@@ -140,10 +152,16 @@ class Router:
         trace: list[Reason] = []
         delegate = None
         # Every command starts with "/" (`config.rules`): without one in the text no command test can
-        # find any, and an explicit rule gives its one "no" line without the call.
-        slash = "/" in user_text
-        if commands and slash and request.is_new_user_message:
-            delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
+        # find any. Else the bits of the explicit rules (and the delegate flags) with a command in the
+        # user text: only they look for it in the person's own text (`ctx.command_text`); every other
+        # explicit rule gives its one "no" line without the call.
+        typed = 0
+        if commands and "/" in user_text:
+            for command, bit in self._command_bits:
+                if command in user_text:
+                    typed |= bit
+        if typed & self._delegate_bit and request.is_new_user_message:
+            delegate = find_command(self._delegate, DELEGATE_FLAGS, ctx.command_text)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
         held = self._holder(sticky) if sticky is not None else None
@@ -170,8 +188,8 @@ class Router:
                     trace.append(no)
                     continue
                 if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
-                    if slash:
-                        m = data(ctx)
+                    if typed >> i & 1:
+                        m = data.typed(ctx.command_text)
                         skip = not m.matched
                     else:
                         skip = True

@@ -192,7 +192,16 @@ class ExplicitMatcher:
         self._hits: dict[str, Match] = {}
 
     def __call__(self, ctx: Context) -> Match:
-        found = typed_command(self.pattern, self.commands, ctx)
+        text = ctx.user_text
+        for c in self.commands:  # most messages carry none: no cleaning for them (`typed_command`)
+            if c in text:
+                return self.typed(ctx.command_text)
+        return self.miss
+
+    def typed(self, text: str) -> Match:
+        """The verdict on `text`, the person's own text (`Context.command_text`), for a request whose
+        user text holds one of the commands (the router tests that for every explicit rule at once)."""
+        found = find_command(self.pattern, self.commands, text)
         if not found:
             return self.miss
         hit = self._hits.get(found)
