@@ -141,13 +141,7 @@ class Router:
         )
         commands = sticky is None or sticky.commands
         ctx = Ctx(
-            request,
-            request.last_text,
-            user_text,
-            complexity,
-            commands=commands,
-            parent=_parent(sticky) if sticky is not None and sticky.family is not None else None,
-            script_complexity=self._script_complexity,
+            request, request.last_text, user_text, complexity, commands, sticky, self._script_complexity
         )
         trace: list[Reason] = []
         delegate = None
@@ -164,7 +158,11 @@ class Router:
             delegate = find_command(self._delegate, DELEGATE_FLAGS, ctx.command_text)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
-        held = self._holder(sticky) if sticky is not None else None
+        held = (
+            self._holder(sticky)
+            if sticky is not None and (sticky.held_by is not None or sticky.quoted)
+            else None
+        )
         if held is not None and held[2] == "local":
             return self._held(held[:2], request, complexity, trace, sticky, gate)
         refuse_local = (
@@ -493,12 +491,3 @@ class Router:
             # A forced move off the local side (a tool result returning to the cloud) is no hold.
             held_local=held_local if side == "local" else None,
         )
-
-
-def _parent(sticky: StickyView | None) -> dict[str, Any] | None:
-    """The Agent/Task call a subagent request was spawned by, as scripts see it (`request.parent`)."""
-    family = sticky.family if sticky is not None else None
-    if not family or family.get("kind") != "subagent":
-        return None
-    tools = family.get("tools") or ()
-    return {"tool": tools[0] if tools else None, "subagent_type": family.get("subagent_type")}
