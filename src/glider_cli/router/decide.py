@@ -472,22 +472,24 @@ class Router:
                     model, adapter, strategy = forced.model, None, "single"
             if sticky.family is not None:
                 extra["family"] = sticky.family
+        # Positional, in RouteDecision's field order (built per request: keywords cost their matching).
         return RouteDecision(
-            target=side,  # type: ignore[arg-type]
-            rule=rule,
-            priority=priority,
-            backend=backend,
-            model=model,
-            adapter=adapter,
-            strategy=strategy,  # type: ignore[arg-type]
-            delegate=delegate,
-            request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
-            trace=tuple(trace),
-            extra=extra,
-            tail=tail,
-            where=where,
-            fallback=fallback,
-            command=command,
+            side,  # type: ignore[arg-type]
+            rule,
+            priority,
+            backend,
+            model,
+            adapter,
+            strategy,  # type: ignore[arg-type]
+            delegate,
+            RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
+            tuple(trace),
+            extra,
+            tail,
+            where,
+            fallback,
+            command,
+            None,  # plan: the planner's, added by the turn lifecycle
             # A forced move off the local side (a tool result returning to the cloud) is no hold.
-            held_local=held_local if side == "local" else None,
+            held_local if side == "local" else None,
         )
