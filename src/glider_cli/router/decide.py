@@ -34,8 +34,9 @@ Contract:
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
 - The record the Router writes its decision down in: the trace lines of the rules after the winner
-  (`_rest`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict) and the
-  one RouteDecision (`_decision`): the action's backend or the side's default backend; a bound
+  (`_tails`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict,
+  `_rest`) and the one RouteDecision (`_decision`): the action's backend or the side's default
+  backend; a bound
   StickyView's `forced` side (and backend, model) wins over the rules' verdict, which stays in the
   trace; the view and the family join `extra`; `held_local` only while the decision stays local.
 """
@@ -140,22 +141,23 @@ class Router:
             self._scorer, user_text, len(request.messages), request.has_tools, request.client_hint
         )
         commands = sticky is None or sticky.commands
-        ctx = Ctx(
-            request, request.last_text, user_text, complexity, commands, sticky, self._script_complexity
-        )
+        # What the matchers share, built when the first of them is asked (an explicit rule's verdict
+        # is given without it): `_context`.
+        ctx: Ctx | None = None
         trace: list[Reason] = []
         delegate = None
         # Every command starts with "/" (`config.rules`): without one in the text no command test can
         # find any. Else the bits of the explicit rules (and the delegate flags) with a command in the
-        # user text: only they look for it in the person's own text (`ctx.command_text`); every other
-        # explicit rule gives its one "no" line without the call.
+        # user text: only they look for it in the person's own text (`said`, as `Ctx.command_text`);
+        # every other explicit rule gives its one "no" line without the call.
         typed = 0
         if commands and "/" in user_text:
             for command, bit in self._command_bits:
                 if command in user_text:
                     typed |= bit
+        said = typed_text(user_text) if typed else ""
         if typed & self._delegate_bit and request.is_new_user_message:
-            delegate = find_command(self._delegate, DELEGATE_FLAGS, ctx.command_text)
+            delegate = find_command(self._delegate, DELEGATE_FLAGS, said)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
         held = (
@@ -187,7 +189,7 @@ class Router:
                     continue
                 if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
                     if typed >> i & 1:
-                        m = data.typed(ctx.command_text)
+                        m = data.typed(said)
                         skip = not m.matched
                     else:
                         skip = True
@@ -203,6 +205,8 @@ class Router:
                     trace.append(no)
                     continue
             if m is None:
+                if ctx is None:
+                    ctx = self._context(request, user_text, complexity, commands, sticky)
                 m = rule.matcher(ctx)
             if not m.matched:
                 seen = self._seen[i]
@@ -243,7 +247,7 @@ class Router:
                         )
                     )
                     winner, action, command = rule, merged, m.command
-                    rest = self._rest(i, ctx, every)
+                    rest = self._tails[i] if not every else self._rest(i, ctx, request, complexity, sticky)
                     tail = (len(trace), len(rest))
                     trace.extend(rest)
                     break
@@ -276,7 +280,7 @@ class Router:
             winner, action, command = rule, merged, m.command
             if rule.kind == "explicit" and merged.target == "local":
                 keeper = rule.name
-            rest = self._tails[i] if not every else self._rest(i, ctx, every)
+            rest = self._tails[i] if not every else self._rest(i, ctx, request, complexity, sticky)
             tail = (len(trace), len(rest))
             trace.extend(rest)
             break
@@ -416,10 +420,30 @@ class Router:
 
     # ------------------------------------------------------------------------------ the record
 
-    def _rest(self, i: int, ctx: Ctx, every: bool) -> tuple[Reason, ...] | list[Reason]:
-        """The trace lines of the rules after the winner: not reached, or (`every`) their verdicts."""
-        if not every:
-            return self._tails[i]
+    def _context(
+        self,
+        request: ChatRequest,
+        user_text: str,
+        complexity: LazyComplexity,
+        commands: bool,
+        sticky: StickyView | None,
+    ) -> Ctx:
+        return Ctx(
+            request, request.last_text, user_text, complexity, commands, sticky, self._script_complexity
+        )
+
+    def _rest(
+        self,
+        i: int,
+        ctx: Ctx | None,
+        request: ChatRequest,
+        complexity: LazyComplexity,
+        sticky: StickyView | None,
+    ) -> list[Reason]:
+        """`every`: the verdicts of the rules after the winner (the rules' own `_tails` otherwise)."""
+        if ctx is None:
+            commands = sticky is None or sticky.commands
+            ctx = self._context(request, request.last_user_text, complexity, commands, sticky)
         winner = self.rules[i].name
         out: list[Reason] = []
         for later in self.rules[i + 1 :]:
