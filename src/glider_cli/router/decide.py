@@ -36,9 +36,9 @@ Contract:
 - The record the Router writes its decision down in: the trace lines of the rules after the winner
   (`_tails`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict,
   `_rest`) and the one RouteDecision (`_decision`): the action's backend or the side's default
-  backend; a bound
-  StickyView's `forced` side (and backend, model) wins over the rules' verdict, which stays in the
-  trace; the view and the family join `extra`; `held_local` only while the decision stays local.
+  backend; a bound StickyView's `forced` side (and backend, model) wins over the rules' verdict,
+  which stays in the trace; the view and the family join `extra`; `held_local` only while the
+  decision stays local.
 """
 
 from __future__ import annotations
