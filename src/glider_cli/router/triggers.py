@@ -155,11 +155,14 @@ def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str)
     """The first of `commands` in `text` as a word, skipping one in quote marks (`"/local"`)."""
     for command in commands:  # a plain substring test first: most messages carry no command
         if command in text:
-            for m in pattern.finditer(text):
+            # One search after another (finditer's matches, without making its iterator).
+            m = pattern.search(text)
+            while m is not None:
                 start, end = m.span()
                 before = text[start - 1] if start else ""
                 after = text[end] if end < len(text) else ""
                 if before and before in _OPEN_QUOTES and after and after in _CLOSE_QUOTES:
+                    m = pattern.search(text, end)  # a match is never empty: `end` moves on
                     continue
                 return m.group(0)
             return None
