@@ -90,7 +90,8 @@ def client_text(text: str) -> str:
     Code `# Environment` or Codex AGENTS.md message is wholly the client's: "")."""
     if "<" in text:
         text = _INJECTED.sub(" ", text)
-    return "" if _INJECTED_MESSAGE.match(text) else text
+    # Both such messages open with a "#": a text without one (most) is not matched.
+    return "" if "#" in text and _INJECTED_MESSAGE.match(text) else text
 
 
 def typed_text(text: str) -> str:
