@@ -148,16 +148,16 @@ class Router:
         delegate = None
         # Every command starts with "/" (`config.rules`): without one in the text no command test can
         # find any. Else the bits of the explicit rules (and the delegate flags) with a command in the
-        # user text: only they look for it in the person's own text (`said`, as `Ctx.command_text`);
+        # user text: only they look for it in the person's own text (`own_text`, as `Ctx.command_text`);
         # every other explicit rule gives its one "no" line without the call.
         typed = 0
         if commands and "/" in user_text:
             for command, bit in self._command_bits:
                 if command in user_text:
                     typed |= bit
-        said = typed_text(user_text) if typed else ""
+        own_text = typed_text(user_text) if typed else ""
         if typed & self._delegate_bit and request.is_new_user_message:
-            delegate = find_command(self._delegate, DELEGATE_FLAGS, said)
+            delegate = find_command(self._delegate, DELEGATE_FLAGS, own_text)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
         held = (
@@ -189,7 +189,7 @@ class Router:
                     continue
                 if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
                     if typed >> i & 1:
-                        m = data.typed(said)
+                        m = data.typed(own_text)
                         skip = not m.matched
                     else:
                         skip = True
