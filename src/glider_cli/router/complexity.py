@@ -202,10 +202,9 @@ class ComplexityScorer:
         w = self._w_keywords
         if checks and w:
             lower = body.lower()
-            if len(lower) <= _ONE_PASS and not self._any_keyword.search(lower):  # type: ignore[union-attr]
-                found = []
-            else:  # a substring test first (fast), the word-boundary check only for the keywords present
-                found = []
+            found: list[str] = []
+            # A substring test first (fast), the word-boundary check only for the keywords present.
+            if len(lower) > _ONE_PASS or self._any_keyword.search(lower):  # type: ignore[union-attr]
                 for k, bounded in checks:
                     if k in lower and bounded.search(lower):
                         found.append(k)

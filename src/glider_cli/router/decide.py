@@ -152,8 +152,8 @@ class Router:
         # every other explicit rule gives its one "no" line without the call.
         typed = 0
         if commands and "/" in user_text:
-            for command, bit in self._command_bits:
-                if command in user_text:
+            for word, bit in self._command_bits:
+                if word in user_text:
                     typed |= bit
         own_text = typed_text(user_text) if typed else ""
         if typed & self._delegate_bit and request.is_new_user_message:
