@@ -67,13 +67,14 @@ class Ctx:
 
     `commands` is false when the request carries none of the person's text (see
     `router.sticky_view`); `parent` is the Agent/Task call that spawned a subagent request
-    (`{"tool", "subagent_type"}`, read from `sticky`'s family), which scripts see as
-    `request.parent`."""
+    (`{"tool", "subagent_type"}`: `parent` when given, else read from `sticky`'s family), which
+    scripts see as `request.parent`."""
 
     __slots__ = (
         "_command_text",
         "_memo",
         "_native",
+        "_parent",
         "_payload",
         "commands",
         "complexity",
@@ -93,6 +94,8 @@ class Ctx:
         commands: bool = True,
         sticky: StickyView | None = None,
         script_complexity: bool = True,
+        *,
+        parent: dict[str, Any] | None = None,
     ) -> None:
         self.request = request
         self.script_complexity = script_complexity
@@ -101,6 +104,7 @@ class Ctx:
         self.complexity = complexity
         self.commands = commands
         self.sticky = sticky
+        self._parent = parent
         self._command_text: str | None = None
         self._payload: Any = None
         self._native: Any = None
@@ -117,6 +121,8 @@ class Ctx:
     def parent(self) -> dict[str, Any] | None:
         """The Agent/Task call a subagent request was spawned by (read by scripts only: their
         payloads are built once per decision)."""
+        if self._parent is not None:
+            return self._parent
         family = self.sticky.family if self.sticky is not None else None
         if not family or family.get("kind") != "subagent":
             return None
