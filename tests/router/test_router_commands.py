@@ -56,6 +56,7 @@ def test_the_persons_own_command_still_counts(router: Router) -> None:
         ("say hi /local", "explicit_local"),
         ("<system-reminder>x</system-reminder>\nrewrite it /cloud", "explicit_cloud"),
         ("run `make` then /fast please", "explicit_local"),
+        ('the "/cloud" flag, then: say hi /cloud', "explicit_cloud"),  # the quoted one is skipped
     ):
         d = router.decide(message(text))
         assert (d.rule, d.command) == (rule, text.split()[-1] if "/fast" not in text else "/fast")

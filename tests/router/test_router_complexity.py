@@ -27,6 +27,16 @@ def test_each_signal_moves_the_score() -> None:
     assert signals("x", has_tools=True, weights=(("tools", 20),))["tools"] == 20
 
 
+def test_keywords_are_found_the_same_in_a_short_and_a_long_message() -> None:
+    # A short message is looked through with one alternation of the keywords, a longer one with a
+    # substring test per keyword: the same keywords either way.
+    for pad in (0, 30, 100, 3000):
+        text = "x " * (pad // 2) + "Migrate it, mind the race condition"
+        assert signals(text)["keywords"] == 20, pad
+        assert signals("x " * (pad // 2) + "migrated, racecondition")["keywords"] == 0, pad
+        assert signals("x " * (pad // 2) + "y")["keywords"] == 0, pad
+
+
 def test_score_is_capped_at_100() -> None:
     heavy = "migrate race condition " + "src/a.py " * 20 + "```\nx\n```\n" * 5 + "y" * 3000
     assert signals(heavy, messages=80, weights=(("tools", 50),), has_tools=True)["score"] == 100

@@ -117,3 +117,26 @@ def test_a_gate_note_joins_the_winning_line_and_is_no_refusal(tmp_path: Path) ->
         line = next(r for r in d.trace if r.rule == rule)
         assert (d.rule, d.target, line.matched) == (rule, "local", True)
         assert line.reason.endswith("; " + cut), line.reason
+
+
+def test_an_explicit_rule_below_a_refused_local_rule_still_finds_its_command(tmp_path: Path) -> None:
+    rules = """
+- name: small_local
+  priority: 100
+  trigger: {type: context_size, operator: "<=", value: 100000}
+  action: {target: local}
+- name: explicit_cloud
+  priority: 50
+  trigger: {type: explicit, commands: ["/cloud"]}
+  action: {target: cloud}
+- name: default
+  priority: 0
+  trigger: {type: always}
+  action: {target: cloud}
+"""
+    router = Router(config_with_rules(tmp_path, rules))
+    d = router.decide(message("say hi /cloud"), gate=too_big)
+    assert (d.rule, d.command) == ("explicit_cloud", "/cloud")
+    lines = {r.rule: r for r in d.trace}
+    assert "cannot take it" in lines["small_local"].reason and not lines["small_local"].matched
+    assert lines["explicit_cloud"].matched

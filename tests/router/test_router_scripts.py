@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from glider_cli.errors import RuleError
-from glider_cli.router import Router
+from glider_cli.router import Router, StickyView
 from glider_cli.router.scripts import Script, ScriptError, build_payload, check_source
 from routing_helpers import config_with_rules, message
 
@@ -51,6 +51,20 @@ def evaluate(request):
     history = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "ok ünïcode"}]
     d = r.decide(message("go", history=history, stream=True, temperature=0.5, max_tokens=77))
     assert d.rule == "scripted"
+
+
+def test_script_sees_the_subagents_parent_call_from_the_sticky_view(tmp_path: Path) -> None:
+    src = """
+def evaluate(request):
+    p = request.parent
+    return {"matched": p != None and p["tool"] == "Task" and p["subagent_type"] == "Explore"}
+"""
+    r = router_for(tmp_path, src)
+    sub = {"kind": "subagent", "tools": ["Task"], "subagent_type": "Explore"}
+    assert r.decide(message("go"), StickyView(False, "t1", family=sub)).rule == "scripted"
+    other = {"kind": "new_turn", "tools": ["Task"], "subagent_type": "Explore"}
+    assert r.decide(message("go"), StickyView(False, "t1", family=other)).rule == "fallback"
+    assert r.decide(message("go")).rule == "fallback"
 
 
 def test_the_complexity_fields_are_worked_out_only_for_scripts_that_name_them(tmp_path: Path) -> None:

@@ -153,20 +153,27 @@ class ListOf(Spec):
     def __init__(self, item: Spec) -> None:
         self.item = item
         self.what = "a list"
-        # A list of objects (messages): a dict item's fields are checked without the call to `Obj.ok`.
-        self._fields_ok = item.fields_ok if isinstance(item, Obj) and type(item) is Obj else None
+        # A list of objects (messages): a dict item's fields are checked here, without a call to `Obj.ok`.
+        self._fields = (item._exact_of, item._ok_of) if isinstance(item, Obj) and type(item) is Obj else None
 
     def ok(self, value: Any) -> bool:
         if not isinstance(value, list):
             return False
         exact, ok = self.item.exact, self.item.ok
-        fields_ok = self._fields_ok
+        fields = self._fields
         for v in value:
             if type(v) in exact:
                 continue
-            if fields_ok is not None and type(v) is dict:
-                if not fields_ok(v):
-                    return False
+            if fields is not None and type(v) is dict:
+                # `Obj.fields_ok`'s walk over the value's own fields, inline: one call less per item
+                # (a conversation's every message).
+                exact_of, ok_of = fields
+                for name, field in v.items():
+                    field_exact = exact_of.get(name)
+                    if field_exact is None or type(field) in field_exact:
+                        continue
+                    if not ok_of[name](field):
+                        return False
             elif not ok(v):
                 return False
         return True

@@ -17,6 +17,7 @@ from glider_cli.config.model import Action, Config
 from glider_cli.domain import ChatRequest
 from glider_cli.errors import RuleError
 from glider_cli.router.complexity import LazyComplexity
+from glider_cli.router.sticky_view import StickyView
 from glider_cli.router.triggers import (
     Match,
     Matcher,
@@ -66,19 +67,21 @@ class Ctx:
 
     `commands` is false when the request carries none of the person's text (see
     `router.sticky_view`); `parent` is the Agent/Task call that spawned a subagent request
-    (`{"tool", "subagent_type"}`), which scripts see as `request.parent`."""
+    (`{"tool", "subagent_type"}`: `parent` when given, else read from `sticky`'s family), which
+    scripts see as `request.parent`."""
 
     __slots__ = (
         "_command_text",
         "_memo",
         "_native",
+        "_parent",
         "_payload",
         "commands",
         "complexity",
         "last_text",
-        "parent",
         "request",
         "script_complexity",
+        "sticky",
         "user_text",
     )
 
@@ -88,10 +91,11 @@ class Ctx:
         last_text: str,
         user_text: str,
         complexity: LazyComplexity,
-        *,
         commands: bool = True,
-        parent: dict[str, Any] | None = None,
+        sticky: StickyView | None = None,
         script_complexity: bool = True,
+        *,
+        parent: dict[str, Any] | None = None,
     ) -> None:
         self.request = request
         self.script_complexity = script_complexity
@@ -99,7 +103,8 @@ class Ctx:
         self.user_text = user_text
         self.complexity = complexity
         self.commands = commands
-        self.parent = parent
+        self.sticky = sticky
+        self._parent = parent
         self._command_text: str | None = None
         self._payload: Any = None
         self._native: Any = None
@@ -111,6 +116,18 @@ class Ctx:
         if self._command_text is None:
             self._command_text = typed_text(self.user_text) if self.commands else ""
         return self._command_text
+
+    @property
+    def parent(self) -> dict[str, Any] | None:
+        """The Agent/Task call a subagent request was spawned by (read by scripts only: their
+        payloads are built once per decision)."""
+        if self._parent is not None:
+            return self._parent
+        family = self.sticky.family if self.sticky is not None else None
+        if not family or family.get("kind") != "subagent":
+            return None
+        tools = family.get("tools") or ()
+        return {"tool": tools[0] if tools else None, "subagent_type": family.get("subagent_type")}
 
     def memo(self, key: object, compute: Callable[[], Any]) -> Any:
         """`compute()` once per decision for `key` (a script group's outcomes, pattern-set hits)."""

@@ -34,10 +34,11 @@ Contract:
 - `decide(..., every=True)` (`glider route explain --all`) also runs the rules below the winner and
   says for each whether it would have matched too; their verdicts do not change the decision.
 - The record the Router writes its decision down in: the trace lines of the rules after the winner
-  (`_rest`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict) and the
-  one RouteDecision (`_decision`): the action's backend or the side's default backend; a bound
-  StickyView's `forced` side (and backend, model) wins over the rules' verdict, which stays in the
-  trace; the view and the family join `extra`; `held_local` only while the decision stays local.
+  (`_tails`: the prebuilt "not reached" lines, or with `every` each later rule's own verdict,
+  `_rest`) and the one RouteDecision (`_decision`): the action's backend or the side's default
+  backend; a bound StickyView's `forced` side (and backend, model) wins over the rules' verdict,
+  which stays in the trace; the view and the family join `extra`; `held_local` only while the
+  decision stays local.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ from glider_cli.router.triggers import (
     command_pattern,
     find_command,
     may_ask_wrapup,
-    typed_command,
     typed_text,
 )
 
@@ -114,6 +114,19 @@ class Router:
         )
         # Per rule, how to skip its matcher when a cheaper check proves its "no" (router.quick).
         self._quick = quick_table(self.rules, self._disabled)
+        # Every command a request's user text is tested for, with the bit of what looks for it: an
+        # explicit rule (its index) or the delegate flags (`_delegate_bit`). One pass of substring
+        # tests per request says which of them may find a command; the others say "no" unasked.
+        self._delegate_bit = 1 << len(self.rules)
+        self._command_bits = tuple(
+            [(flag, self._delegate_bit) for flag in DELEGATE_FLAGS]
+            + [
+                (c, 1 << i)
+                for i, (kind, _, m) in enumerate(self._quick)
+                if kind == EXPLICIT
+                for c in m.commands
+            ]
+        )
 
     def decide(
         self,
@@ -128,25 +141,30 @@ class Router:
             self._scorer, user_text, len(request.messages), request.has_tools, request.client_hint
         )
         commands = sticky is None or sticky.commands
-        ctx = Ctx(
-            request,
-            request.last_text,
-            user_text,
-            complexity,
-            commands=commands,
-            parent=_parent(sticky) if sticky is not None and sticky.family is not None else None,
-            script_complexity=self._script_complexity,
-        )
+        # What the matchers share, built when the first of them is asked (an explicit rule's verdict
+        # is given without it): `_context`.
+        ctx: Ctx | None = None
         trace: list[Reason] = []
         delegate = None
         # Every command starts with "/" (`config.rules`): without one in the text no command test can
-        # find any, and an explicit rule gives its one "no" line without the call.
-        slash = "/" in user_text
-        if commands and slash and request.is_new_user_message:
-            delegate = typed_command(self._delegate, DELEGATE_FLAGS, ctx)
+        # find any. Else the bits of the explicit rules (and the delegate flags) with a command in the
+        # user text: only they look for it in the person's own text (`own_text`, as `Ctx.command_text`);
+        # every other explicit rule gives its one "no" line without the call.
+        typed = 0
+        if commands and "/" in user_text:
+            for word, bit in self._command_bits:
+                if word in user_text:
+                    typed |= bit
+        own_text = typed_text(user_text) if typed else ""
+        if typed & self._delegate_bit and request.is_new_user_message:
+            delegate = find_command(self._delegate, DELEGATE_FLAGS, own_text)
         if delegate:
             trace.append(Reason("delegate", None, True, f"delegate flag {delegate} found before any rule"))
-        held = self._holder(sticky) if sticky is not None else None
+        held = (
+            self._holder(sticky)
+            if sticky is not None and (sticky.held_by is not None or sticky.quoted)
+            else None
+        )
         if held is not None and held[2] == "local":
             return self._held(held[:2], request, complexity, trace, sticky, gate)
         refuse_local = (
@@ -170,8 +188,8 @@ class Router:
                     trace.append(no)
                     continue
                 if kind == EXPLICIT:  # its matcher's verdict is its own quick test: asked once
-                    if slash:
-                        m = data(ctx)
+                    if typed >> i & 1:
+                        m = data.typed(own_text)
                         skip = not m.matched
                     else:
                         skip = True
@@ -187,6 +205,8 @@ class Router:
                     trace.append(no)
                     continue
             if m is None:
+                if ctx is None:
+                    ctx = self._context(request, user_text, complexity, commands, sticky)
                 m = rule.matcher(ctx)
             if not m.matched:
                 seen = self._seen[i]
@@ -227,7 +247,7 @@ class Router:
                         )
                     )
                     winner, action, command = rule, merged, m.command
-                    rest = self._rest(i, ctx, every)
+                    rest = self._tails[i] if not every else self._rest(i, ctx, request, complexity, sticky)
                     tail = (len(trace), len(rest))
                     trace.extend(rest)
                     break
@@ -260,7 +280,7 @@ class Router:
             winner, action, command = rule, merged, m.command
             if rule.kind == "explicit" and merged.target == "local":
                 keeper = rule.name
-            rest = self._tails[i] if not every else self._rest(i, ctx, every)
+            rest = self._tails[i] if not every else self._rest(i, ctx, request, complexity, sticky)
             tail = (len(trace), len(rest))
             trace.extend(rest)
             break
@@ -400,10 +420,30 @@ class Router:
 
     # ------------------------------------------------------------------------------ the record
 
-    def _rest(self, i: int, ctx: Ctx, every: bool) -> tuple[Reason, ...] | list[Reason]:
-        """The trace lines of the rules after the winner: not reached, or (`every`) their verdicts."""
-        if not every:
-            return self._tails[i]
+    def _context(
+        self,
+        request: ChatRequest,
+        user_text: str,
+        complexity: LazyComplexity,
+        commands: bool,
+        sticky: StickyView | None,
+    ) -> Ctx:
+        return Ctx(
+            request, request.last_text, user_text, complexity, commands, sticky, self._script_complexity
+        )
+
+    def _rest(
+        self,
+        i: int,
+        ctx: Ctx | None,
+        request: ChatRequest,
+        complexity: LazyComplexity,
+        sticky: StickyView | None,
+    ) -> list[Reason]:
+        """`every`: the verdicts of the rules after the winner (the rules' own `_tails` otherwise)."""
+        if ctx is None:
+            commands = sticky is None or sticky.commands
+            ctx = self._context(request, request.last_user_text, complexity, commands, sticky)
         winner = self.rules[i].name
         out: list[Reason] = []
         for later in self.rules[i + 1 :]:
@@ -456,31 +496,24 @@ class Router:
                     model, adapter, strategy = forced.model, None, "single"
             if sticky.family is not None:
                 extra["family"] = sticky.family
+        # Positional, in RouteDecision's field order (built per request: keywords cost their matching).
         return RouteDecision(
-            target=side,  # type: ignore[arg-type]
-            rule=rule,
-            priority=priority,
-            backend=backend,
-            model=model,
-            adapter=adapter,
-            strategy=strategy,  # type: ignore[arg-type]
-            delegate=delegate,
-            request=RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
-            trace=tuple(trace),
-            extra=extra,
-            tail=tail,
-            where=where,
-            fallback=fallback,
-            command=command,
+            side,  # type: ignore[arg-type]
+            rule,
+            priority,
+            backend,
+            model,
+            adapter,
+            strategy,  # type: ignore[arg-type]
+            delegate,
+            RequestSummary(request.estimated_tokens, request.has_tools, complexity=complexity),
+            tuple(trace),
+            extra,
+            tail,
+            where,
+            fallback,
+            command,
+            None,  # plan: the planner's, added by the turn lifecycle
             # A forced move off the local side (a tool result returning to the cloud) is no hold.
-            held_local=held_local if side == "local" else None,
+            held_local if side == "local" else None,
         )
-
-
-def _parent(sticky: StickyView | None) -> dict[str, Any] | None:
-    """The Agent/Task call a subagent request was spawned by, as scripts see it (`request.parent`)."""
-    family = sticky.family if sticky is not None else None
-    if not family or family.get("kind") != "subagent":
-        return None
-    tools = family.get("tools") or ()
-    return {"tool": tools[0] if tools else None, "subagent_type": family.get("subagent_type")}

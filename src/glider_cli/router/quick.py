@@ -4,8 +4,9 @@ Most requests carry no command, no wrap-up wording, no tools and none of the wor
 pattern needs; for them those rules can only give their one prebuilt "no" verdict, and a cheap test
 proves it (issue 29: every matcher call costs, most when the process has been idle). Per rule,
 `quick_table` gives (kind, the "no" trace line, the matcher); `decide` runs the kind's test:
-- EXPLICIT: no "/" in the text (every command starts with one), else the matcher itself, called
-  once (its test, `typed_command`, is the cheap one): its verdict is the rule's;
+- EXPLICIT: none of its commands in the user text (one pass of substring tests for every explicit
+  rule and the delegate flags, only when the text holds a "/": every command starts with one), else
+  its verdict on the person's own text (`ExplicitMatcher.typed`), asked once: it is the rule's;
 - PATTERNS: no classifier pattern can match the text (`PatternIndex.may_match`: a literal
   pre-check, `router.prefilter`) and the rule's length limit does not apply (`quick_miss`);
 - TOOLS: the request carries no tools;

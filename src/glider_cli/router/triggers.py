@@ -90,7 +90,8 @@ def client_text(text: str) -> str:
     Code `# Environment` or Codex AGENTS.md message is wholly the client's: "")."""
     if "<" in text:
         text = _INJECTED.sub(" ", text)
-    return "" if _INJECTED_MESSAGE.match(text) else text
+    # Both such messages open with a "#": a text without one (most) is not matched.
+    return "" if "#" in text and _INJECTED_MESSAGE.match(text) else text
 
 
 def typed_text(text: str) -> str:
@@ -155,11 +156,14 @@ def find_command(pattern: re.Pattern[str], commands: tuple[str, ...], text: str)
     """The first of `commands` in `text` as a word, skipping one in quote marks (`"/local"`)."""
     for command in commands:  # a plain substring test first: most messages carry no command
         if command in text:
-            for m in pattern.finditer(text):
+            # One search after another (finditer's matches, without making its iterator).
+            m = pattern.search(text)
+            while m is not None:
                 start, end = m.span()
                 before = text[start - 1] if start else ""
                 after = text[end] if end < len(text) else ""
                 if before and before in _OPEN_QUOTES and after and after in _CLOSE_QUOTES:
+                    m = pattern.search(text, end)  # a match is never empty: `end` moves on
                     continue
                 return m.group(0)
             return None
@@ -192,7 +196,16 @@ class ExplicitMatcher:
         self._hits: dict[str, Match] = {}
 
     def __call__(self, ctx: Context) -> Match:
-        found = typed_command(self.pattern, self.commands, ctx)
+        text = ctx.user_text
+        for c in self.commands:  # most messages carry none: no cleaning for them (`typed_command`)
+            if c in text:
+                return self.typed(ctx.command_text)
+        return self.miss
+
+    def typed(self, text: str) -> Match:
+        """The verdict on `text`, the person's own text (`Context.command_text`), for a request whose
+        user text holds one of the commands (the router tests that for every explicit rule at once)."""
+        found = find_command(self.pattern, self.commands, text)
         if not found:
             return self.miss
         hit = self._hits.get(found)
