@@ -400,9 +400,13 @@ class FamilyIndex:
         return Placement(kind, fam.turn_id, sid, link)
 
     def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
-        typed = prompt_text(text)
-        key = self.key_of(request)
-        ahead = self.get(self._asks.get((key, typed))) if key is not None else None
+        typed = client_text(text).strip()  # `prompt_text`
+        # `key_of` and `_new_family`'s credentials, with the request hashed once (`fingerprint`).
+        creds = self.fingerprint(request)
+        key = sid or (None if creds is None else "creds:" + creds)
+        asked = self._asks.get((key, typed)) if key is not None else None
+        ahead = self.families.get(asked) if asked is not None else None
+        messages = len(request.messages)
         if ahead is not None and ahead.ahead and self._live(ahead, now):
             # Its title request came first and opened the family: the turn opens in it.
             fam, link = ahead, "a new user message opens a turn (its title request came first)"
@@ -410,9 +414,10 @@ class FamilyIndex:
             if sid:
                 self._sessions[sid] = fam.turn_id
             self.families.move_to_end(fam.turn_id)
-        else:
-            fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
-        fam.opens(text, typed, len(request.messages))
+            fam.opens(text, typed, messages)
+        else:  # `_new_family`, opened by `text` (`Family.opens`)
+            fam = self.add(Family(self._new_id(), sid, now, now, text, messages, typed=typed, creds=creds))
+            link = "a new user message opens a turn"
         if key is not None and typed:  # `asked(fam, key)`: the prompt a title may quote
             self._ask((key, typed), fam.turn_id)
         self._opened = (request, key, typed)

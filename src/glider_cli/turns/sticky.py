@@ -289,7 +289,7 @@ class Stickiness:
         p = plan.placement
         if p.kind in ("count_tokens", "utility") or p.turn_id is None:
             return events  # a utility request is about the next prompt: it leaves its family as it was
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id)
         if fam is None:
             return events
         fam.sent_to(decision.target, decision.backend, decision.model)
@@ -332,7 +332,7 @@ class Stickiness:
         p = plan.placement
         if p.turn_id is None or p.kind in SIDE_KINDS:
             return []
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id)
         if fam is not None:
             fam.sent_to(side, backend, model)
             fam.replied(side, at_limit, status)
