@@ -236,10 +236,7 @@ class FamilyIndex:
     ) -> tuple[tuple[str, ...], str, bool]:
         """What placing reads first: the calls `request` answers, its latest user text, and (when it
         answers none) whether it is a title request. Kept for the request at hand: `awaited_prompt`
-        and `place` ask about the same request one after the other."""
-        looked = self._looked
-        if looked is not None and looked[0] is request and looked[1] is body:
-            return looked[2]
+        and `place` ask about the same request one after the other (`place` reads it back itself)."""
         answered = answered_calls(request)
         text = request.last_user_text
         seen = answered, text, not answered and is_title_request(request, body, text)
@@ -286,7 +283,11 @@ class FamilyIndex:
             return self._join(current, now, "count_tokens", sid, "same session id")
         if request.client_kind is not None:
             return self._place_declared(request, now, request.client_kind, current)
-        answered, text, title = self._look(request, body)
+        looked = self._looked  # `_look`, kept from `awaited_prompt` when it asked about this request
+        if looked is not None and looked[0] is request and looked[1] is body:
+            answered, text, title = looked[2]
+        else:
+            answered, text, title = self._look(request, body)
         if answered:
             return self._place_result(request, now, answered, current)
         if title:
