@@ -194,8 +194,12 @@ class Stickiness:
         turn = f"turn {p.turn_id}"
         commands = _commands(request, p, fam)
         if p.kind == "tool_result" and fam is not None:
-            calls = [fam.calls[c] for c in p.answered if c in fam.calls]
-            home = next((c for c in calls if c.side is not None), None)
+            home = None  # the first answered call the family knows who served
+            for cid in p.answered:
+                call = fam.calls.get(cid)
+                if call is not None and call.side is not None:
+                    home = call
+                    break
             if home is not None and home.side is not None:
                 why = (
                     f"tool result for call {home.id} returns to the {home.side} side that issued it ({turn})"
@@ -402,4 +406,9 @@ def _commands(request: ChatRequest, p: Placement, fam: Family | None) -> bool:
         return False
     if p.kind == "retry" or fam is None or not fam.typed:
         return True
-    return prompt_text(request.last_user_text) == fam.typed
+    text = request.last_user_text
+    # The opening message itself (a tool loop's requests end in it): what it typed is `fam.typed`
+    # (a family a title opened ahead of its turn has `typed` and no `ask` yet).
+    if text and text == fam.ask:
+        return True
+    return prompt_text(text) == fam.typed
