@@ -196,7 +196,8 @@ class FamilyIndex:
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
             return None
-        fam = self.get(self._sessions.get(session_id))
+        turn_id = self._sessions.get(session_id)
+        fam = self.families.get(turn_id) if turn_id else None  # `get`
         if fam is None or now - fam.last_seen > self.window:
             return None
         return fam
@@ -520,13 +521,18 @@ class FamilyIndex:
             self._agents[call_id] = fam.turn_id
 
     def family_of_call(self, call_id: str) -> Family | None:
-        return self.get(self._calls.get(call_id))
+        turn_id = self._calls.get(call_id)
+        return self.families.get(turn_id) if turn_id else None  # `get`
 
     def _record_answers(
         self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
     ) -> tuple[str, ...]:
         """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
-        unseen = any(self.family_of_call(cid) is None for cid in answered)
+        unseen = False  # a loop: no generator frame for the usual one or two answered calls
+        for cid in answered:
+            if self.family_of_call(cid) is None:
+                unseen = True
+                break
         echoed = {c.id: c.name for m in request.messages for c in m.tool_calls} if unseen else {}
         names: list[str] = []
         for cid in answered:

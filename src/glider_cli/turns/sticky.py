@@ -188,7 +188,7 @@ class Stickiness:
         family = p.to_dict()
         if p.kind == "new_turn":
             return StickyView(False, p.turn_id, "a new user message decides anew", False, family=family)
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id) if p.turn_id else None  # `index.get`
         binding = fam.binding if fam is not None else None
         live = binding is not None and binding.live(now)
         turn = f"turn {p.turn_id}"
