@@ -14,9 +14,9 @@ from glider_cli.domain import ChatRequest, RouteDecision
 from glider_cli.router import Router
 from glider_cli.store.eventlog.events import format_ts, make_event
 from glider_cli.store.eventlog.redact import redact
-from glider_cli.turns.families import PROMPT_CAP
+from glider_cli.turns.families import PROMPT_CAP, Family, Placement
 from glider_cli.turns.lifecycle import Served, Turns
-from glider_cli.turns.sticky import IssuedCall, StickyPlan
+from glider_cli.turns.sticky import IssuedCall, StickyPlan, _commands
 from routing_helpers import config_with_rules
 
 S1 = "11111111-1111-4111-8111-111111111111"
@@ -299,3 +299,29 @@ def test_after_a_restart_a_subagent_joins_its_parent_family(config: Config) -> N
     p2, d2 = fresh.route(r)
     assert (p2.placement.kind, p2.turn_id, d2.target) == ("tool_result", "t1", "cloud")
     assert [d["ended_at"] for t, d, _ in fresh.events if t == "StickyBound"] == [1300.0]
+
+
+def test_commands_are_read_only_from_the_prompt_that_opened_the_turn(config: Config) -> None:
+    h = Harness(config)
+    opening = "fix the parser <system-reminder>today</system-reminder>"
+    first = h.turns.open(*cc(S1, [user(opening)]))
+    assert first.new_turn and first.plan.view.commands
+    # A tool loop's request ends in the opening message: the person's own text, commands read.
+    loop = h.turns.open(*cc(S1, [user(opening), tool_use("toolu_1"), tool_result("toolu_1")]))
+    assert (loop.plan.placement.kind, loop.turn_id, loop.plan.view.commands) == ("tool_result", "t1", True)
+    # The same words without the client's block are what the person typed: read too.
+    typed = h.turns.open(*cc(S1, [user("fix the parser "), {"role": "assistant", "content": "Sure"}]))
+    assert (typed.plan.placement.kind, typed.turn_id) == ("continuation", "t1") and typed.plan.view.commands
+    # A follow-on whose latest user text is not the opening prompt carries no command.
+    other = h.turns.open(*cc(S1, [user("and also /local"), {"role": "assistant", "content": "Sure"}]))
+    assert (other.plan.placement.kind, other.turn_id) == ("continuation", "t1")
+    assert not other.plan.view.commands
+
+
+def test_a_family_opened_ahead_of_its_turn_reads_no_command_from_a_request_without_text() -> None:
+    fam = Family("t1", S1, 0.0, 0.0, typed="audit the lexer")  # a title opened it: no `ask` yet
+    follow = Placement("continuation", "t1", S1, "same session id")
+    bare, _ = cc(S1, [{"role": "assistant", "content": "prefill"}])
+    assert bare.last_user_text == "" and not _commands(bare, follow, fam)
+    asked, _ = cc(S1, [user("audit the lexer"), {"role": "assistant", "content": "prefill"}])
+    assert _commands(asked, follow, fam)

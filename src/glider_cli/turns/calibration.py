@@ -5,7 +5,7 @@ backend reported and the estimate for the same request (an exponential moving av
 [0.25, 4] so one odd reply cannot wreck it); `estimate(backend, estimated)` corrects a later
 estimate with it. One per `turns.Turns` (so one per app or replay), never a module global.
 
-`accounting(opened, served, calibrator)`: the usage keys an outcome event adds (see its docstring).
+`accounting(opened, served, calibrator, out=)`: the usage keys an outcome event adds (see its docstring).
 """
 
 from __future__ import annotations
@@ -95,8 +95,12 @@ def sent_estimate(opened: _Opened, served: _Served) -> int:
     return sent if sent is not None and sent > 0 else opened.chat.estimated_tokens
 
 
-def accounting(opened: _Opened, served: _Served, calibrator: UsageCalibrator) -> dict[str, Any]:
-    """What an outcome event records for usage accounting (`store.usage`), beside the reported counts:
+def accounting(
+    opened: _Opened, served: _Served, calibrator: UsageCalibrator, out: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """What an outcome event records for usage accounting (`store.usage`), beside the reported counts,
+    set in `out` when given (the outcome being built: a count it holds is replaced where it stands,
+    as `update` would), else in a new dict; returns it:
 
     - `rule` (the decision's) and `requested_model` (the model the client asked for: the price of a
       local answer's savings);
@@ -112,7 +116,10 @@ def accounting(opened: _Opened, served: _Served, calibrator: UsageCalibrator) ->
       cloud request the local answer saved: savings are priced on it, not on the local input (0 for
       a request the client left before any reply).
     """
-    out: dict[str, Any] = {"rule": opened.decision.rule, "requested_model": opened.chat.model or None}
+    if out is None:
+        out = {}
+    out["rule"] = opened.decision.rule
+    out["requested_model"] = opened.chat.model or None
     estimated: list[str] = []
     status = served.status
     if served.side == "local" and status < 400:  # a request the client left saved it nothing

@@ -196,7 +196,8 @@ class FamilyIndex:
     def session_family(self, session_id: str | None, now: float) -> Family | None:
         if not session_id:
             return None
-        fam = self.get(self._sessions.get(session_id))
+        turn_id = self._sessions.get(session_id)
+        fam = self.families.get(turn_id) if turn_id else None  # `get`
         if fam is None or now - fam.last_seen > self.window:
             return None
         return fam
@@ -236,10 +237,7 @@ class FamilyIndex:
     ) -> tuple[tuple[str, ...], str, bool]:
         """What placing reads first: the calls `request` answers, its latest user text, and (when it
         answers none) whether it is a title request. Kept for the request at hand: `awaited_prompt`
-        and `place` ask about the same request one after the other."""
-        looked = self._looked
-        if looked is not None and looked[0] is request and looked[1] is body:
-            return looked[2]
+        and `place` ask about the same request one after the other (`place` reads it back itself)."""
         answered = answered_calls(request)
         text = request.last_user_text
         seen = answered, text, not answered and is_title_request(request, body, text)
@@ -286,7 +284,11 @@ class FamilyIndex:
             return self._join(current, now, "count_tokens", sid, "same session id")
         if request.client_kind is not None:
             return self._place_declared(request, now, request.client_kind, current)
-        answered, text, title = self._look(request, body)
+        looked = self._looked  # `_look`, kept from `awaited_prompt` when it asked about this request
+        if looked is not None and looked[0] is request and looked[1] is body:
+            answered, text, title = looked[2]
+        else:
+            answered, text, title = self._look(request, body)
         if answered:
             return self._place_result(request, now, answered, current)
         if title:
@@ -400,9 +402,13 @@ class FamilyIndex:
         return Placement(kind, fam.turn_id, sid, link)
 
     def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
-        typed = prompt_text(text)
-        key = self.key_of(request)
-        ahead = self.get(self._asks.get((key, typed))) if key is not None else None
+        typed = client_text(text).strip()  # `prompt_text`
+        # `key_of` and `_new_family`'s credentials, with the request hashed once (`fingerprint`).
+        creds = self.fingerprint(request)
+        key = sid or (None if creds is None else "creds:" + creds)
+        asked = self._asks.get((key, typed)) if key is not None else None
+        ahead = self.families.get(asked) if asked is not None else None
+        messages = len(request.messages)
         if ahead is not None and ahead.ahead and self._live(ahead, now):
             # Its title request came first and opened the family: the turn opens in it.
             fam, link = ahead, "a new user message opens a turn (its title request came first)"
@@ -410,9 +416,10 @@ class FamilyIndex:
             if sid:
                 self._sessions[sid] = fam.turn_id
             self.families.move_to_end(fam.turn_id)
-        else:
-            fam, link = self._new_family(request, now, sid), "a new user message opens a turn"
-        fam.opens(text, typed, len(request.messages))
+            fam.opens(text, typed, messages)
+        else:  # `_new_family`, opened by `text` (`Family.opens`)
+            fam = self.add(Family(self._new_id(), sid, now, now, text, messages, typed=typed, creds=creds))
+            link = "a new user message opens a turn"
         if key is not None and typed:  # `asked(fam, key)`: the prompt a title may quote
             self._ask((key, typed), fam.turn_id)
         self._opened = (request, key, typed)
@@ -514,13 +521,18 @@ class FamilyIndex:
             self._agents[call_id] = fam.turn_id
 
     def family_of_call(self, call_id: str) -> Family | None:
-        return self.get(self._calls.get(call_id))
+        turn_id = self._calls.get(call_id)
+        return self.families.get(turn_id) if turn_id else None  # `get`
 
     def _record_answers(
         self, fam: Family, request: ChatRequest, answered: tuple[str, ...]
     ) -> tuple[str, ...]:
         """Mark the calls answered; calls seen only now (echoed in the request) join the family."""
-        unseen = any(self.family_of_call(cid) is None for cid in answered)
+        unseen = False  # a loop: no generator frame for the usual one or two answered calls
+        for cid in answered:
+            if self.family_of_call(cid) is None:
+                unseen = True
+                break
         echoed = {c.id: c.name for m in request.messages for c in m.tool_calls} if unseen else {}
         names: list[str] = []
         for cid in answered:

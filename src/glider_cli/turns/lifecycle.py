@@ -149,7 +149,7 @@ class Opened(Frozen):
 
     @property
     def turn_id(self) -> str | None:
-        return self.plan.turn_id
+        return self.plan.placement.turn_id  # `StickyPlan.turn_id`, without its frame
 
     @property
     def new_turn(self) -> bool:
@@ -381,10 +381,11 @@ class Turns:
         bound = self.sticky.bind(plan, decision)
         if count_tokens:
             return Opened(chat, plan, decision, [], True)
-        turn_id = plan.turn_id
+        placement = plan.placement
+        turn_id = placement.turn_id
         # The records are built when they are written (off the request's path); both are immutable.
         decided = (ROUTE_DECIDED, Deferred(decision.to_record), turn_id)
-        if plan.placement.kind == "new_turn":
+        if placement.kind == "new_turn":
             events: Events = [(TURN_OPENED, Deferred(partial(opened_record, chat)), turn_id), decided]
             events += bound
             events += self.regret.opened(turn_id, chat.session_id, chat.last_user_text, self._clock())
@@ -430,7 +431,7 @@ class Turns:
         turn_id = opened.plan.placement.turn_id
         local = served.side == "local"
         outcome = served.outcome()
-        outcome.update(accounting(opened, served, self.usage))
+        accounting(opened, served, self.usage, outcome)
         if opened.plan.placement.kind in SIDE_KINDS:
             outcome["request_kind"] = opened.plan.placement.kind  # not one of the turn's replies
         events: Events = [(FULFILLED_LOCAL if local else ORIGIN_PASSTHROUGH, outcome, turn_id)]

@@ -84,7 +84,7 @@ class Family:
     open_calls: set[str] = field(default_factory=set)
     binding: Binding | None = None
     ended_at: float | None = None
-    typed: str = ""
+    typed: str = ""  # what the person typed of `ask` (`families.prompt_text(ask)`), or of a title's quote
     creds: str | None = None
     ahead: bool = False
     # The rule that decided the turn's own (opening) request: the one an escalation reports.
@@ -192,8 +192,8 @@ class Placement(Frozen):
             "turn_id": self.turn_id,
             "session_id": self.session_id,
             "link": self.link,
-            "answered": list(self.answered),
-            "tools": list(self.tools),
+            "answered": [*self.answered],  # lists, as `list()` makes them (without its call)
+            "tools": [*self.tools],
             "parent_call": self.parent_call,
         }
         if self.subagent_type is not None:

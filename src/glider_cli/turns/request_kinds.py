@@ -79,8 +79,11 @@ def is_new_user_message(request: ChatRequest) -> bool:
 
 def answered_calls(request: ChatRequest) -> tuple[str, ...]:
     """The call ids the trailing tool-result messages answer (Responses sends one item per result)."""
+    messages = request.messages
+    if not messages or not messages[-1].tool_results:
+        return ()  # most requests: the latest message answers no call
     out: list[str] = []
-    for m in reversed(request.messages):
+    for m in reversed(messages):
         if not m.tool_results:
             break
         out.extend(m.tool_results)

@@ -188,14 +188,18 @@ class Stickiness:
         family = p.to_dict()
         if p.kind == "new_turn":
             return StickyView(False, p.turn_id, "a new user message decides anew", False, family=family)
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id) if p.turn_id else None  # `index.get`
         binding = fam.binding if fam is not None else None
         live = binding is not None and binding.live(now)
         turn = f"turn {p.turn_id}"
         commands = _commands(request, p, fam)
         if p.kind == "tool_result" and fam is not None:
-            calls = [fam.calls[c] for c in p.answered if c in fam.calls]
-            home = next((c for c in calls if c.side is not None), None)
+            home = None  # the first answered call the family knows who served
+            for cid in p.answered:
+                call = fam.calls.get(cid)
+                if call is not None and call.side is not None:
+                    home = call
+                    break
             if home is not None and home.side is not None:
                 why = (
                     f"tool result for call {home.id} returns to the {home.side} side that issued it ({turn})"
@@ -289,7 +293,7 @@ class Stickiness:
         p = plan.placement
         if p.kind in ("count_tokens", "utility") or p.turn_id is None:
             return events  # a utility request is about the next prompt: it leaves its family as it was
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id)
         if fam is None:
             return events
         fam.sent_to(decision.target, decision.backend, decision.model)
@@ -332,7 +336,7 @@ class Stickiness:
         p = plan.placement
         if p.turn_id is None or p.kind in SIDE_KINDS:
             return []
-        fam = self.index.get(p.turn_id)
+        fam = self.index.families.get(p.turn_id)
         if fam is not None:
             fam.sent_to(side, backend, model)
             fam.replied(side, at_limit, status)
@@ -402,4 +406,9 @@ def _commands(request: ChatRequest, p: Placement, fam: Family | None) -> bool:
         return False
     if p.kind == "retry" or fam is None or not fam.typed:
         return True
-    return prompt_text(request.last_user_text) == fam.typed
+    text = request.last_user_text
+    # The opening message itself (a tool loop's requests end in it): what it typed is `fam.typed`
+    # (a family a title opened ahead of its turn has `typed` and no `ask` yet).
+    if text and text == fam.ask:
+        return True
+    return prompt_text(text) == fam.typed

@@ -62,6 +62,7 @@ _CLAUDE_RE = lazy_pattern(r"^\s*-?\s*(?:Primary working directory|Working direct
 _CODEX_RE = lazy_pattern(r"<environment_context>.*?<cwd>\s*([^<]+?)\s*</cwd>", re.S)
 _PATCH_FILE_RE = lazy_pattern(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
 _MARKS = {"completed": "[x]", "in_progress": "[>]"}
+_ENV_ROLES = frozenset({"system", "developer", "user"})  # the messages that may name the workspace
 
 
 class Call(Protocol):
@@ -126,8 +127,11 @@ def workspace_in(texts: Iterable[str], headers: Mapping[str, str] | None = None)
             return h
     found_codex: str | None = None
     for t in texts:
-        if "orking directory" in t:
-            found = _claude_workspace(t)
+        if not t:
+            continue
+        at = t.find("orking directory")  # one scan: `_claude_workspace` starts at its place
+        if at >= 0:
+            found = _claude_workspace(t, at)
             if found is not None:
                 return found
         if found_codex is None and "<environment_context>" in t:
@@ -137,12 +141,12 @@ def workspace_in(texts: Iterable[str], headers: Mapping[str, str] | None = None)
     return found_codex
 
 
-def _claude_workspace(text: str) -> str | None:
+def _claude_workspace(text: str, at: int) -> str | None:
     """The first `_CLAUDE_RE` match naming an absolute path: the pattern tried only at the start of
-    the lines that hold its keyword (found with `str.find`), which gives the matches a scan of the
-    whole text gives (between a line's start and the keyword there is only blank space and one
-    dash) without trying it at every line of Claude Code's ~16 KB system prompt (issue 29: ~60 us)."""
-    at = text.find("orking directory")
+    the lines that hold its keyword (found with `str.find`; `at`: its first place, found by the
+    caller), which gives the matches a scan of the whole text gives (between a line's start and the
+    keyword there is only blank space and one dash) without trying it at every line of Claude Code's
+    ~16 KB system prompt (issue 29: ~60 us)."""
     last_line = -1
     while at >= 0:
         line = text.rfind("\n", 0, at) + 1
@@ -160,7 +164,9 @@ def opening(chat: ChatRequest, out: dict[str, Any] | None = None) -> dict[str, A
     `out` when given (a record being built), else to a new dict; returns it."""
     if out is None:
         out = {}
-    goal = user_words(chat.last_user_text)
+    text = chat.last_user_text
+    # `user_words`, whose blocks and commands all hold a "<": without one, the text stripped.
+    goal = user_words(text) if "<" in text else text.strip()
     if goal:
         out["goal"] = goal if len(goal) <= GOAL_CHARS else goal[: GOAL_CHARS - 1] + "…"
     # `workspace_in` and `delegate_of`, with the header looked up by its name: a ChatRequest's
@@ -169,8 +175,11 @@ def opening(chat: ChatRequest, out: dict[str, Any] | None = None) -> dict[str, A
     where = headers.get(HEADER)
     where = where.strip() if where else None
     if not (where and where.startswith("/")):
-        first = [m.content for m in chat.messages[:ENV_MESSAGES] if m.role in ("system", "developer", "user")]
-        where = workspace_in([chat.system, *first])
+        texts = [chat.system]
+        for m in chat.messages[:ENV_MESSAGES]:  # a loop, not a comprehension: no frame of its own
+            if m.role in _ENV_ROLES:
+                texts.append(m.content)
+        where = workspace_in(texts)
     if where:
         out["clone_path"] = where
     run = headers.get(DELEGATE_HEADER)
