@@ -48,9 +48,9 @@ class LoopSink:
       loop pass. A drain is cheap then, and the work of writing (making records, redaction,
       encoding, the index) stays off the loop pass where the upstream's answer arrives: at c=1
       against a fast upstream, a drain that wrote at once held that answer back by ~80 us (issue
-      29). Else to `write_now`
-      (written on this thread), else event by event to `sink.emit`. The writer's own thread is
-      never woken for these (that would cost the request path a wake-up and GIL contention).
+      29). Else to `write_now` (written on this thread), else event by event to `sink.emit`. The
+      writer's own thread is never woken for these (that would cost the request path a wake-up
+      and GIL contention).
       `drain()` (the lifespan's, before closing the writer) writes everything. Outside a running
       loop, emits pass straight through.
     """

@@ -120,6 +120,10 @@ __all__ = [
 DEFAULT_WINDOW = 1800.0
 
 
+# A session key made from the credentials fingerprint (a request without a session id).
+_CREDS = "creds:"
+
+
 def prompt_text(text: str) -> str:
     """A user message's text as the person typed it, for comparing prompts (title quotes, subagents)."""
     return client_text(text).strip()
@@ -179,7 +183,7 @@ class FamilyIndex:
         if request.session_id:
             return request.session_id
         fp = self.fingerprint(request)
-        return None if fp is None else "creds:" + fp
+        return None if fp is None else _CREDS + fp  # as `_open` makes it too, from the same fingerprint
 
     def prompt_key(self, request: ChatRequest) -> tuple[str, str] | None:
         """(session key, typed prompt) of a request whose latest message is a new user message."""
@@ -403,9 +407,9 @@ class FamilyIndex:
 
     def _open(self, request: ChatRequest, now: float, sid: str | None, text: str) -> Placement:
         typed = client_text(text).strip()  # `prompt_text`
-        # `key_of` and `_new_family`'s credentials, with the request hashed once (`fingerprint`).
+        # `key_of`, written out: the new family keeps the same fingerprint as its credentials.
         creds = self.fingerprint(request)
-        key = sid or (None if creds is None else "creds:" + creds)
+        key = sid or (None if creds is None else _CREDS + creds)
         asked = self._asks.get((key, typed)) if key is not None else None
         ahead = self.families.get(asked) if asked is not None else None
         messages = len(request.messages)
