@@ -7,10 +7,11 @@ stream): they are the hot path. Contract:
   sent chunk by chunk as it comes, with no Content-Length, so uvicorn frames it chunked and each SSE
   event is flushed as soon as it is produced); its `close`, when given, is awaited after the stream is closed,
   however sending ended (a generator that never started runs no `finally` of its own). A whole
-  reply's `after` (bookkeeping: usage, outcome event,
-  who answered) runs on the loop pass after the reply was handed to the server (so after its bytes
-  were written), or at once when sending it failed: never on the client's wait, and always before
-  the connection's next request is read.
+  reply's `after` (bookkeeping: usage, outcome event, who answered) runs as soon as the reply was
+  handed to the server (its bytes are with the transport), before `send_reply` returns, or at once
+  when sending it failed: never on the client's wait, and always before the connection's next
+  request is read. It is called, not scheduled: a loop pass of its own would cost a handle per
+  reply.
 - `ProxyEndpoint` runs the handler and cancels it when the client disconnects before the reply is
   complete (and with it the upstream request, whose response is closed in the relay's `finally`).
   A handler that raises anything else is logged (`uvicorn.error`, with the traceback) and answered
@@ -120,9 +121,9 @@ async def send_reply(reply: Reply, send: Send, watch: Watch | None = None) -> No
                 reply.after()
             raise
         if reply.after is not None:
-            # Next loop pass: the reply's bytes are with the transport, and the connection's next
-            # request is not read yet.
-            asyncio.get_running_loop().call_soon(reply.after)
+            # Now: the reply's bytes are with the transport (the client has its answer), and the
+            # connection's next request is not read yet (this task has not returned to the server).
+            reply.after()
         return
     stream = reply.stream
     try:
