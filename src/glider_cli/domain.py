@@ -33,8 +33,10 @@ _T = TypeVar("_T")
 
 
 class _Once(Generic[_T]):
-    """A property worked out on first read and kept in the instance's `__dict__` (which then answers
-    every later read): `functools.cached_property` without its lock, as a request is read by one thread."""
+    """A property worked out on first read and kept as the instance's attribute of that name (which
+    then answers every later read): `functools.cached_property` without its lock, as a request is
+    read by one thread. Set with `setattr`, not through `__dict__`: the instance keeps its inline
+    attribute values (see `values`)."""
 
     def __init__(self, func: Callable[[Any], _T]) -> None:
         self.func = func
@@ -44,7 +46,8 @@ class _Once(Generic[_T]):
     def __get__(self, instance: Any, owner: type | None = None) -> _T:
         if instance is None:
             return self  # type: ignore[return-value]
-        value = instance.__dict__[self.name] = self.func(instance)
+        value = self.func(instance)
+        setattr(instance, self.name, value)
         return value
 
 
@@ -53,7 +56,9 @@ class ToolCall(Frozen):
     name: str
 
     def __init__(self, id: str, name: str) -> None:
-        self.__dict__.update(id=id, name=name)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.id = id
+        s.name = name
 
 
 class Message(Frozen):
@@ -75,7 +80,11 @@ class Message(Frozen):
         tool_calls: tuple[ToolCall, ...] = (),
         tool_results: tuple[str, ...] = (),
     ) -> None:
-        self.__dict__.update(role=role, content=content, tool_calls=tool_calls, tool_results=tool_results)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.role = role
+        s.content = content
+        s.tool_calls = tool_calls
+        s.tool_results = tool_results
 
 
 class ChatRequest(Frozen):
@@ -119,21 +128,20 @@ class ChatRequest(Frozen):
         client_kind: str | None = None,
         client_hint: Mapping[str, Any] | None = None,
     ) -> None:
-        self.__dict__.update(
-            client_kind=client_kind,
-            client_hint=client_hint,
-            protocol=protocol,
-            model=model,
-            stream=stream,
-            messages=messages,
-            system=system,
-            tool_names=tool_names,
-            estimated_tokens=estimated_tokens,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            session_id=session_id,
-            headers={} if headers is None else headers,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.client_kind = client_kind
+        s.client_hint = client_hint
+        s.protocol = protocol
+        s.model = model
+        s.stream = stream
+        s.messages = messages
+        s.system = system
+        s.tool_names = tool_names
+        s.estimated_tokens = estimated_tokens
+        s.temperature = temperature
+        s.max_tokens = max_tokens
+        s.session_id = session_id
+        s.headers = {} if headers is None else headers
 
     @_Once
     def has_tools(self) -> bool:
@@ -172,7 +180,11 @@ class Reason(Frozen):
     reason: str
 
     def __init__(self, rule: str, priority: int | None, matched: bool, reason: str) -> None:
-        self.__dict__.update(rule=rule, priority=priority, matched=matched, reason=reason)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.rule = rule
+        s.priority = priority
+        s.matched = matched
+        s.reason = reason
 
     def to_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "priority": self.priority, "matched": self.matched, "reason": self.reason}
@@ -201,7 +213,8 @@ class Scored(Protocol):
 
 
 class RequestSummary:
-    """What the router measured about a request (part of every decision record). Immutable.
+    """What the router measured about a request (part of every decision record). Immutable, as a
+    `values.Frozen` is: its fields are read-only to the type checker.
 
     The complexity comes as numbers, or as a `complexity` object read on first use: the router scores
     lazily, since only a complexity rule, a script or the decision record needs the score."""
@@ -221,13 +234,12 @@ class RequestSummary:
         *,
         complexity: Scored | None = None,
     ) -> None:
-        self.__dict__.update(
-            estimated_tokens=estimated_tokens,
-            has_tools=has_tools,
-            _score=complexity_score,
-            _source=complexity_source,
-            _complexity=complexity,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.estimated_tokens = estimated_tokens
+        s.has_tools = has_tools
+        s._score = complexity_score
+        s._source = complexity_source
+        s._complexity = complexity
 
     @property
     def complexity_score(self) -> int:
@@ -244,9 +256,6 @@ class RequestSummary:
 
     def _key(self) -> tuple[int, bool, int, str]:
         return (self.estimated_tokens, self.has_tools, self.complexity_score, self.complexity_source)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"RequestSummary is immutable (cannot assign {name!r})")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RequestSummary) and self._key() == other._key()
@@ -323,25 +332,24 @@ class RouteDecision(Frozen):
         plan: Mapping[str, Any] | None = None,
         held_local: str | None = None,
     ) -> None:
-        self.__dict__.update(
-            target=target,
-            rule=rule,
-            priority=priority,
-            backend=backend,
-            model=model,
-            adapter=adapter,
-            strategy=strategy,
-            delegate=delegate,
-            request=request,
-            trace=trace,
-            extra={} if extra is None else extra,
-            tail=tail,
-            where=where,
-            fallback=fallback,
-            command=command,
-            plan=plan,
-            held_local=held_local,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.target = target
+        s.rule = rule
+        s.priority = priority
+        s.backend = backend
+        s.model = model
+        s.adapter = adapter
+        s.strategy = strategy
+        s.delegate = delegate
+        s.request = request
+        s.trace = trace
+        s.extra = {} if extra is None else extra
+        s.tail = tail
+        s.where = where
+        s.fallback = fallback
+        s.command = command
+        s.plan = plan
+        s.held_local = held_local
 
     def to_dict(self) -> dict[str, Any]:
         return self._record(self.trace)

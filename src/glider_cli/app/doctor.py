@@ -60,17 +60,16 @@ class BackendReport(Frozen):
         routed: bool,
         breaker: Mapping[str, Any] | None = None,
     ) -> None:
-        self.__dict__.update(
-            name=name,
-            kind=kind,
-            side=side,
-            base_url=base_url,
-            model=model,
-            capability=capability,
-            problem=problem,
-            routed=routed,
-            breaker=breaker,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.name = name
+        s.kind = kind
+        s.side = side
+        s.base_url = base_url
+        s.model = model
+        s.capability = capability
+        s.problem = problem
+        s.routed = routed
+        s.breaker = breaker
 
     @property
     def status(self) -> str:
@@ -109,7 +108,12 @@ class RuleRoute(Frozen):
     model: str
 
     def __init__(self, rule: str, priority: int, target: str, backend: str | None, model: str) -> None:
-        self.__dict__.update(rule=rule, priority=priority, target=target, backend=backend, model=model)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.rule = rule
+        s.priority = priority
+        s.target = target
+        s.backend = backend
+        s.model = model
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -136,7 +140,12 @@ class Report(Frozen):
         serve: str | None = None,
         cursor: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
-        self.__dict__.update(source=source, backends=backends, rules=rules, serve=serve, cursor=cursor or {})
+        s: Any = self  # the fields are set here only (see `values`)
+        s.source = source
+        s.backends = backends
+        s.rules = rules
+        s.serve = serve
+        s.cursor = cursor or {}
 
     @property
     def ok(self) -> bool:

@@ -77,18 +77,17 @@ class Capability(Frozen):
         any_model: bool | None = None,
         structured: str | None = None,
     ) -> None:
-        self.__dict__.update(
-            backend=backend,
-            reachable=reachable,
-            error=error,
-            models=models,
-            context_window=context_window,
-            tools=tools,
-            source=source,
-            probed_at=probed_at,
-            any_model=any_model,
-            structured=structured,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.backend = backend
+        s.reachable = reachable
+        s.error = error
+        s.models = models
+        s.context_window = context_window
+        s.tools = tools
+        s.source = source
+        s.probed_at = probed_at
+        s.any_model = any_model
+        s.structured = structured
 
     def serves(self, model: str | None) -> bool | None:
         """Whether `model` is among the served models (None: unknown, or no model named)."""

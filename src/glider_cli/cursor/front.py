@@ -28,7 +28,7 @@ import contextlib
 import fnmatch
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import h11
 
@@ -61,9 +61,14 @@ class HttpRequest(Frozen):
         body: bytes,
         origin: Origin | None = None,
     ) -> None:
-        self.__dict__.update(
-            host=host, port=port, method=method, path=path, headers=headers, body=body, origin=origin
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.host = host
+        s.port = port
+        s.method = method
+        s.path = path
+        s.headers = headers
+        s.body = body
+        s.origin = origin
 
     def header(self, name: str) -> str | None:
         for k, v in self.headers:

@@ -42,17 +42,16 @@ class Entry(Frozen):
         files: tuple[str, ...] = (),
         digest: Mapping[str, Any] | None = None,
     ) -> None:
-        self.__dict__.update(
-            kind=kind,
-            text=text,
-            source_cli=source_cli,
-            ts=now_iso() if ts is None else ts,
-            id=new_id() if id is None else id,
-            delegate=delegate,
-            ok=ok,
-            files=files,
-            digest=digest,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.kind = kind
+        s.text = text
+        s.source_cli = source_cli
+        s.ts = now_iso() if ts is None else ts
+        s.id = new_id() if id is None else id
+        s.delegate = delegate
+        s.ok = ok
+        s.files = files
+        s.digest = digest
 
     @property
     def is_summary(self) -> bool:

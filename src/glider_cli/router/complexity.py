@@ -94,7 +94,10 @@ class Complexity(Frozen):
     source: str
 
     def __init__(self, score: int, signals: tuple[dict[str, Any], ...], source: str = "heuristic") -> None:
-        self.__dict__.update(score=score, signals=signals, source=source)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.score = score
+        s.signals = signals
+        s.source = source
 
     def explain(self) -> str:
         moved = [f"{s['signal']} +{s['points']} ({s['detail']})" for s in self.signals if s["points"]]

@@ -53,7 +53,12 @@ class Member(Frozen):
         temperature: float | None = None,
         role: str | None = None,
     ) -> None:
-        self.__dict__.update(backend=backend, side=side, model=model, temperature=temperature, role=role)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.backend = backend
+        s.side = side
+        s.model = model
+        s.temperature = temperature
+        s.role = role
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"backend": self.backend, "side": self.side, "model": self.model}

@@ -36,7 +36,11 @@ class Forced(Frozen):
     reason: str
 
     def __init__(self, side: str, backend: str | None, model: str | None, reason: str) -> None:
-        self.__dict__.update(side=side, backend=backend, model=model, reason=reason)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.side = side
+        s.backend = backend
+        s.model = model
+        s.reason = reason
 
 
 class StickyView(Frozen):
@@ -62,17 +66,16 @@ class StickyView(Frozen):
         quoted: str | None = None,
         commands: bool = True,
     ) -> None:
-        self.__dict__.update(
-            bound=bound,
-            turn_id=turn_id,
-            reason=reason,
-            follow_on=follow_on,
-            forced=forced,
-            family=family,
-            held_by=held_by,
-            quoted=quoted,
-            commands=commands,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.bound = bound
+        s.turn_id = turn_id
+        s.reason = reason
+        s.follow_on = follow_on
+        s.forced = forced
+        s.family = family
+        s.held_by = held_by
+        s.quoted = quoted
+        s.commands = commands
 
     def is_follow_on(self, request: ChatRequest) -> bool:
         if self.follow_on is not None:

@@ -143,7 +143,12 @@ class Match(Frozen):
         error: bool = False,
         command: str | None = None,
     ) -> None:
-        self.__dict__.update(matched=matched, reason=reason, action=action, error=error, command=command)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.matched = matched
+        s.reason = reason
+        s.action = action
+        s.error = error
+        s.command = command
 
 
 def command_pattern(commands: tuple[str, ...]) -> re.Pattern[str]:

@@ -87,7 +87,10 @@ class ScriptOutcome(Frozen):
     error: str | None
 
     def __init__(self, matched: bool, action: dict[str, Any] | None = None, error: str | None = None) -> None:
-        self.__dict__.update(matched=matched, action=action, error=error)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.matched = matched
+        s.action = action
+        s.error = error
 
     def to_dict(self) -> dict[str, Any]:
         return {"matched": self.matched, "action": self.action, "error": self.error}

@@ -138,14 +138,13 @@ class Opened(Frozen):
         count_tokens: bool,
         strategy: Plan | None = None,
     ) -> None:
-        self.__dict__.update(
-            chat=chat,
-            plan=plan,
-            decision=decision,
-            events=events,
-            count_tokens=count_tokens,
-            strategy=strategy,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.chat = chat
+        s.plan = plan
+        s.decision = decision
+        s.events = events
+        s.count_tokens = count_tokens
+        s.strategy = strategy
 
     @property
     def turn_id(self) -> str | None:
@@ -199,26 +198,25 @@ class Served(Frozen):
         at_limit: bool = False,
         escalated: str | None = None,
     ) -> None:
-        self.__dict__.update(
-            backend=backend,
-            side=side,
-            model=model,
-            status=status,
-            input_tokens=input_tokens,
-            output_tokens=output_tokens,
-            ms=ms,
-            complete=complete,
-            answered=answered,
-            disconnected=disconnected,
-            fallback_from=fallback_from,
-            calls=calls,
-            cache={} if cache is None else cache,
-            text_bytes=text_bytes,
-            sent_tokens=sent_tokens,
-            end=end,
-            at_limit=at_limit,
-            escalated=escalated,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.backend = backend
+        s.side = side
+        s.model = model
+        s.status = status
+        s.input_tokens = input_tokens
+        s.output_tokens = output_tokens
+        s.ms = ms
+        s.complete = complete
+        s.answered = answered
+        s.disconnected = disconnected
+        s.fallback_from = fallback_from
+        s.calls = calls
+        s.cache = {} if cache is None else cache
+        s.text_bytes = text_bytes
+        s.sent_tokens = sent_tokens
+        s.end = end
+        s.at_limit = at_limit
+        s.escalated = escalated
 
     def outcome(self) -> dict[str, Any]:
         data: dict[str, Any] = {

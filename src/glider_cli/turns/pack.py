@@ -116,21 +116,20 @@ class PackReport(Frozen):
         tools_kept: tuple[str, ...],
         tools_dropped: tuple[str, ...],
     ) -> None:
-        self.__dict__.update(
-            packed=packed,
-            bytes_before=bytes_before,
-            bytes_after=bytes_after,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            system_chars_before=system_chars_before,
-            system_chars=system_chars,
-            env_lines=env_lines,
-            messages_before=messages_before,
-            messages_kept=messages_kept,
-            episodes=episodes,
-            tools_kept=tools_kept,
-            tools_dropped=tools_dropped,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.packed = packed
+        s.bytes_before = bytes_before
+        s.bytes_after = bytes_after
+        s.tokens_before = tokens_before
+        s.tokens_after = tokens_after
+        s.system_chars_before = system_chars_before
+        s.system_chars = system_chars
+        s.env_lines = env_lines
+        s.messages_before = messages_before
+        s.messages_kept = messages_kept
+        s.episodes = episodes
+        s.tools_kept = tools_kept
+        s.tools_dropped = tools_dropped
 
     def to_dict(self) -> dict[str, Any]:
         d = {name: getattr(self, name) for name in self._fields}
@@ -145,7 +144,9 @@ class Packed(Frozen):
     report: PackReport
 
     def __init__(self, body: dict[str, Any], report: PackReport) -> None:
-        self.__dict__.update(body=body, report=report)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.body = body
+        s.report = report
 
 
 def _environment(texts: Sequence[str]) -> list[str]:

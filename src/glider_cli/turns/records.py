@@ -165,18 +165,17 @@ class Placement(Frozen):
         quoted: str | None = None,
         sent: str | None = None,
     ) -> None:
-        self.__dict__.update(
-            kind=kind,
-            turn_id=turn_id,
-            session_id=session_id,
-            link=link,
-            answered=answered,
-            tools=tools,
-            parent_call=parent_call,
-            subagent_type=subagent_type,
-            quoted=quoted,
-            sent=sent,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.kind = kind
+        s.turn_id = turn_id
+        s.session_id = session_id
+        s.link = link
+        s.answered = answered
+        s.tools = tools
+        s.parent_call = parent_call
+        s.subagent_type = subagent_type
+        s.quoted = quoted
+        s.sent = sent
 
     @property
     def new_turn(self) -> bool:

@@ -114,7 +114,11 @@ class StickyPlan(Frozen):
         off_local: str | None = None,
         escalated: tuple[str, str | None, str | None] | None = None,
     ) -> None:
-        self.__dict__.update(placement=placement, view=view, off_local=off_local, escalated=escalated)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.placement = placement
+        s.view = view
+        s.off_local = off_local
+        s.escalated = escalated
 
     @property
     def turn_id(self) -> str | None:

@@ -28,7 +28,7 @@ and the model id; absent fields are no hint.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 
 from google.protobuf.message import DecodeError
 
@@ -78,7 +78,10 @@ class Append(Frozen):
     message: bytes | None  # the AgentClientMessage bytes; None when `data` is not hex
 
     def __init__(self, request_id: str, seqno: int, message: bytes | None) -> None:
-        self.__dict__.update(request_id=request_id, seqno=seqno, message=message)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.request_id = request_id
+        s.seqno = seqno
+        s.message = message
 
 
 class Classified(Frozen):
@@ -106,18 +109,17 @@ class Classified(Frozen):
         model_id: str | None = None,
         subagent_type: str | None = None,
     ) -> None:
-        self.__dict__.update(
-            kind=kind,
-            why=why,
-            conversation_id=conversation_id,
-            text=text,
-            rich_text=rich_text,
-            in_run=in_run,
-            mode=mode,
-            max_mode=max_mode,
-            model_id=model_id,
-            subagent_type=subagent_type,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.kind = kind
+        s.why = why
+        s.conversation_id = conversation_id
+        s.text = text
+        s.rich_text = rich_text
+        s.in_run = in_run
+        s.mode = mode
+        s.max_mode = max_mode
+        s.model_id = model_id
+        s.subagent_type = subagent_type
 
     @property
     def hint(self) -> dict[str, object]:

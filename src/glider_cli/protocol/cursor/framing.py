@@ -35,7 +35,10 @@ class Envelope(Frozen):
     raw: bytes
 
     def __init__(self, flags: int, payload: bytes, raw: bytes) -> None:
-        self.__dict__.update(flags=flags, payload=payload, raw=raw)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.flags = flags
+        s.payload = payload
+        s.raw = raw
 
     @property
     def compressed(self) -> bool:

@@ -65,9 +65,14 @@ class Entity(Frozen):
         turn: str | None = None,
         data: Mapping[str, Any] | None = None,
     ) -> None:
-        self.__dict__.update(
-            id=id, kind=kind, name=name, path=path, prov=prov, turn=turn, data={} if data is None else data
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.id = id
+        s.kind = kind
+        s.name = name
+        s.path = path
+        s.prov = prov
+        s.turn = turn
+        s.data = {} if data is None else data
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +96,11 @@ class Edge(Frozen):
     prov: str
 
     def __init__(self, src: str, dst: str, type: str, prov: str) -> None:
-        self.__dict__.update(src=src, dst=dst, type=type, prov=prov)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.src = src
+        s.dst = dst
+        s.type = type
+        s.prov = prov
 
     def to_dict(self) -> dict[str, Any]:
         return {"src": self.src, "dst": self.dst, "type": self.type, "prov": self.prov}
@@ -105,7 +114,9 @@ class KeyValue(Frozen):
     prov: str
 
     def __init__(self, value: Any, prov: str) -> None:
-        self.__dict__.update(value=value, prov=prov)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.value = value
+        s.prov = prov
 
 
 def drop_record(entity_id: str) -> dict[str, Any]:

@@ -42,7 +42,12 @@ class Symbol(Frozen):
     end_line: int
 
     def __init__(self, name: str, qualname: str, kind: str, line: int, end_line: int) -> None:
-        self.__dict__.update(name=name, qualname=qualname, kind=kind, line=line, end_line=end_line)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.name = name
+        s.qualname = qualname
+        s.kind = kind
+        s.line = line
+        s.end_line = end_line
 
 
 class FileSymbols:

@@ -32,7 +32,12 @@ class WalkEntry(Frozen):
     mtime_ns: int
 
     def __init__(self, path: str, rel: str, is_dir: bool, size: int, mtime_ns: int) -> None:
-        self.__dict__.update(path=path, rel=rel, is_dir=is_dir, size=size, mtime_ns=mtime_ns)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.path = path
+        s.rel = rel
+        s.is_dir = is_dir
+        s.size = size
+        s.mtime_ns = mtime_ns
 
 
 def _load_spec(directory: str) -> _Spec | None:

@@ -15,6 +15,7 @@ import heapq
 import math
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from rapidfuzz import fuzz, process
 
@@ -57,7 +58,10 @@ class Hit(Frozen):
     matched: tuple[str, ...]
 
     def __init__(self, entity: Entity, score: float, matched: tuple[str, ...]) -> None:
-        self.__dict__.update(entity=entity, score=score, matched=matched)
+        s: Any = self  # the fields are set here only (see `values`)
+        s.entity = entity
+        s.score = score
+        s.matched = matched
 
 
 class SearchIndex:

@@ -65,21 +65,20 @@ class Episode(Frozen):
         judge_calls: int = 0,
         side_requests: tuple[Mapping[str, str], ...] = (),
     ) -> None:
-        self.__dict__.update(
-            turn_id=turn_id,
-            first_ts=first_ts,
-            last_ts=last_ts,
-            events=events,
-            asked=asked,
-            routed=routed,
-            outcome=outcome,
-            files=files,
-            strategy=strategy,
-            members=members,
-            cloud_members=cloud_members,
-            judge_calls=judge_calls,
-            side_requests=side_requests,
-        )
+        s: Any = self  # the fields are set here only (see `values`)
+        s.turn_id = turn_id
+        s.first_ts = first_ts
+        s.last_ts = last_ts
+        s.events = events
+        s.asked = asked
+        s.routed = routed
+        s.outcome = outcome
+        s.files = files
+        s.strategy = strategy
+        s.members = members
+        s.cloud_members = cloud_members
+        s.judge_calls = judge_calls
+        s.side_requests = side_requests
 
     @property
     def summary(self) -> str:
