@@ -94,6 +94,19 @@ def test_a_value_keeps_its_fields_as_plain_attributes() -> None:
     assert t.read == 600.0
 
 
+def test_no_value_is_filled_through_its_dict() -> None:
+    """Every value's `__init__` stores its fields one by one (or `init_fields` does): a write through
+    `__dict__` would cost the instance its inline attributes (see `values`)."""
+    src = Path(glider_cli.__file__).parent
+    found = [
+        f"{path.relative_to(src)}:{n}"
+        for path in sorted(src.rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"\bself\.__dict__(\.update\(|\[)", line)
+    ]
+    assert found == []
+
+
 def test_equality_and_hash_by_fields_within_one_class() -> None:
     assert Timeout() == Timeout(5.0, 600.0, 60.0, 10.0)
     assert Timeout(read=1.0) != Timeout()

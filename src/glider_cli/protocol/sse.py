@@ -12,16 +12,21 @@ Contract:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from glider_cli.values import Frozen
 
-@dataclass(frozen=True)
-class SSEEvent:
+
+class SSEEvent(Frozen):
     event: str | None
     data: str
+
+    def __init__(self, event: str | None, data: str) -> None:
+        s: Any = self  # the fields are set here only (see `values`): one per event of a stream
+        s.event = event
+        s.data = data
 
     def json(self) -> Any:
         return orjson.loads(self.data)

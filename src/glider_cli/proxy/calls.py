@@ -22,6 +22,7 @@ from glider_cli.errors import BackendOpen, BackendTimeout, GliderError, Upstream
 from glider_cli.protocol.reply_tap import ReplyTap
 from glider_cli.turns.lifecycle import Opened
 from glider_cli.turns.pack import Packed
+from glider_cli.values import Frozen
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 _SAFE = " !#$&()*+,-./:<=>?@[]^_`{|}~"
@@ -112,15 +113,20 @@ class Job:
         return Observed(self.inb.protocol, self.opened, self.calls)
 
 
-@dataclass(frozen=True)
-class Observed:
+class Observed(Frozen):
     """What the observers (`glider serve`'s line, the telemetry's spans) are told of a request once its
     reply is out: the client's protocol (`cursor` for the Cursor door), the turn opened for it (its
     decision, its request) and every attempt made, in order (a failed one says why in `error`)."""
 
     protocol: str
     opened: Opened
-    calls: Sequence[Call] = ()
+    calls: Sequence[Call]
+
+    def __init__(self, protocol: str, opened: Opened, calls: Sequence[Call] = ()) -> None:
+        s: Any = self  # the fields are set here only (see `values`)
+        s.protocol = protocol
+        s.opened = opened
+        s.calls = calls
 
     @property
     def chat(self) -> ChatRequest:
