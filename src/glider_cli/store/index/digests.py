@@ -16,7 +16,8 @@ decision that is not `single` (its plan's, when it has one), a strategy member c
 run), `files` (as written, at most `MAX_FILES`), the `workspace` relative files are under, and a
 note's `note` text.
 `digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one,
-`digests_of(staged, datas, lines)` those of the writer's usual batch (offsets from its first line);
+`digests_of(staged, datas, lines, base)` those of the writer's usual batch (offsets from its first
+line, plus `base`);
 `store.index.turnfold.TurnFold` folds them per turn.
 """
 
@@ -419,15 +420,17 @@ def digests_of(
     staged: Iterable[tuple[str, str, tuple[str, Any, str | None]]],
     datas: Iterable[Mapping[str, Any]],
     lines: Iterable[bytes],
+    base: int = 0,
 ) -> list[Digest]:
     """The digests of the stamped events (id, ts, (type, data as staged, turn_id)) that have a turn,
     in one go, their data as made and encoded strictly as JSON (`datas`) and their `lines` as
-    written, in the same order: each digest's offset is its line's from the first line's
-    (`IndexAppender.record` makes it the file's). The same digests as `digest_of` gives."""
+    written, in the same order: each digest's offset is its line's from the first line's plus `base`
+    (where the writer expects them to start: `IndexAppender.record` makes it the file's). The same
+    digests as `digest_of` gives."""
     out: list[Digest] = []
     append = out.append
     parts = _EXTRA_REMEMBERED
-    off = 0
+    off = base
     # Of one length (the writer's batch): zip without `strict=`, whose keyword alone costs a call
     # ~1.5k instructions on the write path.
     for (id_, ts, (t, _, turn)), d, line in zip(staged, datas, lines):  # noqa: B905
