@@ -101,3 +101,69 @@ def test_the_ring_keeps_a_fresh_copy_of_each_line() -> None:
     r.add_lines(["01"], [line])
     kept = r.tail()[0]
     assert isinstance(kept, tuple) and kept[1] == line and kept[1] is not line
+
+
+def _opened_reference(d: dict[str, object]) -> dict[str, object]:
+    """`digests._opened` as it was: the whole ask cleaned, then cut."""
+    x: dict[str, object] = {}
+    ask = d.get("goal") or d.get("ask") or ""
+    if ask:
+        run = d.get("delegate_of")
+        mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
+        x["asked"] = (mark + " ".join(str(ask).split()))[: digests.ASK_CHARS]
+        if isinstance(ask, str):
+            x["text"] = ask[: digests.TEXT_CHARS]
+    if isinstance(d.get("session_id"), str) and d["session_id"]:
+        x["session"] = d["session_id"]
+    for k in digests.TURN_KEYS:
+        v = d.get(k)
+        if isinstance(v, str) and v:
+            x[k] = v
+    return x
+
+
+def test_every_whitespace_but_the_space_is_not_printable() -> None:
+    """`digests._asked` takes a printable prefix without double spaces as cleaned already."""
+    for cp in range(0x110000):
+        c = chr(cp)
+        if c.isspace() and c != " ":
+            assert not c.isprintable(), hex(cp)
+
+
+def test_an_ask_cleaned_from_its_prefix_is_the_whole_ask_cleaned_and_cut() -> None:
+    rng = random.Random(4242)
+    alphabet = ["a", "b", "\u00e9", "\u4e2d", " ", " ", "  ", "\n", "\t", "\u00a0", "\u2028", "\x1f", "\x85"]
+    words = ["x", "word", "y" * 37, "z" * 450]
+    for _ in range(3000):
+        pick = rng.random()
+        if pick < 0.4:
+            ask = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 900)))
+        elif pick < 0.8:
+            gap = rng.choice([" ", "  ", "\n", " " * rng.randint(1, 300)])
+            ask = gap.join(rng.choice(words) for _ in range(rng.randint(1, 120))) + rng.choice(["", " "])
+        else:
+            ask = " " * rng.randint(0, 2000) + rng.choice(words) + rng.choice(["", " ", "\n\n"])
+        limit = rng.choice([digests.ASK_CHARS, digests.ASK_CHARS - 36, 1, 3])
+        assert digests._asked(ask, limit) == " ".join(ask.split())[:limit], (ask, limit)
+
+
+def test_a_turn_opened_digests_of_gives_what_it_gave() -> None:
+    """`_opened` (from any data) and `digests_of`'s part of a TurnOpened (data encoded strictly as
+    JSON) give what `_opened` gave."""
+    rng = random.Random(4343)
+    asks: list[object] = [None, "", "fix  it\nnow", " hi ", "x" * 700, "a " * 400, 7, ["a", "b"], {"k": 1}]
+    asks += ["\n" * 300 + "late words " * 30, "say hi ", "/cloud say hi"]
+    others: list[object] = [None, "", "s1", "/r", 3, ["x"], True]
+    for round_ in range(3000):
+        d: dict[str, object] = {}
+        for k in ("goal", "ask"):
+            if rng.random() < 0.6:
+                d[k] = rng.choice(asks)
+        for k in ("session_id", "plan", "clone_path", "delegate_of"):
+            if rng.random() < (0.15 if k == "delegate_of" else 0.4):
+                d[k] = rng.choice([*others, "0123456789abcdef0123"])
+        want = _opened_reference(d)
+        assert digests._opened(d) == want, d
+        got = digests.digests_of([(f"{round_:032x}", "ts", ("TurnOpened", d, "t1"))], [d], [b"x"])
+        assert got[0][6] == want, d
+        assert orjson.dumps(got[0][6]) == orjson.dumps(want)

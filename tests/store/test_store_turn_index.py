@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -214,3 +215,39 @@ def test_a_stale_or_broken_index_is_rebuilt_from_the_log(glider_env: Path) -> No
         paths.context, [make_event("f" * 31 + "e", "TurnOpened", evs[0]["ts"], "d", {"ask": "four"})]
     )
     assert [t["asked"] for t in ContextStore(paths).turns()] == ["two", "four"]
+
+
+def test_each_digest_points_at_its_line_when_another_process_appended_between_writes(tmp_path: Path) -> None:
+    """The writer's digests are made at the offset its next write most likely starts at
+    (`IndexAppender.next_start`); a line appended by someone else in between moves them in `record`."""
+    paths = Paths(home=tmp_path)
+    now = dt.datetime.combine(TODAY, dt.time(10), dt.UTC).timestamp()
+    w = EventWriter(paths, clock=lambda: now)
+    decided = {"target": "cloud", "rule": "r"}
+    w.write_now([("TurnOpened", {"ask": "one"}, "a"), ("RouteDecided", decided, "a")])
+    other = IdGenerator(lambda: now)
+    log.append_events(paths.context, [make_event(other(), "Note", format_ts(now), "b", {"text": "raw"})])
+    for _ in range(2):  # the first guess is off by the raw line, the second is right
+        w.write_now(
+            [
+                ("OriginPassthrough", {"backend": "origin", "status": 200, "output_tokens": 3}, "a"),
+                ("StickyBound", {"family": "a"}, None),
+                ("Note", {"text": "n"}, "a"),
+            ]
+        )
+    w.close()
+    day = format_ts(now)[:10]
+    raw = log.day_path(paths.context, day).read_bytes()
+    records = [orjson.loads(x) for x in index_day.delta_path(paths.context, day).read_bytes().splitlines()]
+    assert len(records) == 3
+    assert records[1]["at"][0] > records[0]["at"][1]  # the raw line, between them
+    assert records[2]["at"][0] == records[1]["at"][1]
+    seen = []
+    for r in records:
+        a, b = r["at"]
+        for dg in r["e"]:
+            assert a <= dg[0] and dg[0] + dg[1] <= b
+            line = raw[dg[0] : dg[0] + dg[1]]
+            assert line.endswith(b"\n") and orjson.loads(line)["id"] == dg[2]
+            seen.append(dg[4])
+    assert seen == ["TurnOpened", "RouteDecided"] + ["OriginPassthrough", "Note"] * 2

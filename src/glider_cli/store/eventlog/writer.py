@@ -286,8 +286,10 @@ class EventWriter:
                 if batch:
                     self._write(batch)
                 return more
-            lines = clean.lines
-            self._write_day(clean.day, n, digests_of(items, clean.datas, lines), clean.blob)
+            # The digests' offsets from where this write most likely starts (none to move after it).
+            base = self._files.index.next_start(clean.day)
+            digests = digests_of(items, clean.datas, clean.lines, base)
+            self._write_day(clean.day, n, digests, clean.blob, base)
             self._written(n)
         return more
 
@@ -372,13 +374,14 @@ class EventWriter:
             self._write_day(day, len(lines), kept, b"".join(lines))
         self._written(len(batch))
 
-    def _write_day(self, day: str, n: int, digests: list[Digest], data: bytes) -> None:
+    def _write_day(self, day: str, n: int, digests: list[Digest], data: bytes, base: int = 0) -> None:
         """Append one day's `n` lines (`data`: joined) and their index line, with the `digests` of
-        those that have a turn (`store.index.digests.digests_of`; callers hold `_write_lock`)."""
+        those that have a turn (`store.index.digests.digests_of`: offsets from the first line plus
+        `base`; callers hold `_write_lock`)."""
         try:
             end = self._files.append(day, data)
             self._written_n += n
-            self._files.index.record(day, end, len(data), digests)
+            self._files.index.record(day, end, len(data), digests, base)
         except OSError as exc:
             self._files.failed()
             self._failed += n

@@ -16,7 +16,8 @@ decision that is not `single` (its plan's, when it has one), a strategy member c
 run), `files` (as written, at most `MAX_FILES`), the `workspace` relative files are under, and a
 note's `note` text.
 `digest(event, offset, length)` and `digest_of(...)` (the writer's, from the fields it has) make one,
-`digests_of(staged, datas, lines)` those of the writer's usual batch (offsets from its first line);
+`digests_of(staged, datas, lines, base)` those of the writer's usual batch (offsets from its first
+line, plus `base`);
 `store.index.turnfold.TurnFold` folds them per turn.
 """
 
@@ -139,13 +140,30 @@ def left_machine(t: Any, d: Mapping[str, Any]) -> bool:
     return (t == ev.STRATEGY_MEMBER or t == ev.UPSTREAM_FAILED) and d.get("side") == "cloud"
 
 
+def _asked(ask: str, limit: int) -> str:
+    """`" ".join(ask.split())[:limit]`, cleaning no more of a long `ask` than it takes: the words of
+    a prefix are the first words of the whole (the last one perhaps cut), so a prefix that cleans
+    to `limit` characters or more gives them. A prefix with no whitespace but single spaces inside
+    (`isprintable` rules out every other whitespace character) is as cleaned already."""
+    n = 2 * limit
+    while True:
+        head = ask[:n]
+        if head.isprintable() and "  " not in head and head[0] != " " and head[-1] != " ":
+            asked = head
+        else:
+            asked = " ".join(head.split())
+        if len(asked) >= limit or n >= len(ask):
+            return asked[:limit]
+        n *= 4
+
+
 def _opened(d: Mapping[str, Any]) -> dict[str, Any]:
     x: dict[str, Any] = {}
     ask = d.get("goal") or d.get("ask") or ""
     if ask:
         run = d.get("delegate_of")
         mark = f"[delegate run of turn {str(run)[:12]}] " if run else ""
-        x["asked"] = (mark + " ".join(str(ask).split()))[:ASK_CHARS]
+        x["asked"] = mark + _asked(str(ask), ASK_CHARS - len(mark))
         if isinstance(ask, str):
             x["text"] = ask[:TEXT_CHARS]
     if isinstance(d.get("session_id"), str) and d["session_id"]:
@@ -295,11 +313,21 @@ def _remember(memo: dict[Any, Any], key: tuple[Any, ...], value: Any, plain: tup
 def _decided_remembered(d: Mapping[str, Any]) -> dict[str, Any]:
     g = d.get
     fam, plan = g("family"), g("plan")
-    if (fam is not None and type(fam) is not dict) or (plan is not None and type(plan) is not dict):
+    if fam is None:
+        fk = None
+    elif type(fam) is dict:
+        fk = fam.get("kind")
+    else:
+        return _decided(d)
+    if plan is None:
+        ps = None
+    elif type(plan) is dict:
+        ps = plan.get("strategy")
+    else:
         return _decided(d)
     key = (
-        g("request_kind"), fam.get("kind") if fam else None, g("target"), g("backend"), g("model"),
-        g("delegate"), g("rule"), plan.get("strategy") if plan else None, g("strategy"),
+        g("request_kind"), fk, g("target"), g("backend"), g("model"), g("delegate"), g("rule"), ps,
+        g("strategy"),
     )  # fmt: skip
     try:
         x = _decided_memo.get(key)
@@ -312,12 +340,19 @@ def _outcome_remembered(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]
     def extra(d: Mapping[str, Any]) -> dict[str, Any]:
         g = d.get
         fam = g("family")
-        if fam is not None and type(fam) is not dict:
+        if fam is None:
+            fk = None
+        elif type(fam) is dict:
+            fk = fam.get("kind")
+        else:
             return _outcome_extra(_outcome_parts(t, d), d)
         status = g("status")
-        plain = (g("request_kind"), fam.get("kind") if fam else None, g("outcome"), g("backend"), g("model"),
-                 g("error"), g("side"))  # fmt: skip
-        key = (t, status, type(status), not g("client_disconnected"), plain)
+        # The type, the status (and its type) and whether the client left, then the values that must
+        # be strings or None (`key[4:]`).
+        key = (
+            t, status, type(status), not g("client_disconnected"),
+            g("request_kind"), fk, g("outcome"), g("backend"), g("model"), g("error"), g("side"),
+        )  # fmt: skip
         try:
             p = _outcome_memo.get(key)
         except TypeError:
@@ -325,41 +360,84 @@ def _outcome_remembered(t: str) -> Callable[[Mapping[str, Any]], dict[str, Any]]
         if p is None:
             p = _outcome_parts(t, d)
             if status is None or type(status) is int:
-                _remember(_outcome_memo, key, p, plain)
-        return _outcome_extra(p, d)
+                _remember(_outcome_memo, key, p, key[4:])
+        # `_outcome_extra`, without its calls.
+        kind, line, counted, egress = p
+        if counted:
+            out = g("output_tokens")
+            if out is not None:
+                line = f"{line}, {out} tokens out"
+        x: dict[str, Any] = {"outcome": line} if kind is None else {"aside": [kind, "o", line]}
+        if egress:
+            x["egress"] = True
+        return x
 
     return extra
+
+
+def _opened_plain(d: Mapping[str, Any]) -> dict[str, Any]:
+    """`_opened` of data encoded strictly as JSON (every string a `str`), without its calls for
+    the usual plain ask."""
+    g = d.get
+    goal = g("goal")
+    ask = goal or g("ask")
+    if ask:
+        if type(ask) is not str or g("delegate_of"):
+            return _opened(d)
+        x: dict[str, Any] = {"asked": _asked(ask, ASK_CHARS), "text": ask[:TEXT_CHARS]}
+    else:
+        x = {}
+    v = g("session_id")
+    if v and type(v) is str:
+        x["session"] = v
+    # `_turn_keys`, unrolled.
+    if goal and type(goal) is str:
+        x["goal"] = goal
+    v = g("plan")
+    if v and type(v) is str:
+        x["plan"] = v
+    v = g("clone_path")
+    if v and type(v) is str:
+        x["clone_path"] = v
+    return x
 
 
 # `_EXTRA` as `digests_of` uses it: the parts that repeat are remembered (a delegate run's line is
 # of its own run's values: nothing repeats).
 _EXTRA_REMEMBERED: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     **_EXTRA,
+    ev.TURN_OPENED: _opened_plain,
     ev.ROUTE_DECIDED: _decided_remembered,
     **{t: _outcome_remembered(t) for t in ev.OUTCOME_TYPES if t != ev.DELEGATE_RUN},
 }
+
+
+# The `extra` of an event whose type has none: one dict, shared (no one changes a digest's `extra`).
+_NO_EXTRA: dict[str, Any] = {}
 
 
 def digests_of(
     staged: Iterable[tuple[str, str, tuple[str, Any, str | None]]],
     datas: Iterable[Mapping[str, Any]],
     lines: Iterable[bytes],
+    base: int = 0,
 ) -> list[Digest]:
     """The digests of the stamped events (id, ts, (type, data as staged, turn_id)) that have a turn,
     in one go, their data as made and encoded strictly as JSON (`datas`) and their `lines` as
-    written, in the same order: each digest's offset is its line's from the first line's
-    (`IndexAppender.record` makes it the file's). The same digests as `digest_of` gives."""
+    written, in the same order: each digest's offset is its line's from the first line's plus `base`
+    (where the writer expects them to start: `IndexAppender.record` makes it the file's). The same
+    digests as `digest_of` gives."""
     out: list[Digest] = []
     append = out.append
     parts = _EXTRA_REMEMBERED
-    off = 0
+    off = base
     # Of one length (the writer's batch): zip without `strict=`, whose keyword alone costs a call
     # ~1.5k instructions on the write path.
     for (id_, ts, (t, _, turn)), d, line in zip(staged, datas, lines):  # noqa: B905
         n = len(line)
         if turn:
             part = parts.get(t) if type(t) is str else None
-            x = {} if part is None else part(d)
+            x = _NO_EXTRA if part is None else part(d)
             append([off, n, id_, ts, t, turn, _with_files(x, d) if "files" in d else x])
         off += n
     return out

@@ -48,8 +48,8 @@ def delta_line(ident: str, start: int, end: int, digests: list[Digest]) -> bytes
 
 
 class IndexAppender:
-    """A writer's side of the index: `record(day, end, size, digests)` after each day-file write
-    (see the module contract). Callers serialise calls (the writer's write lock). Failures are
+    """A writer's side of the index: `record(day, end, size, digests, base)` after each day-file
+    write (see the module contract). Callers serialise calls (the writer's write lock). Failures are
     counted, never raised: the index is rebuilt from the day files."""
 
     def __init__(self, context_dir: Path) -> None:
@@ -59,20 +59,31 @@ class IndexAppender:
         self._day: str | None = None
         self._ident: str | None = None
         self._ready = False
+        # The day file's end at the last record (`next_start`).
+        self._end_day: str | None = None
+        self._end = 0
 
-    def record(self, day: str, end: int, size: int, digests: list[Digest]) -> None:
+    def next_start(self, day: str) -> int:
+        """Where the next write to the day's file most likely starts: its end at this appender's last
+        record for that day (0 when none). Another process may have appended since: a guess, which
+        `record` corrects."""
+        return self._end if self._end_day == day else 0
+
+    def record(self, day: str, end: int, size: int, digests: list[Digest], base: int = 0) -> None:
         """The index line for `size` bytes of whole lines just written to the day's file (whose end
         is now at `end`), with the `digests` of those of their events that have a turn, each holding
-        its line's offset from the first line written (made the offset in the file here) and its
-        length."""
+        its line's offset from the first line written plus `base` (made the offset in the file here:
+        no change when `base` was where they start, `next_start`'s usual guess) and its length."""
+        self._end_day, self._end = day, end
         if self._ident is None or self._day != day:
             self._ident = file_ident(log.day_path(self.context_dir, day))
         if self._ident is None:
             return  # too short to tell apart yet: readers catch up from the day file
         start = end - size
-        if start:
+        if start != base:
+            shift = start - base
             for dg in digests:
-                dg[0] += start
+                dg[0] += shift
         # `delta_line`, without the call (a write's every index line).
         line = orjson.dumps({"v": VERSION, "file": self._ident, "at": [start, end], "e": digests}, option=_NL)
         try:
@@ -98,6 +109,7 @@ class IndexAppender:
         self.close()
         self._ready = False
         self._ident = None
+        self._end_day = None
 
     def close(self) -> None:
         if self._fd is not None:
