@@ -307,11 +307,37 @@ LIBRARY_ATTRIBUTES = {
 PROTOBUF_MODULES = "protocol/cursor/"
 
 
+def _self_aliases(tree: ast.Module) -> set[tuple[int, str]]:
+    """(line of the function, name) of each `name: Any = self` in a function: a value's `__init__`
+    sets its fields through `self` seen as Any by the type checker (`values`), so that name is `self`."""
+    aliases: set[tuple[int, str]] = set()
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for node in ast.walk(fn):
+                if (
+                    isinstance(node, ast.AnnAssign)
+                    and isinstance(node.target, ast.Name)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id == "self"
+                ):
+                    aliases.add((fn.lineno, node.target.id))
+    return aliases
+
+
 def _assigned_attributes(tree: ast.Module) -> list[tuple[ast.Attribute, str]]:
     """Every `x.attr` an assignment (`=`, `+=`..., annotated; tuple and list targets unpacked) sets
-    where `x` is not `self` or `cls`: an attribute of another object (`self.a.b` is one of `self.a`),
-    each with its operator (`=`, `+=`, ...)."""
+    where `x` is not `self` or `cls` (or a name the function bound to `self`: `_self_aliases`): an
+    attribute of another object (`self.a.b` is one of `self.a`), each with its operator (`=`, `+=`, ...)."""
     found: list[tuple[ast.Attribute, str]] = []
+    aliases = _self_aliases(tree)
+    # The function each line is in (the innermost), for the aliases: `s.x = ...` is `self.x` only
+    # in the function that bound `s` to `self`.
+    where: dict[int, int] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            for line in range(fn.lineno, (fn.end_lineno or fn.lineno) + 1):
+                if where.get(line, -1) < fn.lineno:
+                    where[line] = fn.lineno
 
     def target(t: ast.expr, op: str) -> None:
         if isinstance(t, ast.Tuple | ast.List):
@@ -320,7 +346,8 @@ def _assigned_attributes(tree: ast.Module) -> list[tuple[ast.Attribute, str]]:
         elif isinstance(t, ast.Starred):
             target(t.value, op)
         elif isinstance(t, ast.Attribute) and not (
-            isinstance(t.value, ast.Name) and t.value.id in ("self", "cls")
+            isinstance(t.value, ast.Name)
+            and (t.value.id in ("self", "cls") or (where.get(t.lineno, -1), t.value.id) in aliases)
         ):
             found.append((t, op))
 
@@ -355,3 +382,17 @@ def test_no_attribute_of_another_object_is_assigned() -> None:
     assert not sites, f"{len(sites)} attributes of another object assigned:\n" + "\n".join(sites)
     # The allowlist holds only library idioms the code still has.
     assert allowed_seen == LIBRARY_ATTRIBUTES, sorted(LIBRARY_ATTRIBUTES - allowed_seen)
+
+
+def test_a_self_alias_counts_only_in_the_function_that_binds_it() -> None:
+    tree = ast.parse(
+        "class V:\n"
+        "    def __init__(self, x):\n"
+        "        s: Any = self\n"
+        "        s.x = x\n"
+        "def other(s):\n"
+        "    s.x = 1\n"
+        "    t = self\n"
+        "    t.y = 2\n"
+    )
+    assert [ast.unparse(node) for node, _ in _assigned_attributes(tree)] == ["s.x", "t.y"]
