@@ -358,7 +358,9 @@ class RouteDecision(Frozen):
         """The `RouteDecided` event: `to_dict()` with the not-reached rules counted, not listed."""
         at, n = self.tail
         trace = self.trace
-        d = self._record(trace[:at] + trace[at + n :] if n else trace)
+        if n:  # the not-reached lines are most often the last ones: one slice then
+            trace = trace[:at] if at + n == len(trace) else trace[:at] + trace[at + n :]
+        d = self._record(trace)
         d["not_reached"] = n
         return d
 

@@ -92,3 +92,28 @@ def test_a_key_cut_at_a_chunk_boundary_is_not_counted() -> None:
     assert (u.input_tokens, u.output_tokens) == (None, 9)
     u.feed(b'tokens":50, "x_output_tokens": 70, "cached_tokens" : 3')
     assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_in_input) == (None, 9, 3, True)
+
+
+def test_only_whole_usage_keys_count_with_any_spacing() -> None:
+    """A key that only ends like a usage key counts nothing; spaces around the colon do not matter; the
+    largest value of a key wins, whichever pattern finds it."""
+    u = usage_from_bytes(
+        b'{"my_input_tokens":500,"x_eval_count":600,"amount":7,"count":8,"total_tokens":900,'
+        b'"input_tokens" :\n 12, "eval_count":\t3,"output_tokens": 2,"completion_tokens":5,'
+        b'"cache_creation_input_tokens" : 40,"cachedContentTokenCount":6,"cached_tokens":4}'
+    )
+    assert (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens) == (12, 5, 6, 40)
+    assert u.cache_in_input is True
+    assert usage_from_bytes(b'{"text":"\\"input_tokens\\": 5","output_tokens":1}').input_tokens is None
+
+
+def test_a_key_or_value_cut_between_chunks() -> None:
+    """Each chunk is read on its own: a key split across two chunks is not counted (the next chunk does
+    not start with its opening quote), a value cut short counts the digits its chunk has."""
+    u = Usage()
+    u.feed(b'{"usage":{"input_tok')
+    u.feed(b'ens":21,"output_tokens":1')
+    u.feed(b'9}, "eval_')
+    u.feed(b'count":4, "promptTokenCount" : 30}')
+    assert (u.input_tokens, u.output_tokens, u.cache_read_tokens) == (30, 1, None)
+    assert u.cache_in_input is False

@@ -37,6 +37,39 @@ def test_keywords_are_found_the_same_in_a_short_and_a_long_message() -> None:
         assert signals("x " * (pad // 2) + "y")["keywords"] == 0, pad
 
 
+def test_keywords_that_share_a_first_letter_or_are_one_letter_are_found_in_a_short_message() -> None:
+    # The short message's alternation groups the keywords by first letter (`d(?:ebug|esign)`).
+    scorer = ComplexityScorer(("debug", "design", "d", "c++", "Deploy "))
+    for text, found in [
+        ("debug it", "debug"),
+        ("design", "design"),
+        ("a d b", "d"),
+        ("fix c++ now", "c++"),
+        ("deploy", "deploy"),
+        ("DESIGN and Debug", "debug, design"),
+        ("dx designs", "none"),
+    ]:
+        kw = scorer.score(text, messages=1, has_tools=False).signals[1]
+        assert (kw["signal"], kw["detail"]) == ("keywords", found), text
+
+
+def test_a_short_messages_length_signal_is_the_same_made_or_kept() -> None:
+    scorer = ComplexityScorer()
+    for n in (0, 1, 13, 100, 511, 512, 1999, 2000, 5000):
+        first = scorer.score("x" * n, messages=1, has_tools=False)
+        again = scorer.score("y" * n, messages=1, has_tools=False)
+        assert (
+            first.signals[0]
+            == again.signals[0]
+            == {
+                "signal": "length",
+                "points": round(min(n / 2000, 1.0) * 30),
+                "detail": f"{n} chars",
+            }
+        )
+        assert first.score == again.score
+
+
 def test_score_is_capped_at_100() -> None:
     heavy = "migrate race condition " + "src/a.py " * 20 + "```\nx\n```\n" * 5 + "y" * 3000
     assert signals(heavy, messages=80, weights=(("tools", 50),), has_tools=True)["score"] == 100

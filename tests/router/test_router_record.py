@@ -7,6 +7,7 @@ import pytest
 
 from glider_cli.config.load import load_config
 from glider_cli.config.settings import StickySettings, ToolFollowupSettings
+from glider_cli.domain import Reason, RequestSummary, RouteDecision
 from glider_cli.router import Router
 from glider_cli.turns.lifecycle import Turns
 from routing_helpers import message
@@ -49,3 +50,17 @@ def test_the_proxy_logs_the_record_and_explain_keeps_every_line(router: Router) 
     data = dict(next(d for kind, d, _ in opened.events if kind == "RouteDecided"))
     assert data == opened.decision.to_record()
     assert len(opened.decision.to_dict()["trace"]) == len(data["trace"]) + data["not_reached"]
+
+
+def test_the_record_leaves_out_the_tails_lines_wherever_they_are() -> None:
+    lines = tuple(Reason(f"r{i}", i, i == 0, f"why {i}") for i in range(5))
+    summary = RequestSummary(3, False)
+
+    def record(tail: tuple[int, int]) -> tuple[list[str], int]:
+        d = RouteDecision("cloud", "r0", 0, "b", None, None, "single", None, summary, lines, tail=tail)
+        r = d.to_record()
+        return [line["rule"] for line in r["trace"]], r["not_reached"]
+
+    assert record((1, 4)) == (["r0"], 4)  # the lines after the winner: the usual tail
+    assert record((1, 2)) == (["r0", "r3", "r4"], 2)
+    assert record((0, 0)) == (["r0", "r1", "r2", "r3", "r4"], 0)

@@ -31,6 +31,7 @@ DEFAULT_WEIGHTS: dict[str, int] = {
 _SCAN = 20_000
 _ONE_PASS = 40
 _FULL_CONVERSATION = 40  # messages: the `conversation` signal's full marks
+_KEPT_LENGTH = 512  # the `length` signals of messages shorter than this are kept, once made
 _FENCE = lazy_pattern(r"^[ \t]*```", re.MULTILINE)  # [ \t], not \s: \s* would rescan blank lines
 _EXTENSIONS = frozenset(
     [
@@ -185,7 +186,17 @@ class ComplexityScorer:
         # `_ONE_PASS` characters, where one alternation beats a substring test per keyword. Not on a
         # longer one: `re` tries the alternation at every character, ~175 instructions each (350k on
         # 2,000 characters, against 60k for the 16 default keywords' substring tests).
-        self._any_keyword = re.compile("|".join(re.escape(k) for k in lowered)) if lowered else None
+        # Grouped by first letter (`a(?:lgorithm|sync)|d(?:ebug|esign)`): an alternative is tried only
+        # where its letter is, not each keyword at every character (~20% fewer instructions).
+        groups: dict[str, list[str]] = {}
+        for k in lowered:
+            groups.setdefault(k[0], []).append(re.escape(k[1:]))
+        alternation = "|".join(re.escape(c) + "(?:" + "|".join(rest) + ")" for c, rest in groups.items())
+        self._any_keyword = re.compile(alternation) if lowered else None
+        # The `length` signal of a message shorter than `_KEPT_LENGTH` characters, made on first use
+        # and kept (read, never changed, like `_NO_CODE`): its f-string, round() and dict are a fifth
+        # of a short message's score.
+        self._lengths: dict[int, tuple[int, dict[str, Any]]] = {}
         # The `conversation` signal of a conversation up to `_FULL_CONVERSATION` messages long, made
         # once (read, never changed, like `_NO_CODE`); a longer one's is made per request.
         self._conversation: tuple[tuple[int, dict[str, Any]], ...] = tuple(
@@ -195,12 +206,19 @@ class ComplexityScorer:
         )
 
     def score(self, text: str, *, messages: int, has_tools: bool) -> Complexity:
-        # Scored for every request's record (off the request path): min() of a ratio and 1.0 and the
-        # keyword look-up written inline, as each builtin or method call is a measurable share of it.
+        # Scored for every request's record (off the request path): min() of a ratio and 1.0, the
+        # keyword look-up and the signals' tuple written inline, as each builtin or method call is a
+        # measurable share of it.
         n = len(text)
         body = text if n <= _SCAN else text[:_SCAN]
-        total = length = round((n / 2000 if n < 2000 else 1.0) * self._w_length)
-        signals = [{"signal": "length", "points": length, "detail": f"{n} chars"}]
+        kept = self._lengths.get(n)
+        if kept is None:
+            total = round((n / 2000 if n < 2000 else 1.0) * self._w_length)
+            kept = (total, {"signal": "length", "points": total, "detail": f"{n} chars"})
+            if n < _KEPT_LENGTH:
+                self._lengths[n] = kept
+        total, length = kept
+        keywords = None
         checks = self._keyword_checks
         w = self._w_keywords
         if checks and w:
@@ -213,37 +231,38 @@ class ComplexityScorer:
                         found.append(k)
             if found:
                 pts = min(w, round(len(found) * w / 3))
-                signals.append({"signal": "keywords", "points": pts, "detail": ", ".join(found)})
+                keywords = {"signal": "keywords", "points": pts, "detail": ", ".join(found)}
                 total += pts
             else:
-                signals.append(_NO_KEYWORDS)
+                keywords = _NO_KEYWORDS
         fences = len(_FENCE.findall(body)) // 2 if "```" in body else 0
         if fences:
             w = self._w_code
             pts = min(w, round(fences * w / 2))
-            signals.append({"signal": "code", "points": pts, "detail": f"{fences} code blocks"})
+            code = {"signal": "code", "points": pts, "detail": f"{fences} code blocks"}
             total += pts
         else:
-            signals.append(_NO_CODE)
+            code = _NO_CODE
         files = len(file_paths(body)) if "." in body else 0
         if files:
             w = self._w_files
             pts = min(w, round(files * w / 5))
-            signals.append({"signal": "files", "points": pts, "detail": f"{files} file paths"})
+            paths = {"signal": "files", "points": pts, "detail": f"{files} file paths"}
             total += pts
         else:
-            signals.append(_NO_FILES)
+            paths = _NO_FILES
         if 0 <= messages < _FULL_CONVERSATION:
             pts, said = self._conversation[messages]
         else:
             pts = round((messages / 40 if messages < 40 else 1.0) * self._w_conversation)
             said = {"signal": "conversation", "points": pts, "detail": f"{messages} messages"}
-        signals.append(said)
         total += pts
+        signals: tuple[dict[str, Any], ...] = (
+            (length, code, paths, said) if keywords is None else (length, keywords, code, paths, said)
+        )
         if self._w_tools:
             pts = self._w_tools if has_tools else 0
-            signals.append(
-                {"signal": "tools", "points": pts, "detail": "tools present" if has_tools else "no tools"}
-            )
+            tools = {"signal": "tools", "points": pts, "detail": "tools present" if has_tools else "no tools"}
+            signals += (tools,)
             total += pts
-        return Complexity(min(100, total), tuple(signals))
+        return Complexity(total if total < 100 else 100, signals)
