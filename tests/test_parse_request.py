@@ -264,3 +264,52 @@ def test_deeply_nested_body_is_a_request_error() -> None:
 def test_the_system_prompt_counts_once(protocol: str, body: dict[str, object]) -> None:
     # 4000 bytes of system text + "hi": 4002 bytes, 1001 tokens (it once counted twice: 2001).
     assert parse_request(protocol, body).estimated_tokens == 1001
+
+
+@pytest.mark.parametrize(
+    ("blocks", "system"),
+    [
+        (["a", "b"], "a\nb"),
+        (["a", "", "b"], "a\n\nb"),  # an empty block among several keeps its line
+        (["", "b"], "\nb"),
+        ([""], ""),
+        ([], ""),
+    ],
+)
+def test_system_blocks_are_joined_as_given(blocks: list[str], system: str) -> None:
+    body = {
+        "model": "m",
+        "system": [{"type": "text", "text": t} for t in blocks],
+        "messages": [{"role": "system", "content": "folded"}, {"role": "user", "content": "hi"}],
+    }
+    chat = parse_request("anthropic", body)
+    assert chat.system == (f"{system}\nfolded" if system else "folded")
+    assert chat.estimated_tokens == -(-(sum(map(len, blocks)) + len("folded") + 2) // 4)
+
+
+def test_a_system_list_with_other_blocks_is_system_text_too() -> None:
+    body = {
+        "model": "m",
+        "system": [{"type": "text", "text": "a"}, "b", {"type": "image", "source": {}}],
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    assert parse_request("anthropic", body).system == 'a\nb\n{"type": "image", "source": {}}'
+    body["system"] = [{"type": "text", "text": "a"}, {"type": "text"}]
+    with pytest.raises(RequestError, match=r"system\[1\]\.text must be a string"):
+        parse_request("anthropic", body)
+
+
+@pytest.mark.parametrize(
+    ("text", "is_reminder"),
+    [
+        ("<system-reminder>x", True),
+        ("\n\u2003 <system-reminder>x", True),  # after any whitespace `str.lstrip` strips
+        ("\u200b<system-reminder>x", False),  # a zero-width space is no whitespace
+        (" note <system-reminder>", False),
+        ("", False),
+    ],
+)
+def test_reminder_blocks_are_not_content(text: str, is_reminder: bool) -> None:
+    content = [{"type": "text", "text": text}, {"type": "text", "text": "hi"}]
+    chat = parse_request("anthropic", {"model": "m", "messages": [{"role": "user", "content": content}]})
+    assert chat.messages[0].content == ("hi" if is_reminder or not text else f"{text}\nhi")

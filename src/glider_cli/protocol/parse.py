@@ -23,6 +23,7 @@ Contract:
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -36,20 +37,12 @@ from glider_cli.protocol.tokens import estimate_tokens
 PROTOCOLS: tuple[str, ...] = ("anthropic", "openai_chat", "openai_responses", "gemini")
 _FOLDED_ROLES = frozenset({"system", "developer"})
 _REMINDER = "<system-reminder>"
+# `text.lstrip().startswith(_REMINDER)` without the copy `lstrip` makes of a text led by whitespace
+# (`\s` is `str.isspace`'s whitespace, as `lstrip`'s is).
+_REMINDER_AFTER_SPACE = re.compile(r"\s*" + _REMINDER)
 # A parsed body is made of dicts: the exact-type test comes first, the ABC check (slower) after it.
 _MAP = (dict, Mapping)
 _EXACT = 1 << 53  # an int a float holds exactly
-
-
-class _Acc:
-    """Collects messages, system text and every text part (for the token estimate)."""
-
-    __slots__ = ("messages", "parts", "system")
-
-    def __init__(self) -> None:
-        self.system: list[str] = []
-        self.messages: list[Message] = []
-        self.parts: list[str] = []
 
 
 def _lower_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -110,14 +103,17 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _blocks(content: Any, where: str, acc: _Acc, at: int = -1) -> tuple[str, list[ToolCall], list[str]]:
-    """Text, tool calls and tool-result ids of a content value (a string or a list of blocks).
-    `where` names the value in errors; with `at` >= 0 it is a format string for that index (the
-    name is only made when there is an error to report)."""
+def _blocks(
+    content: Any, where: str, parts: list[str], at: int = -1
+) -> tuple[str, list[ToolCall], list[str]]:
+    """Text, tool calls and tool-result ids of a content value (a string or a list of blocks); the
+    text of every part goes to `parts` (for the token estimate). `where` names the value in errors;
+    with `at` >= 0 it is a format string for that index (the name is only made when there is an
+    error to report)."""
     if content is None:
         return "", [], []
     if isinstance(content, str):
-        acc.parts.append(content)
+        parts.append(content)
         return content, [], []
     if not isinstance(content, list):
         raise RequestError(
@@ -126,9 +122,10 @@ def _blocks(content: Any, where: str, acc: _Acc, at: int = -1) -> tuple[str, lis
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[str] = []
+    add = parts.append
     for i, block in enumerate(content):
         if isinstance(block, str):
-            acc.parts.append(block)
+            add(block)
             texts.append(block)
             continue
         if type(block) is not dict:
@@ -138,19 +135,24 @@ def _blocks(content: Any, where: str, acc: _Acc, at: int = -1) -> tuple[str, lis
             text = block.get("text")
             if not isinstance(text, str):
                 raise RequestError(f"{_at(where, at)}[{i}].text must be a string")
-            acc.parts.append(text)
-            if not text.lstrip().startswith(_REMINDER):
+            add(text)
+            if text[:1].isspace():
+                if _REMINDER_AFTER_SPACE.match(text) is None:
+                    texts.append(text)
+            elif not text.startswith(_REMINDER):
                 texts.append(text)
         elif kind == "tool_use":
             calls.append(ToolCall(id=str(block.get("id") or ""), name=str(block.get("name") or "")))
-            acc.parts.append(_as_text(block.get("input")))
+            add(_as_text(block.get("input")))
         elif kind == "tool_result":
             results.append(str(block.get("tool_use_id") or ""))
-            acc.parts.append(_as_text(block.get("content")))
+            add(_as_text(block.get("content")))
         else:
             # thinking, images, documents, refusals...: unknown to routing; keep their text size.
-            acc.parts.append(_as_text(block.get("text") or block.get("thinking") or ""))
-    return "\n".join(t for t in texts if t), calls, results
+            add(_as_text(block.get("text") or block.get("thinking") or ""))
+    if len(texts) == 1:  # one text (most messages): itself, not a copy
+        return texts[0], calls, results
+    return "\n".join([t for t in texts if t]), calls, results
 
 
 def _at(where: str, at: int) -> str:
@@ -170,17 +172,21 @@ def _object(item: Any, where: str) -> Mapping[str, Any]:
     return item
 
 
-def _messages(
-    body: Mapping[str, Any], acc: _Acc
-) -> Iterator[tuple[Mapping[str, Any], str, str, list[ToolCall], list[str]]]:
-    """Each entry of `messages` with its role and its content's text, tool calls and tool-result
-    ids; system and developer messages are folded into the system text instead."""
+def _message_list(body: Mapping[str, Any]) -> list[Any]:
     value = body.get("messages")
     if value is None:
         raise RequestError("request body has no 'messages'")
     if not isinstance(value, list):
         raise RequestError(f"'messages' must be a list, got {type(value).__name__}")
-    for i, raw in enumerate(value):
+    return value
+
+
+def _messages(
+    body: Mapping[str, Any], system: list[str], parts: list[str]
+) -> Iterator[tuple[Mapping[str, Any], str, str, list[ToolCall], list[str]]]:
+    """Each entry of `messages` with its role and its content's text, tool calls and tool-result
+    ids; system and developer messages are folded into `system` instead."""
+    for i, raw in enumerate(_message_list(body)):
         item = raw if type(raw) is dict else _object(raw, f"messages[{i}]")
         role = item.get("role")
         if type(role) is not str:
@@ -190,12 +196,12 @@ def _messages(
         calls: list[ToolCall]
         results: list[str]
         if type(content) is str:  # `_blocks` of a string, inline: most messages of a chat are one
-            acc.parts.append(content)
+            parts.append(content)
             text, calls, results = content, [], []
         else:
-            text, calls, results = _blocks(content, "messages[{}].content", acc, i)
+            text, calls, results = _blocks(content, "messages[{}].content", parts, i)
         if role in _FOLDED_ROLES:
-            acc.system.append(text)
+            system.append(text)
             continue
         yield item, role, text, calls, results
 
@@ -212,7 +218,7 @@ def _listed_tools(body: Mapping[str, Any]) -> list[Any]:
     return tools
 
 
-def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
+def _tool_names(tools: Any) -> tuple[tuple[str, ...], list[Any]]:
     if tools is None:
         return (), []
     if not isinstance(tools, list):
@@ -229,26 +235,74 @@ def _tool_names(tools: Any, acc: _Acc) -> tuple[tuple[str, ...], list[Any]]:
             names.append(name)
         nested = tool.get("tools")
         if isinstance(nested, list):
-            names.extend(_tool_names(nested, acc)[0])
+            names.extend(_tool_names(nested)[0])
     return tuple(names), tools
 
 
-def _parse_anthropic(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
-    system = body.get("system")
-    if system is not None:
-        text, _, _ = _blocks(system, "system", acc)
-        if isinstance(system, list):
-            # The system prompt's reminders and billing header are all system text.
-            text = "\n".join(_as_text(b) for b in system)
-        acc.system.append(text)
-    append = acc.messages.append
-    for _item, role, text, calls, results in _messages(body, acc):
-        append(Message(role, text, tuple(calls) if calls else (), tuple(results) if results else ()))
+def _system_blocks(value: Any, system: list[str], parts: list[str]) -> None:
+    """Anthropic's `system` (a string or a list of blocks): its text to `system`, every block's text
+    to `parts`. Of a list, every block is system text (Claude Code's reminders and billing header
+    too), each as `_as_text` gives it, joined by newlines."""
+    if type(value) is list:
+        # Text blocks only (Claude Code's system): their texts, each given to `system` as it is; the
+        # system text joins them with the rest by newlines, as their join would be (one empty text
+        # among several would be dropped there, so that join is made here).
+        texts: list[str] = []
+        for block in value:
+            text = block.get("text") if type(block) is dict and block.get("type") == "text" else None
+            if type(text) is not str:
+                break
+            texts.append(text)
+        else:
+            parts.extend(texts)
+            if len(texts) > 1 and "" in texts:
+                system.append("\n".join(texts))
+            else:
+                system.extend(texts)
+            return
+    text, _, _ = _blocks(value, "system", parts)
+    if isinstance(value, list):
+        text = "\n".join([_as_text(b) for b in value])
+    system.append(text)
+
+
+def _parse_anthropic(
+    body: Mapping[str, Any], system: list[str], messages: list[Message], parts: list[str]
+) -> list[Any]:
+    value = body.get("system")
+    if value is not None:
+        _system_blocks(value, system, parts)
+    listed = body.get("messages")
+    if type(listed) is not list:
+        listed = _message_list(body)
+    append = messages.append
+    add = parts.append
+    # `_messages`, inline: a Claude Code conversation is hundreds of messages.
+    for i, raw in enumerate(listed):
+        item = raw if type(raw) is dict else _object(raw, f"messages[{i}]")
+        role = item.get("role")
+        if type(role) is not str:
+            role = _role(item, f"messages[{i}]")
+        content = item.get("content")
+        if type(content) is str:
+            add(content)
+            if role in _FOLDED_ROLES:
+                system.append(content)
+            else:
+                append(Message(role, content))
+            continue
+        text, calls, results = _blocks(content, "messages[{}].content", parts, i)
+        if role in _FOLDED_ROLES:
+            system.append(text)
+        else:
+            append(Message(role, text, tuple(calls) if calls else (), tuple(results) if results else ()))
     return [] if body.get("tools") is None else _listed_tools(body)
 
 
-def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
-    for item, role, text, calls, results in _messages(body, acc):
+def _parse_chat(
+    body: Mapping[str, Any], system: list[str], messages: list[Message], parts: list[str]
+) -> list[Any]:
+    for item, role, text, calls, results in _messages(body, system, parts):
         raw_calls = item.get("tool_calls")
         if isinstance(raw_calls, list):
             for call in raw_calls:
@@ -256,26 +310,28 @@ def _parse_chat(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
                     fn = call.get("function")
                     fn = fn if isinstance(fn, _MAP) else {}
                     calls.append(ToolCall(id=str(call.get("id") or ""), name=str(fn.get("name") or "")))
-                    acc.parts.append(_as_text(fn.get("arguments")))
+                    parts.append(_as_text(fn.get("arguments")))
         if role == "tool":
             results.append(str(item.get("tool_call_id") or ""))
             text = ""
-        acc.messages.append(Message(role, text, tuple(calls), tuple(results)))
+        messages.append(Message(role, text, tuple(calls), tuple(results)))
     return _listed_tools(body)
 
 
-def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
+def _parse_responses(
+    body: Mapping[str, Any], system: list[str], messages: list[Message], parts: list[str]
+) -> list[Any]:
     instructions = _opt_str(body, "instructions")
     if instructions:
-        acc.system.append(instructions)
-        acc.parts.append(instructions)
+        system.append(instructions)
+        parts.append(instructions)
     raw = body.get("input")
     if raw is None:
         raise RequestError("request body has no 'input'")
     extra_tools: list[Any] = []
     if isinstance(raw, str):
-        acc.parts.append(raw)
-        acc.messages.append(Message("user", raw))
+        parts.append(raw)
+        messages.append(Message("user", raw))
         items: list[Any] = []
     elif isinstance(raw, list):
         items = raw
@@ -287,24 +343,24 @@ def _parse_responses(body: Mapping[str, Any], acc: _Acc) -> list[Any]:
         kind = item.get("type")
         if kind == "message" or (kind is None and "role" in item):
             role = _role(item, where)
-            text, _, _ = _blocks(item.get("content"), "input[{}].content", acc, i)
+            text, _, _ = _blocks(item.get("content"), "input[{}].content", parts, i)
             if role in _FOLDED_ROLES:
-                acc.system.append(text)
+                system.append(text)
             else:
-                acc.messages.append(Message(role, text))
+                messages.append(Message(role, text))
         elif kind == "function_call":
             call = ToolCall(id=str(item.get("call_id") or ""), name=str(item.get("name") or ""))
-            acc.parts.append(_as_text(item.get("arguments")))
-            acc.messages.append(Message("assistant", "", tool_calls=(call,)))
+            parts.append(_as_text(item.get("arguments")))
+            messages.append(Message("assistant", "", tool_calls=(call,)))
         elif kind == "function_call_output":
-            acc.parts.append(_as_text(item.get("output")))
-            acc.messages.append(Message("tool", "", tool_results=(str(item.get("call_id") or ""),)))
+            parts.append(_as_text(item.get("output")))
+            messages.append(Message("tool", "", tool_results=(str(item.get("call_id") or ""),)))
         elif kind == "additional_tools":
             tools = item.get("tools")
             if isinstance(tools, list):
                 extra_tools.extend(tools)
         else:
-            acc.parts.append(_as_text(item.get("text") or item.get("summary") or ""))
+            parts.append(_as_text(item.get("text") or item.get("summary") or ""))
     return _listed_tools(body) + extra_tools
 
 
@@ -356,13 +412,17 @@ def parse_request(
     model = body.get("model")
     if type(model) is not str:
         model = _opt_str(body, "model", required=True)
-    acc = _Acc()
+    # What the parser collects: the system texts, the messages, and the text of every part (for the
+    # token estimate).
+    systems: list[str] = []
+    messages: list[Message] = []
+    parts: list[str] = []
     try:
-        raw_tools = parser(body, acc)
-        names, tool_defs = _tool_names(raw_tools, acc) if raw_tools else ((), raw_tools)
-        system = "\n".join([s for s in acc.system if s]) if acc.system else ""
-        # Every system text is in acc.parts already (the folded messages, `instructions`, the system blocks).
-        tokens = estimate_tokens(messages=acc.parts, tools=tool_defs)
+        raw_tools = parser(body, systems, messages, parts)
+        names, tool_defs = _tool_names(raw_tools) if raw_tools else ((), raw_tools)
+        system = "\n".join([s for s in systems if s]) if systems else ""
+        # Every system text is in `parts` already (the folded messages, `instructions`, the system blocks).
+        tokens = estimate_tokens(messages=parts, tools=tool_defs)
     except RecursionError:
         raise RequestError("request body is nested too deeply") from None
     low = headers if lowered and type(headers) is dict else _lower_headers(headers)
@@ -380,7 +440,7 @@ def parse_request(
         proto,
         model,
         stream,
-        tuple(acc.messages),
+        tuple(messages),
         system,
         names,
         tokens,

@@ -155,11 +155,14 @@ class ListOf(Spec):
         self.what = "a list"
         # A list of objects (messages): a dict item's fields are checked here, without a call to `Obj.ok`.
         self._fields = (item._exact_of, item._ok_of) if isinstance(item, Obj) and type(item) is Obj else None
+        # The item's exact types and test, kept: through `self.item` they would be a class
+        # attribute's lookup and a new bound method on every call.
+        self._item = (item.exact, item.ok)
 
     def ok(self, value: Any) -> bool:
         if not isinstance(value, list):
             return False
-        exact, ok = self.item.exact, self.item.ok
+        exact, ok = self._item
         fields = self._fields
         for v in value:
             if type(v) in exact:
