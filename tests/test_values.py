@@ -6,6 +6,7 @@ import inspect
 import pickle
 import pkgutil
 import re
+import sys
 from pathlib import Path
 from typing import ClassVar
 
@@ -76,9 +77,13 @@ def test_a_field_is_read_only_to_the_type_checker(tmp_path: Path, monkeypatch: p
         "reveal_type(p.x)\n"
     )
     monkeypatch.setenv("MYPYPATH", str(Path(glider_cli.__file__).parent.parent))
-    out, err, status = api.run(
-        ["--strict", "--no-site-packages", "--cache-dir", str(tmp_path / "cache"), str(snippet)]
-    )
+    limit = sys.getrecursionlimit()
+    try:
+        out, err, status = api.run(
+            ["--strict", "--no-site-packages", "--cache-dir", str(tmp_path / "cache"), str(snippet)]
+        )
+    finally:  # mypy raises the interpreter's recursion limit for its own run: not for the tests after it
+        sys.setrecursionlimit(limit)
     errors = sorted(line.split(":")[1] for line in out.splitlines() if ": error:" in line)
     assert status == 1, out + err
     assert errors == ["9"], out
