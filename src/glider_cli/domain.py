@@ -129,8 +129,6 @@ class ChatRequest(Frozen):
         client_hint: Mapping[str, Any] | None = None,
     ) -> None:
         s: Any = self  # the fields are set here only (see `values`)
-        s.client_kind = client_kind
-        s.client_hint = client_hint
         s.protocol = protocol
         s.model = model
         s.stream = stream
@@ -142,6 +140,8 @@ class ChatRequest(Frozen):
         s.max_tokens = max_tokens
         s.session_id = session_id
         s.headers = {} if headers is None else headers
+        s.client_kind = client_kind
+        s.client_hint = client_hint
 
     @_Once
     def has_tools(self) -> bool:
